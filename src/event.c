@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/* event: names of the normalized event model and its JSON-lines encoding. */
+#include "event.h"
+
+#include <string.h>
+
+static const char *const type_names[] = {
+#define BT_EVENT_NAME(name, str) str,
+    BT_EVENT_TYPES(BT_EVENT_NAME)
+#undef BT_EVENT_NAME
+};
+
+static const char *const kind_names[] = {
+#define BT_ITEM_NAME(name, str) str,
+    BT_ITEM_KINDS(BT_ITEM_NAME)
+#undef BT_ITEM_NAME
+};
+
+void bt_usage_init(struct bt_usage *u)
+{
+    u->input_tokens = u->cached_input_tokens = u->output_tokens = BT_UNKNOWN;
+    u->reasoning_tokens = u->context_tokens = u->context_window = BT_UNKNOWN;
+    u->cost_usd = -1.0;
+}
+
+void bt_event_init(struct bt_event *ev, enum bt_event_type type)
+{
+    memset(ev, 0, sizeof(*ev));
+    ev->type = type;
+    ev->item.exit_code = BT_UNKNOWN;
+    ev->exit_code = BT_UNKNOWN;
+    bt_usage_init(&ev->usage);
+}
+
+const char *bt_event_type_name(enum bt_event_type t)
+{
+    return (unsigned)t < BT_EVENT__COUNT ? type_names[t] : "unknown";
+}
+
+int bt_event_type_parse(const char *name)
+{
+    for (size_t i = 0; i < BT_EVENT__COUNT; i++)
+        if (strcmp(type_names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+const char *bt_item_kind_name(enum bt_item_kind k)
+{
+    return (unsigned)k < BT_ITEM__COUNT ? kind_names[k] : "other";
+}
+
+const char *bt_turn_status_name(enum bt_turn_status s)
+{
+    switch (s) {
+    case BT_TURN_COMPLETED: return "completed";
+    case BT_TURN_CANCELLED: return "cancelled";
+    case BT_TURN_INTERRUPTED: return "interrupted";
+    case BT_TURN_FAILED: break;
+    }
+    return "failed";
+}
+
+/* Writers for one "key":value member; each adds the leading comma. */
+static void put_key(struct bt_buf *b, const char *key)
+{
+    bt_buf_addc(b, ',');
+    bt_json_quote(b, key, strlen(key));
+    bt_buf_addc(b, ':');
+}
+
+static void put_str(struct bt_buf *b, const char *key, const char *v)
+{
+    put_key(b, key);
+    if (v)
+        bt_json_quote(b, v, strlen(v));
+    else
+        bt_buf_adds(b, "null");
+}
+
+static void put_strn(struct bt_buf *b, const char *key, const char *v, size_t n)
+{
+    put_key(b, key);
+    if (v)
+        bt_json_quote(b, v, n);
+    else
+        bt_buf_adds(b, "null");
+}
+
+static void put_int(struct bt_buf *b, const char *key, int64_t v)
+{
+    put_key(b, key);
+    if (v == BT_UNKNOWN)
+        bt_buf_adds(b, "null");
+    else
+        bt_buf_addf(b, "%lld", (long long)v);
+}
+
+static void put_bool(struct bt_buf *b, const char *key, int v)
+{
+    put_key(b, key);
+    bt_buf_adds(b, v ? "true" : "false");
+}
+
+static void put_usage(struct bt_buf *b, const struct bt_usage *u)
+{
+    put_int(b, "input_tokens", u->input_tokens);
+    put_int(b, "cached_input_tokens", u->cached_input_tokens);
+    put_int(b, "output_tokens", u->output_tokens);
+    put_int(b, "reasoning_tokens", u->reasoning_tokens);
+    put_int(b, "context_tokens", u->context_tokens);
+    put_int(b, "context_window", u->context_window);
+    put_key(b, "cost_usd");
+    if (u->cost_usd < 0)
+        bt_buf_adds(b, "null");
+    else
+        bt_buf_addf(b, "%.6f", u->cost_usd);
+}
+
+static void put_item(struct bt_buf *b, const struct bt_item *it, int full)
+{
+    put_key(b, "item");
+    bt_buf_addc(b, '{');
+    bt_buf_adds(b, "\"id\":");
+    bt_json_quote(b, it->id ? it->id : "", it->id ? strlen(it->id) : 0);
+    put_str(b, "kind", bt_item_kind_name(it->kind));
+    if (!full)
+        goto out;
+    if (it->status)
+        put_str(b, "status", it->status);
+    if (it->text)
+        put_strn(b, "text", it->text, it->text_len);
+    if (it->command)
+        put_str(b, "command", it->command);
+    if (it->cwd)
+        put_str(b, "cwd", it->cwd);
+    if (it->kind == BT_ITEM_COMMAND && it->exit_code != BT_UNKNOWN)
+        put_int(b, "exit_code", it->exit_code);
+    if (it->name)
+        put_str(b, "name", it->name);
+    if (it->detail_json && it->detail_json[0] == '{') {
+        put_key(b, "detail");
+        bt_buf_adds(b, it->detail_json);
+    }
+out:
+    bt_buf_addc(b, '}');
+}
+
+static void put_payload(struct bt_buf *b, const struct bt_event *ev)
+{
+    switch (ev->type) {
+    case BT_EVENT_TURN_STARTED:
+        put_str(b, "coder", ev->coder);
+        put_str(b, "coder_version", ev->coder_version);
+        put_str(b, "model", ev->model);
+        put_str(b, "cwd", ev->cwd);
+        put_str(b, "native_session_id", ev->native_session_id);
+        put_bool(b, "resumed", ev->resumed);
+        break;
+    case BT_EVENT_SESSION_STARTED:
+        put_str(b, "native_session_id", ev->native_session_id);
+        put_bool(b, "resumed", ev->resumed);
+        break;
+    case BT_EVENT_ITEM_STARTED:
+    case BT_EVENT_ITEM_COMPLETED:
+        put_item(b, &ev->item, 1);
+        break;
+    case BT_EVENT_ITEM_DELTA:
+        put_item(b, &ev->item, 0);
+        put_strn(b, "text", ev->delta ? ev->delta : "", ev->delta ? ev->delta_len : 0);
+        break;
+    case BT_EVENT_APPROVAL_REQUESTED:
+    case BT_EVENT_APPROVAL_RESOLVED:
+        put_str(b, "kind", ev->approval_kind ? ev->approval_kind : "other");
+        put_str(b, "summary", ev->summary);
+        if (ev->item.id)
+            put_str(b, "item_id", ev->item.id);
+        if (ev->type == BT_EVENT_APPROVAL_RESOLVED) {
+            put_str(b, "decision", ev->decision);
+            put_str(b, "by", ev->by);
+        }
+        break;
+    case BT_EVENT_USAGE:
+        put_usage(b, &ev->usage);
+        break;
+    case BT_EVENT_WARNING:
+    case BT_EVENT_ERROR:
+        put_str(b, "kind", ev->kind ? ev->kind : "other");
+        put_str(b, "message", ev->message ? ev->message : "");
+        if (ev->raw)
+            put_strn(b, "raw", ev->raw, ev->raw_len);
+        break;
+    case BT_EVENT_TURN_COMPLETED:
+        put_str(b, "status", bt_turn_status_name(ev->status));
+        if (ev->kind)
+            put_str(b, "error_kind", ev->kind);
+        if (ev->message)
+            put_str(b, "error", ev->message);
+        put_str(b, "final_text", ev->final_text ? ev->final_text : "");
+        put_key(b, "usage");
+        bt_buf_addc(b, '{');
+        {
+            size_t at = b->len;
+            put_usage(b, &ev->usage);
+            b->data[at] = ' '; /* drop put_usage's leading comma */
+        }
+        bt_buf_addc(b, '}');
+        put_int(b, "duration_ms", ev->duration_ms);
+        put_key(b, "exit");
+        bt_buf_addc(b, '{');
+        bt_buf_adds(b, "\"code\":");
+        if (ev->exit_code == BT_UNKNOWN)
+            bt_buf_adds(b, "null");
+        else
+            bt_buf_addf(b, "%lld", (long long)ev->exit_code);
+        put_int(b, "signal", ev->exit_signal);
+        bt_buf_addc(b, '}');
+        break;
+    case BT_EVENT__COUNT:
+        break;
+    }
+}
+
+void bt_event_to_json(const struct bt_event *ev, struct bt_buf *out)
+{
+    char ts[32];
+    bt_time_rfc3339(ev->ts_ms, ts);
+    bt_buf_adds(out, "{\"type\":");
+    const char *t = bt_event_type_name(ev->type);
+    bt_json_quote(out, t, strlen(t));
+    put_int(out, "seq", ev->seq);
+    put_str(out, "run", ev->run);
+    put_str(out, "conversation", ev->conversation);
+    put_str(out, "ts", ts);
+    put_payload(out, ev);
+    bt_buf_adds(out, "}\n");
+}

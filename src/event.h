@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * event: baton's normalized event model (see docs/events.md and
+ * docs/events.schema.json), and its JSON-lines encoding.
+ *
+ * A parser fills a struct bt_event with borrowed pointers (valid only for the
+ * duration of the emit callback) and hands it to its sink; the turn engine
+ * stamps the envelope (seq, run, conversation, ts) and encodes it with
+ * bt_event_to_json. Fields that do not apply to a type are ignored by the
+ * encoder; unknown numbers are BT_UNKNOWN (-1) and are encoded as null.
+ */
+#ifndef BT_EVENT_H
+#define BT_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define BT_UNKNOWN (-1)
+
+#define BT_EVENT_TYPES(X)                                                      \
+    X(TURN_STARTED, "turn.started")                                            \
+    X(SESSION_STARTED, "session.started")                                      \
+    X(ITEM_STARTED, "item.started")                                            \
+    X(ITEM_DELTA, "item.delta")                                                \
+    X(ITEM_COMPLETED, "item.completed")                                        \
+    X(APPROVAL_REQUESTED, "approval.requested")                                \
+    X(APPROVAL_RESOLVED, "approval.resolved")                                  \
+    X(USAGE, "usage")                                                          \
+    X(WARNING, "warning")                                                      \
+    X(ERROR, "error")                                                          \
+    X(TURN_COMPLETED, "turn.completed")
+
+enum bt_event_type {
+#define BT_EVENT_ENUM(name, str) BT_EVENT_##name,
+    BT_EVENT_TYPES(BT_EVENT_ENUM)
+#undef BT_EVENT_ENUM
+        BT_EVENT__COUNT
+};
+
+#define BT_ITEM_KINDS(X)                                                       \
+    X(MESSAGE, "message")                                                      \
+    X(REASONING, "reasoning")                                                  \
+    X(COMMAND, "command")                                                      \
+    X(FILE_CHANGE, "file_change")                                              \
+    X(TOOL_CALL, "tool_call")                                                  \
+    X(WEB_SEARCH, "web_search")                                                \
+    X(PLAN, "plan")                                                            \
+    X(OTHER, "other")
+
+enum bt_item_kind {
+#define BT_ITEM_ENUM(name, str) BT_ITEM_##name,
+    BT_ITEM_KINDS(BT_ITEM_ENUM)
+#undef BT_ITEM_ENUM
+        BT_ITEM__COUNT
+};
+
+/* Final state of a turn. Anything a parser cannot map is FAILED, never
+ * COMPLETED. */
+enum bt_turn_status {
+    BT_TURN_COMPLETED,
+    BT_TURN_FAILED,
+    BT_TURN_CANCELLED,
+    BT_TURN_INTERRUPTED,
+};
+
+/* Token counts; each field BT_UNKNOWN when the coder did not say.
+ * cost_usd < 0 means unknown. */
+struct bt_usage {
+    int64_t input_tokens;        /* prompt tokens of the last request */
+    int64_t cached_input_tokens; /* part of input served from cache */
+    int64_t output_tokens;       /* generated tokens */
+    int64_t reasoning_tokens;    /* part of output spent reasoning */
+    int64_t context_tokens;      /* tokens now in the context window */
+    int64_t context_window;      /* model's context window size */
+    double cost_usd;             /* reported cost, < 0 if unknown */
+};
+
+/* One item inside a turn. Strings are borrowed, NULL when absent. */
+struct bt_item {
+    const char *id;          /* coder's item id; never NULL in an item event */
+    enum bt_item_kind kind;  /* what the item is */
+    const char *status;      /* completed | failed | declined | in_progress */
+    const char *text;        /* message/reasoning text; command output */
+    size_t text_len;         /* bytes of text (text may hold any bytes) */
+    const char *command;     /* command line, for BT_ITEM_COMMAND */
+    const char *cwd;         /* working dir of a command */
+    int64_t exit_code;       /* command exit code, BT_UNKNOWN if none */
+    const char *name;        /* tool name, search query, file path(s) */
+    const char *detail_json; /* optional JSON object text with extras */
+};
+
+struct bt_event {
+    enum bt_event_type type;
+
+    /* Envelope, stamped by the turn engine. */
+    int64_t seq;              /* per run, from 1 */
+    const char *run;          /* run id */
+    const char *conversation; /* conversation id */
+    int64_t ts_ms;            /* ms since epoch, encoded RFC 3339 UTC */
+
+    /* turn.started */
+    const char *coder, *coder_version, *model, *cwd;
+    /* turn.started, session.started */
+    const char *native_session_id; /* NULL encodes as null */
+    int resumed;                   /* boolean */
+
+    /* item.* */
+    struct bt_item item;
+    /* item.delta: the new text only */
+    const char *delta;
+    size_t delta_len;
+
+    /* approval.*: kind (command, file_change, permissions, other),
+     * one-line summary, decision (accept, decline, cancel), by (policy, user) */
+    const char *approval_kind, *summary, *decision, *by;
+    const char *request_id; /* coder's request id, as text */
+
+    /* usage, and the turn totals in turn.completed */
+    struct bt_usage usage;
+
+    /* warning, error: kind (see docs/events.md) and message */
+    const char *kind;
+    const char *message;
+    const char *raw; /* warning: offending raw line (may be cut) */
+    size_t raw_len;
+
+    /* turn.completed */
+    enum bt_turn_status status;
+    const char *final_text;
+    int64_t duration_ms;
+    int64_t exit_code;  /* coder's exit status, BT_UNKNOWN if killed */
+    int64_t exit_signal; /* signal that ended it, 0 if none */
+};
+
+/* Initialise every field to "absent" (NULL, BT_UNKNOWN). */
+void bt_event_init(struct bt_event *ev, enum bt_event_type type);
+void bt_usage_init(struct bt_usage *u);
+
+const char *bt_event_type_name(enum bt_event_type t);
+/* Parse a type name; returns -1 if unknown. */
+int bt_event_type_parse(const char *name);
+const char *bt_item_kind_name(enum bt_item_kind k);
+const char *bt_turn_status_name(enum bt_turn_status s);
+
+/* Append ev as one JSON object followed by '\n'. Strings are escaped (invalid
+ * UTF-8 becomes U+FFFD, U+2028/2029 escaped). */
+void bt_event_to_json(const struct bt_event *ev, struct bt_buf *out);
+
+#endif

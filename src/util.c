@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/* util: allocation wrappers, bt_buf, time and JSON/UTF-8 string helpers. */
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+char bt_buf_empty[1];
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "baton: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *bt_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *bt_xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        oom(count * size);
+    return p;
+}
+
+void *bt_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom(n);
+    return q;
+}
+
+char *bt_xstrdup(const char *s)
+{
+    return bt_xstrndup(s, strlen(s));
+}
+
+char *bt_xstrndup(const char *s, size_t n)
+{
+    char *p = bt_xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *bt_xasprintf(const char *fmt, ...)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    bt_buf_vaddf(&b, fmt, ap);
+    va_end(ap);
+    return bt_buf_detach(&b, NULL);
+}
+
+void bt_buf_init(struct bt_buf *b)
+{
+    b->data = bt_buf_empty;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void bt_buf_release(struct bt_buf *b)
+{
+    if (b->cap)
+        free(b->data);
+    bt_buf_init(b);
+}
+
+void bt_buf_reset(struct bt_buf *b)
+{
+    b->len = 0;
+    if (b->cap)
+        b->data[0] = '\0';
+}
+
+void bt_buf_grow(struct bt_buf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap = cap < SIZE_MAX / 2 ? cap * 2 : need;
+    if (b->cap) {
+        b->data = bt_xrealloc(b->data, cap);
+    } else {
+        b->data = bt_xmalloc(cap);
+        b->data[0] = '\0';
+    }
+    b->cap = cap;
+}
+
+void bt_buf_add(struct bt_buf *b, const void *p, size_t n)
+{
+    if (!n)
+        return;
+    bt_buf_grow(b, n);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void bt_buf_adds(struct bt_buf *b, const char *s)
+{
+    bt_buf_add(b, s, strlen(s));
+}
+
+void bt_buf_addc(struct bt_buf *b, char c)
+{
+    bt_buf_add(b, &c, 1);
+}
+
+void bt_buf_vaddf(struct bt_buf *b, const char *fmt, va_list ap)
+{
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    if (n <= 0)
+        return;
+    bt_buf_grow(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void bt_buf_addf(struct bt_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bt_buf_vaddf(b, fmt, ap);
+    va_end(ap);
+}
+
+void bt_buf_consume(struct bt_buf *b, size_t n)
+{
+    if (n >= b->len) {
+        bt_buf_reset(b);
+        return;
+    }
+    memmove(b->data, b->data + n, b->len - n);
+    b->len -= n;
+    b->data[b->len] = '\0';
+}
+
+char *bt_buf_detach(struct bt_buf *b, size_t *len)
+{
+    char *p = b->cap ? b->data : bt_xstrdup("");
+    if (len)
+        *len = b->len;
+    bt_buf_init(b);
+    return p;
+}
+
+int64_t bt_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t bt_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void bt_time_rfc3339(int64_t ms, char out[32])
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 32 - n, ".%03dZ", (int)(ms % 1000));
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes available), or 0 if the
+ * bytes there are not a valid, shortest-form, non-surrogate sequence. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned min;
+    unsigned cp;
+    if ((c & 0xE0) == 0xC0) {
+        len = 2, min = 0x80, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+        len = 3, min = 0x800, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+        len = 4, min = 0x10000, cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+void bt_json_quote(struct bt_buf *b, const char *str, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)str;
+    bt_buf_grow(b, n + 2);
+    bt_buf_addc(b, '"');
+    size_t run = 0; /* start of a pending run of bytes copied verbatim */
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len = c < 0x80 ? 1 : utf8_seq(s + i, n - i);
+        if (len > 1 && !(len == 3 && c == 0xE2 && s[i + 1] == 0x80 &&
+                         (s[i + 2] == 0xA8 || s[i + 2] == 0xA9))) {
+            i += len;
+            continue;
+        }
+        bt_buf_add(b, s + run, i - run);
+        if (len == 0) {
+            bt_buf_adds(b, "\\ufffd");
+            i++;
+        } else if (len == 3) {
+            bt_buf_adds(b, s[i + 2] == 0xA8 ? "\\u2028" : "\\u2029");
+            i += 3;
+        } else {
+            switch (c) {
+            case '"': bt_buf_adds(b, "\\\""); break;
+            case '\\': bt_buf_adds(b, "\\\\"); break;
+            case '\n': bt_buf_adds(b, "\\n"); break;
+            case '\r': bt_buf_adds(b, "\\r"); break;
+            case '\t': bt_buf_adds(b, "\\t"); break;
+            default: {
+                char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+                bt_buf_adds(b, e);
+            }
+            }
+            i++;
+        }
+        run = i;
+    }
+    bt_buf_add(b, s + run, n - run);
+    bt_buf_addc(b, '"');
+}
+
+char *bt_utf8_sanitize(const char *str, size_t n, size_t *bad)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    struct bt_buf b = BT_BUF_INIT;
+    size_t nbad = 0, run = 0, i = 0;
+    bt_buf_grow(&b, n);
+    while (i < n) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len = utf8_seq(s + i, n - i);
+        if (len) {
+            i += len;
+            continue;
+        }
+        bt_buf_add(&b, s + run, i - run);
+        bt_buf_adds(&b, "\xEF\xBF\xBD");
+        nbad++;
+        run = ++i;
+    }
+    bt_buf_add(&b, s + run, n - run);
+    if (bad)
+        *bad = nbad;
+    return bt_buf_detach(&b, NULL);
+}
+
+size_t bt_utf8_cut(const char *str, size_t n, size_t max)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    if (n <= max)
+        return n;
+    size_t i = max;
+    while (i > 0 && (s[i] & 0xC0) == 0x80)
+        i--;
+    return i;
+}

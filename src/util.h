@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * util: allocation wrappers that abort on out-of-memory, and bt_buf, a
+ * growable byte buffer.
+ *
+ * bt_buf invariants (after bt_buf_init): `data` is never NULL and is always
+ * NUL-terminated at data[len]; bt_buf_detach is the only way to take
+ * ownership of the bytes. A buffer may hold NUL bytes inside [0, len).
+ */
+#ifndef BT_UTIL_H
+#define BT_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define BT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define BT_PRINTF(f, a)
+#endif
+
+#define BT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocation: never return NULL; print a message and abort() on OOM. */
+void *bt_xmalloc(size_t n);
+void *bt_xcalloc(size_t count, size_t size);
+void *bt_xrealloc(void *p, size_t n);
+char *bt_xstrdup(const char *s);
+char *bt_xstrndup(const char *s, size_t n);
+char *bt_xasprintf(const char *fmt, ...) BT_PRINTF(1, 2);
+
+struct bt_buf {
+    char *data; /* never NULL after init; NUL at data[len] */
+    size_t len; /* bytes used, excluding the terminating NUL */
+    size_t cap; /* bytes allocated; 0 while data points at the shared "" */
+};
+
+#define BT_BUF_INIT {bt_buf_empty, 0, 0}
+extern char bt_buf_empty[1];
+
+void bt_buf_init(struct bt_buf *b);
+/* Free the bytes and re-initialise (the buffer stays usable). */
+void bt_buf_release(struct bt_buf *b);
+/* Keep the allocation, set len to 0. */
+void bt_buf_reset(struct bt_buf *b);
+void bt_buf_grow(struct bt_buf *b, size_t extra);
+void bt_buf_add(struct bt_buf *b, const void *p, size_t n);
+void bt_buf_adds(struct bt_buf *b, const char *s);
+void bt_buf_addc(struct bt_buf *b, char c);
+void bt_buf_addf(struct bt_buf *b, const char *fmt, ...) BT_PRINTF(2, 3);
+void bt_buf_vaddf(struct bt_buf *b, const char *fmt, va_list ap) BT_PRINTF(2, 0);
+/* Drop the first n bytes (n <= len). */
+void bt_buf_consume(struct bt_buf *b, size_t n);
+/* Hand the bytes to the caller (free() them); the buffer is re-initialised. */
+char *bt_buf_detach(struct bt_buf *b, size_t *len);
+
+/* Milliseconds since the Unix epoch (CLOCK_REALTIME). */
+int64_t bt_now_ms(void);
+/* Milliseconds from CLOCK_MONOTONIC, for durations. */
+int64_t bt_mono_ms(void);
+/* Format ms-since-epoch as RFC 3339 UTC with milliseconds into out[32]:
+ * "2026-11-29T12:00:00.123Z". */
+void bt_time_rfc3339(int64_t ms, char out[32]);
+
+/* Append s as a JSON string literal (with quotes), escaping as RFC 8259
+ * requires. Invalid UTF-8 sequences become U+FFFD; U+2028/U+2029 are escaped
+ * so the output is safe for line-oriented and JavaScript consumers. */
+void bt_json_quote(struct bt_buf *b, const char *s, size_t n);
+
+/* Copy s into a new string with invalid UTF-8 replaced by U+FFFD. Returns the
+ * number of replacements through *bad (may be NULL). Caller frees. */
+char *bt_utf8_sanitize(const char *s, size_t n, size_t *bad);
+
+/* Length of the longest prefix of s[0..n) that ends on a UTF-8 character
+ * boundary and is at most max bytes. */
+size_t bt_utf8_cut(const char *s, size_t n, size_t max);
+
+#endif
