@@ -299,3 +299,44 @@ size_t bt_utf8_cut(const char *str, size_t n, size_t max)
         i--;
     return i;
 }
+
+void bt_strv_init(struct bt_strv *sv)
+{
+    sv->cap = 8;
+    sv->n = 0;
+    sv->v = bt_xcalloc(sv->cap, sizeof(char *));
+}
+
+void bt_strv_push_take(struct bt_strv *sv, char *s)
+{
+    if (sv->n + 1 >= sv->cap) {
+        sv->cap *= 2;
+        sv->v = bt_xrealloc(sv->v, sv->cap * sizeof(char *));
+    }
+    sv->v[sv->n++] = s;
+    sv->v[sv->n] = NULL;
+}
+
+void bt_strv_push(struct bt_strv *sv, const char *s)
+{
+    bt_strv_push_take(sv, bt_xstrdup(s));
+}
+
+void bt_strv_pushf(struct bt_strv *sv, const char *fmt, ...)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    bt_buf_vaddf(&b, fmt, ap);
+    va_end(ap);
+    bt_strv_push_take(sv, bt_buf_detach(&b, NULL));
+}
+
+void bt_strv_release(struct bt_strv *sv)
+{
+    for (size_t i = 0; i < sv->n; i++)
+        free(sv->v[i]);
+    free(sv->v);
+    sv->v = NULL;
+    sv->n = sv->cap = 0;
+}

@@ -55,6 +55,19 @@ void bt_buf_consume(struct bt_buf *b, size_t n);
 /* Hand the bytes to the caller (free() them); the buffer is re-initialised. */
 char *bt_buf_detach(struct bt_buf *b, size_t *len);
 
+/* A NULL-terminated vector of owned strings (argv, envp). v is never NULL
+ * after init and v[n] == NULL. */
+struct bt_strv {
+    char **v;
+    size_t n, cap;
+};
+void bt_strv_init(struct bt_strv *sv);
+void bt_strv_push(struct bt_strv *sv, const char *s);
+void bt_strv_pushf(struct bt_strv *sv, const char *fmt, ...) BT_PRINTF(2, 3);
+/* Take ownership of s. */
+void bt_strv_push_take(struct bt_strv *sv, char *s);
+void bt_strv_release(struct bt_strv *sv);
+
 /* Milliseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t bt_now_ms(void);
 /* Milliseconds from CLOCK_MONOTONIC, for durations. */

@@ -1,0 +1,575 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * codex parser: maps codex app-server JSON-RPC lines to normalized events and
+ * to signals for the codex runner. See codex.h for the protocol source.
+ */
+#include "parser-codex.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+struct codex_parser {
+    struct bt_usage turn_usage; /* sum of `last` breakdowns in this turn */
+    int usage_seen;
+    int ended;                 /* turn/completed seen */
+    char *error_kind;          /* from the last non-retry error notification */
+    char *error_message;
+};
+
+static void *codex_create(void)
+{
+    struct codex_parser *p = bt_xcalloc(1, sizeof(*p));
+    bt_usage_init(&p->turn_usage);
+    return p;
+}
+
+static void codex_destroy(void *st)
+{
+    struct codex_parser *p = st;
+    if (!p)
+        return;
+    free(p->error_kind);
+    free(p->error_message);
+    free(p);
+}
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int64_t jint(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : BT_UNKNOWN;
+}
+
+static const cJSON *jobj(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsObject(v) ? v : NULL;
+}
+
+static void emit(const struct bt_parser_sink *sink, const struct bt_event *ev)
+{
+    sink->event(sink->data, ev);
+}
+
+/* ---- items ---------------------------------------------------------- */
+
+struct item_map {
+    const char *type;
+    enum bt_item_kind kind;
+};
+
+static const struct item_map item_types[] = {
+    {"agentMessage", BT_ITEM_MESSAGE},
+    {"reasoning", BT_ITEM_REASONING},
+    {"commandExecution", BT_ITEM_COMMAND},
+    {"fileChange", BT_ITEM_FILE_CHANGE},
+    {"mcpToolCall", BT_ITEM_TOOL_CALL},
+    {"dynamicToolCall", BT_ITEM_TOOL_CALL},
+    {"collabAgentToolCall", BT_ITEM_TOOL_CALL},
+    {"functionCallOutput", BT_ITEM_TOOL_CALL},
+    {"webSearch", BT_ITEM_WEB_SEARCH},
+    {"plan", BT_ITEM_PLAN},
+    {"imageView", BT_ITEM_OTHER},
+    {"imageGeneration", BT_ITEM_OTHER},
+    {"subAgentActivity", BT_ITEM_OTHER},
+    {"sleep", BT_ITEM_OTHER},
+    {"enteredReviewMode", BT_ITEM_OTHER},
+    {"exitedReviewMode", BT_ITEM_OTHER},
+    {"contextCompaction", BT_ITEM_OTHER},
+};
+
+/* Items that echo the user's own input: not part of the answer. */
+static int item_is_input(const char *type)
+{
+    return strcmp(type, "userMessage") == 0 || strcmp(type, "hookPrompt") == 0;
+}
+
+static int item_kind(const char *type, enum bt_item_kind *kind)
+{
+    for (size_t i = 0; i < BT_ARRAY_SIZE(item_types); i++) {
+        if (strcmp(item_types[i].type, type) == 0) {
+            *kind = item_types[i].kind;
+            return 0;
+        }
+    }
+    return BT_ENOTFOUND;
+}
+
+static const char *item_status(const char *s)
+{
+    if (!s)
+        return NULL;
+    if (strcmp(s, "inProgress") == 0)
+        return "in_progress";
+    if (strcmp(s, "completed") == 0 || strcmp(s, "failed") == 0 || strcmp(s, "declined") == 0)
+        return s;
+    return "failed"; /* an unknown status is never success */
+}
+
+/* Join the strings of an array (reasoning summary/content) with newlines. */
+static void join_strings(const cJSON *arr, struct bt_buf *out)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, arr)
+    {
+        const char *s = cJSON_IsString(v) ? v->valuestring : jstr(v, "text");
+        if (!s)
+            continue;
+        if (out->len)
+            bt_buf_addc(out, '\n');
+        bt_buf_adds(out, s);
+    }
+}
+
+/* Extra fields kept verbatim as the item's detail object. */
+static char *detail_of(const cJSON *item, const char *const *keys, size_t n)
+{
+    cJSON *d = cJSON_CreateObject();
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(item, keys[i]);
+        if (v && !cJSON_IsNull(v))
+            cJSON_AddItemToObject(d, keys[i], cJSON_Duplicate(v, 1));
+    }
+    char *s = d->child ? cJSON_PrintUnformatted(d) : NULL;
+    cJSON_Delete(d);
+    return s;
+}
+
+static char *fill_item(const cJSON *it, struct bt_item *out, struct bt_buf *text)
+{
+    static const char *const file_keys[] = {"changes"};
+    static const char *const tool_keys[] = {"server", "tool", "arguments", "result", "error"};
+    static const char *const search_keys[] = {"action", "results"};
+    out->status = item_status(jstr(it, "status"));
+    switch (out->kind) {
+    case BT_ITEM_MESSAGE:
+    case BT_ITEM_PLAN:
+        out->text = jstr(it, "text");
+        break;
+    case BT_ITEM_REASONING:
+        join_strings(cJSON_GetObjectItemCaseSensitive(it, "summary"), text);
+        if (!text->len)
+            join_strings(cJSON_GetObjectItemCaseSensitive(it, "content"), text);
+        out->text = text->data;
+        break;
+    case BT_ITEM_COMMAND:
+        out->command = jstr(it, "command");
+        out->cwd = jstr(it, "cwd");
+        out->text = jstr(it, "aggregatedOutput");
+        out->exit_code = jint(it, "exitCode");
+        break;
+    case BT_ITEM_FILE_CHANGE:
+        return detail_of(it, file_keys, BT_ARRAY_SIZE(file_keys));
+    case BT_ITEM_TOOL_CALL:
+        out->name = jstr(it, "tool") ? jstr(it, "tool") : jstr(it, "name");
+        return detail_of(it, tool_keys, BT_ARRAY_SIZE(tool_keys));
+    case BT_ITEM_WEB_SEARCH:
+        out->name = jstr(it, "query");
+        return detail_of(it, search_keys, BT_ARRAY_SIZE(search_keys));
+    default:
+        break;
+    }
+    return NULL;
+}
+
+static void on_item(const cJSON *params, enum bt_event_type type,
+                    const struct bt_parser_sink *sink, const char *raw, size_t raw_len)
+{
+    const cJSON *it = jobj(params, "item");
+    const char *itype = it ? jstr(it, "type") : NULL;
+    const char *id = it ? jstr(it, "id") : NULL;
+    if (!itype || !id) {
+        bt_parser_warn(sink, "protocol", "codex item without type or id", raw, raw_len);
+        return;
+    }
+    if (item_is_input(itype))
+        return;
+    struct bt_event ev;
+    bt_event_init(&ev, type);
+    ev.item.id = id;
+    if (item_kind(itype, &ev.item.kind) != 0) {
+        bt_parser_warn(sink, "unknown_item", "unknown codex item type", itype, strlen(itype));
+        ev.item.kind = BT_ITEM_OTHER;
+        ev.item.name = itype;
+    }
+    struct bt_buf text = BT_BUF_INIT;
+    char *detail = fill_item(it, &ev.item, &text);
+    ev.item.detail_json = detail;
+    if (ev.item.text)
+        ev.item.text_len = strlen(ev.item.text);
+    if (type == BT_EVENT_ITEM_COMPLETED && !ev.item.status)
+        ev.item.status = "completed";
+    emit(sink, &ev);
+    cJSON_free(detail);
+    bt_buf_release(&text);
+}
+
+static void on_delta(const cJSON *params, enum bt_item_kind kind,
+                     const struct bt_parser_sink *sink)
+{
+    const char *id = jstr(params, "itemId");
+    const char *delta = jstr(params, "delta");
+    if (!id || !delta)
+        return;
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_ITEM_DELTA);
+    ev.item.id = id;
+    ev.item.kind = kind;
+    ev.delta = delta;
+    ev.delta_len = strlen(delta);
+    emit(sink, &ev);
+}
+
+/* ---- usage ---------------------------------------------------------- */
+
+static void add_count(int64_t *sum, int64_t v)
+{
+    if (v == BT_UNKNOWN)
+        return;
+    *sum = (*sum == BT_UNKNOWN ? 0 : *sum) + v;
+}
+
+/* thread/tokenUsage/updated: `last` is the latest model request and `total`
+ * the thread's running sum; a turn's usage is the sum of its `last`s, and
+ * the context in use is the latest request's total. */
+static void on_usage(struct codex_parser *p, const cJSON *params,
+                     const struct bt_parser_sink *sink)
+{
+    const cJSON *tu = jobj(params, "tokenUsage");
+    const cJSON *last = tu ? jobj(tu, "last") : NULL;
+    if (!last)
+        return;
+    struct bt_usage *u = &p->turn_usage;
+    add_count(&u->input_tokens, jint(last, "inputTokens"));
+    add_count(&u->cached_input_tokens, jint(last, "cachedInputTokens"));
+    add_count(&u->output_tokens, jint(last, "outputTokens"));
+    add_count(&u->reasoning_tokens, jint(last, "reasoningOutputTokens"));
+    u->context_tokens = jint(last, "totalTokens");
+    u->context_window = jint(tu, "modelContextWindow");
+    p->usage_seen = 1;
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_USAGE);
+    ev.usage = *u;
+    emit(sink, &ev);
+}
+
+/* ---- errors and turn end -------------------------------------------- */
+
+struct error_map {
+    const char *info;
+    const char *kind;
+};
+
+static const struct error_map error_kinds[] = {
+    {"contextWindowExceeded", "context_exceeded"},
+    {"usageLimitExceeded", "rate_limited"},
+    {"rateLimitExceeded", "rate_limited"},
+    {"sessionBudgetExceeded", "rate_limited"},
+    {"serverOverloaded", "model_error"},
+    {"modelNotFound", "model_error"},
+    {"internalServerError", "model_error"},
+    {"unauthorized", "auth_required"},
+    {"badRequest", "model_error"},
+    {"httpConnectionFailed", "model_error"},
+    {"responseStreamConnectionFailed", "model_error"},
+    {"responseStreamDisconnected", "model_error"},
+    {"responseTooManyFailedAttempts", "model_error"},
+};
+
+/* codexErrorInfo is a string or a one-key object; map either to a kind. */
+static const char *error_kind_of(const cJSON *err)
+{
+    const cJSON *info = err ? cJSON_GetObjectItemCaseSensitive(err, "codexErrorInfo") : NULL;
+    const char *name = NULL;
+    if (cJSON_IsString(info))
+        name = info->valuestring;
+    else if (cJSON_IsObject(info) && info->child)
+        name = info->child->string;
+    for (size_t i = 0; name && i < BT_ARRAY_SIZE(error_kinds); i++)
+        if (strcmp(error_kinds[i].info, name) == 0)
+            return error_kinds[i].kind;
+    return "model_error";
+}
+
+static void remember_error(struct codex_parser *p, const cJSON *err)
+{
+    const char *msg = err ? jstr(err, "message") : NULL;
+    free(p->error_kind);
+    free(p->error_message);
+    p->error_kind = bt_xstrdup(error_kind_of(err));
+    p->error_message = msg ? bt_xstrdup(msg) : NULL;
+}
+
+static void on_error_note(struct codex_parser *p, const cJSON *params,
+                          const struct bt_parser_sink *sink)
+{
+    const cJSON *err = jobj(params, "error");
+    const cJSON *retry = cJSON_GetObjectItemCaseSensitive(params, "willRetry");
+    const char *msg = err ? jstr(err, "message") : NULL;
+    if (cJSON_IsTrue(retry)) {
+        bt_parser_warn(sink, "retry", msg ? msg : "codex is retrying", NULL, 0);
+        return;
+    }
+    remember_error(p, err);
+}
+
+static enum bt_turn_status turn_status(const char *s, int *known)
+{
+    *known = 1;
+    if (s && strcmp(s, "completed") == 0)
+        return BT_TURN_COMPLETED;
+    if (s && strcmp(s, "interrupted") == 0)
+        return BT_TURN_CANCELLED;
+    if (s && strcmp(s, "failed") == 0)
+        return BT_TURN_FAILED;
+    *known = 0;
+    return BT_TURN_FAILED;
+}
+
+static void on_turn_completed(struct codex_parser *p, const cJSON *params,
+                              const struct bt_parser_sink *sink)
+{
+    const cJSON *turn = jobj(params, "turn");
+    const char *s = turn ? jstr(turn, "status") : NULL;
+    int known;
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END};
+    sig.status = turn_status(s, &known);
+    if (!known)
+        bt_parser_warn(sink, "unknown_status", "unknown codex turn status", s, s ? strlen(s) : 0);
+    const cJSON *err = turn ? jobj(turn, "error") : NULL;
+    if (err)
+        remember_error(p, err);
+    if (sig.status == BT_TURN_FAILED) {
+        sig.error_kind = known ? (p->error_kind ? p->error_kind : "model_error")
+                               : "protocol_mismatch";
+        sig.message = known ? p->error_message : "codex ended the turn with an unknown status";
+    }
+    p->ended = 1;
+    sink->signal(sink->data, &sig);
+}
+
+/* ---- dispatch ------------------------------------------------------- */
+
+/* Notifications that carry nothing for the event stream. */
+static const char *const ignored_methods[] = {
+    "thread/started", "turn/started", "thread/status/changed", "thread/readState/changed",
+    "thread/name/updated", "thread/settings/updated", "thread/goal/updated",
+    "thread/prediction/updated", "thread/queue/changed", "turn/diff/updated",
+    "serverRequest/resolved", "item/reasoning/summaryPartAdded",
+    "item/fileChange/patchUpdated", "item/mcpToolCall/progress",
+    "item/commandExecution/terminalInteraction", "remoteControl/status/changed",
+    "mcpServer/startupStatus/updated", "account/updated", "account/rateLimits/updated",
+    "app/list/updated", "skills/changed", "hook/started", "hook/completed",
+    "turn/moderationMetadata", "model/safetyBuffering/updated", "fs/changed",
+    "thread/compacted", "model/rerouted", "model/verification", "thread/closed",
+    "thread/project/updated", "project/changed",
+};
+
+static int is_ignored(const char *method)
+{
+    for (size_t i = 0; i < BT_ARRAY_SIZE(ignored_methods); i++)
+        if (strcmp(ignored_methods[i], method) == 0)
+            return 1;
+    return 0;
+}
+
+static void on_plan(const cJSON *params, const struct bt_parser_sink *sink)
+{
+    static const char *const keys[] = {"plan", "explanation"};
+    struct bt_buf text = BT_BUF_INIT;
+    const cJSON *step;
+    cJSON_ArrayForEach(step, cJSON_GetObjectItemCaseSensitive(params, "plan"))
+    {
+        const char *st = jstr(step, "status");
+        const char *s = jstr(step, "step");
+        bt_buf_addf(&text, "%s[%s] %s", text.len ? "\n" : "", st ? st : "?", s ? s : "");
+    }
+    char *detail = detail_of(params, keys, BT_ARRAY_SIZE(keys));
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_ITEM_COMPLETED);
+    const char *turn = jstr(params, "turnId");
+    char *id = bt_xasprintf("plan-%s", turn ? turn : "turn");
+    ev.item.id = id;
+    ev.item.kind = BT_ITEM_PLAN;
+    ev.item.status = "completed";
+    ev.item.text = text.data;
+    ev.item.text_len = text.len;
+    ev.item.detail_json = detail;
+    emit(sink, &ev);
+    free(id);
+    cJSON_free(detail);
+    bt_buf_release(&text);
+}
+
+static int on_notification(struct codex_parser *p, const char *m, const cJSON *params,
+                           const struct bt_parser_sink *sink, const char *raw, size_t raw_len)
+{
+    if (strcmp(m, "item/agentMessage/delta") == 0)
+        on_delta(params, BT_ITEM_MESSAGE, sink);
+    else if (strcmp(m, "item/reasoning/summaryTextDelta") == 0 ||
+             strcmp(m, "item/reasoning/textDelta") == 0)
+        on_delta(params, BT_ITEM_REASONING, sink);
+    else if (strcmp(m, "item/commandExecution/outputDelta") == 0)
+        on_delta(params, BT_ITEM_COMMAND, sink);
+    else if (strcmp(m, "item/fileChange/outputDelta") == 0)
+        on_delta(params, BT_ITEM_FILE_CHANGE, sink);
+    else if (strcmp(m, "item/plan/delta") == 0)
+        on_delta(params, BT_ITEM_PLAN, sink);
+    else if (strcmp(m, "item/started") == 0)
+        on_item(params, BT_EVENT_ITEM_STARTED, sink, raw, raw_len);
+    else if (strcmp(m, "item/completed") == 0)
+        on_item(params, BT_EVENT_ITEM_COMPLETED, sink, raw, raw_len);
+    else if (strcmp(m, "thread/tokenUsage/updated") == 0)
+        on_usage(p, params, sink);
+    else if (strcmp(m, "turn/plan/updated") == 0)
+        on_plan(params, sink);
+    else if (strcmp(m, "error") == 0)
+        on_error_note(p, params, sink);
+    else if (strcmp(m, "turn/completed") == 0)
+        on_turn_completed(p, params, sink);
+    else if (strcmp(m, "configWarning") == 0 || strcmp(m, "warning") == 0 ||
+             strcmp(m, "deprecationNotice") == 0 || strcmp(m, "guardianWarning") == 0) {
+        const char *msg = params ? jstr(params, "summary") : NULL;
+        if (!msg && params)
+            msg = jstr(params, "message");
+        bt_parser_warn(sink, "coder", msg ? msg : m, NULL, 0);
+    } else if (!is_ignored(m))
+        return BT_ENOTFOUND;
+    return 0;
+}
+
+/* What a request is about, for approval events; NULL for non-approvals. */
+static const char *approval_kind(const char *m)
+{
+    if (strcmp(m, "item/commandExecution/requestApproval") == 0 ||
+        strcmp(m, "execCommandApproval") == 0)
+        return "command";
+    if (strcmp(m, "item/fileChange/requestApproval") == 0 || strcmp(m, "applyPatchApproval") == 0)
+        return "file_change";
+    if (strcmp(m, "item/permissions/requestApproval") == 0)
+        return "permissions";
+    if (strcmp(m, "mcpServer/elicitation/request") == 0 ||
+        strcmp(m, "item/tool/requestUserInput") == 0)
+        return "user_input";
+    return NULL;
+}
+
+static void on_request(const cJSON *msg, const char *m, const cJSON *params,
+                       const struct bt_parser_sink *sink)
+{
+    const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
+    char *id = cJSON_PrintUnformatted(idv);
+    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST, .request_id = id, .method = m};
+    sig.approval_kind = approval_kind(m);
+    sig.item_id = params ? jstr(params, "itemId") : NULL;
+    const char *summary = params ? jstr(params, "command") : NULL;
+    if (!summary && params)
+        summary = jstr(params, "reason");
+    if (!summary && params)
+        summary = jstr(params, "message");
+    sig.summary = summary ? summary : m;
+    char *pj = NULL;
+    if (params && strcmp(m, "item/permissions/requestApproval") == 0)
+        sig.params_json = pj = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(params, "permissions"));
+    if (sig.approval_kind) {
+        struct bt_event ev;
+        bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
+        ev.approval_kind = sig.approval_kind;
+        ev.summary = sig.summary;
+        ev.item.id = sig.item_id;
+        ev.request_id = id;
+        emit(sink, &ev);
+    }
+    sink->signal(sink->data, &sig);
+    cJSON_free(pj);
+    cJSON_free(id);
+}
+
+static void on_response(const cJSON *msg, const struct bt_parser_sink *sink)
+{
+    const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
+    struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE};
+    sig.id = cJSON_IsNumber(idv) ? (int64_t)idv->valuedouble : -1;
+    const cJSON *err = jobj(msg, "error");
+    const cJSON *res = jobj(msg, "result");
+    if (err) {
+        sig.is_error = 1;
+        sig.error_code = jint(err, "code");
+        sig.error_message = jstr(err, "message");
+    } else if (res) {
+        const cJSON *thread = jobj(res, "thread");
+        const cJSON *turn = jobj(res, "turn");
+        sig.session_id = thread ? jstr(thread, "id") : NULL;
+        sig.turn_id = turn ? jstr(turn, "id") : NULL;
+    }
+    sink->signal(sink->data, &sig);
+}
+
+static void codex_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink)
+{
+    struct codex_parser *p = st;
+    const char *start = bt_parser_json_start(line, len);
+    if (!start) {
+        if (len)
+            bt_parser_warn(sink, "noise", "codex wrote a line that is not JSON", line, len);
+        return;
+    }
+    cJSON *msg = cJSON_ParseWithLength(start, len - (size_t)(start - line));
+    if (!cJSON_IsObject(msg)) {
+        bt_parser_warn(sink, "invalid_json", "codex wrote a line that is not valid JSON", line,
+                       len);
+        cJSON_Delete(msg);
+        return;
+    }
+    const char *m = jstr(msg, "method");
+    const cJSON *params = jobj(msg, "params");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+    if (m && id)
+        on_request(msg, m, params, sink);
+    else if (m && on_notification(p, m, params, sink, line, len) != 0)
+        bt_parser_warn(sink, "unknown_method", "unknown codex notification", line, len);
+    else if (!m && id)
+        on_response(msg, sink);
+    else if (!m)
+        bt_parser_warn(sink, "protocol", "codex message with neither method nor id", line, len);
+    cJSON_Delete(msg);
+}
+
+static void codex_diagnose(void *st, const char *tail, size_t tail_len, int64_t exit_code,
+                           int signal, const char **kind, struct bt_buf *msg)
+{
+    struct codex_parser *p = st;
+    (void)tail_len;
+    if (p->error_message) {
+        *kind = p->error_kind;
+        bt_buf_addf(msg, "codex reported an error: %s", p->error_message);
+        return;
+    }
+    if (tail && (strstr(tail, "401") || strstr(tail, "Unauthorized") ||
+                 strstr(tail, "not logged in") || strstr(tail, "OPENAI_API_KEY"))) {
+        *kind = "auth_required";
+        bt_buf_adds(msg, "codex is not logged in: run `codex login` or set an API key");
+        return;
+    }
+    *kind = "coder_crashed";
+    if (signal)
+        bt_buf_addf(msg, "codex stopped unexpectedly (signal %d) before the turn ended", signal);
+    else
+        bt_buf_addf(msg, "codex exited (code %lld) before the turn ended", (long long)exit_code);
+}
+
+const struct bt_parser_ops bt_parser_codex = {
+    .coder = "codex",
+    .create = codex_create,
+    .destroy = codex_destroy,
+    .line = codex_line,
+    .diagnose = codex_diagnose,
+};

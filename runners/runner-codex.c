@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * codex runner: handshake, thread start/resume, turn start, interrupt and
+ * approval answers for codex app-server. See codex.h for the message order.
+ */
+#include "runner-codex.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+struct codex_runner {
+    const struct bt_runner_config *cfg;
+    char *thread_id; /* known after thread/start|resume */
+    char *turn_id;   /* known after turn/start */
+    int interrupted; /* turn/interrupt sent */
+};
+
+static int codex_parse_version(const char *text, char **version)
+{
+    /* `codex --version` prints "codex-cli 0.171.0" */
+    *version = bt_runner_find_version(text);
+    return *version ? 0 : BT_EPROTO;
+}
+
+static int codex_build_argv(const struct bt_runner_config *cfg, struct bt_strv *argv)
+{
+    if (cfg->native_session_id && !bt_runner_id_ok(cfg->native_session_id))
+        return -EINVAL;
+    bt_strv_push(argv, "app-server");
+    bt_strv_push(argv, "--listen");
+    bt_strv_push(argv, "stdio://");
+    return 0;
+}
+
+static void *codex_create(const struct bt_runner_config *cfg)
+{
+    struct codex_runner *r = bt_xcalloc(1, sizeof(*r));
+    r->cfg = cfg;
+    return r;
+}
+
+static void codex_destroy(void *st)
+{
+    struct codex_runner *r = st;
+    if (!r)
+        return;
+    free(r->thread_id);
+    free(r->turn_id);
+    free(r);
+}
+
+/* Append one message object as a line, and free it. */
+static void put_line(struct bt_buf *out, cJSON *msg)
+{
+    char *s = cJSON_PrintUnformatted(msg);
+    bt_buf_adds(out, s);
+    bt_buf_addc(out, '\n');
+    cJSON_free(s);
+    cJSON_Delete(msg);
+}
+
+static cJSON *request(int id, const char *method, cJSON **params)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddNumberToObject(m, "id", id);
+    cJSON_AddStringToObject(m, "method", method);
+    *params = cJSON_AddObjectToObject(m, "params");
+    return m;
+}
+
+static void codex_start(void *st, struct bt_buf *out)
+{
+    (void)st;
+    cJSON *params;
+    cJSON *m = request(BT_CODEX_ID_INITIALIZE, "initialize", &params);
+    cJSON *info = cJSON_AddObjectToObject(params, "clientInfo");
+    cJSON_AddStringToObject(info, "name", "baton");
+    cJSON_AddStringToObject(info, "title", "baton");
+    cJSON_AddStringToObject(info, "version", BATON_VERSION);
+    put_line(out, m);
+}
+
+static const char *approval_policy(enum bt_approval a)
+{
+    return a == BT_APPROVAL_NEVER ? "never" : "untrusted";
+}
+
+static void send_thread(struct codex_runner *r, struct bt_buf *out)
+{
+    cJSON *params;
+    cJSON *m;
+    bt_buf_adds(out, "{\"method\":\"initialized\"}\n");
+    if (r->cfg->native_session_id) {
+        m = request(BT_CODEX_ID_THREAD, "thread/resume", &params);
+        cJSON_AddStringToObject(params, "threadId", r->cfg->native_session_id);
+        cJSON_AddBoolToObject(params, "excludeTurns", 1);
+    } else {
+        m = request(BT_CODEX_ID_THREAD, "thread/start", &params);
+    }
+    if (r->cfg->cwd)
+        cJSON_AddStringToObject(params, "cwd", r->cfg->cwd);
+    cJSON_AddStringToObject(params, "approvalPolicy", approval_policy(r->cfg->approval));
+    cJSON_AddStringToObject(params, "sandbox", "workspace-write");
+    if (r->cfg->model)
+        cJSON_AddStringToObject(params, "model", r->cfg->model);
+    put_line(out, m);
+}
+
+static void send_turn(struct codex_runner *r, struct bt_buf *out)
+{
+    cJSON *params;
+    cJSON *m = request(BT_CODEX_ID_TURN, "turn/start", &params);
+    cJSON_AddStringToObject(params, "threadId", r->thread_id);
+    cJSON *input = cJSON_AddArrayToObject(params, "input");
+    cJSON *text = cJSON_CreateObject();
+    cJSON_AddStringToObject(text, "type", "text");
+    cJSON_AddStringToObject(text, "text", r->cfg->prompt ? r->cfg->prompt : "");
+    cJSON_AddItemToArray(input, text);
+    put_line(out, m);
+}
+
+static void fail(const struct bt_parser_sink *sink, const char *kind, const char *message)
+{
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = BT_TURN_FAILED};
+    sig.error_kind = kind;
+    sig.message = message;
+    sink->signal(sink->data, &sig);
+}
+
+static void on_thread(struct codex_runner *r, const struct bt_signal *sig, struct bt_buf *out,
+                      const struct bt_parser_sink *sink)
+{
+    int resumed = r->cfg->native_session_id != NULL;
+    if (sig->is_error || !sig->session_id) {
+        struct bt_buf msg = BT_BUF_INIT;
+        bt_buf_addf(&msg, "codex could not %s the thread%s%s",
+                    resumed ? "resume" : "start", sig->error_message ? ": " : "",
+                    sig->error_message ? sig->error_message : "");
+        fail(sink, resumed ? "resume_failed" : "protocol_mismatch", msg.data);
+        bt_buf_release(&msg);
+        return;
+    }
+    r->thread_id = bt_xstrdup(sig->session_id);
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_SESSION_STARTED);
+    ev.native_session_id = r->thread_id;
+    ev.resumed = resumed && strcmp(r->thread_id, r->cfg->native_session_id) == 0;
+    sink->event(sink->data, &ev);
+    send_turn(r, out);
+}
+
+static void on_response(struct codex_runner *r, const struct bt_signal *sig, struct bt_buf *out,
+                        const struct bt_parser_sink *sink)
+{
+    switch (sig->id) {
+    case BT_CODEX_ID_INITIALIZE:
+        if (sig->is_error)
+            fail(sink, "protocol_mismatch", "codex refused the initialize handshake");
+        else
+            send_thread(r, out);
+        break;
+    case BT_CODEX_ID_THREAD:
+        on_thread(r, sig, out, sink);
+        break;
+    case BT_CODEX_ID_TURN:
+        if (sig->is_error) {
+            struct bt_buf msg = BT_BUF_INIT;
+            bt_buf_addf(&msg, "codex refused the turn: %s",
+                        sig->error_message ? sig->error_message : "no reason given");
+            fail(sink, "protocol_mismatch", msg.data);
+            bt_buf_release(&msg);
+        } else if (sig->turn_id) {
+            free(r->turn_id);
+            r->turn_id = bt_xstrdup(sig->turn_id);
+        }
+        break;
+    default: /* interrupt acknowledgement, or an id we never sent */
+        break;
+    }
+}
+
+/* The decision word for a request method under the policy. */
+static const char *decision_word(const char *method, int accept)
+{
+    if (strcmp(method, "execCommandApproval") == 0 || strcmp(method, "applyPatchApproval") == 0)
+        return accept ? "approved" : "denied"; /* legacy v1 ReviewDecision */
+    return accept ? "accept" : "decline";
+}
+
+static void answer(const struct bt_signal *sig, cJSON *result, struct bt_buf *out)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddItemToObject(m, "id", cJSON_Parse(sig->request_id));
+    cJSON_AddItemToObject(m, "result", result);
+    put_line(out, m);
+}
+
+static void answer_error(const struct bt_signal *sig, int code, const char *message,
+                         struct bt_buf *out)
+{
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddItemToObject(m, "id", cJSON_Parse(sig->request_id));
+    cJSON *e = cJSON_AddObjectToObject(m, "error");
+    cJSON_AddNumberToObject(e, "code", code);
+    cJSON_AddStringToObject(e, "message", message);
+    put_line(out, m);
+}
+
+static void resolved(const struct bt_signal *sig, const char *decision,
+                     const struct bt_parser_sink *sink)
+{
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
+    ev.approval_kind = sig->approval_kind;
+    ev.summary = sig->summary;
+    ev.item.id = sig->item_id;
+    ev.decision = decision;
+    ev.by = "policy";
+    sink->event(sink->data, &ev);
+}
+
+static void on_request(struct codex_runner *r, const struct bt_signal *sig, struct bt_buf *out,
+                       const struct bt_parser_sink *sink)
+{
+    const char *kind = sig->approval_kind;
+    int accept = r->cfg->approval == BT_APPROVAL_AUTO;
+    if (!kind) {
+        bt_parser_warn(sink, "unsupported_request", "codex asked for something baton cannot answer",
+                       sig->method, strlen(sig->method));
+        answer_error(sig, -32601, "not supported by this client", out);
+        return;
+    }
+    cJSON *result = cJSON_CreateObject();
+    if (strcmp(kind, "permissions") == 0) {
+        cJSON *granted = accept && sig->params_json ? cJSON_Parse(sig->params_json) : NULL;
+        cJSON_AddItemToObject(result, "permissions", granted ? granted : cJSON_CreateObject());
+        cJSON_AddStringToObject(result, "scope", "turn");
+    } else if (strcmp(kind, "user_input") == 0) {
+        accept = 0; /* nobody is there to answer a question */
+        if (strcmp(sig->method, "mcpServer/elicitation/request") == 0)
+            cJSON_AddStringToObject(result, "action", "decline");
+        else
+            cJSON_AddObjectToObject(result, "answers");
+    } else {
+        cJSON_AddStringToObject(result, "decision", decision_word(sig->method, accept));
+    }
+    answer(sig, result, out);
+    resolved(sig, accept ? "accept" : "decline", sink);
+}
+
+static void codex_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *out,
+                            const struct bt_parser_sink *sink)
+{
+    struct codex_runner *r = st;
+    if (sig->type == BT_SIGNAL_RESPONSE)
+        on_response(r, sig, out, sink);
+    else if (sig->type == BT_SIGNAL_REQUEST)
+        on_request(r, sig, out, sink);
+}
+
+static int codex_interrupt(void *st, struct bt_buf *out)
+{
+    struct codex_runner *r = st;
+    if (!r->thread_id || !r->turn_id || r->interrupted)
+        return -ENOTSUP;
+    cJSON *params;
+    cJSON *m = request(BT_CODEX_ID_INTERRUPT, "turn/interrupt", &params);
+    cJSON_AddStringToObject(params, "threadId", r->thread_id);
+    cJSON_AddStringToObject(params, "turnId", r->turn_id);
+    put_line(out, m);
+    r->interrupted = 1;
+    return 0;
+}
+
+const struct bt_runner_ops bt_runner_codex = {
+    .coder = "codex",
+    .bin_name = "codex",
+    .bin_env = "BATON_CODEX_BIN",
+    .stdin_pipe = 1,
+    .parse_version = codex_parse_version,
+    .build_argv = codex_build_argv,
+    .create = codex_create,
+    .destroy = codex_destroy,
+    .start = codex_start,
+    .on_signal = codex_on_signal,
+    .interrupt = codex_interrupt,
+};

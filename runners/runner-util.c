@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* runner-util: helpers shared by every coder's runner. */
+#include "runner.h"
+
+#include <ctype.h>
+#include <string.h>
+
+int bt_runner_id_ok(const char *id)
+{
+    size_t n = id ? strlen(id) : 0;
+    if (n == 0 || n > 256 || id[0] == '-')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)id[i];
+        if (!isalnum(c) && c != '.' && c != '_' && c != ':' && c != '-')
+            return 0;
+    }
+    return 1;
+}
+
+char *bt_runner_find_version(const char *text)
+{
+    for (const char *p = text; *p; p++) {
+        if (!isdigit((unsigned char)*p) || (p > text && isalnum((unsigned char)p[-1])))
+            continue;
+        const char *q = p;
+        int dots = 0;
+        while (isdigit((unsigned char)*q) || (*q == '.' && isdigit((unsigned char)q[1]))) {
+            dots += *q == '.';
+            q++;
+        }
+        if (dots >= 2) {
+            /* keep a pre-release suffix such as -alpha.3 */
+            while (*q == '-' || isalnum((unsigned char)*q) ||
+                   (*q == '.' && isalnum((unsigned char)q[1])))
+                q++;
+            return bt_xstrndup(p, (size_t)(q - p));
+        }
+        p = q - 1 >= p ? q - 1 : p;
+    }
+    return NULL;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runner: the write side of a coder's protocol. A runner knows how to find
+ * and version its CLI, builds the argv and environment (pure functions, so
+ * they are golden-testable), writes the handshake/prompt/interrupt/approval
+ * lines into a buffer the turn engine sends to the child's stdin, and reacts
+ * to protocol signals from its parser. It knows nothing of libuv or SQLite.
+ * Each coder's runner is one const struct bt_runner_ops, registered in
+ * src/coder.c.
+ */
+#ifndef BT_RUNNER_H
+#define BT_RUNNER_H
+
+#include "event.h"
+#include "parser.h"
+#include "util.h"
+
+/* What baton answers when a coder asks for approval. */
+enum bt_approval {
+    BT_APPROVAL_DENY,  /* decline every request (default); the turn goes on */
+    BT_APPROVAL_AUTO,  /* accept every request */
+    BT_APPROVAL_NEVER, /* ask the coder not to request approvals at all */
+};
+
+/* One turn's settings. Strings borrowed for the life of the runner. */
+struct bt_runner_config {
+    const char *prompt;              /* user text of this turn */
+    const char *model;               /* NULL: the coder's default */
+    const char *cwd;                 /* absolute working directory */
+    enum bt_approval approval;       /* approval policy */
+    const char *native_session_id;   /* resume this session; NULL: new */
+    const char *native_session_path; /* coders whose session is a file */
+};
+
+struct bt_runner_ops {
+    const char *coder;    /* "codex" */
+    const char *bin_name; /* executable looked up on PATH */
+    const char *bin_env;  /* env var overriding the path, "BATON_CODEX_BIN" */
+    int stdin_pipe;       /* 1 if the protocol uses stdin */
+
+    /* Parse the output of `<bin> --version` into an owned version string
+     * ("0.171.0"). Returns 0, or BT_EPROTO if unrecognised. */
+    int (*parse_version)(const char *text, char **version);
+    /* Append the arguments after argv[0] for one turn. Returns 0 or -EINVAL
+     * for an unusable config (e.g. a session id that could become a flag). */
+    int (*build_argv)(const struct bt_runner_config *cfg, struct bt_strv *argv);
+
+    void *(*create)(const struct bt_runner_config *cfg);
+    void (*destroy)(void *st);
+    /* Lines to write once the child is started (handshake, or the prompt). */
+    void (*start)(void *st, struct bt_buf *out);
+    /* React to a parser signal: append lines to write to out; may emit events
+     * (approval.resolved, session.started) through sink. */
+    void (*on_signal)(void *st, const struct bt_signal *sig, struct bt_buf *out,
+                      const struct bt_parser_sink *sink);
+    /* Append a protocol interrupt for the running turn. Returns 0, or
+     * -ENOTSUP when the coder has none (or it cannot be sent yet): the engine
+     * then goes straight to signals. */
+    int (*interrupt)(void *st, struct bt_buf *out);
+};
+
+/* Shared helpers (runners/runner-util.c). */
+
+/* 1 if id is safe to pass as a CLI value: non-empty, at most 256 bytes, only
+ * [A-Za-z0-9._:-], and not starting with '-'. */
+int bt_runner_id_ok(const char *id);
+/* Find the first "N.N.N" version number in text; owned copy or NULL. */
+char *bt_runner_find_version(const char *text);
+
+#endif

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/* coder: registry of coders, executable lookup and version probe. */
+#include "coder.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "parser-codex.h"
+#include "runner-codex.h"
+#include "error.h"
+#include "proc.h"
+
+extern char **environ;
+
+static const struct bt_coder coder_codex = {"codex", &bt_runner_codex, &bt_parser_codex};
+
+const struct bt_coder *const bt_coders[] = {&coder_codex, NULL};
+
+const struct bt_coder *bt_coder_find(const char *name)
+{
+    for (size_t i = 0; bt_coders[i]; i++)
+        if (strcmp(bt_coders[i]->name, name) == 0)
+            return bt_coders[i];
+    return NULL;
+}
+
+static int executable(const char *path)
+{
+    return access(path, X_OK) == 0;
+}
+
+char *bt_coder_locate(const struct bt_coder *c)
+{
+    const char *over = getenv(c->runner->bin_env);
+    if (over && *over) {
+        if (strchr(over, '/'))
+            return executable(over) ? realpath(over, NULL) : NULL;
+    }
+    const char *name = over && *over ? over : c->runner->bin_name;
+    const char *path = getenv("PATH");
+    if (!path)
+        return NULL;
+    char *copy = bt_xstrdup(path);
+    char *found = NULL;
+    for (char *dir = strtok(copy, ":"); dir && !found; dir = strtok(NULL, ":")) {
+        char *cand = bt_xasprintf("%s/%s", *dir ? dir : ".", name);
+        if (executable(cand))
+            found = realpath(cand, NULL);
+        free(cand);
+    }
+    free(copy);
+    return found;
+}
+
+struct probe {
+    struct bt_buf out;
+    int done;
+    struct bt_proc_result res;
+    uv_timer_t timer;
+    struct bt_proc *proc;
+};
+
+static void probe_out(void *data, const char *buf, size_t n)
+{
+    struct probe *p = data;
+    if (p->out.len < 4096)
+        bt_buf_add(&p->out, buf, n);
+}
+
+static void probe_done(void *data, const struct bt_proc_result *r)
+{
+    struct probe *p = data;
+    p->res = *r;
+    p->done = 1;
+    uv_timer_stop(&p->timer);
+}
+
+static void probe_timeout(uv_timer_t *t)
+{
+    struct probe *p = t->data;
+    bt_proc_stop(p->proc, 0, 500);
+}
+
+int bt_coder_version(const struct bt_coder *c, const char *path, char **version)
+{
+    uv_loop_t loop;
+    struct probe p = {.out = BT_BUF_INIT};
+    char *argv[] = {(char *)path, "--version", NULL};
+    struct bt_proc_options o = {
+        .file = path, .argv = argv, .env = environ, .on_stdout = probe_out,
+        .on_stderr = probe_out, .on_done = probe_done, .data = &p,
+    };
+    *version = NULL;
+    uv_loop_init(&loop);
+    uv_timer_init(&loop, &p.timer);
+    p.timer.data = &p;
+    int rc = bt_proc_spawn(&loop, &o, &p.proc);
+    if (rc == 0) {
+        uv_timer_start(&p.timer, probe_timeout, 10000, 0);
+        while (!p.done)
+            uv_run(&loop, UV_RUN_ONCE);
+        bt_proc_free(p.proc);
+        rc = c->runner->parse_version(p.out.data, version);
+    }
+    uv_close((uv_handle_t *)&p.timer, NULL);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    uv_loop_close(&loop);
+    bt_buf_release(&p.out);
+    return rc;
+}

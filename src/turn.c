@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * turn: the turn engine (see turn.h). One libuv loop per turn: the process
+ * group, a line framer on stdout, the coder's parser and runner, watchdog
+ * timers and the SIGINT handler.
+ */
+#include "turn.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "framer.h"
+#include "proc.h"
+
+enum stop_reason { STOP_NONE, STOP_CANCEL, STOP_STALL, STOP_TIMEOUT };
+
+struct bt_turn {
+    const struct bt_turn_options *o;
+    uv_loop_t loop;
+    struct bt_proc *proc;
+    struct bt_framer framer;
+    void *parser;
+    void *runner;
+    struct bt_parser_sink sink;
+    struct bt_buf json;  /* encoding scratch */
+    struct bt_buf wbuf;  /* lines for the coder's stdin */
+    int64_t seq;
+    int64_t t0;          /* monotonic ms at start */
+    uv_timer_t idle, deadline;
+    uv_signal_t sigint;
+    int ended;           /* the coder's terminal event was seen */
+    enum bt_turn_status end_status;
+    char *end_kind, *end_message;
+    enum stop_reason stop;
+    int sigints;
+    struct bt_usage usage;
+    struct bt_buf answer;  /* completed message texts, joined */
+    char *msg_id;          /* message item being streamed */
+    struct bt_buf msg;     /* its deltas so far */
+    char *session_id;
+    int done;
+    struct bt_proc_result pres;
+};
+
+static uint64_t grace(const struct bt_turn *t)
+{
+    return t->o->grace_ms ? t->o->grace_ms : 3000;
+}
+
+/* ---- events --------------------------------------------------------- */
+
+static void add_answer(struct bt_turn *t, const char *s, size_t n)
+{
+    if (!n)
+        return;
+    if (t->answer.len)
+        bt_buf_adds(&t->answer, "\n\n");
+    bt_buf_add(&t->answer, s, n);
+}
+
+/* Keep what the result needs: the answer text, usage, session id. */
+static void track(struct bt_turn *t, const struct bt_event *ev)
+{
+    const struct bt_item *it = &ev->item;
+    if (ev->type == BT_EVENT_ITEM_DELTA && it->kind == BT_ITEM_MESSAGE) {
+        if (!t->msg_id || strcmp(t->msg_id, it->id) != 0) {
+            free(t->msg_id);
+            t->msg_id = bt_xstrdup(it->id);
+            bt_buf_reset(&t->msg);
+        }
+        bt_buf_add(&t->msg, ev->delta, ev->delta_len);
+    } else if (ev->type == BT_EVENT_ITEM_COMPLETED && it->kind == BT_ITEM_MESSAGE) {
+        if (it->text)
+            add_answer(t, it->text, it->text_len);
+        else
+            add_answer(t, t->msg.data, t->msg.len);
+        free(t->msg_id);
+        t->msg_id = NULL;
+        bt_buf_reset(&t->msg);
+    } else if (ev->type == BT_EVENT_USAGE) {
+        t->usage = ev->usage;
+    } else if (ev->type == BT_EVENT_SESSION_STARTED && ev->native_session_id) {
+        free(t->session_id);
+        t->session_id = bt_xstrdup(ev->native_session_id);
+    }
+}
+
+static void emit(struct bt_turn *t, struct bt_event *ev)
+{
+    ev->seq = ++t->seq;
+    ev->run = t->o->run_id;
+    ev->conversation = t->o->conversation_id;
+    ev->ts_ms = bt_now_ms();
+    track(t, ev);
+    bt_buf_reset(&t->json);
+    bt_event_to_json(ev, &t->json);
+    if (t->o->on_event)
+        t->o->on_event(t->o->data, ev, t->json.data, t->json.len);
+}
+
+static void sink_event(void *data, const struct bt_event *ev)
+{
+    struct bt_event copy = *ev;
+    emit(data, &copy);
+}
+
+/* ---- writing to the coder ------------------------------------------- */
+
+static void flush_writes(struct bt_turn *t)
+{
+    if (!t->wbuf.len)
+        return;
+    if (t->proc)
+        bt_proc_write(t->proc, t->wbuf.data, t->wbuf.len);
+    bt_buf_reset(&t->wbuf);
+}
+
+static void begin_stop(struct bt_turn *t, enum stop_reason why)
+{
+    if (t->stop == STOP_NONE)
+        t->stop = why;
+    if (!t->proc || t->done)
+        return;
+    if (!t->ended && t->o->coder->runner->interrupt(t->runner, &t->wbuf) == 0) {
+        flush_writes(t);
+        bt_proc_stop(t->proc, grace(t), grace(t));
+    } else {
+        bt_proc_stop(t->proc, 0, grace(t));
+    }
+}
+
+static void on_end(struct bt_turn *t, const struct bt_signal *sig)
+{
+    if (t->ended)
+        return;
+    t->ended = 1;
+    t->end_status = sig->status;
+    if (sig->error_kind)
+        t->end_kind = bt_xstrdup(sig->error_kind);
+    if (sig->message)
+        t->end_message = bt_xstrdup(sig->message);
+    uv_timer_stop(&t->idle);
+    if (t->proc) {
+        bt_proc_close_stdin(t->proc);
+        bt_proc_stop(t->proc, t->o->linger_ms ? t->o->linger_ms : 2000, grace(t));
+    }
+}
+
+static void sink_signal(void *data, const struct bt_signal *sig)
+{
+    struct bt_turn *t = data;
+    if (sig->type == BT_SIGNAL_TURN_END) {
+        on_end(t, sig);
+        return;
+    }
+    t->o->coder->runner->on_signal(t->runner, sig, &t->wbuf, &t->sink);
+    flush_writes(t);
+}
+
+/* ---- reading from the coder ----------------------------------------- */
+
+static void on_line(void *data, char *line, size_t len)
+{
+    struct bt_turn *t = data;
+    t->o->coder->parser->line(t->parser, line, len, &t->sink);
+}
+
+static void on_too_long(void *data, size_t dropped)
+{
+    struct bt_turn *t = data;
+    char msg[128];
+    snprintf(msg, sizeof(msg), "a line of %zu bytes exceeded the line limit and was dropped",
+             dropped);
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_ERROR);
+    ev.kind = "input_too_large";
+    ev.message = msg;
+    emit(t, &ev);
+}
+
+static const struct bt_framer_ops framer_ops = {on_line, on_too_long};
+
+static void copy_to(int fd, const char *buf, size_t n)
+{
+    while (fd >= 0 && n) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        buf += w;
+        n -= (size_t)w;
+    }
+}
+
+static void on_stdout(void *data, const char *buf, size_t n)
+{
+    struct bt_turn *t = data;
+    copy_to(t->o->raw_out_fd, buf, n);
+    if (t->o->idle_timeout_ms && !t->ended)
+        uv_timer_again(&t->idle);
+    bt_framer_feed(&t->framer, buf, n);
+    if (t->o->on_batch)
+        t->o->on_batch(t->o->data);
+}
+
+static void on_stderr(void *data, const char *buf, size_t n)
+{
+    struct bt_turn *t = data;
+    copy_to(t->o->raw_err_fd, buf, n);
+}
+
+/* ---- watchdogs and signals ------------------------------------------ */
+
+static void on_idle(uv_timer_t *h)
+{
+    begin_stop(h->data, STOP_STALL);
+}
+
+static void on_deadline(uv_timer_t *h)
+{
+    begin_stop(h->data, STOP_TIMEOUT);
+}
+
+static void on_sigint(uv_signal_t *h, int signum)
+{
+    struct bt_turn *t = h->data;
+    (void)signum;
+    if (++t->sigints == 1)
+        begin_stop(t, STOP_CANCEL);
+    else if (t->proc && !t->done)
+        bt_proc_stop(t->proc, 0, 0);
+}
+
+static void on_done(void *data, const struct bt_proc_result *r)
+{
+    struct bt_turn *t = data;
+    t->pres = *r;
+    t->done = 1;
+    uv_timer_stop(&t->idle);
+    uv_timer_stop(&t->deadline);
+    uv_signal_stop(&t->sigint);
+}
+
+/* ---- the final status ----------------------------------------------- */
+
+static void set_failure(struct bt_turn_result *res, const char *kind, char *message)
+{
+    res->status = BT_TURN_FAILED;
+    res->error_kind = kind;
+    res->error_message = message;
+}
+
+/* Static storage for kinds the engine copies from parsers. */
+static const char *static_kind(const char *kind)
+{
+    static const char *const kinds[] = {
+        "not_installed", "auth_required", "resume_failed", "model_error", "rate_limited",
+        "context_exceeded", "coder_crashed", "stalled", "protocol_mismatch",
+        "input_too_large", "timeout",
+    };
+    for (size_t i = 0; kind && i < BT_ARRAY_SIZE(kinds); i++)
+        if (strcmp(kinds[i], kind) == 0)
+            return kinds[i];
+    return "model_error";
+}
+
+static void settle_from_end(struct bt_turn *t, struct bt_turn_result *res)
+{
+    const char *name = t->o->coder->name;
+    res->status = t->end_status;
+    if (t->end_status != BT_TURN_FAILED)
+        return;
+    char *msg = t->end_message
+                    ? bt_xasprintf("%s could not complete the turn: %s", name, t->end_message)
+                    : bt_xasprintf("%s could not complete the turn", name);
+    set_failure(res, static_kind(t->end_kind), msg);
+}
+
+static void settle(struct bt_turn *t, struct bt_turn_result *res)
+{
+    const char *name = t->o->coder->name;
+    double secs;
+    switch (t->stop) {
+    case STOP_STALL:
+        secs = (double)t->o->idle_timeout_ms / 1000.0;
+        set_failure(res, "stalled",
+                    bt_xasprintf("%s produced no output for %.1f s and was stopped", name, secs));
+        return;
+    case STOP_TIMEOUT:
+        secs = (double)t->o->timeout_ms / 1000.0;
+        set_failure(res, "timeout",
+                    bt_xasprintf("the turn took longer than %.1f s and was stopped", secs));
+        return;
+    case STOP_CANCEL:
+        res->status = BT_TURN_CANCELLED;
+        return;
+    case STOP_NONE:
+        break;
+    }
+    if (t->ended) {
+        settle_from_end(t, res);
+        return;
+    }
+    const char *kind = "coder_crashed";
+    struct bt_buf msg = BT_BUF_INIT;
+    size_t tail_len = 0;
+    const char *tail = t->proc ? bt_proc_stderr_tail(t->proc, &tail_len) : NULL;
+    char *tail_z = tail ? bt_xstrndup(tail, tail_len) : NULL;
+    if (t->o->coder->parser->diagnose)
+        t->o->coder->parser->diagnose(t->parser, tail_z, tail_len, t->pres.exit_status,
+                                      t->pres.term_signal, &kind, &msg);
+    free(tail_z);
+    if (!msg.len)
+        bt_buf_addf(&msg, "%s ended before the turn was complete", name);
+    set_failure(res, static_kind(kind), bt_buf_detach(&msg, NULL));
+}
+
+static void finish(struct bt_turn *t, struct bt_turn_result *res)
+{
+    bt_framer_finish(&t->framer);
+    if (t->o->coder->parser->finish)
+        t->o->coder->parser->finish(t->parser, &t->sink);
+    if (t->msg_id) /* a message cut short keeps its partial text */
+        add_answer(t, t->msg.data, t->msg.len);
+    res->exit_code = t->pres.term_signal ? BT_UNKNOWN : t->pres.exit_status;
+    res->exit_signal = t->pres.term_signal;
+    settle(t, res);
+    if (res->status == BT_TURN_FAILED) {
+        struct bt_event err;
+        bt_event_init(&err, BT_EVENT_ERROR);
+        err.kind = res->error_kind;
+        err.message = res->error_message;
+        emit(t, &err);
+    }
+    res->final_text = bt_buf_detach(&t->answer, NULL);
+    res->usage = t->usage;
+    res->native_session_id = t->session_id;
+    t->session_id = NULL;
+    res->duration_ms = bt_mono_ms() - t->t0;
+    if (t->proc) {
+        size_t n;
+        const char *tail = bt_proc_stderr_tail(t->proc, &n);
+        res->stderr_tail = n ? bt_xstrndup(tail, n) : NULL;
+    }
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_TURN_COMPLETED);
+    ev.status = res->status;
+    ev.kind = res->error_kind;
+    ev.message = res->error_message;
+    ev.final_text = res->final_text;
+    ev.usage = res->usage;
+    ev.duration_ms = res->duration_ms;
+    ev.exit_code = res->exit_code;
+    ev.exit_signal = res->exit_signal;
+    emit(t, &ev);
+    res->events = t->seq;
+}
+
+/* ---- setup ---------------------------------------------------------- */
+
+static void emit_started(struct bt_turn *t)
+{
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_TURN_STARTED);
+    ev.coder = t->o->coder->name;
+    ev.coder_version = t->o->coder_version;
+    ev.model = t->o->cfg.model;
+    ev.cwd = t->o->cfg.cwd;
+    ev.native_session_id = t->o->cfg.native_session_id;
+    ev.resumed = t->o->cfg.native_session_id != NULL;
+    emit(t, &ev);
+}
+
+static int spawn(struct bt_turn *t)
+{
+    struct bt_strv argv;
+    bt_strv_init(&argv);
+    bt_strv_push(&argv, t->o->bin);
+    int rc = t->o->coder->runner->build_argv(&t->o->cfg, &argv);
+    if (rc == 0) {
+        struct bt_proc_options po = {
+            .file = t->o->bin, .argv = argv.v, .env = t->o->env, .cwd = t->o->cfg.cwd,
+            .stdin_pipe = t->o->coder->runner->stdin_pipe, .on_stdout = on_stdout,
+            .on_stderr = on_stderr, .on_done = on_done, .data = t,
+        };
+        rc = bt_proc_spawn(&t->loop, &po, &t->proc);
+    }
+    bt_strv_release(&argv);
+    return rc;
+}
+
+static void spawn_failed(struct bt_turn *t, int rc, struct bt_turn_result *res)
+{
+    const char *name = t->o->coder->name;
+    t->done = 1;
+    if (rc == -ENOENT || rc == -EACCES)
+        set_failure(res, "not_installed",
+                    bt_xasprintf("%s could not be started: %s", name, bt_strerror(rc)));
+    else if (rc == -EINVAL)
+        set_failure(res, "resume_failed",
+                    bt_xasprintf("the native session id is not one %s can take", name));
+    else
+        set_failure(res, "coder_crashed",
+                    bt_xasprintf("%s could not be started: %s", name, bt_strerror(rc)));
+    t->stop = STOP_NONE;
+}
+
+static void timers_start(struct bt_turn *t)
+{
+    uv_timer_init(&t->loop, &t->idle);
+    uv_timer_init(&t->loop, &t->deadline);
+    uv_signal_init(&t->loop, &t->sigint);
+    t->idle.data = t->deadline.data = t->sigint.data = t;
+    if (t->o->idle_timeout_ms)
+        uv_timer_start(&t->idle, on_idle, t->o->idle_timeout_ms, t->o->idle_timeout_ms);
+    if (t->o->timeout_ms)
+        uv_timer_start(&t->deadline, on_deadline, t->o->timeout_ms, 0);
+    uv_signal_start(&t->sigint, on_sigint, SIGINT);
+}
+
+static void teardown(struct bt_turn *t)
+{
+    uv_close((uv_handle_t *)&t->idle, NULL);
+    uv_close((uv_handle_t *)&t->deadline, NULL);
+    uv_close((uv_handle_t *)&t->sigint, NULL);
+    if (t->proc)
+        bt_proc_free(t->proc);
+    uv_run(&t->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&t->loop);
+    bt_framer_release(&t->framer);
+    t->o->coder->parser->destroy(t->parser);
+    t->o->coder->runner->destroy(t->runner);
+    bt_buf_release(&t->json);
+    bt_buf_release(&t->wbuf);
+    bt_buf_release(&t->answer);
+    bt_buf_release(&t->msg);
+    free(t->msg_id);
+    free(t->session_id);
+    free(t->end_kind);
+    free(t->end_message);
+}
+
+int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
+{
+    struct bt_turn t = {.o = o, .json = BT_BUF_INIT, .wbuf = BT_BUF_INIT,
+                        .answer = BT_BUF_INIT, .msg = BT_BUF_INIT};
+    memset(res, 0, sizeof(*res));
+    res->status = BT_TURN_COMPLETED;
+    int rc = uv_loop_init(&t.loop);
+    if (rc)
+        return rc;
+    t.t0 = bt_mono_ms();
+    bt_usage_init(&t.usage);
+    bt_framer_init(&t.framer, 0, &framer_ops, &t);
+    t.parser = o->coder->parser->create();
+    t.runner = o->coder->runner->create(&o->cfg);
+    t.sink = (struct bt_parser_sink){sink_event, sink_signal, &t};
+    timers_start(&t);
+    emit_started(&t);
+    rc = spawn(&t);
+    if (rc) {
+        spawn_failed(&t, rc, res);
+    } else {
+        if (o->on_spawn)
+            o->on_spawn(o->data, bt_proc_pid(t.proc));
+        o->coder->runner->start(t.runner, &t.wbuf);
+        flush_writes(&t);
+        while (!t.done)
+            uv_run(&t.loop, UV_RUN_ONCE);
+    }
+    finish(&t, res);
+    teardown(&t);
+    return 0;
+}
+
+void bt_turn_result_release(struct bt_turn_result *res)
+{
+    free(res->error_message);
+    free(res->final_text);
+    free(res->native_session_id);
+    free(res->stderr_tail);
+    memset(res, 0, sizeof(*res));
+}
+
+int bt_turn_exit_code(const struct bt_turn_result *res)
+{
+    switch (res->status) {
+    case BT_TURN_COMPLETED: return 0;
+    case BT_TURN_CANCELLED: return 130;
+    default: break;
+    }
+    if (res->error_kind && strcmp(res->error_kind, "not_installed") == 0)
+        return 3;
+    if (res->error_kind && strcmp(res->error_kind, "auth_required") == 0)
+        return 4;
+    return 1;
+}

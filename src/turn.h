@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * turn: the turn engine. Runs one turn of one coder as one run:
+ * runner -> process group -> line framer -> parser -> normalized events.
+ *
+ * The engine does not know who watches: every event is stamped (seq from 1,
+ * run, conversation, ts), encoded as a JSON line and handed to on_event.
+ * It guarantees exactly one turn.completed, always last, whatever happened
+ * (coder crash, stall, timeout, cancel, protocol garbage).
+ *
+ * Stop path (cancel, stall, timeout): the runner's protocol interrupt if it
+ * has one, then SIGTERM to the group after grace_ms, SIGKILL after another
+ * grace_ms. After the coder's terminal event the engine closes stdin and
+ * gives the coder linger_ms to exit before stopping it the same way; the turn
+ * still counts as completed.
+ */
+#ifndef BT_TURN_H
+#define BT_TURN_H
+
+#include <stdint.h>
+#include <uv.h>
+
+#include "coder.h"
+#include "event.h"
+
+struct bt_turn;
+
+struct bt_turn_options {
+    const struct bt_coder *coder;
+    const char *bin;           /* resolved executable path */
+    const char *coder_version; /* from the version probe, may be NULL */
+    char *const *env;          /* environment for the coder */
+    struct bt_runner_config cfg;
+    const char *run_id;          /* stamped on every event */
+    const char *conversation_id; /* stamped on every event */
+    int raw_out_fd;              /* copy of raw stdout, -1 for none */
+    int raw_err_fd;              /* copy of raw stderr, -1 for none */
+    uint64_t timeout_ms;         /* whole turn; 0 = none */
+    uint64_t idle_timeout_ms;    /* no output for this long = stalled; 0 = none */
+    uint64_t grace_ms;           /* each stop step; 0 = 3000 */
+    uint64_t linger_ms;          /* after the terminal event; 0 = 2000 */
+
+    /* Every event, stamped; json is one line ending in '\n' (valid for the
+     * call only). */
+    void (*on_event)(void *data, const struct bt_event *ev, const char *json, size_t len);
+    /* After each batch of stdout has been parsed: a point to commit. */
+    void (*on_batch)(void *data);
+    /* The coder process started (pid = process group id). */
+    void (*on_spawn)(void *data, int pid);
+    void *data;
+};
+
+struct bt_turn_result {
+    enum bt_turn_status status;
+    const char *error_kind;  /* static; NULL when completed */
+    char *error_message;     /* curated sentence; NULL when completed */
+    char *final_text;        /* the answer text; never NULL */
+    char *native_session_id; /* as named by the coder; NULL if never */
+    struct bt_usage usage;
+    int64_t exit_code; /* BT_UNKNOWN if killed by a signal or never ran */
+    int exit_signal;
+    int64_t duration_ms;
+    char *stderr_tail; /* last stderr bytes (NUL-terminated); may be NULL */
+    int64_t events;    /* events emitted, turn.completed included */
+};
+
+/* Run the turn to its end on a loop of its own. SIGINT is handled while it
+ * runs: once = interrupt, twice = kill. Returns 0 with *res filled (the turn
+ * itself may have failed: see res->status), or a negative error when nothing
+ * could run (then no event was emitted). Release res with
+ * bt_turn_result_release. */
+int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res);
+
+void bt_turn_result_release(struct bt_turn_result *res);
+
+/* Exit code of the CLI for a finished turn (0 completed, 1 failed, 3 coder not
+ * installed, 4 auth required, 130 cancelled). */
+int bt_turn_exit_code(const struct bt_turn_result *res);
+
+#endif
