@@ -29,7 +29,7 @@ struct bt_turn {
     struct bt_buf wbuf;  /* lines for the coder's stdin */
     int64_t seq;
     int64_t t0;          /* monotonic ms at start */
-    uv_timer_t idle, deadline;
+    uv_timer_t idle, deadline, tick;
     uv_signal_t sigint;
     int ended;           /* the coder's terminal event was seen */
     enum bt_turn_status end_status;
@@ -225,6 +225,12 @@ static void on_deadline(uv_timer_t *h)
     begin_stop(h->data, STOP_TIMEOUT);
 }
 
+static void on_tick(uv_timer_t *h)
+{
+    struct bt_turn *t = h->data;
+    t->o->on_tick(t->o->data);
+}
+
 static void on_sigint(uv_signal_t *h, int signum)
 {
     struct bt_turn *t = h->data;
@@ -242,6 +248,7 @@ static void on_done(void *data, const struct bt_proc_result *r)
     t->done = 1;
     uv_timer_stop(&t->idle);
     uv_timer_stop(&t->deadline);
+    uv_timer_stop(&t->tick);
     uv_signal_stop(&t->sigint);
 }
 
@@ -413,8 +420,11 @@ static void timers_start(struct bt_turn *t)
 {
     uv_timer_init(&t->loop, &t->idle);
     uv_timer_init(&t->loop, &t->deadline);
+    uv_timer_init(&t->loop, &t->tick);
     uv_signal_init(&t->loop, &t->sigint);
-    t->idle.data = t->deadline.data = t->sigint.data = t;
+    t->idle.data = t->deadline.data = t->tick.data = t->sigint.data = t;
+    if (t->o->on_tick && t->o->tick_ms)
+        uv_timer_start(&t->tick, on_tick, t->o->tick_ms, t->o->tick_ms);
     if (t->o->idle_timeout_ms)
         uv_timer_start(&t->idle, on_idle, t->o->idle_timeout_ms, t->o->idle_timeout_ms);
     if (t->o->timeout_ms)
@@ -426,6 +436,7 @@ static void teardown(struct bt_turn *t)
 {
     uv_close((uv_handle_t *)&t->idle, NULL);
     uv_close((uv_handle_t *)&t->deadline, NULL);
+    uv_close((uv_handle_t *)&t->tick, NULL);
     uv_close((uv_handle_t *)&t->sigint, NULL);
     if (t->proc)
         bt_proc_free(t->proc);

@@ -47,6 +47,9 @@ struct bt_turn_options {
     void (*on_batch)(void *data);
     /* The coder process started (pid = process group id). */
     void (*on_spawn)(void *data, int pid);
+    /* Optional: called every tick_ms while the turn runs (a spinner). */
+    void (*on_tick)(void *data);
+    uint64_t tick_ms;
     void *data;
 };
 

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd-common: what several commands share: opening the store and
+ * resolving a conversation id typed by the user. */
+#include <signal.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+#include "error.h"
+#include "store.h"
+
+/* Stop the process group of a run whose baton died, if it is still that
+ * run's group: a pid is not reused while its group lives, and a reused leader
+ * pid would have another start time. */
+static void stop_orphan(const struct bt_store_orphan *o)
+{
+    uint64_t start = 0;
+    int rc = bt_store_pid_start(o->pgid, &start);
+    if (rc == 0 && o->child_start && start != o->child_start)
+        return;
+    kill(-o->pgid, SIGTERM);
+    kill(-o->pgid, SIGCONT);
+}
+
+int bt_cmd_open_store(struct bt_store **s)
+{
+    char *home = bt_store_default_home();
+    char *err = NULL;
+    if (!home)
+        return bt_fail(BT_EXIT_FAILED, "cannot find a home for the store: set BATON_HOME");
+    int rc = bt_store_open(home, s, &err);
+    if (rc) {
+        bt_fail(BT_EXIT_FAILED, "cannot open the store in %s: %s", home,
+                err ? err : bt_strerror(rc));
+        free(err);
+        free(home);
+        return BT_EXIT_FAILED;
+    }
+    free(home);
+    struct bt_store_orphan *orphans = NULL;
+    size_t n = 0;
+    if (bt_store_recover(*s, NULL, &orphans, &n) == 0)
+        for (size_t i = 0; i < n; i++)
+            stop_orphan(&orphans[i]);
+    free(orphans);
+    return 0;
+}
+
+int bt_cmd_resolve(struct bt_store *s, const char *text, char *id)
+{
+    int rc = bt_store_conversation_resolve(s, text, id);
+    if (rc == BT_EAMBIGUOUS)
+        return bt_fail(BT_EXIT_USAGE, "'%s' matches several conversations: give more of the id",
+                       text);
+    if (rc)
+        return bt_fail(BT_EXIT_USAGE, "no conversation matches '%s'", text);
+    return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd-ls: `baton ls` lists conversations, newest activity first. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "store.h"
+
+static void add_str(struct bt_buf *b, const char *key, const char *v)
+{
+    bt_buf_addf(b, ",\"%s\":", key);
+    if (v)
+        bt_json_quote(b, v, strlen(v));
+    else
+        bt_buf_adds(b, "null");
+}
+
+static void print_json(const struct bt_store_conversation *c)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    char ts[32];
+    bt_buf_adds(&b, "{\"id\":");
+    bt_json_quote(&b, c->id, strlen(c->id));
+    add_str(&b, "title", c->title);
+    add_str(&b, "coder", c->coder);
+    add_str(&b, "model", c->model);
+    add_str(&b, "cwd", c->cwd);
+    add_str(&b, "native_session_id", c->native_session_id);
+    add_str(&b, "status", bt_store_conv_status_name(c->status));
+    add_str(&b, "last_run", c->last_run[0] ? c->last_run : NULL);
+    add_str(&b, "last_run_state",
+            c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : NULL);
+    bt_time_rfc3339(c->created_ms, ts);
+    add_str(&b, "created", ts);
+    bt_time_rfc3339(c->updated_ms, ts);
+    add_str(&b, "updated", ts);
+    bt_buf_adds(&b, "}\n");
+    fputs(b.data, stdout);
+    bt_buf_release(&b);
+}
+
+static void print_human(const struct bt_store_conversation *c)
+{
+    char ts[32];
+    bt_time_rfc3339(c->updated_ms, ts);
+    ts[16] = '\0'; /* minutes are enough here */
+    const char *state = c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : "new";
+    if (c->status != BT_STORE_CONV_ACTIVE)
+        state = bt_store_conv_status_name(c->status);
+    printf("%.12s  %-6s %-11s %s  %s\n", c->id, c->coder, state, ts, c->title);
+}
+
+int bt_cmd_ls(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        if (c != 'j')
+            return c == 'h' ? (bt_usage(argv[0]), 0) : bt_usage(argv[0]);
+        json = 1;
+    }
+    if (optind != argc)
+        return bt_usage(argv[0]);
+    struct bt_store *s;
+    int rc = bt_cmd_open_store(&s);
+    if (rc)
+        return rc;
+    struct bt_store_conversation *v = NULL;
+    size_t n = 0;
+    if (bt_store_conversation_list(s, 0, &v, &n) != 0) {
+        rc = bt_fail(BT_EXIT_FAILED, "cannot list conversations: %s", bt_store_errmsg(s));
+    } else {
+        for (size_t i = 0; i < n; i++)
+            json ? print_json(&v[i]) : print_human(&v[i]);
+    }
+    bt_store_conversation_list_free(v, n);
+    bt_store_close(s);
+    return rc;
+}

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd-run: `baton run` (a new conversation, one turn) and `baton send`
+ * (the next turn of a conversation). Human output or, with --json, the event
+ * stream as JSON lines on stdout and nothing else there.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "render.h"
+#include "service.h"
+
+struct run_args {
+    struct bt_service_turn turn;
+    int json;
+    char *cwd;    /* owned absolute path */
+    char *prompt; /* owned */
+};
+
+static int parse_seconds(const char *s, uint64_t *ms)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || v < 0 || v > 1e7)
+        return -1;
+    *ms = (uint64_t)(v * 1000.0);
+    return 0;
+}
+
+static int parse_approval(const char *s, enum bt_approval *a)
+{
+    if (strcmp(s, "deny") == 0 || strcmp(s, "decline") == 0)
+        *a = BT_APPROVAL_DENY;
+    else if (strcmp(s, "auto") == 0)
+        *a = BT_APPROVAL_AUTO;
+    else if (strcmp(s, "never") == 0)
+        *a = BT_APPROVAL_NEVER;
+    else
+        return -1;
+    return 0;
+}
+
+/* The prompt: the argument, or all of stdin for "-". */
+static char *read_prompt(const char *arg)
+{
+    if (strcmp(arg, "-") != 0)
+        return bt_xstrdup(arg);
+    struct bt_buf b = BT_BUF_INIT;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
+        bt_buf_add(&b, chunk, n);
+    return bt_buf_detach(&b, NULL);
+}
+
+static int is_blank(const char *s)
+{
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+            return 0;
+    return 1;
+}
+
+/* Parse options common to run and send; returns 0 or an exit code. */
+static int parse(int argc, char **argv, int is_run, struct run_args *a)
+{
+    static const struct option opts[] = {
+        {"coder", required_argument, NULL, 'c'}, {"model", required_argument, NULL, 'm'},
+        {"cwd", required_argument, NULL, 'C'},   {"json", no_argument, NULL, 'j'},
+        {"approval", required_argument, NULL, 'a'},
+        {"timeout", required_argument, NULL, 't'},
+        {"idle-timeout", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},        {0}};
+    const char *dir = ".";
+    int c;
+    a->turn.coder = "codex";
+    a->turn.idle_timeout_ms = 600000;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, is_run ? "+c:m:C:h" : "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c': a->turn.coder = optarg; break;
+        case 'm': a->turn.model = optarg; break;
+        case 'C': dir = optarg; break;
+        case 'j': a->json = 1; break;
+        case 'a':
+            if (parse_approval(optarg, &a->turn.approval))
+                return bt_fail(BT_EXIT_USAGE, "--approval takes deny, auto or never");
+            break;
+        case 't':
+            if (parse_seconds(optarg, &a->turn.timeout_ms))
+                return bt_fail(BT_EXIT_USAGE, "--timeout takes seconds, e.g. 300");
+            break;
+        case 'i':
+            if (parse_seconds(optarg, &a->turn.idle_timeout_ms))
+                return bt_fail(BT_EXIT_USAGE, "--idle-timeout takes seconds, e.g. 120");
+            break;
+        case 'h': bt_usage(argv[0]); return -1;
+        default: return bt_usage(argv[0]);
+        }
+        if (!is_run && (c == 'c' || c == 'm' || c == 'C'))
+            return bt_usage(argv[0]);
+    }
+    if (argc - optind != (is_run ? 1 : 2))
+        return bt_usage(argv[0]);
+    a->cwd = realpath(dir, NULL);
+    if (!a->cwd)
+        return bt_fail(BT_EXIT_USAGE, "cannot use '%s' as the working directory", dir);
+    a->prompt = read_prompt(argv[argc - 1]);
+    if (is_blank(a->prompt))
+        return bt_fail(BT_EXIT_USAGE, "the prompt is empty");
+    a->turn.prompt = a->prompt;
+    a->turn.cwd = a->cwd;
+    return 0;
+}
+
+static void print_json(void *data, const struct bt_event *ev, const char *json, size_t len)
+{
+    (void)data;
+    (void)ev;
+    fwrite(json, 1, len, stdout);
+    fflush(stdout);
+}
+
+static void print_human(void *data, const struct bt_event *ev, const char *json, size_t len)
+{
+    (void)json;
+    (void)len;
+    bt_render_event(data, ev);
+}
+
+static void tick(void *data)
+{
+    bt_render_tick(data);
+}
+
+static int execute(int argc, char **argv, int is_run)
+{
+    struct run_args a = {0};
+    struct bt_render render;
+    struct bt_store *s = NULL;
+    struct bt_service_outcome out = {0};
+    char conv[BT_ID_SIZE];
+    int rc = parse(argc, argv, is_run, &a);
+    if (rc)
+        goto done;
+    if ((rc = bt_cmd_open_store(&s)) != 0)
+        goto done;
+    if (!is_run && (rc = bt_cmd_resolve(s, argv[optind], conv)) != 0)
+        goto done;
+    bt_render_init(&render, stdout, stderr);
+    a.turn.on_event = a.json ? print_json : print_human;
+    a.turn.on_tick = a.json ? NULL : tick;
+    a.turn.data = &render;
+    if (is_run)
+        bt_service_run(s, &a.turn, &out);
+    else
+        bt_service_send(s, conv, &a.turn, &out);
+    if (out.message)
+        bt_fail(out.exit_code, "%s", out.message);
+    else if (!a.json)
+        fprintf(stderr, "conversation %s\n", out.conversation);
+    rc = out.exit_code;
+done:
+    free(out.message);
+    bt_store_close(s);
+    free(a.cwd);
+    free(a.prompt);
+    return rc < 0 ? 0 : rc;
+}
+
+int bt_cmd_run(int argc, char **argv)
+{
+    return execute(argc, argv, 1);
+}
+
+int bt_cmd_send(int argc, char **argv)
+{
+    return execute(argc, argv, 0);
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd-show: `baton show CONV` prints a conversation's messages in order;
+ * --debug adds each run's record (exit, error, stderr tail). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "store.h"
+
+static void add_str(struct bt_buf *b, const char *key, const char *v)
+{
+    bt_buf_addf(b, "\"%s\":", key);
+    if (v)
+        bt_json_quote(b, v, strlen(v));
+    else
+        bt_buf_adds(b, "null");
+}
+
+static void json_conv(struct bt_buf *b, const struct bt_store_conversation *c)
+{
+    bt_buf_adds(b, "{");
+    add_str(b, "id", c->id);
+    bt_buf_addc(b, ',');
+    add_str(b, "title", c->title);
+    bt_buf_addc(b, ',');
+    add_str(b, "coder", c->coder);
+    bt_buf_addc(b, ',');
+    add_str(b, "model", c->model);
+    bt_buf_addc(b, ',');
+    add_str(b, "cwd", c->cwd);
+    bt_buf_addc(b, ',');
+    add_str(b, "native_session_id", c->native_session_id);
+    bt_buf_addc(b, ',');
+    add_str(b, "status", bt_store_conv_status_name(c->status));
+    bt_buf_adds(b, "}");
+}
+
+static void json_message(struct bt_buf *b, const struct bt_store_message *m)
+{
+    char ts[32];
+    bt_time_rfc3339(m->created_ms, ts);
+    bt_buf_addf(b, "{\"seq\":%lld,", (long long)m->seq);
+    add_str(b, "role", bt_store_role_name(m->role));
+    bt_buf_addc(b, ',');
+    add_str(b, "state", bt_store_msg_state_name(m->state));
+    bt_buf_addc(b, ',');
+    add_str(b, "text", m->text);
+    bt_buf_addc(b, ',');
+    add_str(b, "error_kind", m->error_kind);
+    bt_buf_addc(b, ',');
+    add_str(b, "error", m->error_text);
+    bt_buf_addc(b, ',');
+    add_str(b, "run", m->run[0] ? m->run : NULL);
+    bt_buf_addc(b, ',');
+    add_str(b, "created", ts);
+    bt_buf_adds(b, "}");
+}
+
+static void print_json(const struct bt_store_conversation *c, const struct bt_store_message *v,
+                       size_t n)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_adds(&b, "{\"conversation\":");
+    json_conv(&b, c);
+    bt_buf_adds(&b, ",\"messages\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            bt_buf_addc(&b, ',');
+        json_message(&b, &v[i]);
+    }
+    bt_buf_adds(&b, "]}\n");
+    fputs(b.data, stdout);
+    bt_buf_release(&b);
+}
+
+static void print_run(struct bt_store *s, const char *run)
+{
+    struct bt_store_run r;
+    if (bt_store_run_get(s, run, &r) != 0)
+        return;
+    printf("  [run %s: %s, %s %s, exit %lld", r.id, bt_store_run_state_name(r.state), r.coder,
+           r.coder_version ? r.coder_version : "?", (long long)r.exit_code);
+    if (r.exit_signal)
+        printf(", signal %d", r.exit_signal);
+    if (r.error_kind)
+        printf(", %s", r.error_kind);
+    printf("]\n");
+    if (r.stderr_tail_len) {
+        printf("  [stderr tail]\n");
+        fwrite(r.stderr_tail, 1, r.stderr_tail_len, stdout);
+        if (r.stderr_tail[r.stderr_tail_len - 1] != '\n')
+            putchar('\n');
+    }
+    bt_store_run_release(&r);
+}
+
+static void print_human(struct bt_store *s, const struct bt_store_conversation *c,
+                        const struct bt_store_message *v, size_t n, int debug)
+{
+    printf("conversation %s  %s  %s\n", c->id, c->coder, bt_store_conv_status_name(c->status));
+    printf("title: %s\ncwd:   %s\n", c->title, c->cwd);
+    if (c->native_session_id)
+        printf("native session: %s\n", c->native_session_id);
+    for (size_t i = 0; i < n; i++) {
+        const struct bt_store_message *m = &v[i];
+        int user = m->role == BT_STORE_ROLE_USER;
+        printf("\n%s", user ? "you" : c->coder);
+        if (m->state != BT_STORE_MSG_COMPLETE)
+            printf(" (%s)", bt_store_msg_state_name(m->state));
+        printf(":\n%s\n", m->text);
+        if (m->error_text)
+            printf("error: %s\n", m->error_text);
+        if (debug && !user && m->run[0])
+            print_run(s, m->run);
+    }
+}
+
+int bt_cmd_show(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"debug", no_argument, NULL, 'd'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    int json = 0, debug = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        if (c == 'j')
+            json = 1;
+        else if (c == 'd')
+            debug = 1;
+        else
+            return c == 'h' ? (bt_usage(argv[0]), 0) : bt_usage(argv[0]);
+    }
+    if (argc - optind != 1)
+        return bt_usage(argv[0]);
+    struct bt_store *s;
+    char id[BT_ID_SIZE];
+    int rc = bt_cmd_open_store(&s);
+    if (rc)
+        return rc;
+    struct bt_store_conversation conv = {0};
+    struct bt_store_message *v = NULL;
+    size_t n = 0;
+    if ((rc = bt_cmd_resolve(s, argv[optind], id)) == 0) {
+        if (bt_store_conversation_get(s, id, &conv) || bt_store_message_list(s, id, &v, &n))
+            rc = bt_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id,
+                         bt_store_errmsg(s));
+        else if (json)
+            print_json(&conv, v, n);
+        else
+            print_human(s, &conv, v, n, debug);
+    }
+    bt_store_message_list_free(v, n);
+    bt_store_conversation_release(&conv);
+    bt_store_close(s);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd: the subcommands of the baton CLI, one cmd-*.c each, listed in one
+ * table in main.c. A command returns the process exit code:
+ * 0 completed, 1 failed, 2 usage, 3 coder not installed, 4 auth required,
+ * 130 cancelled.
+ */
+#ifndef BT_CMD_H
+#define BT_CMD_H
+
+enum {
+    BT_EXIT_OK = 0,
+    BT_EXIT_FAILED = 1,
+    BT_EXIT_USAGE = 2,
+    BT_EXIT_NOT_INSTALLED = 3,
+    BT_EXIT_AUTH = 4,
+    BT_EXIT_CANCELLED = 130,
+};
+
+struct bt_cmd {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+    const char *usage;                 /* after "baton NAME " */
+    const char *summary;               /* one line for `baton --help` */
+};
+
+int bt_cmd_run(int argc, char **argv);
+int bt_cmd_send(int argc, char **argv);
+int bt_cmd_ls(int argc, char **argv);
+int bt_cmd_show(int argc, char **argv);
+int bt_cmd_coders(int argc, char **argv);
+
+/* Print "baton: <message>" to stderr; returns code, for `return bt_fail(..)`. */
+int bt_fail(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Print the usage line of a command to stderr and return BT_EXIT_USAGE. */
+int bt_usage(const char *cmd);
+
+#endif
+
+#ifndef BT_CMD_STORE_DECL
+#define BT_CMD_STORE_DECL
+struct bt_store;
+/* Open the store at $BATON_HOME (or its default), mark runs whose owner died
+ * as interrupted and stop their process groups if still alive. Prints the
+ * reason and returns BT_EXIT_FAILED on failure, else 0. */
+int bt_cmd_open_store(struct bt_store **s);
+/* Resolve CONV (full id or unique prefix) into id; prints why not and
+ * returns BT_EXIT_USAGE on failure, else 0. */
+int bt_cmd_resolve(struct bt_store *s, const char *text, char *id);
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * render: human output of a turn's events on a terminal or a pipe. The
+ * answer text streams to stdout as it arrives; tool activity becomes
+ * one-line summaries; errors go to stderr. A spinner runs on stderr only
+ * when it is a terminal; colour only on a terminal and never with NO_COLOR.
+ */
+#ifndef BT_RENDER_H
+#define BT_RENDER_H
+
+#include <stdio.h>
+
+#include "event.h"
+
+struct bt_render {
+    FILE *out, *err;
+    int color;       /* ANSI colours on out */
+    int spinner;     /* a spinner may be drawn on err */
+    int spinning;    /* a spinner frame is on screen */
+    unsigned frame;  /* spinner frame counter */
+    int mid_line;    /* out's cursor is not at a line start */
+    int text_open;   /* answer text has been printed since the last summary */
+};
+
+/* Decides colour and spinner from isatty() and NO_COLOR. */
+void bt_render_init(struct bt_render *r, FILE *out, FILE *err);
+void bt_render_event(struct bt_render *r, const struct bt_event *ev);
+/* Advance the spinner (call every ~100 ms). */
+void bt_render_tick(struct bt_render *r);
+
+#endif

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/* service: the conversation service (see service.h). */
+#include "service.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "error.h"
+#include "turn.h"
+
+extern char **environ;
+
+/* Everything one turn needs while it runs. */
+struct turn_ctx {
+    struct bt_store *store;
+    const struct bt_service_turn *t;
+    const char *run;
+    const char *coder_version;
+    int store_failed;
+};
+
+static void ctx_event(void *data, const struct bt_event *ev, const char *json, size_t len)
+{
+    struct turn_ctx *c = data;
+    struct bt_store_event se = {.run = c->run, .seq = ev->seq,
+                                .type = bt_event_type_name(ev->type), .ts_ms = ev->ts_ms,
+                                .data = json, .len = len};
+    if (bt_store_event_append(c->store, &se) != 0 && !c->store_failed) {
+        c->store_failed = 1;
+        fprintf(stderr, "baton: could not store an event: %s\n", bt_store_errmsg(c->store));
+    }
+    if (c->t->on_event)
+        c->t->on_event(c->t->data, ev, json, len);
+}
+
+static void ctx_batch(void *data)
+{
+    struct turn_ctx *c = data;
+    bt_store_flush(c->store);
+}
+
+static void ctx_spawn(void *data, int pid)
+{
+    struct turn_ctx *c = data;
+    bt_store_run_started(c->store, c->run, pid, pid, c->coder_version);
+    bt_store_flush(c->store);
+}
+
+static void ctx_tick(void *data)
+{
+    struct turn_ctx *c = data;
+    if (c->t->on_tick)
+        c->t->on_tick(c->t->data);
+}
+
+static int open_run_file(struct bt_store *s, const char *run, const char *suffix)
+{
+    char *path = bt_store_run_file(s, run, suffix);
+    int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    free(path);
+    return fd;
+}
+
+static enum bt_store_run_state run_state(enum bt_turn_status st)
+{
+    switch (st) {
+    case BT_TURN_COMPLETED: return BT_STORE_RUN_COMPLETED;
+    case BT_TURN_CANCELLED: return BT_STORE_RUN_CANCELLED;
+    case BT_TURN_INTERRUPTED: return BT_STORE_RUN_INTERRUPTED;
+    case BT_TURN_FAILED: break;
+    }
+    return BT_STORE_RUN_FAILED;
+}
+
+/* A coder resolved to an executable and version, or why not. */
+struct located {
+    const struct bt_coder *coder;
+    char *bin;
+    char *version;
+};
+
+static int locate(const char *name, struct located *l, struct bt_service_outcome *out)
+{
+    l->coder = bt_coder_find(name);
+    if (!l->coder) {
+        out->exit_code = BT_EXIT_USAGE;
+        out->message = bt_xasprintf("unknown coder '%s' (see `baton coders`)", name);
+        return -EINVAL;
+    }
+    l->bin = bt_coder_locate(l->coder);
+    if (!l->bin) {
+        out->exit_code = BT_EXIT_NOT_INSTALLED;
+        out->message = bt_xasprintf("%s is not installed: put '%s' on PATH or set %s", name,
+                                    l->coder->runner->bin_name, l->coder->runner->bin_env);
+        return BT_ENOTINSTALLED;
+    }
+    bt_coder_version(l->coder, l->bin, &l->version);
+    return 0;
+}
+
+static void located_release(struct located *l)
+{
+    free(l->bin);
+    free(l->version);
+}
+
+static int store_error(struct bt_store *s, struct bt_service_outcome *out, int rc)
+{
+    out->exit_code = BT_EXIT_FAILED;
+    out->message = bt_xasprintf("store: %s", bt_store_errmsg(s));
+    return rc;
+}
+
+static void finish_run(struct bt_store *s, const char *run, const char *conv,
+                       const struct bt_turn_result *res)
+{
+    struct bt_store_run_end e = {
+        .state = run_state(res->status), .exit_code = res->exit_code,
+        .exit_signal = res->exit_signal, .error_kind = res->error_kind,
+        .error_text = res->error_message, .stderr_tail = res->stderr_tail,
+        .stderr_tail_len = res->stderr_tail ? strlen(res->stderr_tail) : 0,
+        .usage = &res->usage, .native_session_id = res->native_session_id,
+        .final_text = res->final_text,
+    };
+    if (bt_store_run_finish(s, run, &e) != 0)
+        fprintf(stderr, "baton: could not record the end of run %s: %s\n", run,
+                bt_store_errmsg(s));
+    if (res->native_session_id)
+        bt_store_conversation_set_native(s, conv, res->native_session_id, NULL);
+}
+
+/* Store the prompt, create the run, run the turn, record its end. */
+static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
+                   const struct located *l, const struct bt_service_turn *t,
+                   struct bt_service_outcome *out)
+{
+    int64_t user_msg;
+    struct bt_store_message_new m = {.conversation = conv->id, .role = BT_STORE_ROLE_USER,
+                                     .state = BT_STORE_MSG_COMPLETE, .text = t->prompt};
+    int rc = bt_store_message_add(s, &m, &user_msg);
+    if (rc)
+        return store_error(s, out, rc);
+    struct bt_store_run_new rn = {.conversation = conv->id, .coder = conv->coder,
+                                  .model = conv->model, .user_message = user_msg};
+    rc = bt_store_run_create(s, &rn, out->run, NULL);
+    if (rc == BT_EBUSY) {
+        out->exit_code = BT_EXIT_FAILED;
+        out->message = bt_xasprintf("conversation %s already has a turn running", conv->id);
+        return rc;
+    }
+    if (rc)
+        return store_error(s, out, rc);
+    struct turn_ctx c = {.store = s, .t = t, .run = out->run, .coder_version = l->version};
+    struct bt_turn_options o = {
+        .coder = l->coder, .bin = l->bin, .coder_version = l->version, .env = environ,
+        .cfg = {.prompt = t->prompt, .model = conv->model, .cwd = conv->cwd,
+                .approval = t->approval, .native_session_id = conv->native_session_id,
+                .native_session_path = conv->native_session_path},
+        .run_id = out->run, .conversation_id = conv->id,
+        .raw_out_fd = open_run_file(s, out->run, ".out"),
+        .raw_err_fd = open_run_file(s, out->run, ".err"),
+        .timeout_ms = t->timeout_ms, .idle_timeout_ms = t->idle_timeout_ms,
+        .on_event = ctx_event, .on_batch = ctx_batch, .on_spawn = ctx_spawn,
+        .on_tick = t->on_tick ? ctx_tick : NULL, .tick_ms = 100, .data = &c,
+    };
+    struct bt_turn_result res;
+    rc = bt_turn_run(&o, &res);
+    if (o.raw_out_fd >= 0)
+        close(o.raw_out_fd);
+    if (o.raw_err_fd >= 0)
+        close(o.raw_err_fd);
+    if (rc) {
+        out->exit_code = BT_EXIT_FAILED;
+        out->message = bt_xasprintf("could not run the turn: %s", bt_strerror(rc));
+        return rc;
+    }
+    bt_store_flush(s);
+    finish_run(s, out->run, conv->id, &res);
+    out->exit_code = bt_turn_exit_code(&res);
+    bt_turn_result_release(&res);
+    return 0;
+}
+
+int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
+                   struct bt_service_outcome *out)
+{
+    struct located l = {0};
+    memset(out, 0, sizeof(*out));
+    int rc = locate(t->coder, &l, out);
+    if (rc == 0) {
+        struct bt_store_conversation_new cn = {.coder = t->coder, .model = t->model,
+                                               .cwd = t->cwd, .title = t->prompt};
+        rc = bt_store_conversation_create(s, &cn, out->conversation);
+        if (rc) {
+            store_error(s, out, rc);
+        } else {
+            struct bt_store_conversation conv;
+            rc = bt_store_conversation_get(s, out->conversation, &conv);
+            rc = rc ? store_error(s, out, rc) : do_turn(s, &conv, &l, t, out);
+            bt_store_conversation_release(&conv);
+        }
+    }
+    located_release(&l);
+    return rc;
+}
+
+int bt_service_send(struct bt_store *s, const char *id, const struct bt_service_turn *t,
+                    struct bt_service_outcome *out)
+{
+    struct located l = {0};
+    struct bt_store_conversation conv;
+    memset(out, 0, sizeof(*out));
+    int rc = bt_store_conversation_get(s, id, &conv);
+    if (rc) {
+        out->exit_code = BT_EXIT_USAGE;
+        out->message = bt_xasprintf("no conversation %s", id);
+        return rc;
+    }
+    memcpy(out->conversation, conv.id, BT_ID_SIZE);
+    rc = locate(conv.coder, &l, out);
+    if (rc == 0)
+        rc = do_turn(s, &conv, &l, t, out);
+    located_release(&l);
+    bt_store_conversation_release(&conv);
+    return rc;
+}

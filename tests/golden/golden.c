@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * golden: parser golden tests. Each recorded coder stdout
+ * fixtures/<coder>/<version>/<case>.jsonl is replayed line by line through
+ * the coder's parser and runner (as the turn engine would, minus the
+ * process), and the normalized events are compared with
+ * <case>.events.jsonl. Envelopes are fixed (run "run", conversation "conv",
+ * ts 0) so the expected files are stable.
+ *
+ * usage: golden CODER FIXTURE_DIR [--update]
+ *   --update rewrites every <case>.events.jsonl from the current parser.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "coder.h"
+#include "framer.h"
+
+struct replay {
+    const struct bt_coder *coder;
+    void *parser, *runner;
+    struct bt_parser_sink sink;
+    struct bt_runner_config cfg;
+    struct bt_buf events; /* encoded output */
+    struct bt_buf writes; /* what the runner would send (discarded) */
+    int64_t seq;
+};
+
+static void on_event(void *data, const struct bt_event *ev)
+{
+    struct replay *r = data;
+    struct bt_event e = *ev;
+    e.seq = ++r->seq;
+    e.run = "run";
+    e.conversation = "conv";
+    e.ts_ms = 0;
+    bt_event_to_json(&e, &r->events);
+}
+
+static void on_signal(void *data, const struct bt_signal *sig)
+{
+    struct replay *r = data;
+    if (sig->type == BT_SIGNAL_TURN_END) {
+        bt_buf_addf(&r->events, "#turn-end status=%s kind=%s message=%s\n",
+                    bt_turn_status_name(sig->status), sig->error_kind ? sig->error_kind : "-",
+                    sig->message ? sig->message : "-");
+        return;
+    }
+    r->coder->runner->on_signal(r->runner, sig, &r->writes, &r->sink);
+}
+
+static void on_line(void *data, char *line, size_t len)
+{
+    struct replay *r = data;
+    r->coder->parser->line(r->parser, line, len, &r->sink);
+}
+
+static const struct bt_framer_ops framer_ops = {on_line, NULL};
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct bt_buf b = BT_BUF_INIT;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        bt_buf_add(&b, chunk, n);
+    fclose(f);
+    return bt_buf_detach(&b, len);
+}
+
+/* Replay one recording; returns the encoded events (caller frees). */
+static char *replay_file(const struct bt_coder *coder, const char *path)
+{
+    size_t len;
+    char *input = slurp(path, &len);
+    if (!input)
+        return NULL;
+    struct replay r = {.coder = coder, .events = BT_BUF_INIT, .writes = BT_BUF_INIT};
+    r.cfg.prompt = "prompt";
+    r.cfg.cwd = "/work";
+    /* a "resume" recording resumes a thread: tell the runner so */
+    if (strstr(path, "resume"))
+        r.cfg.native_session_id = "resumed-session";
+    r.parser = coder->parser->create();
+    r.runner = coder->runner->create(&r.cfg);
+    r.sink = (struct bt_parser_sink){on_event, on_signal, &r};
+    coder->runner->start(r.runner, &r.writes);
+    struct bt_framer f;
+    bt_framer_init(&f, 0, &framer_ops, &r);
+    bt_framer_feed(&f, input, len);
+    bt_framer_finish(&f);
+    if (coder->parser->finish)
+        coder->parser->finish(r.parser, &r.sink);
+    bt_framer_release(&f);
+    coder->parser->destroy(r.parser);
+    coder->runner->destroy(r.runner);
+    bt_buf_release(&r.writes);
+    free(input);
+    return bt_buf_detach(&r.events, NULL);
+}
+
+struct golden_case {
+    const struct bt_coder *coder;
+    char *input;    /* <case>.jsonl */
+    char *expected; /* <case>.events.jsonl */
+    int update;
+};
+
+static void first_difference(const char *got, const char *want)
+{
+    int line = 1;
+    const char *g = got, *w = want;
+    while (*g && *g == *w) {
+        line += *g == '\n';
+        g++, w++;
+    }
+    const char *gl = g, *wl = w;
+    while (gl > got && gl[-1] != '\n')
+        gl--;
+    while (wl > want && wl[-1] != '\n')
+        wl--;
+    print_error("first difference at line %d\n  got:  %.300s\n  want: %.300s\n", line, gl, wl);
+}
+
+static void test_case(void **state)
+{
+    struct golden_case *c = *state;
+    char *got = replay_file(c->coder, c->input);
+    assert_non_null(got);
+    if (c->update) {
+        FILE *f = fopen(c->expected, "wb");
+        assert_non_null(f);
+        fputs(got, f);
+        fclose(f);
+    }
+    size_t len;
+    char *want = slurp(c->expected, &len);
+    if (!want)
+        print_error("missing %s (run with --update to create it)\n", c->expected);
+    assert_non_null(want);
+    if (strcmp(got, want) != 0)
+        first_difference(got, want);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+}
+
+static int is_recording(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 6 && strcmp(name + n - 6, ".jsonl") == 0 && !strstr(name, ".events.") &&
+           !strstr(name, ".input.");
+}
+
+/* Add every recording under dir (one level of version directories). */
+static void collect(const char *dir, struct golden_case **cases, size_t *n,
+                    const struct bt_coder *coder, int update)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *path = bt_xasprintf("%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            collect(path, cases, n, coder, update);
+        } else if (is_recording(e->d_name)) {
+            *cases = bt_xrealloc(*cases, (*n + 1) * sizeof(**cases));
+            struct golden_case *c = &(*cases)[(*n)++];
+            c->coder = coder;
+            c->input = bt_xstrdup(path);
+            c->expected = bt_xasprintf("%.*s.events.jsonl", (int)(strlen(path) - 6), path);
+            c->update = update;
+        }
+        free(path);
+    }
+    if (d)
+        closedir(d);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: golden CODER FIXTURE_DIR [--update]\n");
+        return 2;
+    }
+    const struct bt_coder *coder = bt_coder_find(argv[1]);
+    if (!coder) {
+        fprintf(stderr, "golden: unknown coder %s\n", argv[1]);
+        return 2;
+    }
+    int update = argc > 3 && strcmp(argv[3], "--update") == 0;
+    struct golden_case *cases = NULL;
+    size_t n = 0;
+    collect(argv[2], &cases, &n, coder, update);
+    if (n == 0) {
+        fprintf(stderr, "golden: no recordings under %s\n", argv[2]);
+        return 1;
+    }
+    struct CMUnitTest *tests = bt_xcalloc(n, sizeof(*tests));
+    for (size_t i = 0; i < n; i++) {
+        tests[i].name = cases[i].input + strlen(argv[2]) + 1;
+        tests[i].test_func = test_case;
+        tests[i].initial_state = &cases[i];
+    }
+    int failed = _cmocka_run_group_tests(argv[1], tests, n, NULL, NULL);
+    for (size_t i = 0; i < n; i++) {
+        free(cases[i].input);
+        free(cases[i].expected);
+    }
+    free(cases);
+    free(tests);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the codex runner (argv, protocol lines, approvals) and of
+ * the codex parser on hand-made lines (routing, unknowns, noise). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "parser-codex.h"
+#include "runner-codex.h"
+
+/* A parser+runner pair wired like the turn engine, recording output. */
+struct rig {
+    struct bt_runner_config cfg;
+    void *parser, *runner;
+    struct bt_parser_sink sink;
+    struct bt_buf events; /* "type kind|" per event */
+    struct bt_buf writes; /* lines for the coder's stdin */
+    int ended;
+    enum bt_turn_status status;
+    char error_kind[64];
+};
+
+static void on_event(void *data, const struct bt_event *ev)
+{
+    struct rig *r = data;
+    bt_buf_adds(&r->events, bt_event_type_name(ev->type));
+    if (ev->type == BT_EVENT_WARNING || ev->type == BT_EVENT_ERROR)
+        bt_buf_addf(&r->events, ":%s", ev->kind);
+    if (ev->type == BT_EVENT_APPROVAL_RESOLVED)
+        bt_buf_addf(&r->events, ":%s", ev->decision);
+    bt_buf_addc(&r->events, '|');
+}
+
+static void on_signal(void *data, const struct bt_signal *sig)
+{
+    struct rig *r = data;
+    if (sig->type == BT_SIGNAL_TURN_END) {
+        r->ended++;
+        r->status = sig->status;
+        snprintf(r->error_kind, sizeof(r->error_kind), "%s",
+                 sig->error_kind ? sig->error_kind : "");
+        return;
+    }
+    bt_runner_codex.on_signal(r->runner, sig, &r->writes, &r->sink);
+}
+
+static void rig_init(struct rig *r, enum bt_approval a, const char *resume)
+{
+    memset(r, 0, sizeof(*r));
+    r->cfg.prompt = "hi";
+    r->cfg.cwd = "/tmp";
+    r->cfg.approval = a;
+    r->cfg.native_session_id = resume;
+    bt_buf_init(&r->events);
+    bt_buf_init(&r->writes);
+    r->parser = bt_parser_codex.create();
+    r->runner = bt_runner_codex.create(&r->cfg);
+    r->sink = (struct bt_parser_sink){on_event, on_signal, r};
+}
+
+static void rig_line(struct rig *r, const char *line)
+{
+    char *copy = bt_xstrdup(line);
+    bt_parser_codex.line(r->parser, copy, strlen(copy), &r->sink);
+    free(copy);
+}
+
+static void rig_release(struct rig *r)
+{
+    bt_parser_codex.destroy(r->parser);
+    bt_runner_codex.destroy(r->runner);
+    bt_buf_release(&r->events);
+    bt_buf_release(&r->writes);
+}
+
+/* The n-th (0-based) line of buf parsed as JSON. */
+static cJSON *nth_line(const struct bt_buf *b, int n)
+{
+    const char *p = b->data;
+    while (n-- > 0) {
+        p = strchr(p, '\n');
+        assert_non_null(p);
+        p++;
+    }
+    const char *e = strchr(p, '\n');
+    assert_non_null(e);
+    return cJSON_ParseWithLength(p, (size_t)(e - p));
+}
+
+static void test_argv(void **state)
+{
+    (void)state;
+    struct bt_runner_config cfg = {.prompt = "x"};
+    struct bt_strv argv;
+    bt_strv_init(&argv);
+    assert_int_equal(bt_runner_codex.build_argv(&cfg, &argv), 0);
+    assert_int_equal(argv.n, 3);
+    assert_string_equal(argv.v[0], "app-server");
+    assert_string_equal(argv.v[1], "--listen");
+    assert_string_equal(argv.v[2], "stdio://");
+    bt_strv_release(&argv);
+    bt_strv_init(&argv);
+    cfg.native_session_id = "--dangerously-bypass";
+    assert_int_equal(bt_runner_codex.build_argv(&cfg, &argv), -EINVAL);
+    bt_strv_release(&argv);
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    char *v = NULL;
+    assert_int_equal(bt_runner_codex.parse_version("codex-cli 0.171.0\n", &v), 0);
+    assert_string_equal(v, "0.171.0");
+    free(v);
+    assert_int_equal(bt_runner_codex.parse_version("codex-cli 1.2.3-alpha.4", &v), 0);
+    assert_string_equal(v, "1.2.3-alpha.4");
+    free(v);
+    assert_int_not_equal(bt_runner_codex.parse_version("garbage", &v), 0);
+    assert_null(v);
+}
+
+static void test_handshake_new_thread(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r, BT_APPROVAL_DENY, NULL);
+    bt_runner_codex.start(r.runner, &r.writes);
+    cJSON *init = nth_line(&r.writes, 0);
+    assert_string_equal(cJSON_GetObjectItem(init, "method")->valuestring, "initialize");
+    assert_int_equal(cJSON_GetObjectItem(init, "id")->valueint, 1);
+    assert_null(cJSON_GetObjectItem(init, "jsonrpc"));
+    cJSON_Delete(init);
+    bt_buf_reset(&r.writes);
+    rig_line(&r, "{\"id\":1,\"result\":{\"userAgent\":\"x\"}}");
+    cJSON *note = nth_line(&r.writes, 0);
+    assert_string_equal(cJSON_GetObjectItem(note, "method")->valuestring, "initialized");
+    cJSON_Delete(note);
+    cJSON *ts = nth_line(&r.writes, 1);
+    assert_string_equal(cJSON_GetObjectItem(ts, "method")->valuestring, "thread/start");
+    cJSON *p = cJSON_GetObjectItem(ts, "params");
+    assert_string_equal(cJSON_GetObjectItem(p, "approvalPolicy")->valuestring, "untrusted");
+    assert_string_equal(cJSON_GetObjectItem(p, "cwd")->valuestring, "/tmp");
+    cJSON_Delete(ts);
+    bt_buf_reset(&r.writes);
+    rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"th-1\"}}}");
+    assert_string_equal(r.events.data, "session.started|");
+    cJSON *turn = nth_line(&r.writes, 0);
+    assert_string_equal(cJSON_GetObjectItem(turn, "method")->valuestring, "turn/start");
+    cJSON *tp = cJSON_GetObjectItem(turn, "params");
+    assert_string_equal(cJSON_GetObjectItem(tp, "threadId")->valuestring, "th-1");
+    cJSON *in = cJSON_GetArrayItem(cJSON_GetObjectItem(tp, "input"), 0);
+    assert_string_equal(cJSON_GetObjectItem(in, "text")->valuestring, "hi");
+    cJSON_Delete(turn);
+    /* interrupt needs the turn id */
+    struct bt_buf intr = BT_BUF_INIT;
+    assert_int_equal(bt_runner_codex.interrupt(r.runner, &intr), -ENOTSUP);
+    rig_line(&r, "{\"id\":3,\"result\":{\"turn\":{\"id\":\"tu-1\",\"status\":\"inProgress\"}}}");
+    assert_int_equal(bt_runner_codex.interrupt(r.runner, &intr), 0);
+    cJSON *ti = nth_line(&intr, 0);
+    assert_string_equal(cJSON_GetObjectItem(ti, "method")->valuestring, "turn/interrupt");
+    cJSON_Delete(ti);
+    bt_buf_release(&intr);
+    rig_release(&r);
+}
+
+static void test_resume_thread(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r, BT_APPROVAL_DENY, "th-9");
+    rig_line(&r, "{\"id\":1,\"result\":{}}");
+    cJSON *tr = nth_line(&r.writes, 1);
+    assert_string_equal(cJSON_GetObjectItem(tr, "method")->valuestring, "thread/resume");
+    cJSON *p = cJSON_GetObjectItem(tr, "params");
+    assert_string_equal(cJSON_GetObjectItem(p, "threadId")->valuestring, "th-9");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(p, "excludeTurns")));
+    cJSON_Delete(tr);
+    rig_line(&r, "{\"id\":2,\"error\":{\"code\":-32600,\"message\":\"no rollout found\"}}");
+    assert_int_equal(r.ended, 1);
+    assert_int_equal(r.status, BT_TURN_FAILED);
+    assert_string_equal(r.error_kind, "resume_failed");
+    rig_release(&r);
+}
+
+/* A server request whose id equals one of ours is a request, not a reply. */
+static void test_request_routed_by_method(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r, BT_APPROVAL_DENY, NULL);
+    rig_line(&r, "{\"id\":2,\"method\":\"item/commandExecution/requestApproval\","
+                 "\"params\":{\"itemId\":\"c1\",\"command\":\"rm -rf /\"}}");
+    assert_string_equal(r.events.data, "approval.requested|approval.resolved:decline|");
+    cJSON *ans = nth_line(&r.writes, 0);
+    assert_int_equal(cJSON_GetObjectItem(ans, "id")->valueint, 2);
+    cJSON *res = cJSON_GetObjectItem(ans, "result");
+    assert_string_equal(cJSON_GetObjectItem(res, "decision")->valuestring, "decline");
+    cJSON_Delete(ans);
+    rig_release(&r);
+}
+
+static void test_auto_accepts_and_legacy_words(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r, BT_APPROVAL_AUTO, NULL);
+    rig_line(&r, "{\"id\":\"s-1\",\"method\":\"execCommandApproval\",\"params\":{}}");
+    cJSON *ans = nth_line(&r.writes, 0);
+    assert_string_equal(cJSON_GetObjectItem(ans, "id")->valuestring, "s-1");
+    cJSON *res = cJSON_GetObjectItem(ans, "result");
+    assert_string_equal(cJSON_GetObjectItem(res, "decision")->valuestring, "approved");
+    cJSON_Delete(ans);
+    rig_release(&r);
+}
+
+static void test_unknown_request_gets_error(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r, BT_APPROVAL_AUTO, NULL);
+    rig_line(&r, "{\"id\":5,\"method\":\"future/thing\",\"params\":{}}");
+    cJSON *ans = nth_line(&r.writes, 0);
+    assert_non_null(cJSON_GetObjectItem(ans, "error"));
+    cJSON_Delete(ans);
+    assert_string_equal(r.events.data, "warning:unsupported_request|");
+    rig_release(&r);
+}
+
+static void test_unknowns_and_noise(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r, BT_APPROVAL_DENY, NULL);
+    rig_line(&r, "Starting codex banner");
+    rig_line(&r, "\x1b[2K\x1b[1G{\"method\":\"thread/status/changed\",\"params\":{}}");
+    rig_line(&r, "{\"method\":\"brand/new\",\"params\":{}}");
+    rig_line(&r, "{\"method\":\"item/started\",\"params\":{\"item\":{\"type\":\"hologram\","
+                 "\"id\":\"h1\"}}}");
+    rig_line(&r, "{not json");
+    assert_string_equal(r.events.data, "warning:noise|warning:unknown_method|"
+                                       "warning:unknown_item|item.started|warning:invalid_json|");
+    rig_release(&r);
+}
+
+static void test_unknown_turn_status_is_failure(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r, BT_APPROVAL_DENY, NULL);
+    rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"t\","
+                 "\"status\":\"kindaDone\",\"items\":[]}}}");
+    assert_int_equal(r.ended, 1);
+    assert_int_equal(r.status, BT_TURN_FAILED);
+    assert_string_equal(r.error_kind, "protocol_mismatch");
+    rig_release(&r);
+}
+
+static void test_failed_turn_kind(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r, BT_APPROVAL_DENY, NULL);
+    rig_line(&r, "{\"method\":\"error\",\"params\":{\"error\":{\"message\":\"retrying\"},"
+                 "\"willRetry\":true,\"threadId\":\"a\",\"turnId\":\"b\"}}");
+    rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"t\","
+                 "\"status\":\"failed\",\"items\":[],\"error\":{\"message\":\"too long\","
+                 "\"codexErrorInfo\":\"contextWindowExceeded\"}}}}");
+    assert_string_equal(r.events.data, "warning:retry|");
+    assert_int_equal(r.status, BT_TURN_FAILED);
+    assert_string_equal(r.error_kind, "context_exceeded");
+    rig_release(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_argv),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_handshake_new_thread),
+        cmocka_unit_test(test_resume_thread),
+        cmocka_unit_test(test_request_routed_by_method),
+        cmocka_unit_test(test_auto_accepts_and_legacy_words),
+        cmocka_unit_test(test_unknown_request_gets_error),
+        cmocka_unit_test(test_unknowns_and_noise),
+        cmocka_unit_test(test_unknown_turn_status_is_failure),
+        cmocka_unit_test(test_failed_turn_kind),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

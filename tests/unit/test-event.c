@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the event encoding and the JSON/UTF-8 helpers under it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "event.h"
+
+static char *quote(const char *s, size_t n)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    bt_json_quote(&b, s, n);
+    return bt_buf_detach(&b, NULL);
+}
+
+static void test_quote_escapes(void **state)
+{
+    (void)state;
+    char *q = quote("a\"b\\c\n\t\x01", 8);
+    assert_string_equal(q, "\"a\\\"b\\\\c\\n\\t\\u0001\"");
+    free(q);
+}
+
+static void test_quote_separators_and_bad_utf8(void **state)
+{
+    (void)state;
+    /* U+2028, U+2029 escaped; a lone continuation byte, a truncated sequence
+     * and an overlong encoding each become U+FFFD; valid 4-byte kept. */
+    const char in[] = "x\xe2\x80\xa8y\xe2\x80\xa9z\x80w\xe2\x82 \xc0\xaf \xf0\x9f\x98\x80";
+    char *q = quote(in, sizeof(in) - 1);
+    assert_string_equal(q, "\"x\\u2028y\\u2029z\\ufffdw\\ufffd\\ufffd \\ufffd\\ufffd "
+                           "\xf0\x9f\x98\x80\"");
+    cJSON *j = cJSON_Parse(q);
+    assert_non_null(j);
+    cJSON_Delete(j);
+    free(q);
+}
+
+static void test_quote_nul_byte(void **state)
+{
+    (void)state;
+    char *q = quote("a\0b", 3);
+    assert_string_equal(q, "\"a\\u0000b\"");
+    free(q);
+}
+
+static void test_sanitize(void **state)
+{
+    (void)state;
+    size_t bad;
+    char *s = bt_utf8_sanitize("ok\xff\xfe!", 5, &bad);
+    assert_string_equal(s, "ok\xef\xbf\xbd\xef\xbf\xbd!");
+    assert_int_equal(bad, 2);
+    free(s);
+}
+
+static void test_utf8_cut(void **state)
+{
+    (void)state;
+    const char s[] = "ab\xc3\xa9"; /* "abé" */
+    assert_int_equal(bt_utf8_cut(s, 4, 3), 2);
+    assert_int_equal(bt_utf8_cut(s, 4, 4), 4);
+    assert_int_equal(bt_utf8_cut(s, 4, 2), 2);
+}
+
+static cJSON *encode(const struct bt_event *ev)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    bt_event_to_json(ev, &b);
+    assert_true(b.len > 0);
+    assert_int_equal(b.data[b.len - 1], '\n');
+    assert_null(memchr(b.data, '\n', b.len - 1));
+    cJSON *j = cJSON_Parse(b.data);
+    assert_non_null(j);
+    bt_buf_release(&b);
+    return j;
+}
+
+static void test_envelope_and_delta(void **state)
+{
+    (void)state;
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_ITEM_DELTA);
+    ev.seq = 7;
+    ev.run = "r1";
+    ev.conversation = "c1";
+    ev.ts_ms = 1764417600123LL; /* 2025-11-29T12:00:00.123Z */
+    ev.item.id = "msg_1";
+    ev.item.kind = BT_ITEM_MESSAGE;
+    ev.delta = "hi\nthere";
+    ev.delta_len = 8;
+    cJSON *j = encode(&ev);
+    assert_string_equal(cJSON_GetObjectItem(j, "type")->valuestring, "item.delta");
+    assert_int_equal(cJSON_GetObjectItem(j, "seq")->valueint, 7);
+    assert_string_equal(cJSON_GetObjectItem(j, "ts")->valuestring, "2025-11-29T12:00:00.123Z");
+    assert_string_equal(cJSON_GetObjectItem(j, "text")->valuestring, "hi\nthere");
+    cJSON *item = cJSON_GetObjectItem(j, "item");
+    assert_string_equal(cJSON_GetObjectItem(item, "kind")->valuestring, "message");
+    cJSON_Delete(j);
+}
+
+static void test_unknown_numbers_are_null(void **state)
+{
+    (void)state;
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_USAGE);
+    ev.usage.input_tokens = 12;
+    cJSON *j = encode(&ev);
+    assert_int_equal(cJSON_GetObjectItem(j, "input_tokens")->valueint, 12);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "output_tokens")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "cost_usd")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "run")));
+    cJSON_Delete(j);
+}
+
+static void test_turn_completed(void **state)
+{
+    (void)state;
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_TURN_COMPLETED);
+    ev.status = BT_TURN_FAILED;
+    ev.kind = "stalled";
+    ev.message = "codex produced no output";
+    ev.final_text = "partial";
+    ev.duration_ms = 1500;
+    ev.exit_signal = 9;
+    cJSON *j = encode(&ev);
+    assert_string_equal(cJSON_GetObjectItem(j, "status")->valuestring, "failed");
+    assert_string_equal(cJSON_GetObjectItem(j, "error_kind")->valuestring, "stalled");
+    assert_string_equal(cJSON_GetObjectItem(j, "final_text")->valuestring, "partial");
+    cJSON *exit = cJSON_GetObjectItem(j, "exit");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(exit, "code")));
+    assert_int_equal(cJSON_GetObjectItem(exit, "signal")->valueint, 9);
+    assert_non_null(cJSON_GetObjectItem(j, "usage"));
+    cJSON_Delete(j);
+}
+
+static void test_every_type_encodes(void **state)
+{
+    (void)state;
+    for (int t = 0; t < BT_EVENT__COUNT; t++) {
+        struct bt_event ev;
+        bt_event_init(&ev, (enum bt_event_type)t);
+        cJSON *j = encode(&ev);
+        assert_string_equal(cJSON_GetObjectItem(j, "type")->valuestring,
+                            bt_event_type_name((enum bt_event_type)t));
+        assert_int_equal(bt_event_type_parse(bt_event_type_name((enum bt_event_type)t)), t);
+        cJSON_Delete(j);
+    }
+    assert_int_equal(bt_event_type_parse("nope"), -1);
+}
+
+static void test_item_detail_and_exit(void **state)
+{
+    (void)state;
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_ITEM_COMPLETED);
+    ev.item.id = "c1";
+    ev.item.kind = BT_ITEM_COMMAND;
+    ev.item.command = "echo hi";
+    ev.item.text = "hi\n";
+    ev.item.text_len = 3;
+    ev.item.exit_code = 0;
+    ev.item.status = "completed";
+    ev.item.detail_json = "{\"x\":[1,2]}";
+    cJSON *j = encode(&ev);
+    cJSON *item = cJSON_GetObjectItem(j, "item");
+    assert_int_equal(cJSON_GetObjectItem(item, "exit_code")->valueint, 0);
+    assert_string_equal(cJSON_GetObjectItem(item, "command")->valuestring, "echo hi");
+    assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(item, "detail"), "x"));
+    cJSON_Delete(j);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_quote_escapes),
+        cmocka_unit_test(test_quote_separators_and_bad_utf8),
+        cmocka_unit_test(test_quote_nul_byte),
+        cmocka_unit_test(test_sanitize),
+        cmocka_unit_test(test_utf8_cut),
+        cmocka_unit_test(test_envelope_and_delta),
+        cmocka_unit_test(test_unknown_numbers_are_null),
+        cmocka_unit_test(test_turn_completed),
+        cmocka_unit_test(test_every_type_encodes),
+        cmocka_unit_test(test_item_detail_and_exit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
