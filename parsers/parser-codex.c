@@ -205,8 +205,8 @@ static void on_item(const cJSON *params, enum bt_event_type type,
     ev.item.detail_json = detail;
     if (ev.item.text)
         ev.item.text_len = strlen(ev.item.text);
-    if (type == BT_EVENT_ITEM_COMPLETED && !ev.item.status)
-        ev.item.status = "completed";
+    if (!ev.item.status)
+        ev.item.status = type == BT_EVENT_ITEM_COMPLETED ? "completed" : "in_progress";
     emit(sink, &ev);
     cJSON_free(detail);
     bt_buf_release(&text);

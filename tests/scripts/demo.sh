@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# demo.sh: the main job, end to end on a fresh Debian machine: build baton,
+# then hold a real two-turn conversation through the real codex CLI and show
+# the stored transcript.
+#
+# With a model reachable (codex on PATH and logged in, or OPENAI_API_KEY set)
+# the conversation goes to that model, in the default baton home. Otherwise
+# the pinned codex CLI from npm talks to baton's local stand-in model
+# (tests/standin) on 127.0.0.1, in a separate demo home; the script says so.
+#
+# usage: demo.sh [PROMPT]
+set -euo pipefail
+
+top="$(cd "$(dirname "$0")/../.." && pwd -P)"
+build="$top/build"
+prompt="${1:-Say hello banana}"
+cache="${BATON_CACHE:-$HOME/.cache/baton}"
+
+bash "$top/tests/scripts/deps.sh"
+bash "$top/tests/scripts/build.sh" "$build" >/dev/null
+baton="$build/baton"
+
+model_reachable() {
+    command -v codex >/dev/null 2>&1 || return 1
+    [ -n "${OPENAI_API_KEY:-}" ] && return 0
+    [ -f "${CODEX_HOME:-$HOME/.codex}/auth.json" ]
+}
+
+standin_pid=
+cleanup() { [ -n "$standin_pid" ] && kill "$standin_pid" 2>/dev/null || true; }
+trap cleanup EXIT
+
+if model_reachable; then
+    echo "demo: using your codex CLI and its model" >&2
+else
+    echo "demo: no model is reachable: using the real codex CLI (npm @openai/codex, pinned)" >&2
+    echo "demo: against baton's local stand-in model endpoint on 127.0.0.1" >&2
+    BATON_CODEX_BIN="$(bash "$top/tests/scripts/install-codex.sh")"
+    export BATON_CODEX_BIN
+    portfile="$(mktemp)"
+    "$build/tests/standin/baton-standin" --port-file "$portfile" >/dev/null &
+    standin_pid=$!
+    for _ in $(seq 100); do [ -s "$portfile" ] && break; sleep 0.05; done
+    port="$(cat "$portfile")"
+    rm -f "$portfile"
+    [ -n "$port" ] || { echo "demo: the stand-in model did not start" >&2; exit 1; }
+    while IFS= read -r kv; do export "${kv?}"; done < <(bash "$top/tests/live/codex-env.sh" "$cache/demo-codex-home" "$port")
+    export BATON_HOME="$cache/demo-home"
+    echo "demo: conversations of this demo are stored in $BATON_HOME" >&2
+fi
+
+echo "\$ baton run \"$prompt\"" >&2
+"$baton" run "$prompt"
+conv="$("$baton" ls --json | head -n 1 | sed -n 's/^{"id":"\([0-9a-z]*\)".*/\1/p')"
+echo >&2
+echo "\$ baton send $conv \"And again?\"" >&2
+"$baton" send "$conv" "And again?"
+echo >&2
+echo "\$ baton show $conv" >&2
+"$baton" show "$conv"
