@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * support: helpers for integration and live tests: run a program (the
+ * baton binary) with extra environment, feed stdin, capture stdout and
+ * stderr, bound its time; read JSON lines; make scratch directories.
+ */
+#ifndef BT_TEST_SUPPORT_H
+#define BT_TEST_SUPPORT_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+struct bt_test_run {
+    const char *const *argv;      /* NULL-terminated; argv[0] is the path */
+    const char *const *env;       /* "K=V" added to (or replacing in) environ */
+    const char *cwd;              /* NULL: the test's own */
+    const char *input;            /* stdin text; NULL: /dev/null */
+    int timeout_s;                /* SIGKILL the group after this; 0 = 120 */
+    int send_sigint_after_ms;     /* > 0: SIGINT to the child after this */
+};
+
+struct bt_test_result {
+    int exit_code;      /* exit status, or 128+signal */
+    int timed_out;      /* 1 if the timeout killed it */
+    struct bt_buf out;  /* stdout */
+    struct bt_buf err;  /* stderr */
+};
+
+/* Run and wait. Returns 0, or -1 if it could not start. Release with
+ * bt_test_result_release. */
+int bt_test_exec(const struct bt_test_run *r, struct bt_test_result *res);
+void bt_test_result_release(struct bt_test_result *res);
+
+/* Start a program in the background with stdout to a file; returns pid. */
+pid_t bt_test_spawn_bg(const char *const *argv, const char *const *env, const char *out_path);
+
+/* Parse every line of text as JSON; returns the count, fills *lines (array
+ * of cJSON*, free with bt_test_lines_free). A line that does not parse is
+ * stored as NULL. */
+size_t bt_test_json_lines(const char *text, cJSON ***lines);
+void bt_test_lines_free(cJSON **lines, size_t n);
+
+/* A fresh directory under base (mkdtemp of base/prefix-XXXXXX); caller
+ * frees. Removed by bt_test_rmdir. */
+char *bt_test_mkdtemp(const char *base, const char *prefix);
+void bt_test_rmdir(const char *path);
+
+/* Read a whole file; NULL if it cannot be read. Caller frees. */
+char *bt_test_slurp(const char *path, size_t *len);
+
+/* String member of a JSON object, or NULL. */
+const char *bt_test_jstr(const cJSON *o, const char *key);
+
+#endif
