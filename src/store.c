@@ -1,0 +1,1698 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store: the SQLite side of baton (see store.h for the contract and
+ * docs/store.md for the schema).
+ *
+ * Every SQL statement lives in the STMTS table below and is prepared once per
+ * handle on first use (bt_store_event_each prepares its own, so a callback
+ * may read through the handle). A statement is reset and its bindings cleared
+ * before each use and after it, so text can be bound SQLITE_STATIC and no
+ * read transaction outlives a call. Writes of more than one row go through
+ * tx_begin/tx_end (BEGIN IMMEDIATE, so a waiting writer is handled by the busy
+ * timeout rather than failing on a lock upgrade). Event appends keep one
+ * transaction open (s->batch) until bt_store_flush; every other write
+ * commits that batch first, so nothing is committed out of order.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "util.h"
+
+/* --- schema ------------------------------------------------------------- */
+
+/* Forward migrations: migrations[v] takes a database from user_version v to
+ * v + 1 and runs in one transaction with the user_version update. Never edit
+ * a step that has shipped; add a new one. */
+static const char *const migrations[] = {
+    /* 0 -> 1: initial schema */
+    "CREATE TABLE conversations ("
+    " id TEXT PRIMARY KEY NOT NULL,"
+    " title TEXT NOT NULL DEFAULT '',"
+    " coder TEXT NOT NULL,"
+    " model TEXT,"
+    " cwd TEXT NOT NULL,"
+    " native_session_id TEXT,"
+    " native_session_path TEXT,"
+    " status TEXT NOT NULL DEFAULT 'active'"
+    "  CHECK (status IN ('active', 'transferred', 'archived')),"
+    " created_ms INTEGER NOT NULL,"
+    " updated_ms INTEGER NOT NULL);"
+    "CREATE INDEX conversations_updated ON conversations(updated_ms, id);"
+    "CREATE TABLE runs ("
+    " id TEXT PRIMARY KEY NOT NULL,"
+    " conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+    " turn INTEGER NOT NULL CHECK (turn >= 1),"
+    " coder TEXT NOT NULL,"
+    " coder_version TEXT,"
+    " model TEXT,"
+    " state TEXT NOT NULL DEFAULT 'running' CHECK (state IN"
+    "  ('running', 'completed', 'failed', 'cancelled', 'interrupted')),"
+    " pid INTEGER,"
+    " pgid INTEGER,"
+    " child_start INTEGER,"
+    " owner_pid INTEGER NOT NULL,"
+    " owner_start INTEGER,"
+    " exit_code INTEGER,"
+    " exit_signal INTEGER,"
+    " error_kind TEXT,"
+    " error_text TEXT,"
+    " stderr_tail BLOB,"
+    " native_session_id TEXT,"
+    " input_tokens INTEGER,"
+    " cached_input_tokens INTEGER,"
+    " output_tokens INTEGER,"
+    " reasoning_tokens INTEGER,"
+    " context_tokens INTEGER,"
+    " context_window INTEGER,"
+    " cost_usd REAL,"
+    " started_ms INTEGER NOT NULL,"
+    " ended_ms INTEGER);"
+    "CREATE INDEX runs_conversation ON runs(conversation, started_ms);"
+    "CREATE UNIQUE INDEX runs_one_running ON runs(conversation) WHERE state = 'running';"
+    "CREATE TABLE messages ("
+    " id INTEGER PRIMARY KEY,"
+    " conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL CHECK (seq >= 1),"
+    " role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),"
+    " state TEXT NOT NULL CHECK (state IN ('streaming', 'complete', 'failed',"
+    "  'cancelled', 'interrupted', 'queued')),"
+    " text TEXT NOT NULL DEFAULT '',"
+    " error_kind TEXT,"
+    " error_text TEXT,"
+    " run TEXT REFERENCES runs(id) ON DELETE SET NULL,"
+    " created_ms INTEGER NOT NULL,"
+    " updated_ms INTEGER NOT NULL,"
+    " UNIQUE (conversation, seq));"
+    "CREATE INDEX messages_run ON messages(run);"
+    "CREATE TABLE events ("
+    " run TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL CHECK (seq >= 1),"
+    " type TEXT NOT NULL,"
+    " ts_ms INTEGER NOT NULL,"
+    " data TEXT NOT NULL,"
+    " PRIMARY KEY (run, seq));",
+};
+
+#define N_MIGRATIONS ((int)BT_ARRAY_SIZE(migrations))
+_Static_assert(BT_ARRAY_SIZE(migrations) == BT_STORE_SCHEMA_VERSION,
+               "one migration per schema version");
+
+/* --- statements --------------------------------------------------------- */
+
+#define CONV_SELECT                                                                                \
+    "SELECT c.id, c.title, c.coder, c.model, c.cwd, c.native_session_id,"                          \
+    " c.native_session_path, c.status, c.created_ms, c.updated_ms, r.id,"                          \
+    " r.state FROM conversations c LEFT JOIN runs r ON r.rowid ="                                  \
+    " (SELECT r2.rowid FROM runs r2 WHERE r2.conversation = c.id"                                  \
+    " ORDER BY r2.started_ms DESC, r2.rowid DESC LIMIT 1)"
+
+#define MSG_SELECT                                                                                 \
+    "SELECT id, conversation, seq, role, state, text, error_kind, error_text,"                     \
+    " run, created_ms, updated_ms FROM messages"
+
+#define RUN_SELECT                                                                                 \
+    "SELECT r.id, r.conversation, r.turn, r.coder, r.coder_version, r.model,"                      \
+    " r.state, r.pid, r.pgid, r.child_start, r.owner_pid, r.owner_start,"                          \
+    " r.exit_code, r.exit_signal, r.error_kind, r.error_text, r.stderr_tail,"                      \
+    " r.native_session_id, r.input_tokens, r.cached_input_tokens,"                                 \
+    " r.output_tokens, r.reasoning_tokens, r.context_tokens,"                                      \
+    " r.context_window, r.cost_usd, (SELECT m.id FROM messages m"                                  \
+    " WHERE m.run = r.id AND m.role = 'assistant' LIMIT 1), r.started_ms,"                         \
+    " r.ended_ms FROM runs r"
+
+#define STMTS(X)                                                                                   \
+    X(BEGIN, "BEGIN IMMEDIATE")                                                                    \
+    X(COMMIT, "COMMIT")                                                                            \
+    X(ROLLBACK, "ROLLBACK")                                                                        \
+    X(USER_VERSION, "PRAGMA user_version")                                                         \
+    X(CONV_INSERT, "INSERT INTO conversations (id, title, coder, model, cwd,"                      \
+                   " created_ms, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)")                 \
+    X(CONV_TOUCH, "UPDATE conversations SET updated_ms = ?2 WHERE id = ?1")                        \
+    X(CONV_GET, CONV_SELECT " WHERE c.id = ?1")                                                    \
+    X(CONV_LIST, CONV_SELECT " ORDER BY c.updated_ms DESC, c.id DESC LIMIT ?1")                    \
+    X(CONV_RESOLVE, "SELECT id FROM conversations WHERE id >= ?1"                                  \
+                    " AND id < ?1 || '{' ORDER BY id LIMIT 2")                                     \
+    X(CONV_EXISTS, "SELECT 1 FROM conversations WHERE id = ?1")                                    \
+    X(CONV_SET_NATIVE, "UPDATE conversations SET native_session_id ="                              \
+                       " coalesce(?2, native_session_id), native_session_path ="                   \
+                       " coalesce(?3, native_session_path) WHERE id = ?1")                         \
+    X(CONV_SET_STATUS, "UPDATE conversations SET status = ?2 WHERE id = ?1")                       \
+    X(MSG_INSERT, "INSERT INTO messages (conversation, seq, role, state, text,"                    \
+                  " run, created_ms, updated_ms) VALUES (?1, (SELECT"                              \
+                  " coalesce(max(seq), 0) + 1 FROM messages WHERE"                                 \
+                  " conversation = ?1), ?2, ?3, ?4, ?5, ?6, ?6)")                                  \
+    X(MSG_UPDATE, "UPDATE messages SET state = coalesce(?2, state), text ="                        \
+                  " coalesce(?3, text) || coalesce(?4, ''), error_kind ="                          \
+                  " coalesce(?5, error_kind), error_text = coalesce(?6,"                           \
+                  " error_text), run = coalesce(?7, run), updated_ms = ?8"                         \
+                  " WHERE id = ?1")                                                                \
+    X(MSG_LIST, MSG_SELECT " WHERE conversation = ?1 ORDER BY seq")                                \
+    X(MSG_LINK_USER, "UPDATE messages SET run = ?2, state = CASE state WHEN"                       \
+                     " 'queued' THEN 'complete' ELSE state END, updated_ms = ?3"                   \
+                     " WHERE id = ?4 AND conversation = ?1 AND role = 'user'")                     \
+    X(MSG_FINISH, "UPDATE messages SET state = ?2, text = coalesce(?3, text),"                     \
+                  " error_kind = ?4, error_text = ?5, updated_ms = ?6"                             \
+                  " WHERE run = ?1 AND role = 'assistant'")                                        \
+    X(MSG_RUN_TEXT, "SELECT text FROM messages WHERE run = ?1"                                     \
+                    " AND role = 'assistant' LIMIT 1")                                             \
+    X(RUN_BUSY, "SELECT id FROM runs WHERE conversation = ?1"                                      \
+                " AND state = 'running'")                                                          \
+    X(RUN_NEXT_TURN, "SELECT coalesce(max(turn), 0) + 1 FROM runs"                                 \
+                     " WHERE conversation = ?1")                                                   \
+    X(RUN_INSERT, "INSERT INTO runs (id, conversation, turn, coder, model,"                        \
+                  " owner_pid, owner_start, started_ms) VALUES"                                    \
+                  " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")                                             \
+    X(RUN_STARTED, "UPDATE runs SET pid = ?2, pgid = ?3, child_start = ?4,"                        \
+                   " coder_version = coalesce(?5, coder_version) WHERE id = ?1")                   \
+    X(RUN_FINISH, "UPDATE runs SET state = ?2, exit_code = ?3, exit_signal = ?4,"                  \
+                  " error_kind = ?5, error_text = ?6, stderr_tail = ?7,"                           \
+                  " native_session_id = coalesce(?8, native_session_id),"                          \
+                  " input_tokens = ?9, cached_input_tokens = ?10,"                                 \
+                  " output_tokens = ?11, reasoning_tokens = ?12,"                                  \
+                  " context_tokens = ?13, context_window = ?14,"                                   \
+                  " cost_usd = ?15, ended_ms = ?16"                                                \
+                  " WHERE id = ?1 AND state = 'running'")                                          \
+    X(RUN_STATE, "SELECT state FROM runs WHERE id = ?1")                                           \
+    X(RUN_TOUCH_CONV, "UPDATE conversations SET updated_ms = ?2 WHERE id ="                        \
+                      " (SELECT conversation FROM runs WHERE id = ?1)")                            \
+    X(RUN_GET, RUN_SELECT " WHERE r.id = ?1")                                                      \
+    X(RUN_LAST, RUN_SELECT " WHERE r.conversation = ?1"                                            \
+                           " ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1")                    \
+    X(EVENT_INSERT, "INSERT INTO events (run, seq, type, ts_ms, data)"                             \
+                    " VALUES (?1, ?2, ?3, ?4, ?5)")                                                \
+    X(EVENT_LAST, "SELECT seq, type FROM events WHERE run = ?1"                                    \
+                  " ORDER BY seq DESC LIMIT 1")                                                    \
+    X(RECOVER_LIST, "SELECT id, conversation, owner_pid, owner_start, pgid,"                       \
+                    " child_start, started_ms FROM runs WHERE state = 'running'")                  \
+    X(RECOVER_RUN, "UPDATE runs SET state = 'interrupted', error_text = ?3,"                       \
+                   " ended_ms = ?2 WHERE id = ?1 AND state = 'running'")                           \
+    X(RECOVER_MSG, "UPDATE messages SET state = 'interrupted', error_text = ?3,"                   \
+                   " updated_ms = ?2 WHERE run = ?1 AND role = 'assistant'"                        \
+                   " AND state = 'streaming'")
+
+enum stmt_id {
+#define STMT_ENUM(name, sql) ST_##name,
+    STMTS(STMT_ENUM)
+#undef STMT_ENUM
+        ST__COUNT
+};
+
+static const char *const stmt_sql[] = {
+#define STMT_SQL(name, sql) sql,
+    STMTS(STMT_SQL)
+#undef STMT_SQL
+};
+
+#define EVENT_SELECT                                                                               \
+    "SELECT run, seq, type, ts_ms, data FROM events WHERE run = ?1"                                \
+    " AND seq >= ?2 ORDER BY seq"
+
+#define RECOVER_TEXT "the baton process running this turn ended before it finished"
+
+struct bt_store {
+    sqlite3 *db;                    /* the connection */
+    char *home;                     /* $BATON_HOME as given */
+    char *db_path;                  /* home/baton.db */
+    struct bt_buf err;              /* last error message */
+    int batch;                      /* 1 while an event batch transaction is open */
+    sqlite3_stmt *stmts[ST__COUNT]; /* prepared on first use */
+};
+
+/* --- names -------------------------------------------------------------- */
+
+#define NAME_TEXT(name, text) text,
+static const char *const conv_status_names[] = {"none", BT_STORE_CONV_STATUSES(NAME_TEXT)};
+static const char *const role_names[] = {"none", BT_STORE_ROLES(NAME_TEXT)};
+static const char *const msg_state_names[] = {"none", BT_STORE_MSG_STATES(NAME_TEXT)};
+static const char *const run_state_names[] = {"none", BT_STORE_RUN_STATES(NAME_TEXT)};
+#undef NAME_TEXT
+
+static const char *name_of(const char *const *names, size_t n, int v)
+{
+    return v > 0 && (size_t)v < n ? names[v] : names[0];
+}
+
+/* The enum value of a stored name; 0 if unknown or NULL. */
+static int value_of(const char *const *names, size_t n, const unsigned char *text)
+{
+    for (size_t i = 1; text && i < n; i++)
+        if (strcmp(names[i], (const char *)text) == 0)
+            return (int)i;
+    return 0;
+}
+
+#define VALID(names, v) ((int)(v) > 0 && (size_t)(v) < BT_ARRAY_SIZE(names))
+
+const char *bt_store_conv_status_name(enum bt_store_conv_status v)
+{
+    return name_of(conv_status_names, BT_ARRAY_SIZE(conv_status_names), (int)v);
+}
+
+const char *bt_store_role_name(enum bt_store_role v)
+{
+    return name_of(role_names, BT_ARRAY_SIZE(role_names), (int)v);
+}
+
+const char *bt_store_msg_state_name(enum bt_store_msg_state v)
+{
+    return name_of(msg_state_names, BT_ARRAY_SIZE(msg_state_names), (int)v);
+}
+
+const char *bt_store_run_state_name(enum bt_store_run_state v)
+{
+    return name_of(run_state_names, BT_ARRAY_SIZE(run_state_names), (int)v);
+}
+
+/* --- errors ------------------------------------------------------------- */
+
+/* Set the message and return code. */
+BT_PRINTF(3, 4)
+static int fail(struct bt_store *s, int code, const char *fmt, ...)
+{
+    va_list ap;
+    bt_buf_reset(&s->err);
+    va_start(ap, fmt);
+    bt_buf_vaddf(&s->err, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Record SQLite's message for the failed step `what`; returns BT_ESTORE. */
+static int db_fail(struct bt_store *s, const char *what)
+{
+    return fail(s, BT_ESTORE, "%s: %s", what, sqlite3_errmsg(s->db));
+}
+
+const char *bt_store_errmsg(const struct bt_store *s)
+{
+    return s ? s->err.data : "";
+}
+
+const char *bt_store_home(const struct bt_store *s)
+{
+    return s->home;
+}
+
+/* --- statement helpers -------------------------------------------------- */
+
+/* The statement id, reset and with no bindings, or NULL (error set). */
+static sqlite3_stmt *stmt(struct bt_store *s, enum stmt_id id)
+{
+    sqlite3_stmt **q = &s->stmts[id];
+    if (!*q && sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, q, NULL) !=
+                   SQLITE_OK) {
+        db_fail(s, "prepare");
+        return NULL;
+    }
+    sqlite3_reset(*q);
+    sqlite3_clear_bindings(*q);
+    return *q;
+}
+
+/* Reset q after use (ends its read) and return rc. */
+static int done(sqlite3_stmt *q, int rc)
+{
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return rc;
+}
+
+/* Step a statement that returns no rows; returns 0 or BT_ESTORE. */
+static int run_stmt(struct bt_store *s, sqlite3_stmt *q, const char *what)
+{
+    int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : db_fail(s, what);
+    return done(q, rc);
+}
+
+/* Step once: 1 for a row (q stays positioned), 0 for none, BT_ESTORE. */
+static int step_row(struct bt_store *s, sqlite3_stmt *q, const char *what)
+{
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        return 1;
+    return done(q, rc == SQLITE_DONE ? 0 : db_fail(s, what));
+}
+
+static void bind_text(sqlite3_stmt *q, int i, const char *text)
+{
+    if (text)
+        sqlite3_bind_text(q, i, text, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+/* Bind v, or NULL when v < 0 (unknown). */
+static void bind_known(sqlite3_stmt *q, int i, int64_t v)
+{
+    if (v >= 0)
+        sqlite3_bind_int64(q, i, v);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+static char *col_str(sqlite3_stmt *q, int i)
+{
+    const unsigned char *t = sqlite3_column_text(q, i);
+    return t ? bt_xstrdup((const char *)t) : NULL;
+}
+
+static char *col_str0(sqlite3_stmt *q, int i)
+{
+    char *t = col_str(q, i);
+    return t ? t : bt_xstrdup("");
+}
+
+/* Copy an id column into out; "" if NULL or not an id. */
+static void col_id(sqlite3_stmt *q, int i, char out[BT_ID_SIZE])
+{
+    const char *t = (const char *)sqlite3_column_text(q, i);
+    if (t && strlen(t) < BT_ID_SIZE)
+        memcpy(out, t, strlen(t) + 1);
+    else
+        out[0] = '\0';
+}
+
+/* The column as int64, or dflt when NULL. */
+static int64_t col_i64(sqlite3_stmt *q, int i, int64_t dflt)
+{
+    return sqlite3_column_type(q, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(q, i);
+}
+
+#define COL_ENUM(q, i, names) value_of(names, BT_ARRAY_SIZE(names), sqlite3_column_text(q, i))
+
+/* --- transactions ------------------------------------------------------- */
+
+int bt_store_flush(struct bt_store *s)
+{
+    if (!s->batch)
+        return 0;
+    s->batch = 0;
+    sqlite3_stmt *q = stmt(s, ST_COMMIT);
+    int rc = q ? run_stmt(s, q, "commit events") : BT_ESTORE;
+    if (rc == 0)
+        return 0;
+    char *why = bt_xstrdup(s->err.data);
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    fail(s, rc, "%s (the batch of events was lost)", why);
+    free(why);
+    return rc;
+}
+
+/* Commit pending events, then BEGIN IMMEDIATE. */
+static int tx_begin(struct bt_store *s)
+{
+    int rc = bt_store_flush(s);
+    if (rc)
+        return rc;
+    sqlite3_stmt *q = stmt(s, ST_BEGIN);
+    return q ? run_stmt(s, q, "begin") : BT_ESTORE;
+}
+
+/* Commit if rc is 0, else roll back keeping the error; returns the result. */
+static int tx_end(struct bt_store *s, int rc)
+{
+    if (rc == 0) {
+        sqlite3_stmt *q = stmt(s, ST_COMMIT);
+        rc = q ? run_stmt(s, q, "commit") : BT_ESTORE;
+        if (rc == 0)
+            return 0;
+    }
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* The statement for a single-statement write: pending events are committed
+ * first, so writes reach the database in call order. NULL on error. */
+static sqlite3_stmt *write_stmt(struct bt_store *s, enum stmt_id id)
+{
+    return bt_store_flush(s) == 0 ? stmt(s, id) : NULL;
+}
+
+/* --- processes ---------------------------------------------------------- */
+
+/* Parse /proc/<pid>/stat: state letter and start time (field 22). */
+static int read_proc_stat(int pid, char *state, uint64_t *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? -ESRCH : -errno;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return n < 0 && errno != ESRCH ? -EIO : -ESRCH;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'), *save = NULL, *tok;
+    if (!p || p[1] != ' ')
+        return -EIO;
+    *state = p[2];
+    tok = strtok_r(p + 1, " ", &save); /* field 3 */
+    for (int field = 3; tok && field < 22; field++)
+        tok = strtok_r(NULL, " ", &save);
+    if (!tok)
+        return -EIO;
+    *start = strtoull(tok, NULL, 10);
+    return 0;
+}
+
+int bt_store_pid_start(int pid, uint64_t *start)
+{
+    char state = 0;
+    *start = 0;
+    if (pid <= 0)
+        return -ESRCH;
+    int rc = read_proc_stat(pid, &state, start);
+    if (rc == 0 && (state == 'Z' || state == 'X')) {
+        *start = 0;
+        return -ESRCH;
+    }
+    return rc;
+}
+
+/* 1 if the owner process of a run is gone: no such pid, a zombie, or a pid
+ * reused by a process with another start time. Unsure means alive. */
+static int owner_dead(int pid, uint64_t start)
+{
+    uint64_t now = 0;
+    if (pid <= 0)
+        return 1;
+    if (kill(pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    int rc = bt_store_pid_start(pid, &now);
+    if (rc == -ESRCH)
+        return 1;
+    return rc == 0 && start != 0 && now != start;
+}
+
+/* 1 if process group pgid may have members (never for 0, 1 or our own). */
+static int group_may_live(int pgid)
+{
+    if (pgid <= 1 || pgid == (int)getpgrp())
+        return 0;
+    return kill(-pgid, 0) == 0 || errno == EPERM;
+}
+
+/* --- opening ------------------------------------------------------------ */
+
+char *bt_store_default_home(void)
+{
+    const char *v = getenv("BATON_HOME");
+    if (v && *v)
+        return bt_xstrdup(v);
+    v = getenv("XDG_STATE_HOME");
+    if (v && v[0] == '/')
+        return bt_xasprintf("%s/baton", v);
+    v = getenv("HOME");
+    if (v && *v)
+        return bt_xasprintf("%s/.local/state/baton", v);
+    return NULL;
+}
+
+/* mkdir one path component with 0700 unless it exists. */
+static int mkdir_one(struct bt_store *s, const char *path)
+{
+    if (mkdir(path, 0700) == 0)
+        return chmod(path, 0700) == 0 ? 0
+                                      : fail(s, -errno, "chmod '%s': %s", path, strerror(errno));
+    if (errno == EEXIST)
+        return 0;
+    return fail(s, -errno, "cannot create directory '%s': %s", path, strerror(errno));
+}
+
+/* mkdir -p path; new directories get 0700. */
+static int mkdir_p(struct bt_store *s, const char *path)
+{
+    char *p = bt_xstrdup(path);
+    int rc = 0;
+    for (char *c = p + 1; rc == 0; c++) {
+        char save = *c;
+        if (save != '/' && save != '\0')
+            continue;
+        *c = '\0';
+        rc = mkdir_one(s, p);
+        *c = save;
+        if (save == '\0')
+            break;
+    }
+    free(p);
+    struct stat st;
+    if (rc == 0 && (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
+        rc = fail(s, -ENOTDIR, "'%s' is not a directory", path);
+    return rc;
+}
+
+/* chmod path to 0600 if it exists with group or other bits. */
+static int tighten(struct bt_store *s, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return errno == ENOENT ? 0 : fail(s, -errno, "stat '%s': %s", path, strerror(errno));
+    if ((st.st_mode & 077) == 0 || chmod(path, 0600) == 0)
+        return 0;
+    return fail(s, -errno, "chmod '%s': %s", path, strerror(errno));
+}
+
+/* Create the db file 0600 (without opening an existing one: closing any fd
+ * of a db would drop the POSIX locks SQLite holds on it in this process), or
+ * tighten the modes of an existing db and its -wal/-shm files. */
+static int prepare_db_file(struct bt_store *s)
+{
+    const char *suffix[] = {"", "-wal", "-shm"};
+    int fd = open(s->db_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd >= 0) {
+        int rc = fchmod(fd, 0600) == 0 ? 0 : -errno;
+        close(fd);
+        return rc ? fail(s, rc, "chmod '%s': %s", s->db_path, strerror(-rc)) : 0;
+    }
+    if (errno != EEXIST)
+        return fail(s, -errno, "cannot create '%s': %s", s->db_path, strerror(errno));
+    for (size_t i = 0; i < BT_ARRAY_SIZE(suffix); i++) {
+        char *path = bt_xasprintf("%s%s", s->db_path, suffix[i]);
+        int rc = tighten(s, path);
+        free(path);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int prepare_home(struct bt_store *s)
+{
+    char *runs = bt_xasprintf("%s/runs", s->home);
+    int rc = mkdir_p(s, s->home);
+    if (rc == 0)
+        rc = mkdir_p(s, runs);
+    free(runs);
+    return rc ? rc : prepare_db_file(s);
+}
+
+/* Run one or more statements without results. */
+static int exec(struct bt_store *s, const char *sql, const char *what)
+{
+    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : db_fail(s, what);
+}
+
+static int set_wal(struct bt_store *s)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "journal_mode");
+    int rc = sqlite3_step(q) == SQLITE_ROW ? 0 : db_fail(s, "journal_mode");
+    const char *mode = rc == 0 ? (const char *)sqlite3_column_text(q, 0) : NULL;
+    if (rc == 0 && (!mode || strcmp(mode, "wal") != 0))
+        rc = fail(s, BT_ESTORE, "'%s' cannot use WAL mode (journal_mode is %s)", s->db_path,
+                  mode ? mode : "unknown");
+    sqlite3_finalize(q);
+    return rc;
+}
+
+static int open_db(struct bt_store *s)
+{
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    int rc = sqlite3_open_v2(s->db_path, &s->db, flags, NULL);
+    if (rc != SQLITE_OK)
+        return s->db ? db_fail(s, s->db_path)
+                     : fail(s, BT_ESTORE, "%s: %s", s->db_path, sqlite3_errstr(rc));
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, BT_STORE_BUSY_TIMEOUT_MS);
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    rc = set_wal(s);
+    if (rc == 0)
+        rc = exec(s, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON", "pragma");
+    return rc;
+}
+
+static int user_version(struct bt_store *s, int *v)
+{
+    sqlite3_stmt *q = stmt(s, ST_USER_VERSION);
+    if (!q)
+        return BT_ESTORE;
+    int rc = step_row(s, q, "read schema version");
+    if (rc != 1)
+        return rc ? rc : fail(s, BT_ESTORE, "read schema version: no result");
+    *v = sqlite3_column_int(q, 0);
+    return done(q, 0);
+}
+
+static int check_version(struct bt_store *s, int v)
+{
+    if (v > N_MIGRATIONS)
+        return fail(s, BT_ESCHEMA,
+                    "'%s' has schema version %d, newer than this baton's %d: upgrade baton",
+                    s->db_path, v, N_MIGRATIONS);
+    if (v < 0)
+        return fail(s, BT_ESCHEMA, "'%s' has an invalid schema version %d", s->db_path, v);
+    return 0;
+}
+
+/* One migration step in one transaction; re-reads the version under the
+ * write lock, so concurrent openers migrate once. */
+static int migrate_step(struct bt_store *s)
+{
+    int v = 0, rc = tx_begin(s);
+    if (rc)
+        return rc;
+    rc = user_version(s, &v);
+    if (rc == 0)
+        rc = check_version(s, v);
+    if (rc == 0 && v < N_MIGRATIONS) {
+        char *what = bt_xasprintf("migrate schema %d to %d", v, v + 1);
+        char *sql = bt_xasprintf("%s; PRAGMA user_version = %d;", migrations[v], v + 1);
+        rc = exec(s, sql, what);
+        free(sql);
+        free(what);
+    }
+    return tx_end(s, rc);
+}
+
+static int migrate(struct bt_store *s)
+{
+    for (;;) {
+        int v = 0, rc = user_version(s, &v);
+        if (rc == 0)
+            rc = check_version(s, v);
+        if (rc || v == N_MIGRATIONS)
+            return rc;
+        rc = migrate_step(s);
+        if (rc)
+            return rc;
+    }
+}
+
+int bt_store_open(const char *home, struct bt_store **out, char **errmsg)
+{
+    *out = NULL;
+    if (errmsg)
+        *errmsg = NULL;
+    struct bt_store *s = bt_xcalloc(1, sizeof *s);
+    bt_buf_init(&s->err);
+    int rc = -EINVAL;
+    if (!home || !*home)
+        fail(s, rc, "no store directory given");
+    else {
+        s->home = bt_xstrdup(home);
+        s->db_path = bt_xasprintf("%s/baton.db", home);
+        rc = prepare_home(s);
+    }
+    if (rc == 0)
+        rc = open_db(s);
+    if (rc == 0)
+        rc = migrate(s);
+    if (rc == 0) {
+        *out = s;
+        return 0;
+    }
+    if (errmsg)
+        *errmsg = bt_xstrdup(s->err.data);
+    bt_store_close(s);
+    return rc;
+}
+
+void bt_store_close(struct bt_store *s)
+{
+    if (!s)
+        return;
+    if (s->db)
+        bt_store_flush(s);
+    for (int i = 0; i < ST__COUNT; i++)
+        sqlite3_finalize(s->stmts[i]);
+    sqlite3_close_v2(s->db);
+    bt_buf_release(&s->err);
+    free(s->db_path);
+    free(s->home);
+    free(s);
+}
+
+char *bt_store_run_file(const struct bt_store *s, const char *run, const char *suffix)
+{
+    if (!bt_id_valid(run) || !suffix || strchr(suffix, '/'))
+        return NULL;
+    return bt_xasprintf("%s/runs/%s%s", s->home, run, suffix);
+}
+
+/* --- titles ------------------------------------------------------------- */
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+char *bt_store_make_title(const char *text)
+{
+    if (!text)
+        return bt_xstrdup("");
+    while (is_blank(*text))
+        text++;
+    size_t n = strcspn(text, "\n");
+    char *clean = bt_utf8_sanitize(text, n, NULL);
+    n = bt_utf8_cut(clean, strlen(clean), BT_STORE_TITLE_MAX);
+    while (n > 0 && is_blank(clean[n - 1]))
+        n--;
+    clean[n] = '\0';
+    return clean;
+}
+
+/* --- conversations ------------------------------------------------------ */
+
+void bt_store_conversation_release(struct bt_store_conversation *c)
+{
+    if (!c)
+        return;
+    free(c->title);
+    free(c->coder);
+    free(c->model);
+    free(c->cwd);
+    free(c->native_session_id);
+    free(c->native_session_path);
+    memset(c, 0, sizeof *c);
+}
+
+/* Fill c from a CONV_SELECT row. */
+static void read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c)
+{
+    col_id(q, 0, c->id);
+    c->title = col_str0(q, 1);
+    c->coder = col_str0(q, 2);
+    c->model = col_str(q, 3);
+    c->cwd = col_str0(q, 4);
+    c->native_session_id = col_str(q, 5);
+    c->native_session_path = col_str(q, 6);
+    c->status = (enum bt_store_conv_status)COL_ENUM(q, 7, conv_status_names);
+    c->created_ms = sqlite3_column_int64(q, 8);
+    c->updated_ms = sqlite3_column_int64(q, 9);
+    col_id(q, 10, c->last_run);
+    c->last_run_state = (enum bt_store_run_state)COL_ENUM(q, 11, run_state_names);
+}
+
+int bt_store_conversation_create(struct bt_store *s, const struct bt_store_conversation_new *o,
+                                 char id[BT_ID_SIZE])
+{
+    id[0] = '\0';
+    if (!o || !o->coder || !o->cwd)
+        return fail(s, -EINVAL, "a conversation needs a coder and a directory");
+    char new_id[BT_ID_SIZE];
+    int rc = bt_id_new(new_id);
+    if (rc)
+        return fail(s, rc, "cannot make an id: %s", strerror(-rc));
+    sqlite3_stmt *q = write_stmt(s, ST_CONV_INSERT);
+    if (!q)
+        return BT_ESTORE;
+    char *title = bt_store_make_title(o->title);
+    bind_text(q, 1, new_id);
+    bind_text(q, 2, title);
+    bind_text(q, 3, o->coder);
+    bind_text(q, 4, o->model);
+    bind_text(q, 5, o->cwd);
+    sqlite3_bind_int64(q, 6, bt_now_ms());
+    rc = run_stmt(s, q, "create conversation");
+    free(title);
+    if (rc == 0)
+        memcpy(id, new_id, BT_ID_SIZE);
+    return rc;
+}
+
+int bt_store_conversation_get(struct bt_store *s, const char *id, struct bt_store_conversation *out)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *q = id ? stmt(s, ST_CONV_GET) : NULL;
+    if (!q)
+        return id ? BT_ESTORE : fail(s, -EINVAL, "no conversation id");
+    bind_text(q, 1, id);
+    int rc = step_row(s, q, "get conversation");
+    if (rc != 1)
+        return rc ? rc : fail(s, BT_ENOTFOUND, "no conversation '%s'", id);
+    read_conversation(q, out);
+    return done(q, 0);
+}
+
+/* Lower-case text into buf if it can be a prefix of an id; else 0. */
+static int prefix_of_id(const char *text, char buf[BT_ID_SIZE])
+{
+    size_t n = text ? strlen(text) : 0;
+    if (n == 0 || n > BT_ID_LEN)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = text[i];
+        buf[i] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+        if (!((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'z')))
+            return 0;
+    }
+    buf[n] = '\0';
+    return 1;
+}
+
+int bt_store_conversation_resolve(struct bt_store *s, const char *text, char id[BT_ID_SIZE])
+{
+    char prefix[BT_ID_SIZE];
+    id[0] = '\0';
+    if (!prefix_of_id(text, prefix))
+        return fail(s, BT_ENOTFOUND, "not a conversation id");
+    sqlite3_stmt *q = stmt(s, ST_CONV_RESOLVE);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, prefix);
+    int rc = step_row(s, q, "resolve conversation");
+    if (rc != 1)
+        return rc ? rc : fail(s, BT_ENOTFOUND, "no conversation matches '%s'", prefix);
+    col_id(q, 0, id);
+    rc = step_row(s, q, "resolve conversation");
+    if (rc == 1) {
+        id[0] = '\0';
+        return done(q, fail(s, BT_EAMBIGUOUS, "'%s' matches several conversations", prefix));
+    }
+    if (rc)
+        id[0] = '\0';
+    return rc;
+}
+
+/* 0 if one row changed, else BT_ENOTFOUND naming what. */
+static int changed_one(struct bt_store *s, const char *what, const char *id)
+{
+    return sqlite3_changes(s->db) > 0 ? 0 : fail(s, BT_ENOTFOUND, "no %s '%s'", what, id);
+}
+
+int bt_store_conversation_set_native(struct bt_store *s, const char *id, const char *session_id,
+                                     const char *session_path)
+{
+    if (!id)
+        return fail(s, -EINVAL, "no conversation id");
+    sqlite3_stmt *q = write_stmt(s, ST_CONV_SET_NATIVE);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, id);
+    bind_text(q, 2, session_id);
+    bind_text(q, 3, session_path);
+    int rc = run_stmt(s, q, "set native session");
+    return rc ? rc : changed_one(s, "conversation", id);
+}
+
+int bt_store_conversation_set_status(struct bt_store *s, const char *id,
+                                     enum bt_store_conv_status status)
+{
+    if (!id || !VALID(conv_status_names, status))
+        return fail(s, -EINVAL, "no conversation id or an invalid status");
+    sqlite3_stmt *q = write_stmt(s, ST_CONV_SET_STATUS);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, id);
+    bind_text(q, 2, conv_status_names[status]);
+    int rc = run_stmt(s, q, "set conversation status");
+    return rc ? rc : changed_one(s, "conversation", id);
+}
+
+void bt_store_conversation_list_free(struct bt_store_conversation *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        bt_store_conversation_release(&v[i]);
+    free(v);
+}
+
+int bt_store_conversation_list(struct bt_store *s, size_t limit, struct bt_store_conversation **out,
+                               size_t *n)
+{
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *q = stmt(s, ST_CONV_LIST);
+    if (!q)
+        return BT_ESTORE;
+    sqlite3_bind_int64(q, 1, limit == 0 || limit > INT64_MAX ? -1 : (int64_t)limit);
+    int rc;
+    while ((rc = step_row(s, q, "list conversations")) == 1) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            *out = bt_xrealloc(*out, cap * sizeof **out);
+        }
+        read_conversation(q, &(*out)[(*n)++]);
+    }
+    if (rc) {
+        bt_store_conversation_list_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* --- messages ----------------------------------------------------------- */
+
+void bt_store_message_release(struct bt_store_message *m)
+{
+    if (!m)
+        return;
+    free(m->text);
+    free(m->error_kind);
+    free(m->error_text);
+    memset(m, 0, sizeof *m);
+}
+
+void bt_store_message_list_free(struct bt_store_message *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        bt_store_message_release(&v[i]);
+    free(v);
+}
+
+/* Set the conversation's updated_ms; BT_ENOTFOUND if there is none. */
+static int touch_conversation(struct bt_store *s, const char *conv, int64_t now)
+{
+    sqlite3_stmt *q = stmt(s, ST_CONV_TOUCH);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, conv);
+    sqlite3_bind_int64(q, 2, now);
+    int rc = run_stmt(s, q, "update conversation");
+    return rc ? rc : changed_one(s, "conversation", conv);
+}
+
+/* Insert a message at the end of its conversation (inside a transaction). */
+static int insert_message(struct bt_store *s, const struct bt_store_message_new *o, int64_t now,
+                          int64_t *id)
+{
+    sqlite3_stmt *q = stmt(s, ST_MSG_INSERT);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, o->conversation);
+    bind_text(q, 2, role_names[o->role]);
+    bind_text(q, 3, msg_state_names[o->state]);
+    bind_text(q, 4, o->text ? o->text : "");
+    bind_text(q, 5, o->run);
+    sqlite3_bind_int64(q, 6, now);
+    int rc = run_stmt(s, q, "add message");
+    if (rc == 0 && id)
+        *id = sqlite3_last_insert_rowid(s->db);
+    return rc;
+}
+
+int bt_store_message_add(struct bt_store *s, const struct bt_store_message_new *o, int64_t *id)
+{
+    if (id)
+        *id = 0;
+    if (!o || !o->conversation || !VALID(role_names, o->role) || !VALID(msg_state_names, o->state))
+        return fail(s, -EINVAL, "a message needs a conversation, a role and a state");
+    int64_t now = bt_now_ms();
+    int rc = tx_begin(s);
+    if (rc)
+        return rc;
+    rc = touch_conversation(s, o->conversation, now);
+    if (rc == 0)
+        rc = insert_message(s, o, now, id);
+    rc = tx_end(s, rc);
+    if (rc && id)
+        *id = 0;
+    return rc;
+}
+
+int bt_store_message_update(struct bt_store *s, int64_t id, const struct bt_store_message_update *u)
+{
+    if (!u || (u->state && !VALID(msg_state_names, u->state)))
+        return fail(s, -EINVAL, "invalid message update");
+    sqlite3_stmt *q = write_stmt(s, ST_MSG_UPDATE);
+    if (!q)
+        return BT_ESTORE;
+    sqlite3_bind_int64(q, 1, id);
+    bind_text(q, 2, u->state ? msg_state_names[u->state] : NULL);
+    bind_text(q, 3, u->text);
+    bind_text(q, 4, u->append);
+    bind_text(q, 5, u->error_kind);
+    bind_text(q, 6, u->error_text);
+    bind_text(q, 7, u->run);
+    sqlite3_bind_int64(q, 8, bt_now_ms());
+    int rc = run_stmt(s, q, "update message");
+    if (rc == 0 && sqlite3_changes(s->db) == 0)
+        rc = fail(s, BT_ENOTFOUND, "no message %lld", (long long)id);
+    return rc;
+}
+
+static void read_message(sqlite3_stmt *q, struct bt_store_message *m)
+{
+    m->id = sqlite3_column_int64(q, 0);
+    col_id(q, 1, m->conversation);
+    m->seq = sqlite3_column_int64(q, 2);
+    m->role = (enum bt_store_role)COL_ENUM(q, 3, role_names);
+    m->state = (enum bt_store_msg_state)COL_ENUM(q, 4, msg_state_names);
+    m->text = col_str0(q, 5);
+    m->error_kind = col_str(q, 6);
+    m->error_text = col_str(q, 7);
+    col_id(q, 8, m->run);
+    m->created_ms = sqlite3_column_int64(q, 9);
+    m->updated_ms = sqlite3_column_int64(q, 10);
+}
+
+/* 0 if the conversation exists, BT_ENOTFOUND or BT_ESTORE. */
+static int conversation_exists(struct bt_store *s, const char *id)
+{
+    sqlite3_stmt *q = stmt(s, ST_CONV_EXISTS);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, id);
+    int rc = step_row(s, q, "find conversation");
+    if (rc == 1)
+        return done(q, 0);
+    return rc ? rc : fail(s, BT_ENOTFOUND, "no conversation '%s'", id);
+}
+
+int bt_store_message_list(struct bt_store *s, const char *conversation,
+                          struct bt_store_message **out, size_t *n)
+{
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    if (!conversation)
+        return fail(s, -EINVAL, "no conversation id");
+    int rc = conversation_exists(s, conversation);
+    sqlite3_stmt *q = rc == 0 ? stmt(s, ST_MSG_LIST) : NULL;
+    if (!q)
+        return rc ? rc : BT_ESTORE;
+    bind_text(q, 1, conversation);
+    while ((rc = step_row(s, q, "list messages")) == 1) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            *out = bt_xrealloc(*out, cap * sizeof **out);
+        }
+        read_message(q, &(*out)[(*n)++]);
+    }
+    if (rc) {
+        bt_store_message_list_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* --- runs --------------------------------------------------------------- */
+
+void bt_store_run_release(struct bt_store_run *r)
+{
+    if (!r)
+        return;
+    free(r->coder);
+    free(r->coder_version);
+    free(r->model);
+    free(r->error_kind);
+    free(r->error_text);
+    free(r->stderr_tail);
+    free(r->native_session_id);
+    memset(r, 0, sizeof *r);
+}
+
+/* Read a one-integer-column query's result into *v. */
+static int query_int(struct bt_store *s, sqlite3_stmt *q, const char *what, int64_t *v)
+{
+    int rc = step_row(s, q, what);
+    if (rc != 1)
+        return rc ? rc : fail(s, BT_ESTORE, "%s: no result", what);
+    *v = sqlite3_column_int64(q, 0);
+    return done(q, 0);
+}
+
+/* BT_EBUSY if the conversation has a running run. */
+static int check_not_running(struct bt_store *s, const char *conv)
+{
+    sqlite3_stmt *q = stmt(s, ST_RUN_BUSY);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, conv);
+    int rc = step_row(s, q, "find running run");
+    if (rc != 1)
+        return rc;
+    rc = fail(s, BT_EBUSY, "conversation '%s' already has a running run '%s'", conv,
+              (const char *)sqlite3_column_text(q, 0));
+    return done(q, rc);
+}
+
+static int insert_run(struct bt_store *s, const struct bt_store_run_new *o, const char *id,
+                      int64_t now)
+{
+    int64_t turn = o->turn;
+    uint64_t start = 0;
+    sqlite3_stmt *q = stmt(s, ST_RUN_NEXT_TURN);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, o->conversation);
+    int rc = turn > 0 ? done(q, 0) : query_int(s, q, "next turn", &turn);
+    q = rc == 0 ? stmt(s, ST_RUN_INSERT) : NULL;
+    if (!q)
+        return rc ? rc : BT_ESTORE;
+    bt_store_pid_start((int)getpid(), &start);
+    bind_text(q, 1, id);
+    bind_text(q, 2, o->conversation);
+    sqlite3_bind_int64(q, 3, turn);
+    bind_text(q, 4, o->coder);
+    bind_text(q, 5, o->model);
+    sqlite3_bind_int64(q, 6, (int64_t)getpid());
+    sqlite3_bind_int64(q, 7, (int64_t)start);
+    sqlite3_bind_int64(q, 8, now);
+    return run_stmt(s, q, "create run");
+}
+
+/* Link the user message to the run; a queued one becomes complete. */
+static int link_user_message(struct bt_store *s, const struct bt_store_run_new *o, const char *id,
+                             int64_t now)
+{
+    sqlite3_stmt *q = stmt(s, ST_MSG_LINK_USER);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, o->conversation);
+    bind_text(q, 2, id);
+    sqlite3_bind_int64(q, 3, now);
+    sqlite3_bind_int64(q, 4, o->user_message);
+    int rc = run_stmt(s, q, "link user message");
+    if (rc == 0 && sqlite3_changes(s->db) == 0)
+        rc = fail(s, BT_ENOTFOUND, "no user message %lld in conversation '%s'",
+                  (long long)o->user_message, o->conversation);
+    return rc;
+}
+
+/* The body of bt_store_run_create, inside its transaction. */
+static int create_run(struct bt_store *s, const struct bt_store_run_new *o, const char *id,
+                      int64_t *message)
+{
+    int64_t now = bt_now_ms();
+    int rc = touch_conversation(s, o->conversation, now);
+    if (rc == 0)
+        rc = check_not_running(s, o->conversation);
+    if (rc == 0)
+        rc = insert_run(s, o, id, now);
+    if (rc == 0) {
+        struct bt_store_message_new m = {.conversation = o->conversation,
+                                         .role = BT_STORE_ROLE_ASSISTANT,
+                                         .state = BT_STORE_MSG_STREAMING,
+                                         .run = id};
+        rc = insert_message(s, &m, now, message);
+    }
+    if (rc == 0 && o->user_message > 0)
+        rc = link_user_message(s, o, id, now);
+    return rc;
+}
+
+int bt_store_run_create(struct bt_store *s, const struct bt_store_run_new *o, char id[BT_ID_SIZE],
+                        int64_t *message)
+{
+    char new_id[BT_ID_SIZE];
+    int64_t msg = 0;
+    id[0] = '\0';
+    if (message)
+        *message = 0;
+    if (!o || !o->conversation || !o->coder || o->turn < 0)
+        return fail(s, -EINVAL, "a run needs a conversation and a coder");
+    int rc = bt_id_new(new_id);
+    if (rc)
+        return fail(s, rc, "cannot make an id: %s", strerror(-rc));
+    rc = tx_begin(s);
+    if (rc)
+        return rc;
+    rc = tx_end(s, create_run(s, o, new_id, &msg));
+    if (rc == 0) {
+        memcpy(id, new_id, BT_ID_SIZE);
+        if (message)
+            *message = msg;
+    }
+    return rc;
+}
+
+int bt_store_run_started(struct bt_store *s, const char *id, int pid, int pgid,
+                         const char *coder_version)
+{
+    uint64_t start = 0;
+    if (!id || pid <= 0 || pgid <= 0)
+        return fail(s, -EINVAL, "a started run needs an id, a pid and a process group");
+    sqlite3_stmt *q = write_stmt(s, ST_RUN_STARTED);
+    if (!q)
+        return BT_ESTORE;
+    bt_store_pid_start(pid, &start);
+    bind_text(q, 1, id);
+    sqlite3_bind_int64(q, 2, pid);
+    sqlite3_bind_int64(q, 3, pgid);
+    bind_known(q, 4, start ? (int64_t)start : -1);
+    bind_text(q, 5, coder_version);
+    int rc = run_stmt(s, q, "record run process");
+    return rc ? rc : changed_one(s, "run", id);
+}
+
+/* Bind the usage columns ?9..?15 of RUN_FINISH. */
+static void bind_usage(sqlite3_stmt *q, const struct bt_usage *u)
+{
+    struct bt_usage none;
+    bt_usage_init(&none);
+    if (!u)
+        u = &none;
+    bind_known(q, 9, u->input_tokens);
+    bind_known(q, 10, u->cached_input_tokens);
+    bind_known(q, 11, u->output_tokens);
+    bind_known(q, 12, u->reasoning_tokens);
+    bind_known(q, 13, u->context_tokens);
+    bind_known(q, 14, u->context_window);
+    if (u->cost_usd >= 0)
+        sqlite3_bind_double(q, 15, u->cost_usd);
+}
+
+/* Bind the last BT_STORE_STDERR_TAIL_MAX bytes of the tail, or NULL. */
+static void bind_tail(sqlite3_stmt *q, int i, const char *tail, size_t len)
+{
+    if (!tail)
+        return;
+    if (len > BT_STORE_STDERR_TAIL_MAX) {
+        tail += len - BT_STORE_STDERR_TAIL_MAX;
+        len = BT_STORE_STDERR_TAIL_MAX;
+    }
+    sqlite3_bind_blob(q, i, tail, (int)len, SQLITE_STATIC);
+}
+
+/* Why nothing changed: BT_ENOTFOUND or -EALREADY. */
+static int finish_miss(struct bt_store *s, const char *id)
+{
+    sqlite3_stmt *q = stmt(s, ST_RUN_STATE);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, id);
+    int rc = step_row(s, q, "find run");
+    if (rc == 1)
+        return done(q, fail(s, -EALREADY, "run '%s' has already finished (%s)", id,
+                            (const char *)sqlite3_column_text(q, 0)));
+    return rc ? rc : fail(s, BT_ENOTFOUND, "no run '%s'", id);
+}
+
+static int update_run_end(struct bt_store *s, const char *id, const struct bt_store_run_end *e,
+                          int64_t now)
+{
+    sqlite3_stmt *q = stmt(s, ST_RUN_FINISH);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, id);
+    bind_text(q, 2, run_state_names[e->state]);
+    bind_known(q, 3, e->exit_code == BT_UNKNOWN ? -1 : e->exit_code);
+    sqlite3_bind_int64(q, 4, e->exit_signal);
+    bind_text(q, 5, e->error_kind);
+    bind_text(q, 6, e->error_text);
+    bind_tail(q, 7, e->stderr_tail, e->stderr_tail_len);
+    bind_text(q, 8, e->native_session_id);
+    bind_usage(q, e->usage);
+    sqlite3_bind_int64(q, 16, now);
+    int rc = run_stmt(s, q, "finish run");
+    return rc || sqlite3_changes(s->db) > 0 ? rc : finish_miss(s, id);
+}
+
+/* The message state for a run's end state. */
+static enum bt_store_msg_state message_state_for(enum bt_store_run_state st)
+{
+    switch (st) {
+    case BT_STORE_RUN_COMPLETED:
+        return BT_STORE_MSG_COMPLETE;
+    case BT_STORE_RUN_FAILED:
+        return BT_STORE_MSG_FAILED;
+    case BT_STORE_RUN_CANCELLED:
+        return BT_STORE_MSG_CANCELLED;
+    default:
+        return BT_STORE_MSG_INTERRUPTED;
+    }
+}
+
+static int finish_message(struct bt_store *s, const char *id, const struct bt_store_run_end *e,
+                          int64_t now)
+{
+    sqlite3_stmt *q = stmt(s, ST_MSG_FINISH);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, id);
+    bind_text(q, 2, msg_state_names[message_state_for(e->state)]);
+    bind_text(q, 3, e->final_text);
+    bind_text(q, 4, e->error_kind);
+    bind_text(q, 5, e->error_text);
+    sqlite3_bind_int64(q, 6, now);
+    return run_stmt(s, q, "finish message");
+}
+
+static int touch_run_conversation(struct bt_store *s, const char *id, int64_t now)
+{
+    sqlite3_stmt *q = stmt(s, ST_RUN_TOUCH_CONV);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, id);
+    sqlite3_bind_int64(q, 2, now);
+    return run_stmt(s, q, "update conversation");
+}
+
+int bt_store_run_finish(struct bt_store *s, const char *id, const struct bt_store_run_end *e)
+{
+    if (!id || !e || !VALID(run_state_names, e->state) || e->state == BT_STORE_RUN_RUNNING)
+        return fail(s, -EINVAL, "a finished run needs an id and an end state");
+    int64_t now = bt_now_ms();
+    int rc = tx_begin(s);
+    if (rc)
+        return rc;
+    rc = update_run_end(s, id, e, now);
+    if (rc == 0)
+        rc = finish_message(s, id, e, now);
+    if (rc == 0)
+        rc = touch_run_conversation(s, id, now);
+    return tx_end(s, rc);
+}
+
+/* Copy a blob column into *p (+ NUL) and its length into *len. */
+static void col_blob(sqlite3_stmt *q, int i, char **p, size_t *len)
+{
+    const void *b = sqlite3_column_blob(q, i);
+    *len = (size_t)sqlite3_column_bytes(q, i);
+    *p = NULL;
+    if (sqlite3_column_type(q, i) == SQLITE_NULL)
+        return;
+    *p = bt_xmalloc(*len + 1);
+    if (*len)
+        memcpy(*p, b, *len);
+    (*p)[*len] = '\0';
+}
+
+static void read_run_usage(sqlite3_stmt *q, struct bt_usage *u)
+{
+    u->input_tokens = col_i64(q, 18, BT_UNKNOWN);
+    u->cached_input_tokens = col_i64(q, 19, BT_UNKNOWN);
+    u->output_tokens = col_i64(q, 20, BT_UNKNOWN);
+    u->reasoning_tokens = col_i64(q, 21, BT_UNKNOWN);
+    u->context_tokens = col_i64(q, 22, BT_UNKNOWN);
+    u->context_window = col_i64(q, 23, BT_UNKNOWN);
+    u->cost_usd = sqlite3_column_type(q, 24) == SQLITE_NULL ? -1.0 : sqlite3_column_double(q, 24);
+}
+
+/* Fill r from a RUN_SELECT row. */
+static void read_run(sqlite3_stmt *q, struct bt_store_run *r)
+{
+    col_id(q, 0, r->id);
+    col_id(q, 1, r->conversation);
+    r->turn = sqlite3_column_int64(q, 2);
+    r->coder = col_str0(q, 3);
+    r->coder_version = col_str(q, 4);
+    r->model = col_str(q, 5);
+    r->state = (enum bt_store_run_state)COL_ENUM(q, 6, run_state_names);
+    r->pid = (int)col_i64(q, 7, 0);
+    r->pgid = (int)col_i64(q, 8, 0);
+    r->child_start = (uint64_t)col_i64(q, 9, 0);
+    r->owner_pid = (int)col_i64(q, 10, 0);
+    r->owner_start = (uint64_t)col_i64(q, 11, 0);
+    r->exit_code = col_i64(q, 12, BT_UNKNOWN);
+    r->exit_signal = (int)col_i64(q, 13, 0);
+    r->error_kind = col_str(q, 14);
+    r->error_text = col_str(q, 15);
+    col_blob(q, 16, &r->stderr_tail, &r->stderr_tail_len);
+    r->native_session_id = col_str(q, 17);
+    read_run_usage(q, &r->usage);
+    r->message = col_i64(q, 25, 0);
+    r->started_ms = sqlite3_column_int64(q, 26);
+    r->ended_ms = col_i64(q, 27, 0);
+}
+
+/* Run a RUN_SELECT statement with ?1 = key and read its row. */
+static int get_run(struct bt_store *s, enum stmt_id which, const char *key,
+                   struct bt_store_run *out)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *q = key ? stmt(s, which) : NULL;
+    if (!q)
+        return key ? BT_ESTORE : fail(s, -EINVAL, "no id given");
+    bind_text(q, 1, key);
+    int rc = step_row(s, q, "get run");
+    if (rc != 1)
+        return rc ? rc
+                  : fail(s, BT_ENOTFOUND,
+                         which == ST_RUN_GET ? "no run '%s'" : "conversation '%s' has no run", key);
+    read_run(q, out);
+    return done(q, 0);
+}
+
+int bt_store_run_get(struct bt_store *s, const char *id, struct bt_store_run *out)
+{
+    return get_run(s, ST_RUN_GET, id, out);
+}
+
+int bt_store_run_last(struct bt_store *s, const char *conversation, struct bt_store_run *out)
+{
+    return get_run(s, ST_RUN_LAST, conversation, out);
+}
+
+/* --- events ------------------------------------------------------------- */
+
+/* Insert one event row (in whatever transaction is open). */
+static int insert_event(struct bt_store *s, const struct bt_store_event *ev)
+{
+    size_t len = ev->len;
+    if (len > 0 && ev->data[len - 1] == '\n')
+        len--;
+    if (len > INT32_MAX)
+        return fail(s, BT_ETOOBIG, "event %lld of run '%s' is too large", (long long)ev->seq,
+                    ev->run);
+    sqlite3_stmt *q = stmt(s, ST_EVENT_INSERT);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, ev->run);
+    sqlite3_bind_int64(q, 2, ev->seq);
+    bind_text(q, 3, ev->type);
+    sqlite3_bind_int64(q, 4, ev->ts_ms);
+    sqlite3_bind_text(q, 5, len ? ev->data : "", (int)len, SQLITE_STATIC);
+    return run_stmt(s, q, "append event");
+}
+
+int bt_store_event_append(struct bt_store *s, const struct bt_store_event *ev)
+{
+    if (!ev || !ev->run || !ev->type || (!ev->data && ev->len) || ev->seq < 1)
+        return fail(s, -EINVAL, "an event needs a run, a seq >= 1, a type and data");
+    if (!s->batch) {
+        sqlite3_stmt *q = stmt(s, ST_BEGIN);
+        int rc = q ? run_stmt(s, q, "begin events") : BT_ESTORE;
+        if (rc)
+            return rc;
+        s->batch = 1;
+    }
+    int rc = insert_event(s, ev);
+    if (rc && sqlite3_get_autocommit(s->db)) {
+        s->batch = 0; /* SQLite rolled the whole batch back */
+        bt_buf_adds(&s->err, " (the batch of events was lost)");
+    }
+    return rc;
+}
+
+static void read_event(sqlite3_stmt *q, struct bt_store_event *ev)
+{
+    ev->run = (const char *)sqlite3_column_text(q, 0);
+    ev->seq = sqlite3_column_int64(q, 1);
+    ev->type = (const char *)sqlite3_column_text(q, 2);
+    ev->ts_ms = sqlite3_column_int64(q, 3);
+    ev->data = (const char *)sqlite3_column_text(q, 4);
+    ev->len = (size_t)sqlite3_column_bytes(q, 4);
+    if (!ev->data)
+        ev->data = "";
+}
+
+int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, bt_store_event_fn fn,
+                        void *data)
+{
+    sqlite3_stmt *q = NULL;
+    if (!run || !fn)
+        return fail(s, -EINVAL, "no run or callback");
+    if (sqlite3_prepare_v2(s->db, EVENT_SELECT, -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "prepare");
+    bind_text(q, 1, run);
+    sqlite3_bind_int64(q, 2, from_seq);
+    int rc, stop = 0;
+    while (stop == 0 && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        struct bt_store_event ev;
+        read_event(q, &ev);
+        stop = fn(data, &ev);
+    }
+    if (stop == 0 && rc != SQLITE_DONE)
+        stop = db_fail(s, "read events");
+    sqlite3_finalize(q);
+    return stop;
+}
+
+/* --- recovery ----------------------------------------------------------- */
+
+/* A running run found by bt_store_recover. */
+struct candidate {
+    char run[BT_ID_SIZE];          /* the run */
+    char conversation[BT_ID_SIZE]; /* its conversation */
+    int pgid;                      /* its coder's group, 0 if never started */
+    uint64_t child_start;          /* leader's start time, 0 unknown */
+    int64_t started_ms;            /* for the turn's duration */
+};
+
+/* Collect the running runs whose owner is dead. */
+static int dead_runs(struct bt_store *s, struct candidate **out, size_t *n)
+{
+    size_t cap = 0;
+    sqlite3_stmt *q = stmt(s, ST_RECOVER_LIST);
+    if (!q)
+        return BT_ESTORE;
+    int rc;
+    while ((rc = step_row(s, q, "find running runs")) == 1) {
+        if (!owner_dead((int)col_i64(q, 2, 0), (uint64_t)col_i64(q, 3, 0)))
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            *out = bt_xrealloc(*out, cap * sizeof **out);
+        }
+        struct candidate *c = &(*out)[(*n)++];
+        col_id(q, 0, c->run);
+        col_id(q, 1, c->conversation);
+        c->pgid = (int)col_i64(q, 4, 0);
+        c->child_start = (uint64_t)col_i64(q, 5, 0);
+        c->started_ms = sqlite3_column_int64(q, 6);
+    }
+    return rc;
+}
+
+/* The last event's seq (0 if none) and whether it is turn.completed. */
+static int last_event(struct bt_store *s, const char *run, int64_t *seq, int *completed)
+{
+    sqlite3_stmt *q = stmt(s, ST_EVENT_LAST);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, run);
+    *seq = 0;
+    *completed = 0;
+    int rc = step_row(s, q, "find last event");
+    if (rc != 1)
+        return rc;
+    *seq = sqlite3_column_int64(q, 0);
+    const char *type = (const char *)sqlite3_column_text(q, 1);
+    *completed = type && strcmp(type, bt_event_type_name(BT_EVENT_TURN_COMPLETED)) == 0;
+    return done(q, 0);
+}
+
+/* The run's assistant text so far (caller frees). */
+static int streamed_text(struct bt_store *s, const char *run, char **text)
+{
+    *text = NULL;
+    sqlite3_stmt *q = stmt(s, ST_MSG_RUN_TEXT);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, run);
+    int rc = step_row(s, q, "read message");
+    if (rc == 1)
+        *text = col_str(q, 0);
+    return rc == 1 ? done(q, 0) : rc;
+}
+
+/* Append turn.completed {status: interrupted} unless the run has one last. */
+static int append_interrupted(struct bt_store *s, const struct candidate *c, int64_t now)
+{
+    int64_t seq;
+    int completed;
+    char *text = NULL;
+    int rc = last_event(s, c->run, &seq, &completed);
+    if (rc || completed)
+        return rc;
+    rc = streamed_text(s, c->run, &text);
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_TURN_COMPLETED);
+    ev.seq = seq + 1;
+    ev.run = c->run;
+    ev.conversation = c->conversation;
+    ev.ts_ms = now;
+    ev.status = BT_TURN_INTERRUPTED;
+    ev.message = RECOVER_TEXT;
+    ev.final_text = text;
+    ev.duration_ms = now - c->started_ms;
+    ev.exit_code = BT_UNKNOWN;
+    ev.exit_signal = 0;
+    struct bt_buf json = BT_BUF_INIT;
+    bt_event_to_json(&ev, &json);
+    struct bt_store_event row = {.run = c->run,
+                                 .seq = ev.seq,
+                                 .type = bt_event_type_name(ev.type),
+                                 .ts_ms = now,
+                                 .data = json.data,
+                                 .len = json.len};
+    if (rc == 0)
+        rc = insert_event(s, &row);
+    bt_buf_release(&json);
+    free(text);
+    return rc;
+}
+
+/* Run a RECOVER_RUN / RECOVER_MSG update for c. */
+static int recover_update(struct bt_store *s, enum stmt_id which, const char *run, int64_t now)
+{
+    sqlite3_stmt *q = stmt(s, which);
+    if (!q)
+        return BT_ESTORE;
+    bind_text(q, 1, run);
+    sqlite3_bind_int64(q, 2, now);
+    bind_text(q, 3, RECOVER_TEXT);
+    return run_stmt(s, q, "mark run interrupted");
+}
+
+/* Mark one run interrupted; *marked is 0 if someone finished it first. */
+static int interrupt_run(struct bt_store *s, const struct candidate *c, int64_t now, int *marked)
+{
+    int rc = recover_update(s, ST_RECOVER_RUN, c->run, now);
+    *marked = rc == 0 && sqlite3_changes(s->db) > 0;
+    if (rc || !*marked)
+        return rc;
+    rc = recover_update(s, ST_RECOVER_MSG, c->run, now);
+    return rc ? rc : append_interrupted(s, c, now);
+}
+
+/* Mark the candidates and collect orphans, inside a transaction. */
+static int interrupt_all(struct bt_store *s, const struct candidate *c, size_t n, int *count,
+                         struct bt_store_orphan *orphans, size_t *n_orphans)
+{
+    int64_t now = bt_now_ms();
+    for (size_t i = 0; i < n; i++) {
+        int marked = 0, rc = interrupt_run(s, &c[i], now, &marked);
+        if (rc)
+            return rc;
+        *count += marked;
+        if (!marked || !group_may_live(c[i].pgid))
+            continue;
+        struct bt_store_orphan *o = &orphans[(*n_orphans)++];
+        memcpy(o->run, c[i].run, BT_ID_SIZE);
+        o->pgid = c[i].pgid;
+        o->child_start = c[i].child_start;
+    }
+    return 0;
+}
+
+int bt_store_recover(struct bt_store *s, int *count, struct bt_store_orphan **orphans,
+                     size_t *n_orphans)
+{
+    struct candidate *c = NULL;
+    size_t n = 0;
+    int marked = 0;
+    *orphans = NULL;
+    *n_orphans = 0;
+    if (count)
+        *count = 0;
+    int rc = bt_store_flush(s);
+    if (rc == 0)
+        rc = dead_runs(s, &c, &n);
+    if (rc || n == 0) {
+        free(c);
+        return rc;
+    }
+    *orphans = bt_xcalloc(n, sizeof **orphans);
+    rc = tx_begin(s);
+    if (rc == 0)
+        rc = tx_end(s, interrupt_all(s, c, n, &marked, *orphans, n_orphans));
+    free(c);
+    if (rc || *n_orphans == 0) {
+        free(*orphans);
+        *orphans = NULL;
+        *n_orphans = 0;
+    }
+    if (count && rc == 0)
+        *count = marked;
+    return rc;
+}

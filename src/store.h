@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store: baton's database of conversations, messages, runs and run events,
+ * in SQLite (WAL mode) at $BATON_HOME/baton.db, plus the layout of
+ * $BATON_HOME (run files under runs/). The only module that touches SQLite;
+ * no SQLite type or statement leaves store.c. Tables and invariants are
+ * described in docs/store.md.
+ *
+ * Conventions of this header:
+ * - Every function returns 0 on success or a negative code: BT_ESTORE when
+ *   SQLite failed, BT_ENOTFOUND, BT_EAMBIGUOUS, BT_EBUSY, BT_ESCHEMA, -EINVAL
+ *   for bad arguments (a NULL required string, an enum out of range), or
+ *   -EALREADY where noted. After any error bt_store_errmsg() describes it.
+ * - `const char *` arguments are borrowed for the call. `char *` results and
+ *   the strings inside result structs belong to the caller, who frees them
+ *   with the matching *_release / *_free function (or free() where noted).
+ * - Times are milliseconds since the Unix epoch (int64_t, "_ms").
+ * - Ids of conversations and runs are bt_id strings (id.h) returned in
+ *   caller-provided char[BT_ID_SIZE] buffers; message ids are int64_t.
+ * - Optional strings are NULL when absent, both in and out.
+ * - A handle is for one thread at a time; open one handle per process.
+ *   Several processes may share a database: writers wait for each other up to
+ *   BT_STORE_BUSY_TIMEOUT_MS.
+ */
+#ifndef BT_STORE_H
+#define BT_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "id.h"
+
+#define BT_STORE_SCHEMA_VERSION 1                    /* PRAGMA user_version this code writes */
+#define BT_STORE_BUSY_TIMEOUT_MS 5000                /* wait for another writer at most this long */
+#define BT_STORE_TITLE_MAX 80                        /* bytes of a conversation title */
+#define BT_STORE_STDERR_TAIL_MAX ((size_t)64 * 1024) /* bytes of a run's stderr tail kept */
+
+struct bt_store;
+
+/* --- names stored in the database ------------------------------------- */
+
+/* X(NAME, "text") lists; the enum value 0 is never a valid state, so it can
+ * mean "none" or "unchanged" where documented. */
+#define BT_STORE_CONV_STATUSES(X)                                                                  \
+    X(ACTIVE, "active")                                                                            \
+    X(TRANSFERRED, "transferred")                                                                  \
+    X(ARCHIVED, "archived")
+
+#define BT_STORE_ROLES(X)                                                                          \
+    X(USER, "user")                                                                                \
+    X(ASSISTANT, "assistant")
+
+#define BT_STORE_MSG_STATES(X)                                                                     \
+    X(STREAMING, "streaming")                                                                      \
+    X(COMPLETE, "complete")                                                                        \
+    X(FAILED, "failed")                                                                            \
+    X(CANCELLED, "cancelled")                                                                      \
+    X(INTERRUPTED, "interrupted")                                                                  \
+    X(QUEUED, "queued")
+
+#define BT_STORE_RUN_STATES(X)                                                                     \
+    X(RUNNING, "running")                                                                          \
+    X(COMPLETED, "completed")                                                                      \
+    X(FAILED, "failed")                                                                            \
+    X(CANCELLED, "cancelled")                                                                      \
+    X(INTERRUPTED, "interrupted")
+
+enum bt_store_conv_status {
+    BT_STORE_CONV_NONE = 0,
+#define BT_STORE_X(name, text) BT_STORE_CONV_##name,
+    BT_STORE_CONV_STATUSES(BT_STORE_X)
+#undef BT_STORE_X
+};
+
+enum bt_store_role {
+    BT_STORE_ROLE_NONE = 0,
+#define BT_STORE_X(name, text) BT_STORE_ROLE_##name,
+    BT_STORE_ROLES(BT_STORE_X)
+#undef BT_STORE_X
+};
+
+enum bt_store_msg_state {
+    BT_STORE_MSG_NONE = 0,
+#define BT_STORE_X(name, text) BT_STORE_MSG_##name,
+    BT_STORE_MSG_STATES(BT_STORE_X)
+#undef BT_STORE_X
+};
+
+enum bt_store_run_state {
+    BT_STORE_RUN_NONE = 0,
+#define BT_STORE_X(name, text) BT_STORE_RUN_##name,
+    BT_STORE_RUN_STATES(BT_STORE_X)
+#undef BT_STORE_X
+};
+
+/* The stored text of a value ("active", "user", "streaming", "running"), or
+ * "none" for 0 and out-of-range values. Static strings. */
+const char *bt_store_conv_status_name(enum bt_store_conv_status v);
+const char *bt_store_role_name(enum bt_store_role v);
+const char *bt_store_msg_state_name(enum bt_store_msg_state v);
+const char *bt_store_run_state_name(enum bt_store_run_state v);
+
+/* --- opening ----------------------------------------------------------- */
+
+/* $BATON_HOME if set and non-empty; else $XDG_STATE_HOME/baton if
+ * XDG_STATE_HOME is an absolute path; else $HOME/.local/state/baton. NULL if
+ * none of these is available. Caller frees. */
+char *bt_store_default_home(void);
+
+/* Open (creating as needed) the store in home: mkdir -p home and home/runs
+ * (new directories get mode 0700; existing ones are left alone), create
+ * home/baton.db with mode 0600 (an existing db, -wal or -shm file with group
+ * or other bits set is chmod'ed to 0600; SQLite gives new -wal/-shm files the
+ * db's mode), set WAL journal mode, synchronous=NORMAL, foreign_keys=ON and a
+ * busy timeout of BT_STORE_BUSY_TIMEOUT_MS, and migrate the schema forward to
+ * BT_STORE_SCHEMA_VERSION, one transaction per step. SQLite opens its files
+ * with O_CLOEXEC, so no descriptor of the store leaks into a coder.
+ *
+ * Returns 0 and sets *out; or, with *out NULL and *errmsg (if errmsg is not
+ * NULL) set to a message the caller frees: a negated errno when a directory
+ * or the db file cannot be created, BT_ESCHEMA when the db's user_version is
+ * newer than this code, BT_ESTORE for any other SQLite failure (including a
+ * failed migration step, which leaves the db at the previous version). */
+int bt_store_open(const char *home, struct bt_store **out, char **errmsg);
+
+/* Commit any pending events (see bt_store_flush), then close. NULL is a
+ * no-op. */
+void bt_store_close(struct bt_store *s);
+
+/* What the last failed call on s went wrong with: lower-case, no final
+ * period. Borrowed, valid until the next call on s; "" if nothing failed. */
+const char *bt_store_errmsg(const struct bt_store *s);
+
+/* The home directory given to bt_store_open. Borrowed. */
+const char *bt_store_home(const struct bt_store *s);
+
+/* home/runs/<run><suffix>, e.g. suffix ".out" or ".err"; caller frees. NULL
+ * if run is not a valid id or suffix is NULL or contains '/'. */
+char *bt_store_run_file(const struct bt_store *s, const char *run, const char *suffix);
+
+/* --- conversations ----------------------------------------------------- */
+
+struct bt_store_conversation {
+    char id[BT_ID_SIZE];                    /* conversation id */
+    char *title;                            /* never NULL, may be "" */
+    char *coder;                            /* coder name, never NULL */
+    char *model;                            /* NULL: the coder's default */
+    char *cwd;                              /* project directory, never NULL */
+    char *native_session_id;                /* coder's session id, or NULL */
+    char *native_session_path;              /* coder's session file, or NULL */
+    enum bt_store_conv_status status;       /* active, transferred, archived */
+    int64_t created_ms;                     /* creation time */
+    int64_t updated_ms;                     /* last activity (see docs/store.md) */
+    char last_run[BT_ID_SIZE];              /* newest run's id, "" if none */
+    enum bt_store_run_state last_run_state; /* its state, NONE if no run */
+};
+
+/* Free the strings of c and zero it. NULL is a no-op. */
+void bt_store_conversation_release(struct bt_store_conversation *c);
+
+struct bt_store_conversation_new {
+    const char *coder; /* required */
+    const char *model; /* optional */
+    const char *cwd;   /* required */
+    const char *title; /* optional: the first prompt or any text; the title is
+                          its first non-blank line, trimmed and cut to
+                          BT_STORE_TITLE_MAX bytes on a UTF-8 boundary */
+};
+
+/* Create an active conversation; writes its id. */
+int bt_store_conversation_create(struct bt_store *s, const struct bt_store_conversation_new *o,
+                                 char id[BT_ID_SIZE]);
+
+/* Fill *out (owned strings; bt_store_conversation_release) for the exact id.
+ * BT_ENOTFOUND if there is none (out is then zeroed). */
+int bt_store_conversation_get(struct bt_store *s, const char *id,
+                              struct bt_store_conversation *out);
+
+/* Resolve what a user typed (a full id or a unique prefix of one, any case)
+ * to a full id. BT_ENOTFOUND if nothing matches (also for "" or text that
+ * cannot be part of an id), BT_EAMBIGUOUS if several do. Ids begin with
+ * their creation time, so conversations created close together share long
+ * prefixes. */
+int bt_store_conversation_resolve(struct bt_store *s, const char *text, char id[BT_ID_SIZE]);
+
+/* Record the coder's native session: session_id and/or session_path; a NULL
+ * argument leaves that field unchanged. BT_ENOTFOUND if no conversation. */
+int bt_store_conversation_set_native(struct bt_store *s, const char *id, const char *session_id,
+                                     const char *session_path);
+
+/* Set the status. BT_ENOTFOUND if no conversation, -EINVAL for NONE. */
+int bt_store_conversation_set_status(struct bt_store *s, const char *id,
+                                     enum bt_store_conv_status status);
+
+/* All conversations (at most limit, 0 = no limit), newest activity first,
+ * each with its newest run's state. Sets *out to an array of *n entries
+ * (NULL when 0) that the caller frees with bt_store_conversation_list_free. */
+int bt_store_conversation_list(struct bt_store *s, size_t limit, struct bt_store_conversation **out,
+                               size_t *n);
+void bt_store_conversation_list_free(struct bt_store_conversation *v, size_t n);
+
+/* --- messages ---------------------------------------------------------- */
+
+struct bt_store_message {
+    int64_t id;                    /* message id, > 0 */
+    char conversation[BT_ID_SIZE]; /* owning conversation */
+    int64_t seq;                   /* order in the conversation, from 1 */
+    enum bt_store_role role;       /* user or assistant */
+    enum bt_store_msg_state state; /* streaming, complete, ... queued */
+    char *text;                    /* never NULL */
+    char *error_kind;              /* NULL unless failed */
+    char *error_text;              /* NULL unless failed */
+    char run[BT_ID_SIZE];          /* run that produced/answers it, or "" */
+    int64_t created_ms;            /* when added */
+    int64_t updated_ms;            /* last change */
+};
+
+void bt_store_message_release(struct bt_store_message *m);
+
+struct bt_store_message_new {
+    const char *conversation;      /* required */
+    enum bt_store_role role;       /* required */
+    enum bt_store_msg_state state; /* required */
+    const char *text;              /* NULL means "" */
+    const char *run;               /* optional run id */
+};
+
+/* Append a message at the end of its conversation (seq = last + 1) and mark
+ * the conversation active now (updated_ms). Writes the new id to *id (may be
+ * NULL). BT_ENOTFOUND if no conversation; BT_ESTORE if run is not a run. */
+int bt_store_message_add(struct bt_store *s, const struct bt_store_message_new *o, int64_t *id);
+
+/* Changes to a message; zero/NULL fields are left unchanged. */
+struct bt_store_message_update {
+    enum bt_store_msg_state state; /* NONE: unchanged */
+    const char *text;              /* replaces the text */
+    const char *append;            /* appended (after text, if both) */
+    const char *error_kind;        /* replaces the error kind */
+    const char *error_text;        /* replaces the error text */
+    const char *run;               /* links the message to a run */
+};
+
+/* Apply u to message id and set its updated_ms. BT_ENOTFOUND if no such
+ * message. */
+int bt_store_message_update(struct bt_store *s, int64_t id,
+                            const struct bt_store_message_update *u);
+
+/* The messages of a conversation in seq order; *out is an array of *n (NULL
+ * when 0), freed with bt_store_message_list_free. BT_ENOTFOUND if no
+ * conversation. */
+int bt_store_message_list(struct bt_store *s, const char *conversation,
+                          struct bt_store_message **out, size_t *n);
+void bt_store_message_list_free(struct bt_store_message *v, size_t n);
+
+/* --- runs -------------------------------------------------------------- */
+
+struct bt_store_run {
+    char id[BT_ID_SIZE];           /* run id */
+    char conversation[BT_ID_SIZE]; /* owning conversation */
+    int64_t turn;                  /* turn number in the conversation, from 1 */
+    char *coder;                   /* never NULL */
+    char *coder_version;           /* NULL until known */
+    char *model;                   /* NULL: the coder's default */
+    enum bt_store_run_state state; /* running until finished or recovered */
+    int pid;                       /* coder's pid, 0 until started */
+    int pgid;                      /* coder's process group, 0 until started */
+    uint64_t child_start;          /* pid's start time (bt_store_pid_start), 0 unknown */
+    int owner_pid;                 /* baton process that runs it */
+    uint64_t owner_start;          /* its start time, 0 unknown */
+    int64_t exit_code;             /* coder's exit code, BT_UNKNOWN if none */
+    int exit_signal;               /* signal that ended the coder, 0 if none */
+    char *error_kind;              /* NULL unless failed/interrupted */
+    char *error_text;              /* curated, user-facing, or NULL */
+    char *stderr_tail;             /* NULL, or stderr_tail_len bytes + NUL */
+    size_t stderr_tail_len;        /* bytes of stderr_tail */
+    char *native_session_id;       /* session the run used/created, or NULL */
+    struct bt_usage usage;         /* turn totals; BT_UNKNOWN / < 0 unknown */
+    int64_t message;               /* the run's assistant message id */
+    int64_t started_ms;            /* creation time */
+    int64_t ended_ms;              /* 0 while running */
+};
+
+void bt_store_run_release(struct bt_store_run *r);
+
+struct bt_store_run_new {
+    const char *conversation; /* required */
+    const char *coder;        /* required */
+    const char *model;        /* optional */
+    int64_t turn;             /* 0: one more than the conversation's last */
+    int64_t user_message;     /* optional (0): the prompt this run answers */
+};
+
+/* Start a run in one transaction: insert it (state running, started_ms now,
+ * owner = this process and its start time), add its assistant message
+ * (state streaming, text ""), link o->user_message to it (a queued user
+ * message becomes complete), and mark the conversation active now. Writes
+ * the run id and, if message is not NULL, the assistant message id.
+ * BT_ENOTFOUND if the conversation or the user message (in that
+ * conversation, role user) does not exist; BT_EBUSY if the conversation
+ * already has a running run (at most one per conversation, enforced by the
+ * database across processes). */
+int bt_store_run_create(struct bt_store *s, const struct bt_store_run_new *o, char id[BT_ID_SIZE],
+                        int64_t *message);
+
+/* Record the spawned coder: its pid, process group, version (optional) and
+ * the pid's start time read now from /proc. BT_ENOTFOUND if no such run. */
+int bt_store_run_started(struct bt_store *s, const char *id, int pid, int pgid,
+                         const char *coder_version);
+
+struct bt_store_run_end {
+    enum bt_store_run_state state; /* completed, failed, cancelled, interrupted */
+    int64_t exit_code;             /* BT_UNKNOWN if not exited normally */
+    int exit_signal;               /* 0 if none */
+    const char *error_kind;        /* optional (see docs/events.md kinds) */
+    const char *error_text;        /* optional, curated */
+    const char *stderr_tail;       /* optional bytes; only the last
+                                      BT_STORE_STDERR_TAIL_MAX are kept */
+    size_t stderr_tail_len;        /* bytes of stderr_tail */
+    const struct bt_usage *usage;  /* optional turn totals */
+    const char *native_session_id; /* optional: NULL keeps the current one */
+    const char *final_text;        /* optional: the assistant message's text;
+                                      NULL keeps what was streamed */
+};
+
+/* Finish a running run in one transaction: commit pending events, set the
+ * run's end state, exit, error, stderr tail, usage, native session id and
+ * ended_ms; set its assistant message to the matching state (completed ->
+ * complete, others the same word) with final_text and the error; mark the
+ * conversation active now. -EINVAL for state NONE or RUNNING, BT_ENOTFOUND
+ * if no such run, -EALREADY if it has already finished (nothing changes). */
+int bt_store_run_finish(struct bt_store *s, const char *id, const struct bt_store_run_end *e);
+
+/* Fill *out (owned strings; bt_store_run_release). BT_ENOTFOUND if none. */
+int bt_store_run_get(struct bt_store *s, const char *id, struct bt_store_run *out);
+
+/* The conversation's newest run. BT_ENOTFOUND if it has none. */
+int bt_store_run_last(struct bt_store *s, const char *conversation, struct bt_store_run *out);
+
+/* --- events ------------------------------------------------------------ */
+
+/* One stored event: the JSON object text of a normalized event. */
+struct bt_store_event {
+    const char *run;  /* run id */
+    int64_t seq;      /* per run, from 1 */
+    const char *type; /* event type name, "item.delta", ... */
+    int64_t ts_ms;    /* event time */
+    const char *data; /* JSON object text, NUL-terminated when read */
+    size_t len;       /* bytes of data */
+};
+
+/* Add an event to the pending batch: the first append after a flush begins a
+ * write transaction, which bt_store_flush (or any other writing call, or
+ * bt_store_close) commits; until then other handles do not see the events.
+ * One trailing '\n' of data is dropped. The caller flushes after each read
+ * from the coder, before returning to its event loop: other writers wait
+ * while a batch is open. BT_ESTORE on a duplicate (run, seq) or an unknown
+ * run (the batch stays open with the events before it). */
+int bt_store_event_append(struct bt_store *s, const struct bt_store_event *ev);
+
+/* Commit the pending batch, if any. On failure the batch is rolled back and
+ * its events are lost (the message says so). */
+int bt_store_flush(struct bt_store *s);
+
+/* Called for each event; ev and its strings live only for the call. Return 0
+ * to continue, anything else to stop (bt_store_event_each returns it). The
+ * callback may read through s but must not write through it. */
+typedef int (*bt_store_event_fn)(void *data, const struct bt_store_event *ev);
+
+/* Call fn for the run's events with seq >= from_seq, in seq order. Returns
+ * 0, fn's non-zero value, or BT_ESTORE. An unknown run has no events. */
+int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, bt_store_event_fn fn,
+                        void *data);
+
+/* --- crash recovery ---------------------------------------------------- */
+
+/* A recovered run whose process group may still be alive. */
+struct bt_store_orphan {
+    char run[BT_ID_SIZE]; /* the run */
+    int pgid;             /* its coder's process group */
+    uint64_t child_start; /* start time of the group leader (pid == pgid), 0 unknown */
+};
+
+/* Mark every running run whose owner process is dead (no such pid, a
+ * zombie, or a pid whose start time differs from owner_start) interrupted,
+ * in one transaction: the run gets ended_ms and an error text, its assistant
+ * message becomes interrupted keeping the text streamed so far, and, unless
+ * the run's last event already is turn.completed, a turn.completed event
+ * {status: interrupted} is appended. Events are kept.
+ *
+ * *count (may be NULL) is set to the number of runs marked. *orphans is set
+ * to an array of *n_orphans (free() it; NULL when 0) for those marked runs
+ * whose process group kill(-pgid, 0) says may still exist. Before signalling
+ * such a group the caller must check it still belongs to the run: the leader
+ * pgid either no longer exists (Linux does not reuse a pid while it is a
+ * live group's id) or has start time child_start (bt_store_pid_start). */
+int bt_store_recover(struct bt_store *s, int *count, struct bt_store_orphan **orphans,
+                     size_t *n_orphans);
+
+/* --- helpers ----------------------------------------------------------- */
+
+/* The title for text: its first line that is not blank, with surrounding
+ * whitespace trimmed, cut to BT_STORE_TITLE_MAX bytes on a UTF-8 character
+ * boundary. "" for NULL or blank text. Caller frees. */
+char *bt_store_make_title(const char *text);
+
+/* Start time of process pid (field 22 of /proc/<pid>/stat: clock ticks
+ * after boot). Returns 0, -ESRCH if there is no such process or it is a
+ * zombie, or another negated errno. */
+int bt_store_pid_start(int pid, uint64_t *start);
+
+#endif
