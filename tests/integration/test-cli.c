@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * integration tests: the real baton binary driving tests/fake-coder, which
+ * replays recorded codex app-server output (fixtures/codex/) and misbehaves
+ * on demand: crash, stall, ignore SIGTERM, leave a grandchild, never exit.
+ * Each test gets its own BATON_HOME.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "support.h"
+
+#define BATON BT_BINARY_DIR "/baton"
+#define FAKE BT_BINARY_DIR "/tests/fake-coder/fake-coder"
+#define FIXTURES BT_SOURCE_DIR "/fixtures/codex/0.171.0"
+
+struct ctx {
+    char *dir;
+    char *env[16];
+    int nenv;
+};
+
+static int setup(void **state)
+{
+    struct ctx *c = bt_xcalloc(1, sizeof(*c));
+    c->dir = bt_test_mkdtemp(BT_BINARY_DIR, "it");
+    assert_non_null(c->dir);
+    c->env[c->nenv++] = bt_xasprintf("BATON_HOME=%s/home", c->dir);
+    c->env[c->nenv++] = bt_xstrdup("BATON_CODEX_BIN=" FAKE);
+    c->env[c->nenv++] = bt_xstrdup("NO_COLOR=1");
+    *state = c;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct ctx *c = *state;
+    bt_test_rmdir(c->dir);
+    free(c->dir);
+    for (int i = 0; i < c->nenv; i++)
+        free(c->env[i]);
+    free(c);
+    return 0;
+}
+
+static void setenv_kv(struct ctx *c, const char *kv)
+{
+    c->env[c->nenv++] = bt_xstrdup(kv);
+}
+
+static void replay(struct ctx *c, const char *fixture)
+{
+    c->env[c->nenv++] = bt_xasprintf("FAKE_CODER_REPLAY=%s/%s.jsonl", FIXTURES, fixture);
+}
+
+static char *path_in(struct ctx *c, const char *name)
+{
+    return bt_xasprintf("%s/%s", c->dir, name);
+}
+
+/* Run baton with args (NULL-terminated). */
+static void baton(struct ctx *c, struct bt_test_result *res, const char *input, int sigint_ms,
+                  const char *first, ...)
+{
+    const char *argv[24] = {BATON, first};
+    size_t n = 2;
+    va_list ap;
+    va_start(ap, first);
+    while (n < 23 && (argv[n] = va_arg(ap, const char *)) != NULL)
+        n++;
+    va_end(ap);
+    argv[n] = NULL;
+    c->env[c->nenv] = NULL;
+    struct bt_test_run r = {.argv = argv, .env = (const char *const *)c->env, .cwd = c->dir,
+                            .input = input, .timeout_s = 60, .send_sigint_after_ms = sigint_ms};
+    assert_int_equal(bt_test_exec(&r, res), 0);
+    assert_false(res->timed_out);
+}
+
+static const char *type_of(const cJSON *ev)
+{
+    return bt_test_jstr(ev, "type");
+}
+
+/* Stream invariants; returns the number of events. */
+static size_t stream(const char *out, cJSON ***lines)
+{
+    size_t n = bt_test_json_lines(out, lines);
+    assert_true(n >= 2);
+    int completed = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_non_null((*lines)[i]);
+        assert_int_equal(cJSON_GetObjectItem((*lines)[i], "seq")->valueint, (int)i + 1);
+        completed += strcmp(type_of((*lines)[i]), "turn.completed") == 0;
+    }
+    assert_string_equal(type_of((*lines)[0]), "turn.started");
+    assert_string_equal(type_of((*lines)[n - 1]), "turn.completed");
+    assert_int_equal(completed, 1);
+    return n;
+}
+
+static int count_type(cJSON **lines, size_t n, const char *type, const char *kind)
+{
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(type_of(lines[i]), type) == 0 &&
+            (!kind || (bt_test_jstr(lines[i], "kind") &&
+                       strcmp(bt_test_jstr(lines[i], "kind"), kind) == 0)))
+            k++;
+    return k;
+}
+
+static const cJSON *last_event(cJSON **lines, size_t n)
+{
+    return lines[n - 1];
+}
+
+/* A pid from a pidfile, waiting for the file to appear. */
+static int read_pid(const char *path)
+{
+    for (int i = 0; i < 100; i++) {
+        char *s = bt_test_slurp(path, NULL);
+        if (s && *s) {
+            int pid = atoi(s);
+            free(s);
+            return pid;
+        }
+        free(s);
+        usleep(20000);
+    }
+    return 0;
+}
+
+static int alive(int pid)
+{
+    return pid > 0 && kill(pid, 0) == 0;
+}
+
+/* ---- the normal path ------------------------------------------------ */
+
+static void test_text_turn(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    assert_int_equal(res.exit_code, 0);
+    cJSON **lines;
+    size_t n = stream(res.out.data, &lines);
+    const cJSON *end = last_event(lines, n);
+    assert_string_equal(bt_test_jstr(end, "status"), "completed");
+    assert_string_equal(bt_test_jstr(end, "final_text"), "Hello! You said: Say hello banana");
+    assert_int_equal(count_type(lines, n, "session.started", NULL), 1);
+    assert_true(count_type(lines, n, "item.delta", NULL) >= 1);
+    assert_int_equal(count_type(lines, n, "usage", NULL), 1);
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+}
+
+static char *conversation_of(const char *out)
+{
+    cJSON **lines;
+    size_t n = bt_test_json_lines(out, &lines);
+    assert_true(n > 0);
+    char *id = bt_xstrdup(bt_test_jstr(lines[0], "conversation"));
+    bt_test_lines_free(lines, n);
+    return id;
+}
+
+static void test_send_resumes_and_show(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *args = path_in(c, "argv");
+    char *kv = bt_xasprintf("FAKE_CODER_LOG_STDIN=%s", args);
+    replay(c, "text");
+    setenv_kv(c, kv);
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    free(c->env[c->nenv - 2]);
+    c->env[c->nenv - 2] = bt_xasprintf("FAKE_CODER_REPLAY=%s/resume.jsonl", FIXTURES);
+    char prefix[9];
+    snprintf(prefix, sizeof(prefix), "%s", conv);
+    baton(c, &res, NULL, 0, "send", "--json", prefix, "And again?", NULL);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    /* the second process resumed the thread named by the first */
+    char *log = bt_test_slurp(args, NULL);
+    assert_non_null(strstr(log, "\"method\":\"thread/resume\""));
+    assert_non_null(strstr(log, "\"excludeTurns\":true"));
+    free(log);
+    baton(c, &res, NULL, 0, "show", "--json", conv, NULL);
+    assert_int_equal(res.exit_code, 0);
+    cJSON *doc = cJSON_Parse(res.out.data);
+    cJSON *msgs = cJSON_GetObjectItem(doc, "messages");
+    assert_int_equal(cJSON_GetArraySize(msgs), 4);
+    assert_string_equal(bt_test_jstr(cJSON_GetArrayItem(msgs, 2), "text"), "And again?");
+    cJSON_Delete(doc);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "ls", NULL);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "Say hello banana"));
+    bt_test_result_release(&res);
+    free(conv);
+    free(kv);
+    free(args);
+}
+
+static void test_prompt_from_stdin(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    baton(c, &res, "Say hello banana\n", 0, "run", "--json", "-", NULL);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "show", "--json", conv, NULL);
+    assert_non_null(strstr(res.out.data, "\"text\":\"Say hello banana\\n\""));
+    bt_test_result_release(&res);
+    free(conv);
+}
+
+static void test_human_output(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "shell-auto");
+    baton(c, &res, NULL, 0, "run", "--approval", "never", "[[shell:echo baton-ok]]", NULL);
+    assert_int_equal(res.exit_code, 0);
+    assert_null(strchr(res.out.data, '\x1b')); /* no colour off a terminal */
+    assert_non_null(strstr(res.out.data, "ran "));
+    assert_non_null(strstr(res.err.data, "conversation "));
+    bt_test_result_release(&res);
+}
+
+/* ---- misbehaving coders --------------------------------------------- */
+
+static void test_crash_curated_error(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_CRASH_AFTER=3");
+    setenv_kv(c, "FAKE_CODER_STDERR=panic at src/secret.rs:42 token=sk-123");
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    assert_int_equal(res.exit_code, 1);
+    cJSON **lines;
+    size_t n = stream(res.out.data, &lines);
+    const cJSON *end = last_event(lines, n);
+    assert_string_equal(bt_test_jstr(end, "status"), "failed");
+    assert_string_equal(bt_test_jstr(end, "error_kind"), "coder_crashed");
+    assert_null(strstr(res.out.data, "sk-123")); /* stderr never in the error text */
+    char *conv = conversation_of(res.out.data);
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "show", "--debug", conv, NULL);
+    assert_non_null(strstr(res.out.data, "sk-123")); /* but kept for diagnosis */
+    bt_test_result_release(&res);
+    free(conv);
+}
+
+static void test_never_exits_after_final_event(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *pidfile = path_in(c, "grandchild.pid");
+    char *kv = bt_xasprintf("FAKE_CODER_PIDFILE=%s", pidfile);
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_NEVER_EXIT=1");
+    setenv_kv(c, "FAKE_CODER_IGNORE_TERM=1");
+    setenv_kv(c, "FAKE_CODER_GRANDCHILD=1");
+    setenv_kv(c, kv);
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    assert_int_equal(res.exit_code, 0);
+    cJSON **lines;
+    size_t n = stream(res.out.data, &lines);
+    assert_string_equal(bt_test_jstr(last_event(lines, n), "status"), "completed");
+    const cJSON *exit = cJSON_GetObjectItem(last_event(lines, n), "exit");
+    assert_int_equal(cJSON_GetObjectItem(exit, "signal")->valueint, SIGKILL);
+    int gc = read_pid(pidfile);
+    assert_true(gc > 0);
+    assert_false(alive(gc));
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+    free(kv);
+    free(pidfile);
+}
+
+static void test_stall_is_stopped(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *pidfile = path_in(c, "grandchild.pid");
+    char *kv = bt_xasprintf("FAKE_CODER_PIDFILE=%s", pidfile);
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_HANG_AFTER=12");
+    setenv_kv(c, "FAKE_CODER_GRANDCHILD=1");
+    setenv_kv(c, kv);
+    baton(c, &res, NULL, 0, "run", "--json", "--idle-timeout", "0.5", "Say hello banana", NULL);
+    assert_int_equal(res.exit_code, 1);
+    cJSON **lines;
+    size_t n = stream(res.out.data, &lines);
+    const cJSON *end = last_event(lines, n);
+    assert_string_equal(bt_test_jstr(end, "status"), "failed");
+    assert_string_equal(bt_test_jstr(end, "error_kind"), "stalled");
+    assert_true(strlen(bt_test_jstr(end, "final_text")) > 0); /* partial text kept */
+    assert_false(alive(read_pid(pidfile)));
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+    free(kv);
+    free(pidfile);
+}
+
+static void test_timeout(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_DELAY_MS=200");
+    baton(c, &res, NULL, 0, "run", "--json", "--timeout", "0.5", "Say hello banana", NULL);
+    assert_int_equal(res.exit_code, 1);
+    cJSON **lines;
+    size_t n = stream(res.out.data, &lines);
+    assert_string_equal(bt_test_jstr(last_event(lines, n), "error_kind"), "timeout");
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+}
+
+static void test_sigint_cancels(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "interrupt");
+    setenv_kv(c, "FAKE_CODER_DELAY_MS=100");
+    baton(c, &res, NULL, 700, "run", "--json", "[[slow]]", NULL);
+    assert_int_equal(res.exit_code, 130);
+    cJSON **lines;
+    size_t n = stream(res.out.data, &lines);
+    assert_string_equal(bt_test_jstr(last_event(lines, n), "status"), "cancelled");
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+}
+
+static void test_noise_crlf_split_writes(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_NOISE=1");
+    setenv_kv(c, "FAKE_CODER_CRLF=1");
+    setenv_kv(c, "FAKE_CODER_SPLIT_WRITES=1");
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    assert_int_equal(res.exit_code, 0);
+    cJSON **lines;
+    size_t n = stream(res.out.data, &lines);
+    assert_string_equal(bt_test_jstr(last_event(lines, n), "final_text"),
+                        "Hello! You said: Say hello banana");
+    assert_int_equal(count_type(lines, n, "warning", "noise"), 2); /* banner + ANSI line */
+    assert_int_equal(count_type(lines, n, "warning", "invalid_json"), 0);
+    assert_null(strstr(res.out.data, "\\r"));
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+}
+
+static void test_only_std_fds_in_coder(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *fds = path_in(c, "fds");
+    char *kv = bt_xasprintf("FAKE_CODER_FDS=%s", fds);
+    replay(c, "text");
+    setenv_kv(c, kv);
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    assert_int_equal(res.exit_code, 0);
+    char *list = bt_test_slurp(fds, NULL);
+    assert_non_null(list);
+    int count = 0;
+    for (char *line = strtok(list, "\n"); line; line = strtok(NULL, "\n")) {
+        int fd = atoi(line);
+        if (fd > 2)
+            print_error("leaked fd into the coder: %s\n", line);
+        assert_true(fd <= 2);
+        count++;
+    }
+    assert_int_equal(count, 3);
+    free(list);
+    bt_test_result_release(&res);
+    free(kv);
+    free(fds);
+}
+
+static void test_raw_output_kept(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    cJSON **lines;
+    size_t n = stream(res.out.data, &lines);
+    char *raw = bt_xasprintf("%s/home/runs/%s.out", c->dir, bt_test_jstr(lines[0], "run"));
+    size_t got_len, want_len;
+    char *got = bt_test_slurp(raw, &got_len);
+    char *want = bt_test_slurp(FIXTURES "/text.jsonl", &want_len);
+    assert_non_null(got);
+    assert_int_equal(got_len, want_len);
+    assert_memory_equal(got, want, want_len);
+    struct stat st;
+    assert_int_equal(stat(raw, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    free(got);
+    free(want);
+    free(raw);
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+}
+
+/* ---- errors before anything runs ------------------------------------ */
+
+static void test_not_installed(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    free(c->env[1]);
+    c->env[1] = bt_xstrdup("BATON_CODEX_BIN=/nonexistent/codex");
+    baton(c, &res, NULL, 0, "run", "--json", "hello", NULL);
+    assert_int_equal(res.exit_code, 3);
+    assert_int_equal(res.out.len, 0);
+    assert_non_null(strstr(res.err.data, "not installed"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "ls", "--json", NULL);
+    assert_int_equal(res.out.len, 0); /* nothing was created */
+    bt_test_result_release(&res);
+}
+
+static void test_usage_errors(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    const char *const cases[][4] = {
+        {"run", NULL},
+        {"run", "--approval", "maybe", "x"},
+        {"run", "--timeout", "soon", "x"},
+        {"run", "   ", NULL},
+        {"run", "-c", "nosuchcoder", "x"},
+        {"send", "zzzz", "x", NULL},
+        {"show", "zzzz", NULL},
+        {"frobnicate", NULL},
+        {"run", "-C", "/nonexistent/dir", "x"},
+    };
+    for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
+        baton(c, &res, NULL, 0, cases[i][0], cases[i][1], cases[i][2], cases[i][3], NULL);
+        if (res.exit_code != 2)
+            print_error("case %zu (%s %s): exit %d\n", i, cases[i][0],
+                        cases[i][1] ? cases[i][1] : "", res.exit_code);
+        assert_int_equal(res.exit_code, 2);
+        assert_int_equal(res.out.len, 0);
+        assert_true(res.err.len > 0);
+        bt_test_result_release(&res);
+    }
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_text_turn),
+        T(test_send_resumes_and_show),
+        T(test_prompt_from_stdin),
+        T(test_human_output),
+        T(test_crash_curated_error),
+        T(test_never_exits_after_final_event),
+        T(test_stall_is_stopped),
+        T(test_timeout),
+        T(test_sigint_cancels),
+        T(test_noise_crlf_split_writes),
+        T(test_only_std_fds_in_coder),
+        T(test_raw_output_kept),
+        T(test_not_installed),
+        T(test_usage_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
