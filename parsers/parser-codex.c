@@ -17,6 +17,8 @@ struct codex_parser {
     int ended;                 /* turn/completed seen */
     char *error_kind;          /* from the last non-retry error notification */
     char *error_message;
+    char *item_id;      /* the last item started, and a one-line summary of */
+    char *item_summary; /* it, for approval requests that name only the id */
 };
 
 static void *codex_create(void)
@@ -33,6 +35,8 @@ static void codex_destroy(void *st)
         return;
     free(p->error_kind);
     free(p->error_message);
+    free(p->item_id);
+    free(p->item_summary);
     free(p);
 }
 
@@ -180,7 +184,24 @@ static char *fill_item(const cJSON *it, struct bt_item *out, struct bt_buf *text
     return NULL;
 }
 
-static void on_item(const cJSON *params, enum bt_event_type type,
+/* A file change's first path, for a one-line summary. */
+static const char *first_path(const cJSON *it)
+{
+    const cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(it, "changes"), 0);
+    return ch ? jstr(ch, "path") : NULL;
+}
+
+static void remember_item(struct codex_parser *p, const char *id, const struct bt_item *item,
+                          const cJSON *it)
+{
+    const char *summary = item->command ? item->command : first_path(it);
+    free(p->item_id);
+    free(p->item_summary);
+    p->item_id = bt_xstrdup(id);
+    p->item_summary = summary ? bt_xstrdup(summary) : NULL;
+}
+
+static void on_item(struct codex_parser *p, const cJSON *params, enum bt_event_type type,
                     const struct bt_parser_sink *sink, const char *raw, size_t raw_len)
 {
     const cJSON *it = jobj(params, "item");
@@ -207,6 +228,8 @@ static void on_item(const cJSON *params, enum bt_event_type type,
         ev.item.text_len = strlen(ev.item.text);
     if (!ev.item.status)
         ev.item.status = type == BT_EVENT_ITEM_COMPLETED ? "completed" : "in_progress";
+    if (type == BT_EVENT_ITEM_STARTED)
+        remember_item(p, id, &ev.item, it);
     emit(sink, &ev);
     cJSON_free(detail);
     bt_buf_release(&text);
@@ -284,15 +307,31 @@ static const struct error_map error_kinds[] = {
     {"responseTooManyFailedAttempts", "model_error"},
 };
 
-/* codexErrorInfo is a string or a one-key object; map either to a kind. */
+/* The kind for an HTTP status codex names inside codexErrorInfo. */
+static const char *http_kind(const cJSON *detail)
+{
+    int64_t code = detail ? jint(detail, "httpStatusCode") : BT_UNKNOWN;
+    if (code == 401 || code == 403)
+        return "auth_required";
+    if (code == 429)
+        return "rate_limited";
+    return NULL;
+}
+
+/* codexErrorInfo is a string or a one-key object ({"httpConnectionFailed":
+ * {"httpStatusCode":401}}); map either to a kind, the HTTP status first. */
 static const char *error_kind_of(const cJSON *err)
 {
     const cJSON *info = err ? cJSON_GetObjectItemCaseSensitive(err, "codexErrorInfo") : NULL;
     const char *name = NULL;
-    if (cJSON_IsString(info))
+    if (cJSON_IsString(info)) {
         name = info->valuestring;
-    else if (cJSON_IsObject(info) && info->child)
+    } else if (cJSON_IsObject(info) && info->child) {
+        const char *k = http_kind(info->child);
+        if (k)
+            return k;
         name = info->child->string;
+    }
     for (size_t i = 0; name && i < BT_ARRAY_SIZE(error_kinds); i++)
         if (strcmp(error_kinds[i].info, name) == 0)
             return error_kinds[i].kind;
@@ -362,6 +401,7 @@ static void on_turn_completed(struct codex_parser *p, const cJSON *params,
 static const char *const ignored_methods[] = {
     "thread/started", "turn/started", "thread/status/changed", "thread/readState/changed",
     "thread/name/updated", "thread/settings/updated", "thread/goal/updated",
+    "thread/goal/cleared",
     "thread/prediction/updated", "thread/queue/changed", "turn/diff/updated",
     "serverRequest/resolved", "item/reasoning/summaryPartAdded",
     "item/fileChange/patchUpdated", "item/mcpToolCall/progress",
@@ -424,9 +464,9 @@ static int on_notification(struct codex_parser *p, const char *m, const cJSON *p
     else if (strcmp(m, "item/plan/delta") == 0)
         on_delta(params, BT_ITEM_PLAN, sink);
     else if (strcmp(m, "item/started") == 0)
-        on_item(params, BT_EVENT_ITEM_STARTED, sink, raw, raw_len);
+        on_item(p, params, BT_EVENT_ITEM_STARTED, sink, raw, raw_len);
     else if (strcmp(m, "item/completed") == 0)
-        on_item(params, BT_EVENT_ITEM_COMPLETED, sink, raw, raw_len);
+        on_item(p, params, BT_EVENT_ITEM_COMPLETED, sink, raw, raw_len);
     else if (strcmp(m, "thread/tokenUsage/updated") == 0)
         on_usage(p, params, sink);
     else if (strcmp(m, "turn/plan/updated") == 0)
@@ -462,8 +502,8 @@ static const char *approval_kind(const char *m)
     return NULL;
 }
 
-static void on_request(const cJSON *msg, const char *m, const cJSON *params,
-                       const struct bt_parser_sink *sink)
+static void on_request(struct codex_parser *p, const cJSON *msg, const char *m,
+                       const cJSON *params, const struct bt_parser_sink *sink)
 {
     const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
     char *id = cJSON_PrintUnformatted(idv);
@@ -471,6 +511,8 @@ static void on_request(const cJSON *msg, const char *m, const cJSON *params,
     sig.approval_kind = approval_kind(m);
     sig.item_id = params ? jstr(params, "itemId") : NULL;
     const char *summary = params ? jstr(params, "command") : NULL;
+    if (!summary && sig.item_id && p->item_id && strcmp(sig.item_id, p->item_id) == 0)
+        summary = p->item_summary;
     if (!summary && params)
         summary = jstr(params, "reason");
     if (!summary && params)
@@ -533,7 +575,7 @@ static void codex_line(void *st, char *line, size_t len, const struct bt_parser_
     const cJSON *params = jobj(msg, "params");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
     if (m && id)
-        on_request(msg, m, params, sink);
+        on_request(p, msg, m, params, sink);
     else if (m && on_notification(p, m, params, sink, line, len) != 0)
         bt_parser_warn(sink, "unknown_method", "unknown codex notification", line, len);
     else if (!m && id)

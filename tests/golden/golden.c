@@ -80,6 +80,22 @@ static char *slurp(const char *path, size_t *len)
     return bt_buf_detach(&b, len);
 }
 
+/* Configure the runner as the recording's client was: <case>.input.jsonl
+ * holds what it sent (a thread/resume, approval answers, the policy). */
+static void config_from_input(const char *path, struct bt_runner_config *cfg)
+{
+    char *in_path = bt_xasprintf("%.*s.input.jsonl", (int)(strlen(path) - 6), path);
+    char *in = slurp(in_path, NULL);
+    if (in && strstr(in, "\"thread/resume\""))
+        cfg->native_session_id = "resumed-session";
+    if (in && strstr(in, "\"approvalPolicy\":\"never\""))
+        cfg->approval = BT_APPROVAL_NEVER;
+    if (in && (strstr(in, "\"decision\":\"accept\"") || strstr(in, "\"decision\":\"approved\"")))
+        cfg->approval = BT_APPROVAL_AUTO;
+    free(in);
+    free(in_path);
+}
+
 /* Replay one recording; returns the encoded events (caller frees). */
 static char *replay_file(const struct bt_coder *coder, const char *path)
 {
@@ -90,9 +106,7 @@ static char *replay_file(const struct bt_coder *coder, const char *path)
     struct replay r = {.coder = coder, .events = BT_BUF_INIT, .writes = BT_BUF_INIT};
     r.cfg.prompt = "prompt";
     r.cfg.cwd = "/work";
-    /* a "resume" recording resumes a thread: tell the runner so */
-    if (strstr(path, "resume"))
-        r.cfg.native_session_id = "resumed-session";
+    config_from_input(path, &r.cfg);
     r.parser = coder->parser->create();
     r.runner = coder->runner->create(&r.cfg);
     r.sink = (struct bt_parser_sink){on_event, on_signal, &r};
