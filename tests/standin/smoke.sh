@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# smoke.sh: start baton-standin, check each scripted behaviour over HTTP with
+# curl, then stop it with SIGTERM and check that it exits 0 and logged every
+# request. Run by ctest; exits 77 (skipped) when curl or the wrapper is
+# missing.
+#
+# usage: smoke.sh [WRAPPER ARGS...] PATH-TO-baton-standin
+#   e.g. smoke.sh valgrind --error-exitcode=9 --leak-check=full build/.../baton-standin
+set -euo pipefail
+
+command -v curl >/dev/null 2>&1 || exit 77
+command -v "$1" >/dev/null 2>&1 || exit 77
+dir="$(mktemp -d)"
+pid=
+cleanup() {
+    [ -z "$pid" ] || kill "$pid" 2>/dev/null || true
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+
+fail() {
+    printf 'smoke: %s\n' "$*" >&2
+    exit 1
+}
+
+post() { # body → response on stdout
+    curl -sS -N -X POST -H 'Content-Type: application/json' --data-binary "$1" "$url/v1/responses"
+}
+
+expect() { # haystack needle what
+    case "$1" in
+    *"$2"*) ;;
+    *) fail "$3: '$2' not found" ;;
+    esac
+}
+
+"$@" --port-file "$dir/port" --log "$dir/log" >"$dir/out" 2>"$dir/err" &
+pid=$!
+for _ in $(seq 200); do
+    [ -s "$dir/port" ] && break
+    sleep 0.05
+done
+[ -s "$dir/port" ] || fail "no port file"
+port="$(cat "$dir/port")"
+url="http://127.0.0.1:$port"
+[ "$(head -n 1 "$dir/out")" = "listening $url" ] || fail "bad first line: $(head -n 1 "$dir/out")"
+
+r="$(post '{"model":"m","stream":true,"input":[{"role":"user","content":"Say hi"}]}')"
+expect "$r" '"delta":"Hello! Y"' "echo deltas"
+expect "$r" '"text":"Hello! You said: Say hi"' "echo text"
+expect "$r" '"cached_tokens":' "usage"
+expect "$r" 'event: response.completed' "completed"
+
+r="$(post '{"model":"m","stream":true,"input":"[[shell:echo ok]]"}')"
+expect "$r" '"name":"exec_command","arguments":"{\"cmd\":\"echo ok\"}"' "shell call"
+
+r="$(post '{"model":"m","stream":true,"input":[{"role":"user","content":"[[shell:echo ok]]"},
+  {"type":"function_call_output","call_id":"c","output":"Chunk ID: 1\nOutput:\nok\n"}]}')"
+expect "$r" '"text":"Tool output: ok"' "tool output"
+
+r="$(post '{"model":"m","stream":true,"input":"[[large:5000]]"}')"
+[ "$(grep -c '^data: .*output_text.delta' <<<"$r")" -eq 5 ] || fail "large: want 5 deltas"
+
+r="$(post '{"model":"m","stream":true,"input":"[[failed:context_length_exceeded]]"}')"
+expect "$r" '"code":"context_length_exceeded"' "failed"
+
+code="$(curl -sS -o /dev/null -w '%{http_code}' -X POST --data-binary \
+    '{"model":"m","stream":true,"input":"[[http500]]"}' "$url/v1/responses")"
+[ "$code" = 500 ] || fail "http500: got $code"
+code="$(curl -sS -o /dev/null -w '%{http_code}' "$url/nowhere")"
+[ "$code" = 404 ] || fail "unknown path: got $code"
+
+# A slow stream cut by the client after 1 s: a few deltas, then the server
+# must notice the disconnect and keep serving.
+r="$(curl -sS -N -m 1 -X POST --data-binary '{"model":"m","stream":true,"input":"[[slow]]"}' \
+    "$url/v1/responses" || true)"
+n="$(grep -c '^data: .*output_text.delta' <<<"$r" || true)"
+if [ "$n" -lt 3 ] || [ "$n" -gt 8 ]; then
+    fail "slow: $n deltas in 1 s"
+fi
+expect "$(curl -sS "$url/v1/models")" '"object":"list"' "models"
+
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+pid=
+[ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM: $(tail -n 20 "$dir/err")"
+[ "$(wc -l <"$dir/log")" -eq 9 ] || fail "log: want 9 lines, got $(wc -l <"$dir/log")"
+echo "smoke: ok"

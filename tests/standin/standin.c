@@ -1,0 +1,1019 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * baton-standin: a scripted stand-in for a model endpoint, for offline tests.
+ *
+ * Real coder CLIs are pointed at this server on 127.0.0.1 instead of a model
+ * provider. It speaks the OpenAI Responses streaming API as codex 0.171.0 uses
+ * it, and what it answers is chosen by directives in the text of the last user
+ * message (see script_answer): an echo, a shell or file-writing tool call, a
+ * slow stream, an HTTP error, a failed stream, a reasoning summary, a large
+ * answer. --log records every request body so tests can check what the
+ * client sent (e.g. that a resumed turn carries the earlier history).
+ *
+ * Layout: the script (what to answer, struct answer) does not know the wire
+ * format; each API has a prompt extractor and an encoder and one line in the
+ * route table, so Chat Completions (for pi) can be added beside Responses.
+ *
+ * Threading: libmicrohttpd runs one thread per connection, so a slow stream
+ * simply sleeps between events; the main thread waits for SIGTERM or SIGINT.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cJSON.h>
+#include <microhttpd.h>
+
+#define MAX_BODY (32u * 1024 * 1024)  /* largest request body accepted */
+#define MAX_LARGE (16u * 1024 * 1024) /* largest [[large:N]] answer */
+#define ECHO_CHUNK 8                  /* bytes per delta of short answers */
+#define LARGE_CHUNK 1024              /* bytes per delta of [[large:N]] */
+#define SLOW_DELTAS 300               /* [[slow]]: 300 deltas ... */
+#define SLOW_DELAY_MS 200             /* ... 200 ms apart: about 60 s */
+#define SLOW_TICK 10                  /* bytes of one "tick 001. " delta */
+
+static atomic_bool g_stopping;  /* set on SIGTERM/SIGINT: end streams */
+static atomic_ulong g_requests; /* request counter, makes ids unique */
+static FILE *g_log;             /* --log file or NULL */
+static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- memory and a growable byte buffer ---------------------------------- */
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) {
+        fputs("baton-standin: out of memory\n", stderr);
+        abort();
+    }
+    return q;
+}
+
+static char *xstrndup(const char *s, size_t n)
+{
+    char *d = xrealloc(NULL, n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+struct sbuf {
+    char *data; /* NULL until the first add; NUL-terminated after it */
+    size_t len; /* bytes used */
+    size_t cap; /* bytes allocated */
+};
+
+static void sbuf_add(struct sbuf *b, const void *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        b->data = xrealloc(b->data, cap);
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+static void sbuf_adds(struct sbuf *b, const char *s)
+{
+    sbuf_add(b, s, strlen(s));
+}
+
+/* Take the bytes (never NULL); the buffer is empty afterwards. */
+static char *sbuf_detach(struct sbuf *b)
+{
+    char *d = b->data ? b->data : xstrndup("", 0);
+    *b = (struct sbuf){0};
+    return d;
+}
+
+/* ---- the script: what to answer, independent of the wire format --------- */
+
+enum answer_kind {
+    ANSWER_TEXT,       /* stream `text` as message deltas */
+    ANSWER_TOOL_CALL,  /* one function call (or freeform custom tool call) */
+    ANSWER_HTTP_ERROR, /* no stream: HTTP `status` with a JSON error body */
+    ANSWER_FAILED,     /* stream starts, then fails with error `code` */
+};
+
+struct answer {
+    enum answer_kind kind;
+    char *reasoning;   /* reasoning summary streamed before the text, or NULL */
+    char *text;        /* ANSWER_TEXT: the whole message */
+    size_t chunk;      /* ANSWER_TEXT: bytes per delta (UTF-8 safe) */
+    unsigned delay_ms; /* ANSWER_TEXT: pause before every delta but the first */
+    char *tool_name;   /* ANSWER_TOOL_CALL: function name */
+    char *tool_args;   /* ANSWER_TOOL_CALL: arguments, JSON text (freeform input if custom) */
+    bool custom;       /* ANSWER_TOOL_CALL: a freeform tool such as codex's apply_patch */
+    int status;        /* ANSWER_HTTP_ERROR: HTTP status */
+    char *code;        /* ANSWER_FAILED: error code, e.g. context_length_exceeded */
+};
+
+/* What the script looks at, extracted from a request by a wire's extractor. */
+struct prompt {
+    char *user;        /* text of the last user message ("" if none) */
+    char *tool_output; /* output of a tool call answered after it, or NULL */
+};
+
+static void answer_release(struct answer *a)
+{
+    free(a->reasoning);
+    free(a->text);
+    free(a->tool_name);
+    free(a->tool_args);
+    free(a->code);
+    *a = (struct answer){0};
+}
+
+static void prompt_release(struct prompt *p)
+{
+    free(p->user);
+    free(p->tool_output);
+    *p = (struct prompt){0};
+}
+
+static char *concat(const char *a, const char *b)
+{
+    struct sbuf s = {0};
+    sbuf_adds(&s, a);
+    sbuf_adds(&s, b);
+    return sbuf_detach(&s);
+}
+
+/*
+ * The first line of a tool's output worth quoting. codex wraps command output
+ * in a header ("Chunk ID: …\nOutput:\n…"), so quote the first line after an
+ * "Output:" line when there is one.
+ */
+static char *first_output_line(const char *out)
+{
+    const char *p = strstr(out, "Output:\n");
+    if (p && (p == out || p[-1] == '\n'))
+        out = p + strlen("Output:\n");
+    return xstrndup(out, strcspn(out, "\n"));
+}
+
+/* Find "[[name" + ":"arg or "]]" in s; return the argument (maybe "") or NULL. */
+static char *directive(const char *s, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = strstr(s, "[["); p; p = strstr(p + 2, "[[")) {
+        const char *q = p + 2;
+        if (strncmp(q, name, n) != 0)
+            continue;
+        q += n;
+        if (strncmp(q, "]]", 2) == 0)
+            return xstrndup("", 0);
+        const char *end = strstr(q, "]]");
+        if (*q == ':' && end)
+            return xstrndup(q + 1, (size_t)(end - q - 1));
+    }
+    return NULL;
+}
+
+/* Parse a decimal in [lo, hi]; -1 if s is not one. */
+static long parse_num(const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    return v;
+}
+
+/* `n` bytes of numbered ASCII lines, so a client can check nothing was lost. */
+static char *large_text(size_t n)
+{
+    struct sbuf s = {0};
+    char line[80];
+    for (unsigned long i = 1; s.len < n; i++) {
+        /* 64 bytes a line */
+        int k = snprintf(line, sizeof line, "%08lu %s\n", i,
+                         "baton large answer line, padded to 64 bytes ..........");
+        sbuf_add(&s, line, (size_t)k);
+    }
+    char *t = sbuf_detach(&s);
+    t[n] = '\0';
+    return t;
+}
+
+static char *slow_text(void)
+{
+    struct sbuf s = {0};
+    char tick[32];
+    for (int i = 1; i <= SLOW_DELTAS; i++) {
+        int k = snprintf(tick, sizeof tick, "tick %03d. ", i); /* SLOW_TICK bytes */
+        sbuf_add(&s, tick, (size_t)k);
+    }
+    return sbuf_detach(&s);
+}
+
+static void answer_text(struct answer *a, char *text, size_t chunk)
+{
+    a->kind = ANSWER_TEXT;
+    a->text = text;
+    a->chunk = chunk;
+}
+
+static void answer_shell(struct answer *a, const char *cmd)
+{
+    cJSON *args = cJSON_CreateObject();
+    cJSON_AddStringToObject(args, "cmd", cmd);
+    a->kind = ANSWER_TOOL_CALL;
+    a->tool_name = xstrndup("exec_command", strlen("exec_command"));
+    a->tool_args = cJSON_PrintUnformatted(args);
+    cJSON_Delete(args);
+}
+
+/* [[write:PATH]]: codex's freeform apply_patch tool adding a one-line file. */
+static void answer_write(struct answer *a, const char *path)
+{
+    struct sbuf patch = {0};
+    sbuf_adds(&patch, "*** Begin Patch\n*** Add File: ");
+    sbuf_adds(&patch, path);
+    sbuf_adds(&patch, "\n+written by baton-standin\n*** End Patch\n");
+    a->kind = ANSWER_TOOL_CALL;
+    a->custom = true;
+    a->tool_name = xstrndup("apply_patch", strlen("apply_patch"));
+    a->tool_args = sbuf_detach(&patch);
+}
+
+/* Directives that take an argument; 0 if none matched. */
+static int script_arg_directive(const char *user, struct answer *a)
+{
+    char *arg;
+    long v;
+    if ((arg = directive(user, "shell"))) {
+        answer_shell(a, arg);
+    } else if ((arg = directive(user, "write"))) {
+        answer_write(a, arg);
+    } else if ((arg = directive(user, "large")) && (v = parse_num(arg, 0, MAX_LARGE)) >= 0) {
+        answer_text(a, large_text((size_t)v), LARGE_CHUNK);
+    } else if (arg) {
+        answer_text(a, concat("Bad directive, you said: ", user), ECHO_CHUNK);
+    } else if ((arg = directive(user, "failed"))) {
+        a->kind = ANSWER_FAILED;
+        a->code = xstrndup(arg, strlen(arg));
+    } else {
+        return 0;
+    }
+    free(arg);
+    return 1;
+}
+
+/* [[httpNNN]]: HTTP status NNN (400..599); 0 if absent. */
+static int script_http_status(const char *user)
+{
+    for (const char *p = strstr(user, "[[http"); p; p = strstr(p + 2, "[[http")) {
+        char digits[4] = {0};
+        if (sscanf(p, "[[http%3[0-9]]]", digits) == 1 && strncmp(p + 9, "]]", 2) == 0) {
+            long v = parse_num(digits, 400, 599);
+            if (v > 0)
+                return (int)v;
+        }
+    }
+    return 0;
+}
+
+/*
+ * Decide the answer to a request. Consumes nothing; fills *a (release it with
+ * answer_release). Directives in the last user message, first match wins:
+ *   a tool output after it  → text "Tool output: <its first line>"
+ *   [[shell:CMD]]           → exec_command call with {"cmd":CMD}
+ *   [[write:PATH]]          → apply_patch call adding the file PATH
+ *   [[large:N]]             → N bytes of text in 1 KiB deltas
+ *   [[failed:CODE]]         → response.failed with error code CODE
+ *   [[httpNNN]]             → HTTP NNN with a JSON error body
+ *   [[slow]]                → 300 deltas 200 ms apart
+ *   [[reasoning]]           → a reasoning summary, then the echo
+ *   anything else           → "Hello! You said: <prompt>" in short deltas
+ */
+static void script_answer(const struct prompt *p, struct answer *a)
+{
+    *a = (struct answer){0};
+    char *arg;
+    int status;
+    if (p->tool_output) {
+        char *line = first_output_line(p->tool_output);
+        answer_text(a, concat("Tool output: ", line), ECHO_CHUNK);
+        free(line);
+    } else if (script_arg_directive(p->user, a)) {
+        return;
+    } else if ((status = script_http_status(p->user))) {
+        a->kind = ANSWER_HTTP_ERROR;
+        a->status = status;
+    } else if ((arg = directive(p->user, "slow"))) {
+        answer_text(a, slow_text(), SLOW_TICK);
+        a->delay_ms = SLOW_DELAY_MS;
+        free(arg);
+    } else {
+        if ((arg = directive(p->user, "reasoning"))) {
+            a->reasoning = concat("Thinking about: ", p->user);
+            free(arg);
+        }
+        answer_text(a, concat("Hello! You said: ", p->user), ECHO_CHUNK);
+    }
+}
+
+/* Length of the next delta of `s`: at most `chunk` bytes, never inside a UTF-8
+ * sequence (a split sequence would make the JSON of both deltas invalid). */
+static size_t utf8_chunk(const char *s, size_t chunk)
+{
+    size_t n = strnlen(s, chunk);
+    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    if (n == 0) /* one code point longer than chunk: take it whole */
+        for (n = 1; ((unsigned char)s[n] & 0xC0) == 0x80; n++)
+            ;
+    return n;
+}
+
+/* ---- a prepared event stream, replayed to the client -------------------- */
+
+struct frame_mark {
+    size_t end;        /* offset in stream.data just after this frame */
+    unsigned delay_ms; /* pause before sending this frame */
+};
+
+struct stream {
+    struct sbuf data;         /* all frames, back to back */
+    struct frame_mark *marks; /* one per frame, in order */
+    size_t count;             /* frames */
+    size_t cap;               /* marks allocated */
+    size_t next;              /* frame being sent */
+    size_t pos;               /* bytes of data sent */
+};
+
+static void stream_add(struct stream *s, const char *frame, size_t len, unsigned delay_ms)
+{
+    if (s->count == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 16;
+        s->marks = xrealloc(s->marks, s->cap * sizeof *s->marks);
+    }
+    sbuf_add(&s->data, frame, len);
+    s->marks[s->count++] = (struct frame_mark){s->data.len, delay_ms};
+}
+
+static void stream_free(void *cls)
+{
+    struct stream *s = cls;
+    free(s->data.data);
+    free(s->marks);
+    free(s);
+}
+
+/* Sleep, in short slices so that shutdown is not held up; false if stopping. */
+static bool nap(unsigned ms)
+{
+    while (ms > 0 && !atomic_load(&g_stopping)) {
+        unsigned step = ms < 50 ? ms : 50;
+        struct timespec ts = {0, (long)step * 1000000L};
+        nanosleep(&ts, NULL);
+        ms -= step;
+    }
+    return !atomic_load(&g_stopping);
+}
+
+/* MHD content reader: hand out the current frame, pausing before it if asked.
+ * One frame per call, so each event leaves as its own chunk. A client that
+ * went away makes MHD stop calling and free the stream. */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct stream *s = cls;
+    (void)pos;
+    if (s->next == s->count)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    size_t start = s->next ? s->marks[s->next - 1].end : 0;
+    if (s->pos == start && !nap(s->marks[s->next].delay_ms))
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    size_t n = s->marks[s->next].end - s->pos;
+    if (n > max)
+        n = max;
+    memcpy(buf, s->data.data + s->pos, n);
+    s->pos += n;
+    if (s->pos == s->marks[s->next].end)
+        s->next++;
+    return (ssize_t)n;
+}
+
+/* ---- OpenAI Responses API ----------------------------------------------- */
+
+/* Text of a message's content: a string, or an array of parts with "text". */
+static void content_text(const cJSON *content, struct sbuf *out)
+{
+    const cJSON *part;
+    if (cJSON_IsString(content)) {
+        sbuf_adds(out, content->valuestring);
+        return;
+    }
+    cJSON_ArrayForEach(part, content)
+    {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
+        if (cJSON_IsString(t))
+            sbuf_adds(out, t->valuestring);
+    }
+}
+
+static bool item_is(const cJSON *item, const char *type)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(item, "type");
+    return cJSON_IsString(t) && strcmp(t->valuestring, type) == 0;
+}
+
+static bool item_is_user_message(const cJSON *item)
+{
+    const cJSON *role = cJSON_GetObjectItemCaseSensitive(item, "role");
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(item, "type");
+    return cJSON_IsString(role) && strcmp(role->valuestring, "user") == 0 &&
+           (!type || item_is(item, "message"));
+}
+
+/* The prompt of a Responses request: the last user message in `input`, and the
+ * output of a (function or custom) tool call that came back after it. */
+static void responses_prompt(const cJSON *req, struct prompt *p)
+{
+    const cJSON *input = cJSON_GetObjectItemCaseSensitive(req, "input");
+    const cJSON *items = cJSON_IsArray(input) ? input : NULL;
+    const cJSON *item;
+    struct sbuf user = {0};
+    *p = (struct prompt){0};
+    if (cJSON_IsString(input))
+        sbuf_adds(&user, input->valuestring);
+    cJSON_ArrayForEach(item, items)
+    {
+        if (item_is_user_message(item)) {
+            user.len = 0;
+            content_text(cJSON_GetObjectItemCaseSensitive(item, "content"), &user);
+            free(p->tool_output);
+            p->tool_output = NULL;
+        } else if (item_is(item, "function_call_output") ||
+                   item_is(item, "custom_tool_call_output")) {
+            struct sbuf out = {0};
+            content_text(cJSON_GetObjectItemCaseSensitive(item, "output"), &out);
+            free(p->tool_output);
+            p->tool_output = sbuf_detach(&out);
+        }
+    }
+    if (user.data)
+        user.data[user.len] = '\0';
+    p->user = sbuf_detach(&user);
+}
+
+/* Encoder state for one Responses stream. */
+struct rsp {
+    struct stream *out; /* frames produced */
+    cJSON *response;    /* the response object echoed in created/completed */
+    unsigned long id;   /* request number, used in every id */
+    int seq;            /* sequence_number of the next event */
+    int index;          /* output_index of the next output item */
+};
+
+/* A new event of `type`, numbered; members are added by the caller. */
+static cJSON *rsp_event(struct rsp *r, const char *type)
+{
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "type", type);
+    cJSON_AddNumberToObject(ev, "sequence_number", r->seq++);
+    return ev;
+}
+
+/* Append `ev` (consumed) as one SSE frame, sent after `delay_ms`. */
+static void rsp_emit(struct rsp *r, cJSON *ev, unsigned delay_ms)
+{
+    char *json = cJSON_PrintUnformatted(ev);
+    struct sbuf f = {0};
+    sbuf_adds(&f, "event: ");
+    sbuf_adds(&f, cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring);
+    sbuf_adds(&f, "\ndata: ");
+    sbuf_adds(&f, json);
+    sbuf_adds(&f, "\n\n");
+    stream_add(r->out, f.data, f.len, delay_ms);
+    free(f.data);
+    free(json);
+    cJSON_Delete(ev);
+}
+
+/* An event carrying a copy of the response object in its current state. */
+static void rsp_emit_response(struct rsp *r, const char *type, const char *status)
+{
+    cJSON_ReplaceItemInObjectCaseSensitive(r->response, "status", cJSON_CreateString(status));
+    cJSON *ev = rsp_event(r, type);
+    cJSON_AddItemToObject(ev, "response", cJSON_Duplicate(r->response, 1));
+    rsp_emit(r, ev, 0);
+}
+
+static char *rsp_id(const struct rsp *r, const char *prefix)
+{
+    char id[64];
+    snprintf(id, sizeof id, "%s_%lu_%d", prefix, r->id, r->index);
+    return xstrndup(id, strlen(id));
+}
+
+/* Events with item_id/output_index plus one more member (consumed). */
+static void rsp_emit_part(struct rsp *r, const char *type, const char *item_id, const char *key,
+                          cJSON *value, unsigned delay_ms)
+{
+    cJSON *ev = rsp_event(r, type);
+    cJSON_AddStringToObject(ev, "item_id", item_id);
+    cJSON_AddNumberToObject(ev, "output_index", r->index);
+    if (strstr(type, "reasoning_summary"))
+        cJSON_AddNumberToObject(ev, "summary_index", 0);
+    else if (!strstr(type, "_call"))
+        cJSON_AddNumberToObject(ev, "content_index", 0);
+    cJSON_AddItemToObject(ev, key, value);
+    rsp_emit(r, ev, delay_ms);
+}
+
+/* output_item.added (item as given) and, at the end, output_item.done with the
+ * finished item, which is also kept for response.completed. */
+static void rsp_item_event(struct rsp *r, const char *type, const cJSON *item)
+{
+    cJSON *ev = rsp_event(r, type);
+    cJSON_AddNumberToObject(ev, "output_index", r->index);
+    cJSON_AddItemToObject(ev, "item", cJSON_Duplicate(item, 1));
+    rsp_emit(r, ev, 0);
+}
+
+static void rsp_item_done(struct rsp *r, cJSON *item)
+{
+    rsp_item_event(r, "response.output_item.done", item);
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(r->response, "output"), item);
+    r->index++;
+}
+
+static cJSON *text_part(const char *type, const char *text)
+{
+    cJSON *part = cJSON_CreateObject();
+    cJSON_AddStringToObject(part, "type", type);
+    cJSON_AddStringToObject(part, "text", text);
+    if (strcmp(type, "output_text") == 0)
+        cJSON_AddItemToObject(part, "annotations", cJSON_CreateArray());
+    return part;
+}
+
+/* Stream `text` as deltas of event `delta_type`, paced per struct answer. */
+static void rsp_deltas(struct rsp *r, const char *delta_type, const char *id, const char *text,
+                       size_t chunk, unsigned delay_ms)
+{
+    for (size_t off = 0, n; text[off]; off += n) {
+        n = utf8_chunk(text + off, chunk);
+        char *piece = xstrndup(text + off, n);
+        rsp_emit_part(r, delta_type, id, "delta", cJSON_CreateString(piece), off ? delay_ms : 0);
+        free(piece);
+    }
+}
+
+static void rsp_message(struct rsp *r, const struct answer *a)
+{
+    char *id = rsp_id(r, "msg");
+    cJSON *item = cJSON_CreateObject();
+    cJSON_AddStringToObject(item, "id", id);
+    cJSON_AddStringToObject(item, "type", "message");
+    cJSON_AddStringToObject(item, "status", "in_progress");
+    cJSON_AddStringToObject(item, "role", "assistant");
+    cJSON *content = cJSON_AddArrayToObject(item, "content");
+    rsp_item_event(r, "response.output_item.added", item);
+    rsp_emit_part(r, "response.content_part.added", id, "part", text_part("output_text", ""), 0);
+    rsp_deltas(r, "response.output_text.delta", id, a->text, a->chunk, a->delay_ms);
+    rsp_emit_part(r, "response.output_text.done", id, "text", cJSON_CreateString(a->text), 0);
+    rsp_emit_part(r, "response.content_part.done", id, "part", text_part("output_text", a->text),
+                  0);
+    cJSON_AddItemToArray(content, text_part("output_text", a->text));
+    cJSON_ReplaceItemInObjectCaseSensitive(item, "status", cJSON_CreateString("completed"));
+    rsp_item_done(r, item);
+    free(id);
+}
+
+static void rsp_reasoning(struct rsp *r, const char *summary)
+{
+    char *id = rsp_id(r, "rs");
+    cJSON *item = cJSON_CreateObject();
+    cJSON_AddStringToObject(item, "id", id);
+    cJSON_AddStringToObject(item, "type", "reasoning");
+    cJSON *parts = cJSON_AddArrayToObject(item, "summary");
+    rsp_item_event(r, "response.output_item.added", item);
+    rsp_emit_part(r, "response.reasoning_summary_part.added", id, "part",
+                  text_part("summary_text", ""), 0);
+    rsp_deltas(r, "response.reasoning_summary_text.delta", id, summary, ECHO_CHUNK, 0);
+    rsp_emit_part(r, "response.reasoning_summary_text.done", id, "text",
+                  cJSON_CreateString(summary), 0);
+    rsp_emit_part(r, "response.reasoning_summary_part.done", id, "part",
+                  text_part("summary_text", summary), 0);
+    cJSON_AddItemToArray(parts, text_part("summary_text", summary));
+    rsp_item_done(r, item);
+    free(id);
+}
+
+/* A tool call: function_call (JSON arguments) or custom_tool_call (freeform
+ * input), with its argument deltas. */
+static void rsp_tool_call(struct rsp *r, const struct answer *a)
+{
+    const char *args_key = a->custom ? "input" : "arguments";
+    char *id = rsp_id(r, a->custom ? "ctc" : "fc");
+    char *call_id = rsp_id(r, "call");
+    cJSON *item = cJSON_CreateObject();
+    cJSON_AddStringToObject(item, "id", id);
+    cJSON_AddStringToObject(item, "type", a->custom ? "custom_tool_call" : "function_call");
+    cJSON_AddStringToObject(item, "status", "in_progress");
+    cJSON_AddStringToObject(item, "call_id", call_id);
+    cJSON_AddStringToObject(item, "name", a->tool_name);
+    cJSON_AddStringToObject(item, args_key, "");
+    rsp_item_event(r, "response.output_item.added", item);
+    rsp_emit_part(r,
+                  a->custom ? "response.custom_tool_call_input.delta"
+                            : "response.function_call_arguments.delta",
+                  id, "delta", cJSON_CreateString(a->tool_args), 0);
+    rsp_emit_part(r,
+                  a->custom ? "response.custom_tool_call_input.done"
+                            : "response.function_call_arguments.done",
+                  id, args_key, cJSON_CreateString(a->tool_args), 0);
+    cJSON_ReplaceItemInObjectCaseSensitive(item, args_key, cJSON_CreateString(a->tool_args));
+    cJSON_ReplaceItemInObjectCaseSensitive(item, "status", cJSON_CreateString("completed"));
+    rsp_item_done(r, item);
+    free(call_id);
+    free(id);
+}
+
+/* Made-up but deterministic token counts (about 4 bytes a token); cached is
+ * half the input so clients' cached-token handling has something to show. */
+static cJSON *usage_json(size_t body_len, const struct answer *a)
+{
+    double in = (double)(body_len / 4);
+    double reasoning = a->reasoning ? (double)(strlen(a->reasoning) / 4 + 1) : 0;
+    double out = (a->text ? (double)(strlen(a->text) / 4) : 0) + 1 + reasoning;
+    cJSON *u = cJSON_CreateObject();
+    cJSON_AddNumberToObject(u, "input_tokens", in);
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "input_tokens_details"), "cached_tokens",
+                            (double)((size_t)in / 2));
+    cJSON_AddNumberToObject(u, "output_tokens", out);
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "output_tokens_details"), "reasoning_tokens",
+                            reasoning);
+    cJSON_AddNumberToObject(u, "total_tokens", in + out);
+    return u;
+}
+
+static void rsp_failed(struct rsp *r, const char *code)
+{
+    cJSON *err = cJSON_AddObjectToObject(r->response, "error");
+    cJSON_AddStringToObject(err, "code", code);
+    cJSON_AddStringToObject(err, "message", "stand-in: scripted failure");
+    rsp_emit_response(r, "response.failed", "failed");
+}
+
+/* Encode a streamed answer (not ANSWER_HTTP_ERROR) as Responses SSE frames. */
+static struct stream *responses_encode(const struct answer *a, const char *model, size_t body_len)
+{
+    struct rsp r = {.out = xrealloc(NULL, sizeof *r.out),
+                    .id = atomic_fetch_add(&g_requests, 1) + 1};
+    *r.out = (struct stream){0};
+    char id[32];
+    snprintf(id, sizeof id, "resp_%lu", r.id);
+    r.response = cJSON_CreateObject();
+    cJSON_AddStringToObject(r.response, "id", id);
+    cJSON_AddStringToObject(r.response, "object", "response");
+    cJSON_AddNumberToObject(r.response, "created_at", (double)time(NULL));
+    cJSON_AddStringToObject(r.response, "status", "in_progress");
+    cJSON_AddStringToObject(r.response, "model", model);
+    cJSON_AddArrayToObject(r.response, "output");
+    rsp_emit_response(&r, "response.created", "in_progress");
+    rsp_emit_response(&r, "response.in_progress", "in_progress");
+    if (a->kind == ANSWER_FAILED) {
+        rsp_failed(&r, a->code);
+    } else {
+        if (a->reasoning)
+            rsp_reasoning(&r, a->reasoning);
+        if (a->kind == ANSWER_TOOL_CALL)
+            rsp_tool_call(&r, a);
+        else
+            rsp_message(&r, a);
+        cJSON_AddItemToObject(r.response, "usage", usage_json(body_len, a));
+        rsp_emit_response(&r, "response.completed", "completed");
+    }
+    cJSON_Delete(r.response);
+    return r.out;
+}
+
+/* ---- HTTP ---------------------------------------------------------------- */
+
+/* Per-request state, kept by MHD between calls of the access handler. */
+struct request {
+    struct sbuf body; /* upload so far */
+    bool too_large;   /* body exceeded MAX_BODY: answer 413 */
+};
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *json)
+{
+    struct MHD_Response *rsp =
+        MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(rsp, "Content-Type", "application/json");
+    enum MHD_Result ret = MHD_queue_response(c, status, rsp);
+    MHD_destroy_response(rsp);
+    return ret;
+}
+
+/* An OpenAI-style error body: {"error":{message,type,param,code}}. */
+static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *type,
+                                   const char *code, const char *message)
+{
+    cJSON *body = cJSON_CreateObject();
+    cJSON *err = cJSON_AddObjectToObject(body, "error");
+    cJSON_AddStringToObject(err, "message", message);
+    cJSON_AddStringToObject(err, "type", type);
+    cJSON_AddNullToObject(err, "param");
+    cJSON_AddStringToObject(err, "code", code);
+    char *json = cJSON_PrintUnformatted(body);
+    enum MHD_Result ret = reply(c, status, json);
+    free(json);
+    cJSON_Delete(body);
+    return ret;
+}
+
+static enum MHD_Result reply_scripted_error(struct MHD_Connection *c, int status)
+{
+    char msg[64];
+    snprintf(msg, sizeof msg, "stand-in: scripted HTTP %d", status);
+    if (status == 429)
+        return reply_error(c, 429, "requests", "rate_limit_exceeded", msg);
+    if (status >= 500)
+        return reply_error(c, (unsigned)status, "server_error", "server_error", msg);
+    return reply_error(c, (unsigned)status, "invalid_request_error", "invalid_request", msg);
+}
+
+static enum MHD_Result reply_stream(struct MHD_Connection *c, struct stream *s)
+{
+    struct MHD_Response *rsp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, s, stream_free);
+    MHD_add_response_header(rsp, "Content-Type", "text/event-stream");
+    MHD_add_response_header(rsp, "Cache-Control", "no-cache");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, rsp);
+    MHD_destroy_response(rsp);
+    return ret;
+}
+
+/* POST /v1/responses */
+static enum MHD_Result serve_responses(struct MHD_Connection *c, const cJSON *req, size_t len)
+{
+    if (!req)
+        return reply_error(c, 400, "invalid_request_error", "invalid_json",
+                           "stand-in: body is not JSON");
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream")))
+        return reply_error(c, 400, "invalid_request_error", "stream_required",
+                           "stand-in: only stream:true is supported");
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(req, "model");
+    struct prompt p;
+    struct answer a;
+    responses_prompt(req, &p);
+    script_answer(&p, &a);
+    enum MHD_Result ret =
+        a.kind == ANSWER_HTTP_ERROR
+            ? reply_scripted_error(c, a.status)
+            : reply_stream(
+                  c, responses_encode(&a, cJSON_IsString(model) ? model->valuestring : "", len));
+    answer_release(&a);
+    prompt_release(&p);
+    return ret;
+}
+
+/* GET /v1/models: an OpenAI-style list with one entry. */
+static enum MHD_Result serve_models(struct MHD_Connection *c, const cJSON *req, size_t len)
+{
+    (void)req;
+    (void)len;
+    return reply(c, 200,
+                 "{\"object\":\"list\",\"data\":[{\"id\":\"baton-test\",\"object\":\"model\","
+                 "\"created\":0,\"owned_by\":\"baton\"}]}");
+}
+
+typedef enum MHD_Result (*route_fn)(struct MHD_Connection *c, const cJSON *req, size_t len);
+
+/* Paths are matched after removing a leading "/v1". */
+static const struct route {
+    const char *method; /* HTTP method */
+    const char *path;   /* exact path, without query */
+    route_fn serve;     /* handler; `req` is the parsed body or NULL */
+} routes[] = {
+    {"POST", "/responses", serve_responses},
+    {"GET", "/models", serve_models},
+};
+
+/* Append {"method","path","body"} as one line to the log (body may be NULL). */
+static void log_request(const char *method, const char *path, const cJSON *body)
+{
+    if (!g_log)
+        return;
+    cJSON *line = cJSON_CreateObject();
+    cJSON_AddStringToObject(line, "method", method);
+    cJSON_AddStringToObject(line, "path", path);
+    if (body)
+        cJSON_AddItemReferenceToObject(line, "body", (cJSON *)body);
+    else
+        cJSON_AddNullToObject(line, "body");
+    char *json = cJSON_PrintUnformatted(line);
+    cJSON_Delete(line);
+    pthread_mutex_lock(&g_log_lock);
+    fprintf(g_log, "%s\n", json);
+    fflush(g_log);
+    pthread_mutex_unlock(&g_log_lock);
+    free(json);
+}
+
+static enum MHD_Result dispatch(struct MHD_Connection *c, const char *url, const char *method,
+                                struct request *rq)
+{
+    if (rq->too_large)
+        return reply_error(c, 413, "invalid_request_error", "body_too_large",
+                           "stand-in: request body too large");
+    cJSON *body = rq->body.len ? cJSON_ParseWithLength(rq->body.data, rq->body.len) : NULL;
+    log_request(method, url, body);
+    const char *path = strncmp(url, "/v1/", 4) == 0 ? url + 3 : url;
+    enum MHD_Result ret = MHD_NO;
+    bool found = false;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !found; i++) {
+        if (strcmp(routes[i].method, method) == 0 && strcmp(routes[i].path, path) == 0) {
+            ret = routes[i].serve(c, body, rq->body.len);
+            found = true;
+        }
+    }
+    if (!found)
+        ret = reply_error(c, 404, "invalid_request_error", "not_found", "stand-in: no such route");
+    cJSON_Delete(body);
+    return ret;
+}
+
+/* MHD access handler: collect the body over several calls, then dispatch. */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload,
+                                  size_t *upload_size, void **req_cls)
+{
+    struct request *rq = *req_cls;
+    (void)cls;
+    (void)version;
+    if (!rq) {
+        rq = xrealloc(NULL, sizeof *rq);
+        *rq = (struct request){0};
+        *req_cls = rq;
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        if (rq->body.len + *upload_size > MAX_BODY)
+            rq->too_large = true;
+        else
+            sbuf_add(&rq->body, upload, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    return dispatch(c, url, method, rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct request *rq = *req_cls;
+    (void)cls;
+    (void)c;
+    (void)toe;
+    if (rq) {
+        free(rq->body.data);
+        free(rq);
+        *req_cls = NULL;
+    }
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+struct options {
+    long port;             /* --port, 0 = any free port */
+    const char *log;       /* --log FILE or NULL */
+    const char *port_file; /* --port-file FILE or NULL */
+};
+
+static int usage(void)
+{
+    fputs("usage: baton-standin [--port N] [--log FILE] [--port-file FILE]\n", stderr);
+    return 2;
+}
+
+/* Value of option `name` at argv[*i] ("--name V" or "--name=V"), or NULL. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] == '\0' && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    const char *v;
+    for (int i = 1; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--port"))) {
+            if ((o->port = parse_num(v, 0, 65535)) < 0)
+                return -1;
+        } else if ((v = opt_value(argc, argv, &i, "--log"))) {
+            o->log = v;
+        } else if ((v = opt_value(argc, argv, &i, "--port-file"))) {
+            o->port_file = v;
+        } else {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Write the port to `path` through a temporary file, so a reader polling for
+ * the file never sees it half written. */
+static int write_port_file(const char *path, unsigned port)
+{
+    char *tmp = concat(path, ".tmp");
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fprintf(f, "%u\n", port) > 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok)
+        fprintf(stderr, "baton-standin: cannot write port file '%s': %s\n", path, strerror(errno));
+    free(tmp);
+    return ok ? 0 : -1;
+}
+
+static struct MHD_Daemon *start_daemon(long port)
+{
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                                MHD_USE_POLL | MHD_USE_ERROR_LOG,
+                            0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR,
+                            (struct sockaddr *)&addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+                            NULL, MHD_OPTION_CONNECTION_LIMIT, 256u, MHD_OPTION_END);
+}
+
+/* Block SIGINT/SIGTERM in every thread (the MHD threads inherit the mask) so
+ * the main thread can sigwait for them; ignore SIGPIPE from closed peers. */
+static void setup_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int serve(const struct options *o)
+{
+    sigset_t set;
+    int sig;
+    setup_signals(&set);
+    struct MHD_Daemon *d = start_daemon(o->port);
+    if (!d) {
+        fprintf(stderr, "baton-standin: cannot listen on 127.0.0.1:%ld\n", o->port);
+        return 1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    unsigned port = info ? info->port : (unsigned)o->port;
+    printf("listening http://127.0.0.1:%u\n", port);
+    fflush(stdout);
+    int rc = 0;
+    if (o->port_file && write_port_file(o->port_file, port) != 0)
+        rc = 1;
+    while (rc == 0 && sigwait(&set, &sig) != 0)
+        ;
+    atomic_store(&g_stopping, true);
+    MHD_stop_daemon(d);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {0};
+    if (parse_options(argc, argv, &o) != 0)
+        return usage();
+    if (o.log && !(g_log = fopen(o.log, "a"))) {
+        fprintf(stderr, "baton-standin: cannot open log '%s': %s\n", o.log, strerror(errno));
+        return 1;
+    }
+    int rc = serve(&o);
+    if (g_log)
+        fclose(g_log);
+    return rc;
+}
