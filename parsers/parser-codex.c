@@ -17,6 +17,7 @@ struct codex_parser {
     int ended;                 /* turn/completed seen */
     char *error_kind;          /* from the last non-retry error notification */
     char *error_message;
+    char *turn_id;      /* this turn's id, from turn/start or turn/started */
     char *item_id;      /* the last item started, and a one-line summary of */
     char *item_summary; /* it, for approval requests that name only the id */
 };
@@ -35,6 +36,7 @@ static void codex_destroy(void *st)
         return;
     free(p->error_kind);
     free(p->error_message);
+    free(p->turn_id);
     free(p->item_id);
     free(p->item_summary);
     free(p);
@@ -260,12 +262,25 @@ static void add_count(int64_t *sum, int64_t v)
     *sum = (*sum == BT_UNKNOWN ? 0 : *sum) + v;
 }
 
+static void set_turn(struct codex_parser *p, const char *id)
+{
+    if (!id || (p->turn_id && strcmp(p->turn_id, id) == 0))
+        return;
+    free(p->turn_id);
+    p->turn_id = bt_xstrdup(id);
+}
+
 /* thread/tokenUsage/updated: `last` is the latest model request and `total`
  * the thread's running sum; a turn's usage is the sum of its `last`s, and
- * the context in use is the latest request's total. */
+ * the context in use is the latest request's total. thread/resume replays
+ * the previous turn's usage before the new turn starts: only notifications
+ * naming this turn count. */
 static void on_usage(struct codex_parser *p, const cJSON *params,
                      const struct bt_parser_sink *sink)
 {
+    const char *turn = jstr(params, "turnId");
+    if (!p->turn_id || !turn || strcmp(turn, p->turn_id) != 0)
+        return;
     const cJSON *tu = jobj(params, "tokenUsage");
     const cJSON *last = tu ? jobj(tu, "last") : NULL;
     if (!last)
@@ -399,7 +414,7 @@ static void on_turn_completed(struct codex_parser *p, const cJSON *params,
 
 /* Notifications that carry nothing for the event stream. */
 static const char *const ignored_methods[] = {
-    "thread/started", "turn/started", "thread/status/changed", "thread/readState/changed",
+    "thread/started", "thread/status/changed", "thread/readState/changed",
     "thread/name/updated", "thread/settings/updated", "thread/goal/updated",
     "thread/goal/cleared",
     "thread/prediction/updated", "thread/queue/changed", "turn/diff/updated",
@@ -473,6 +488,8 @@ static int on_notification(struct codex_parser *p, const char *m, const cJSON *p
         on_plan(params, sink);
     else if (strcmp(m, "error") == 0)
         on_error_note(p, params, sink);
+    else if (strcmp(m, "turn/started") == 0)
+        set_turn(p, jstr(jobj(params, "turn"), "id"));
     else if (strcmp(m, "turn/completed") == 0)
         on_turn_completed(p, params, sink);
     else if (strcmp(m, "configWarning") == 0 || strcmp(m, "warning") == 0 ||
@@ -535,7 +552,8 @@ static void on_request(struct codex_parser *p, const cJSON *msg, const char *m,
     cJSON_free(id);
 }
 
-static void on_response(const cJSON *msg, const struct bt_parser_sink *sink)
+static void on_response(struct codex_parser *p, const cJSON *msg,
+                        const struct bt_parser_sink *sink)
 {
     const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
     struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE};
@@ -551,6 +569,7 @@ static void on_response(const cJSON *msg, const struct bt_parser_sink *sink)
         const cJSON *turn = jobj(res, "turn");
         sig.session_id = thread ? jstr(thread, "id") : NULL;
         sig.turn_id = turn ? jstr(turn, "id") : NULL;
+        set_turn(p, sig.turn_id);
     }
     sink->signal(sink->data, &sig);
 }
@@ -579,7 +598,7 @@ static void codex_line(void *st, char *line, size_t len, const struct bt_parser_
     else if (m && on_notification(p, m, params, sink, line, len) != 0)
         bt_parser_warn(sink, "unknown_method", "unknown codex notification", line, len);
     else if (!m && id)
-        on_response(msg, sink);
+        on_response(p, msg, sink);
     else if (!m)
         bt_parser_warn(sink, "protocol", "codex message with neither method nor id", line, len);
     cJSON_Delete(msg);
