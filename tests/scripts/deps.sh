@@ -11,7 +11,7 @@ set -euo pipefail
 PACKAGES=(
     gcc make cmake pkg-config git ca-certificates
     libuv1-dev libsqlite3-dev libcjson-dev libgit2-dev
-    libcmocka-dev libmicrohttpd-dev bubblewrap
+    libcmocka-dev libmicrohttpd-dev bubblewrap curl valgrind
 )
 
 missing=()
