@@ -8,11 +8,30 @@
  * /dev/null, and stdout/stderr pipes. No descriptor of baton's reaches the
  * child: libuv opens its fds close-on-exec and only fds 0-2 are mapped.
  *
+ * The close-on-exec rule: libuv does not close other descriptors in the
+ * child, it relies on FD_CLOEXEC. Every descriptor baton opens anywhere (files
+ * with O_CLOEXEC, sockets with SOCK_CLOEXEC, pipe2(O_CLOEXEC), dup with
+ * F_DUPFD_CLOEXEC, fopen with "e"; SQLite and libgit2 do this themselves)
+ * must be close-on-exec, or it leaks into every coder; a leaked write end of
+ * another run's pipe means that run never sees EOF. As a safety net (and for
+ * descriptors baton inherited from its parent, which often are not
+ * close-on-exec) bt_proc_spawn marks every fd above 2 close-on-exec before it
+ * forks; that sweep cannot close the race with another thread opening a
+ * descriptor without O_CLOEXEC at the same moment, so the rule stands.
+ *
+ * Signals: the first bt_proc_spawn sets SIGPIPE to SIG_IGN for the whole
+ * process (unless a handler is already installed), so a write to a dead
+ * child's stdin fails with EPIPE instead of killing baton. baton's own writes
+ * to its stdout must therefore handle EPIPE. libuv resets every signal
+ * disposition and the signal mask in the child before exec.
+ *
  * Lifecycle:
  *   bt_proc_spawn -> on_stdout (raw bytes, any split) ... -> on_done (once)
  * on_done runs only after *all* of: the child exited (waitpid), EOF on stdout,
  * EOF on stderr, and every libuv handle of the proc closed. After on_done the
  * proc is inert; free it with bt_proc_free (also allowed inside on_done).
+ * Callbacks may call any bt_proc_* function on their proc, bt_proc_free
+ * included; they are never called from inside a bt_proc_* call.
  *
  * Stop escalation (the protocol "ask" step is the caller's, before calling
  * bt_proc_stop): SIGTERM to the group after term_after_ms, SIGKILL to the
@@ -21,8 +40,25 @@
  *
  * When the leader has exited but the pipes stay open (a grandchild holds
  * them) or group members remain, the proc cleans up the group by itself:
- * SIGTERM, then SIGKILL after BT_PROC_LINGER_MS; a run never finishes while a
- * process of its group is alive.
+ * SIGTERM at once, then SIGKILL after linger_ms (BT_PROC_LINGER_MS); a run
+ * never finishes while a process of its group is alive.
+ *
+ * Reaping: libuv reaps the leader only. Members left behind are reparented
+ * to init, which reaps them when it gets to it (seconds in some containers,
+ * never under a PID 1 that does not reap); until then kill(-pgid, 0)
+ * succeeds. baton is deliberately not a child subreaper (that would make it
+ * reap every orphan of the process, e.g. daemonized tmux servers, and fight
+ * libuv over waitpid). So after SIGKILL the proc polls kill(-pgid, 0) for up
+ * to BT_PROC_REAP_WAIT_MS; if the group is still there it finishes anyway
+ * with group_gone 0. The pgid is never signalled again once seen gone. When
+ * baton itself is PID 1 (a container without --init) the members are its
+ * children and the proc reaps them (waitpid(-pgid)); orphans that left the
+ * group are another matter, so run baton under an init there.
+ *
+ * A process that left the group (setsid) but still holds stdout or stderr
+ * would keep EOF from ever coming: once the leader exited and the group is
+ * settled, the proc waits linger_ms more for EOF, then closes the pipes
+ * itself (result.eof_forced).
  */
 #ifndef BT_PROC_H
 #define BT_PROC_H
@@ -32,24 +68,30 @@
 #include <uv.h>
 
 #define BT_PROC_STDERR_TAIL_DEFAULT (64 * 1024) /* bytes */
-#define BT_PROC_LINGER_MS 2000 /* grace for group members after leader exit */
+#define BT_PROC_LINGER_MS 2000                  /* grace for group members after leader exit */
+#define BT_PROC_REAP_WAIT_MS 5000               /* wait for init to reap the group after SIGKILL */
+#define BT_PROC_WRITE_MAX (64 * 1024 * 1024)    /* bytes queued for stdin at most */
 
 struct bt_proc;
 
 struct bt_proc_result {
     int64_t exit_status; /* exit code, or -1 if ended by a signal */
     int term_signal;     /* signal that ended the leader, 0 if none */
-    int stop_stage;      /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent */
+    int stop_stage;      /* 0 none, 1 SIGTERM sent, 2 SIGKILL sent (by bt_proc_stop
+                            or by the cleanup of members left after the leader) */
     int group_gone;      /* 1 if kill(-pgid, 0) reported ESRCH at the end */
+    int eof_forced;      /* 1 if stdout/stderr were closed without EOF (held open
+                            by a process outside the group) */
 };
 
 struct bt_proc_options {
     const char *file;   /* executable path (absolute, or found on env PATH) */
     char *const *argv;  /* NULL-terminated; argv[0] is the program name */
-    char *const *env;   /* NULL-terminated "K=V" list, used as is */
+    char *const *env;   /* NULL-terminated "K=V" list, used as is; NULL = empty */
     const char *cwd;    /* working directory, NULL for baton's own */
     int stdin_pipe;     /* 1: a pipe written with bt_proc_write; 0: /dev/null */
     size_t stderr_tail; /* bytes of stderr kept; 0 = default */
+    uint64_t linger_ms; /* grace for members after the leader exits; 0 = default */
 
     /* Raw stdout bytes as read; buf valid for the call only. */
     void (*on_stdout)(void *data, const char *buf, size_t n);
@@ -61,12 +103,16 @@ struct bt_proc_options {
 };
 
 /* Start the child. Returns 0 and sets *out, or a negative error (-ENOENT when
- * the executable is missing, other negated errno / uv codes) with *out NULL
- * and no callback ever called. */
+ * the executable is missing, -EINVAL for missing file/argv, other negated
+ * errno / uv codes) with *out NULL and no callback ever called. On failure
+ * the proc's internal handles are released the next time the loop runs, so
+ * run it (e.g. uv_run(UV_RUN_DEFAULT) before uv_loop_close). */
 int bt_proc_spawn(uv_loop_t *loop, const struct bt_proc_options *o, struct bt_proc **out);
 
-/* Queue n bytes for the child's stdin (copied). Returns 0, -EPIPE once stdin
- * is closed or the child is gone, -EINVAL without a stdin pipe. */
+/* Queue n bytes for the child's stdin (copied, freed once written). Returns
+ * 0, -EPIPE once stdin is closed (bt_proc_close_stdin, a failed write) or
+ * the child is gone, -EINVAL without a stdin pipe, BT_ETOOBIG when more than
+ * BT_PROC_WRITE_MAX bytes would be waiting for a child that does not read. */
 int bt_proc_write(struct bt_proc *p, const char *buf, size_t n);
 
 /* Close stdin after queued writes are flushed. Idempotent. */
@@ -74,7 +120,8 @@ void bt_proc_close_stdin(struct bt_proc *p);
 
 /* Begin the stop escalation: SIGTERM to the group term_after_ms from now,
  * SIGKILL kill_after_ms after that. A later call can only shorten the
- * remaining delays. No effect once the group is gone. */
+ * remaining delays. No effect once the group is gone. A delay of 0 acts
+ * within the call; (0, 0) sends SIGKILL only. */
 void bt_proc_stop(struct bt_proc *p, uint64_t term_after_ms, uint64_t kill_after_ms);
 
 /* The child's pid (= its process group id). */
@@ -83,14 +130,17 @@ int bt_proc_pid(const struct bt_proc *p);
 int bt_proc_running(const struct bt_proc *p);
 
 /* The last bytes written to stderr (at most stderr_tail), borrowed, and
- * valid until bt_proc_free. Not NUL-terminated on its own; *len set. */
+ * valid until the next stderr read or bt_proc_free. Not NUL-terminated on
+ * its own; *len set. */
 const char *bt_proc_stderr_tail(const struct bt_proc *p, size_t *len);
 
 /* Free a proc whose on_done has run (or, if it has not, stop it at once with
- * SIGKILL and free it once done: the callbacks will not be called). */
+ * SIGKILL and free it once done: the callbacks will not be called; keep
+ * running the loop until then). NULL is a no-op. */
 void bt_proc_free(struct bt_proc *p);
 
-/* 1 if any process of group pgid is alive (kill(-pgid, 0) == 0). */
+/* 1 if any process of group pgid is alive (kill(-pgid, 0) == 0, or EPERM:
+ * it exists but is not ours to signal). 0 for pgid <= 1. */
 int bt_proc_group_alive(int pgid);
 
 #endif
