@@ -14,8 +14,8 @@
 struct codex_parser {
     struct bt_usage turn_usage; /* sum of `last` breakdowns in this turn */
     int usage_seen;
-    int ended;                 /* turn/completed seen */
-    char *error_kind;          /* from the last non-retry error notification */
+    int ended;        /* turn/completed seen */
+    char *error_kind; /* from the last non-retry error notification */
     char *error_message;
     char *turn_id;      /* this turn's id, from turn/start or turn/started */
     char *item_id;      /* the last item started, and a one-line summary of */
@@ -157,9 +157,7 @@ static char *fill_item(const cJSON *it, struct bt_item *out, struct bt_buf *text
     out->status = item_status(jstr(it, "status"));
     switch (out->kind) {
     case BT_ITEM_MESSAGE:
-    case BT_ITEM_PLAN:
-        out->text = jstr(it, "text");
-        break;
+    case BT_ITEM_PLAN: out->text = jstr(it, "text"); break;
     case BT_ITEM_REASONING:
         join_strings(cJSON_GetObjectItemCaseSensitive(it, "summary"), text);
         if (!text->len)
@@ -172,16 +170,14 @@ static char *fill_item(const cJSON *it, struct bt_item *out, struct bt_buf *text
         out->text = jstr(it, "aggregatedOutput");
         out->exit_code = jint(it, "exitCode");
         break;
-    case BT_ITEM_FILE_CHANGE:
-        return detail_of(it, file_keys, BT_ARRAY_SIZE(file_keys));
+    case BT_ITEM_FILE_CHANGE: return detail_of(it, file_keys, BT_ARRAY_SIZE(file_keys));
     case BT_ITEM_TOOL_CALL:
         out->name = jstr(it, "tool") ? jstr(it, "tool") : jstr(it, "name");
         return detail_of(it, tool_keys, BT_ARRAY_SIZE(tool_keys));
     case BT_ITEM_WEB_SEARCH:
         out->name = jstr(it, "query");
         return detail_of(it, search_keys, BT_ARRAY_SIZE(search_keys));
-    default:
-        break;
+    default: break;
     }
     return NULL;
 }
@@ -237,8 +233,7 @@ static void on_item(struct codex_parser *p, const cJSON *params, enum bt_event_t
     bt_buf_release(&text);
 }
 
-static void on_delta(const cJSON *params, enum bt_item_kind kind,
-                     const struct bt_parser_sink *sink)
+static void on_delta(const cJSON *params, enum bt_item_kind kind, const struct bt_parser_sink *sink)
 {
     const char *id = jstr(params, "itemId");
     const char *delta = jstr(params, "delta");
@@ -275,8 +270,7 @@ static void set_turn(struct codex_parser *p, const char *id)
  * the context in use is the latest request's total. thread/resume replays
  * the previous turn's usage before the new turn starts: only notifications
  * naming this turn count. */
-static void on_usage(struct codex_parser *p, const cJSON *params,
-                     const struct bt_parser_sink *sink)
+static void on_usage(struct codex_parser *p, const cJSON *params, const struct bt_parser_sink *sink)
 {
     const char *turn = jstr(params, "turnId");
     if (!p->turn_id || !turn || strcmp(turn, p->turn_id) != 0)
@@ -402,8 +396,8 @@ static void on_turn_completed(struct codex_parser *p, const cJSON *params,
     if (err)
         remember_error(p, err);
     if (sig.status == BT_TURN_FAILED) {
-        sig.error_kind = known ? (p->error_kind ? p->error_kind : "model_error")
-                               : "protocol_mismatch";
+        sig.error_kind =
+            known ? (p->error_kind ? p->error_kind : "model_error") : "protocol_mismatch";
         sig.message = known ? p->error_message : "codex ended the turn with an unknown status";
     }
     p->ended = 1;
@@ -414,18 +408,38 @@ static void on_turn_completed(struct codex_parser *p, const cJSON *params,
 
 /* Notifications that carry nothing for the event stream. */
 static const char *const ignored_methods[] = {
-    "thread/started", "thread/status/changed", "thread/readState/changed",
-    "thread/name/updated", "thread/settings/updated", "thread/goal/updated",
+    "thread/started",
+    "thread/status/changed",
+    "thread/readState/changed",
+    "thread/name/updated",
+    "thread/settings/updated",
+    "thread/goal/updated",
     "thread/goal/cleared",
-    "thread/prediction/updated", "thread/queue/changed", "turn/diff/updated",
-    "serverRequest/resolved", "item/reasoning/summaryPartAdded",
-    "item/fileChange/patchUpdated", "item/mcpToolCall/progress",
-    "item/commandExecution/terminalInteraction", "remoteControl/status/changed",
-    "mcpServer/startupStatus/updated", "account/updated", "account/rateLimits/updated",
-    "app/list/updated", "skills/changed", "hook/started", "hook/completed",
-    "turn/moderationMetadata", "model/safetyBuffering/updated", "fs/changed",
-    "thread/compacted", "model/rerouted", "model/verification", "thread/closed",
-    "thread/project/updated", "project/changed",
+    "thread/prediction/updated",
+    "thread/queue/changed",
+    "turn/diff/updated",
+    "serverRequest/resolved",
+    "item/reasoning/summaryPartAdded",
+    "item/fileChange/patchUpdated",
+    "item/mcpToolCall/progress",
+    "item/commandExecution/terminalInteraction",
+    "remoteControl/status/changed",
+    "mcpServer/startupStatus/updated",
+    "account/updated",
+    "account/rateLimits/updated",
+    "app/list/updated",
+    "skills/changed",
+    "hook/started",
+    "hook/completed",
+    "turn/moderationMetadata",
+    "model/safetyBuffering/updated",
+    "fs/changed",
+    "thread/compacted",
+    "model/rerouted",
+    "model/verification",
+    "thread/closed",
+    "thread/project/updated",
+    "project/changed",
 };
 
 static int is_ignored(const char *method)
@@ -519,8 +533,8 @@ static const char *approval_kind(const char *m)
     return NULL;
 }
 
-static void on_request(struct codex_parser *p, const cJSON *msg, const char *m,
-                       const cJSON *params, const struct bt_parser_sink *sink)
+static void on_request(struct codex_parser *p, const cJSON *msg, const char *m, const cJSON *params,
+                       const struct bt_parser_sink *sink)
 {
     const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
     char *id = cJSON_PrintUnformatted(idv);
@@ -537,7 +551,8 @@ static void on_request(struct codex_parser *p, const cJSON *msg, const char *m,
     sig.summary = summary ? summary : m;
     char *pj = NULL;
     if (params && strcmp(m, "item/permissions/requestApproval") == 0)
-        sig.params_json = pj = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(params, "permissions"));
+        sig.params_json = pj =
+            cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(params, "permissions"));
     if (sig.approval_kind) {
         struct bt_event ev;
         bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
@@ -552,8 +567,7 @@ static void on_request(struct codex_parser *p, const cJSON *msg, const char *m,
     cJSON_free(id);
 }
 
-static void on_response(struct codex_parser *p, const cJSON *msg,
-                        const struct bt_parser_sink *sink)
+static void on_response(struct codex_parser *p, const cJSON *msg, const struct bt_parser_sink *sink)
 {
     const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
     struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE};

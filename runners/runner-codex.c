@@ -136,9 +136,8 @@ static void on_thread(struct codex_runner *r, const struct bt_signal *sig, struc
     int resumed = r->cfg->native_session_id != NULL;
     if (sig->is_error || !sig->session_id) {
         struct bt_buf msg = BT_BUF_INIT;
-        bt_buf_addf(&msg, "codex could not %s the thread%s%s",
-                    resumed ? "resume" : "start", sig->error_message ? ": " : "",
-                    sig->error_message ? sig->error_message : "");
+        bt_buf_addf(&msg, "codex could not %s the thread%s%s", resumed ? "resume" : "start",
+                    sig->error_message ? ": " : "", sig->error_message ? sig->error_message : "");
         fail(sink, resumed ? "resume_failed" : "protocol_mismatch", msg.data);
         bt_buf_release(&msg);
         return;
@@ -162,9 +161,7 @@ static void on_response(struct codex_runner *r, const struct bt_signal *sig, str
         else
             send_thread(r, out);
         break;
-    case BT_CODEX_ID_THREAD:
-        on_thread(r, sig, out, sink);
-        break;
+    case BT_CODEX_ID_THREAD: on_thread(r, sig, out, sink); break;
     case BT_CODEX_ID_TURN:
         if (sig->is_error) {
             struct bt_buf msg = BT_BUF_INIT;
@@ -177,8 +174,7 @@ static void on_response(struct codex_runner *r, const struct bt_signal *sig, str
             r->turn_id = bt_xstrdup(sig->turn_id);
         }
         break;
-    default: /* interrupt acknowledgement, or an id we never sent */
-        break;
+    default: /* interrupt acknowledgement, or an id we never sent */ break;
     }
 }
 

@@ -69,13 +69,15 @@ static int is_blank(const char *s)
 /* Parse options common to run and send; returns 0 or an exit code. */
 static int parse(int argc, char **argv, int is_run, struct run_args *a)
 {
-    static const struct option opts[] = {
-        {"coder", required_argument, NULL, 'c'}, {"model", required_argument, NULL, 'm'},
-        {"cwd", required_argument, NULL, 'C'},   {"json", no_argument, NULL, 'j'},
-        {"approval", required_argument, NULL, 'a'},
-        {"timeout", required_argument, NULL, 't'},
-        {"idle-timeout", required_argument, NULL, 'i'},
-        {"help", no_argument, NULL, 'h'},        {0}};
+    static const struct option opts[] = {{"coder", required_argument, NULL, 'c'},
+                                         {"model", required_argument, NULL, 'm'},
+                                         {"cwd", required_argument, NULL, 'C'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"approval", required_argument, NULL, 'a'},
+                                         {"timeout", required_argument, NULL, 't'},
+                                         {"idle-timeout", required_argument, NULL, 'i'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
     const char *dir = ".";
     int c;
     a->turn.coder = "codex";

@@ -145,8 +145,7 @@ int bt_cmd_show(int argc, char **argv)
     size_t n = 0;
     if ((rc = bt_cmd_resolve(s, argv[optind], id)) == 0) {
         if (bt_store_conversation_get(s, id, &conv) || bt_store_message_list(s, id, &v, &n))
-            rc = bt_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id,
-                         bt_store_errmsg(s));
+            rc = bt_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id, bt_store_errmsg(s));
         else if (json)
             print_json(&conv, v, n);
         else

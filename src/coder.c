@@ -89,8 +89,13 @@ int bt_coder_version(const struct bt_coder *c, const char *path, char **version)
     struct probe p = {.out = BT_BUF_INIT};
     char *argv[] = {(char *)path, "--version", NULL};
     struct bt_proc_options o = {
-        .file = path, .argv = argv, .env = environ, .on_stdout = probe_out,
-        .on_stderr = probe_out, .on_done = probe_done, .data = &p,
+        .file = path,
+        .argv = argv,
+        .env = environ,
+        .on_stdout = probe_out,
+        .on_stderr = probe_out,
+        .on_done = probe_done,
+        .data = &p,
     };
     *version = NULL;
     uv_loop_init(&loop);

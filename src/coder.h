@@ -10,7 +10,7 @@
 #include "runner.h"
 
 struct bt_coder {
-    const char *name;                  /* "codex" */
+    const char *name; /* "codex" */
     const struct bt_runner_ops *runner;
     const struct bt_parser_ops *parser;
 };

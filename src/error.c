@@ -7,13 +7,11 @@
 const char *bt_strerror(int code)
 {
     switch (code) {
-#define BT_ERROR_MSG(name, value, msg)                                         \
-    case value:                                                                \
-        return msg;
+#define BT_ERROR_MSG(name, value, msg)                                                             \
+    case value: return msg;
         BT_ERROR_MAP(BT_ERROR_MSG)
 #undef BT_ERROR_MSG
-    default:
-        break;
+    default: break;
     }
     if (code < 0 && code > -4096)
         return strerror(-code);
@@ -23,9 +21,8 @@ const char *bt_strerror(int code)
 const char *bt_err_name(int code)
 {
     switch (code) {
-#define BT_ERROR_NAME(name, value, msg)                                        \
-    case value:                                                                \
-        return "BT_E" #name;
+#define BT_ERROR_NAME(name, value, msg)                                                            \
+    case value: return "BT_E" #name;
         BT_ERROR_MAP(BT_ERROR_NAME)
 #undef BT_ERROR_NAME
     case -ENOENT: return "ENOENT";

@@ -10,15 +10,15 @@
 #include <errno.h>
 
 /* X(name, value, message) */
-#define BT_ERROR_MAP(X)                                                      \
-    X(TOOBIG, -10001, "input exceeds its size limit")                        \
-    X(PROTO, -10002, "coder protocol error")                                 \
-    X(NOTFOUND, -10003, "not found")                                         \
-    X(AMBIGUOUS, -10004, "ambiguous prefix")                                 \
-    X(NOTINSTALLED, -10005, "coder not installed")                           \
-    X(STORE, -10006, "store error")                                          \
-    X(BUSY, -10007, "busy")                                                  \
-    X(USAGE, -10008, "usage error")                                          \
+#define BT_ERROR_MAP(X)                                                                            \
+    X(TOOBIG, -10001, "input exceeds its size limit")                                              \
+    X(PROTO, -10002, "coder protocol error")                                                       \
+    X(NOTFOUND, -10003, "not found")                                                               \
+    X(AMBIGUOUS, -10004, "ambiguous prefix")                                                       \
+    X(NOTINSTALLED, -10005, "coder not installed")                                                 \
+    X(STORE, -10006, "store error")                                                                \
+    X(BUSY, -10007, "busy")                                                                        \
+    X(USAGE, -10008, "usage error")                                                                \
     X(SCHEMA, -10009, "store schema is newer than this baton")
 
 enum bt_error {

@@ -162,9 +162,7 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
         put_bool(b, "resumed", ev->resumed);
         break;
     case BT_EVENT_ITEM_STARTED:
-    case BT_EVENT_ITEM_COMPLETED:
-        put_item(b, &ev->item, 1);
-        break;
+    case BT_EVENT_ITEM_COMPLETED: put_item(b, &ev->item, 1); break;
     case BT_EVENT_ITEM_DELTA:
         put_item(b, &ev->item, 0);
         put_strn(b, "text", ev->delta ? ev->delta : "", ev->delta ? ev->delta_len : 0);
@@ -180,9 +178,7 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
             put_str(b, "by", ev->by);
         }
         break;
-    case BT_EVENT_USAGE:
-        put_usage(b, &ev->usage);
-        break;
+    case BT_EVENT_USAGE: put_usage(b, &ev->usage); break;
     case BT_EVENT_WARNING:
     case BT_EVENT_ERROR:
         put_str(b, "kind", ev->kind ? ev->kind : "other");
@@ -216,8 +212,7 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
         put_int(b, "signal", ev->exit_signal);
         bt_buf_addc(b, '}');
         break;
-    case BT_EVENT__COUNT:
-        break;
+    case BT_EVENT__COUNT: break;
     }
 }
 

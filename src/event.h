@@ -19,17 +19,17 @@
 
 #define BT_UNKNOWN (-1)
 
-#define BT_EVENT_TYPES(X)                                                      \
-    X(TURN_STARTED, "turn.started")                                            \
-    X(SESSION_STARTED, "session.started")                                      \
-    X(ITEM_STARTED, "item.started")                                            \
-    X(ITEM_DELTA, "item.delta")                                                \
-    X(ITEM_COMPLETED, "item.completed")                                        \
-    X(APPROVAL_REQUESTED, "approval.requested")                                \
-    X(APPROVAL_RESOLVED, "approval.resolved")                                  \
-    X(USAGE, "usage")                                                          \
-    X(WARNING, "warning")                                                      \
-    X(ERROR, "error")                                                          \
+#define BT_EVENT_TYPES(X)                                                                          \
+    X(TURN_STARTED, "turn.started")                                                                \
+    X(SESSION_STARTED, "session.started")                                                          \
+    X(ITEM_STARTED, "item.started")                                                                \
+    X(ITEM_DELTA, "item.delta")                                                                    \
+    X(ITEM_COMPLETED, "item.completed")                                                            \
+    X(APPROVAL_REQUESTED, "approval.requested")                                                    \
+    X(APPROVAL_RESOLVED, "approval.resolved")                                                      \
+    X(USAGE, "usage")                                                                              \
+    X(WARNING, "warning")                                                                          \
+    X(ERROR, "error")                                                                              \
     X(TURN_COMPLETED, "turn.completed")
 
 enum bt_event_type {
@@ -39,14 +39,14 @@ enum bt_event_type {
         BT_EVENT__COUNT
 };
 
-#define BT_ITEM_KINDS(X)                                                       \
-    X(MESSAGE, "message")                                                      \
-    X(REASONING, "reasoning")                                                  \
-    X(COMMAND, "command")                                                      \
-    X(FILE_CHANGE, "file_change")                                              \
-    X(TOOL_CALL, "tool_call")                                                  \
-    X(WEB_SEARCH, "web_search")                                                \
-    X(PLAN, "plan")                                                            \
+#define BT_ITEM_KINDS(X)                                                                           \
+    X(MESSAGE, "message")                                                                          \
+    X(REASONING, "reasoning")                                                                      \
+    X(COMMAND, "command")                                                                          \
+    X(FILE_CHANGE, "file_change")                                                                  \
+    X(TOOL_CALL, "tool_call")                                                                      \
+    X(WEB_SEARCH, "web_search")                                                                    \
+    X(PLAN, "plan")                                                                                \
     X(OTHER, "other")
 
 enum bt_item_kind {
@@ -130,7 +130,7 @@ struct bt_event {
     enum bt_turn_status status;
     const char *final_text;
     int64_t duration_ms;
-    int64_t exit_code;  /* coder's exit status, BT_UNKNOWN if killed */
+    int64_t exit_code;   /* coder's exit status, BT_UNKNOWN if killed */
     int64_t exit_signal; /* signal that ended it, 0 if none */
 };
 

@@ -28,9 +28,9 @@ struct bt_framer_ops {
 };
 
 struct bt_framer {
-    struct bt_buf pending;       /* bytes of an unfinished line */
-    size_t max_line;             /* bound on a line, in bytes */
-    size_t dropping;             /* > 0: bytes dropped of an oversize line */
+    struct bt_buf pending; /* bytes of an unfinished line */
+    size_t max_line;       /* bound on a line, in bytes */
+    size_t dropping;       /* > 0: bytes dropped of an oversize line */
     const struct bt_framer_ops *ops;
     void *data;
 };

@@ -12,8 +12,9 @@ static const struct bt_cmd commands[] = {
      "[-c CODER] [-m MODEL] [-C DIR] [--json] [--approval deny|auto|never] [--timeout S] "
      "[--idle-timeout S] PROMPT|-",
      "start a conversation with one turn"},
-    {"send", bt_cmd_send, "[--json] [--approval deny|auto|never] [--timeout S] "
-                          "[--idle-timeout S] CONV PROMPT|-",
+    {"send", bt_cmd_send,
+     "[--json] [--approval deny|auto|never] [--timeout S] "
+     "[--idle-timeout S] CONV PROMPT|-",
      "next turn of a conversation, resuming its native session"},
     {"ls", bt_cmd_ls, "[--json]", "list conversations, newest first"},
     {"show", bt_cmd_show, "[--json] [--debug] CONV", "show a conversation's messages and runs"},

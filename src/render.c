@@ -94,22 +94,14 @@ static void completed_item(struct bt_render *r, const struct bt_item *it)
         else
             summary(r, "ran %s%s", cmd, code);
         break;
-    case BT_ITEM_FILE_CHANGE:
-        summary(r, "changed files%s%s", st ? " — " : "", st ? st : "");
-        break;
-    case BT_ITEM_TOOL_CALL:
-        summary(r, "tool %s%s", name, st ? " (failed)" : "");
-        break;
-    case BT_ITEM_WEB_SEARCH:
-        summary(r, "searched %s", name);
-        break;
-    default:
-        break;
+    case BT_ITEM_FILE_CHANGE: summary(r, "changed files%s%s", st ? " — " : "", st ? st : ""); break;
+    case BT_ITEM_TOOL_CALL: summary(r, "tool %s%s", name, st ? " (failed)" : ""); break;
+    case BT_ITEM_WEB_SEARCH: summary(r, "searched %s", name); break;
+    default: break;
     }
 }
 
-static void message_line(struct bt_render *r, const char *color, const char *label,
-                         const char *msg)
+static void message_line(struct bt_render *r, const char *color, const char *label, const char *msg)
 {
     end_line(r);
     fflush(r->out);
@@ -121,12 +113,8 @@ void bt_render_event(struct bt_render *r, const struct bt_event *ev)
 {
     clear_spinner(r);
     switch (ev->type) {
-    case BT_EVENT_ITEM_DELTA:
-        delta(r, ev);
-        break;
-    case BT_EVENT_ITEM_COMPLETED:
-        completed_item(r, &ev->item);
-        break;
+    case BT_EVENT_ITEM_DELTA: delta(r, ev); break;
+    case BT_EVENT_ITEM_COMPLETED: completed_item(r, &ev->item); break;
     case BT_EVENT_APPROVAL_RESOLVED:
         summary(r, "%s by policy: %s",
                 ev->decision && strcmp(ev->decision, "accept") == 0 ? "approved" : "declined",
@@ -136,16 +124,13 @@ void bt_render_event(struct bt_render *r, const struct bt_event *ev)
         if (ev->kind && (strcmp(ev->kind, "retry") == 0 || strcmp(ev->kind, "coder") == 0))
             message_line(r, YELLOW, "warning", ev->message);
         break;
-    case BT_EVENT_ERROR:
-        message_line(r, RED, "error", ev->message);
-        break;
+    case BT_EVENT_ERROR: message_line(r, RED, "error", ev->message); break;
     case BT_EVENT_TURN_COMPLETED:
         end_line(r);
         if (ev->status == BT_TURN_CANCELLED)
             message_line(r, YELLOW, "cancelled", "the turn was interrupted");
         break;
-    default:
-        break;
+    default: break;
     }
     fflush(r->out);
 }

@@ -14,12 +14,12 @@
 
 struct bt_render {
     FILE *out, *err;
-    int color;       /* ANSI colours on out */
-    int spinner;     /* a spinner may be drawn on err */
-    int spinning;    /* a spinner frame is on screen */
-    unsigned frame;  /* spinner frame counter */
-    int mid_line;    /* out's cursor is not at a line start */
-    int text_open;   /* answer text has been printed since the last summary */
+    int color;      /* ANSI colours on out */
+    int spinner;    /* a spinner may be drawn on err */
+    int spinning;   /* a spinner frame is on screen */
+    unsigned frame; /* spinner frame counter */
+    int mid_line;   /* out's cursor is not at a line start */
+    int text_open;  /* answer text has been printed since the last summary */
 };
 
 /* Decides colour and spinner from isatty() and NO_COLOR. */

@@ -25,9 +25,12 @@ struct turn_ctx {
 static void ctx_event(void *data, const struct bt_event *ev, const char *json, size_t len)
 {
     struct turn_ctx *c = data;
-    struct bt_store_event se = {.run = c->run, .seq = ev->seq,
-                                .type = bt_event_type_name(ev->type), .ts_ms = ev->ts_ms,
-                                .data = json, .len = len};
+    struct bt_store_event se = {.run = c->run,
+                                .seq = ev->seq,
+                                .type = bt_event_type_name(ev->type),
+                                .ts_ms = ev->ts_ms,
+                                .data = json,
+                                .len = len};
     if (bt_store_event_append(c->store, &se) != 0 && !c->store_failed) {
         c->store_failed = 1;
         fprintf(stderr, "baton: could not store an event: %s\n", bt_store_errmsg(c->store));
@@ -118,16 +121,19 @@ static void finish_run(struct bt_store *s, const char *run, const char *conv,
                        const struct bt_turn_result *res)
 {
     struct bt_store_run_end e = {
-        .state = run_state(res->status), .exit_code = res->exit_code,
-        .exit_signal = res->exit_signal, .error_kind = res->error_kind,
-        .error_text = res->error_message, .stderr_tail = res->stderr_tail,
+        .state = run_state(res->status),
+        .exit_code = res->exit_code,
+        .exit_signal = res->exit_signal,
+        .error_kind = res->error_kind,
+        .error_text = res->error_message,
+        .stderr_tail = res->stderr_tail,
         .stderr_tail_len = res->stderr_tail ? strlen(res->stderr_tail) : 0,
-        .usage = &res->usage, .native_session_id = res->native_session_id,
+        .usage = &res->usage,
+        .native_session_id = res->native_session_id,
         .final_text = res->final_text,
     };
     if (bt_store_run_finish(s, run, &e) != 0)
-        fprintf(stderr, "baton: could not record the end of run %s: %s\n", run,
-                bt_store_errmsg(s));
+        fprintf(stderr, "baton: could not record the end of run %s: %s\n", run, bt_store_errmsg(s));
     if (res->native_session_id)
         bt_store_conversation_set_native(s, conv, res->native_session_id, NULL);
 }
@@ -138,13 +144,17 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
                    struct bt_service_outcome *out)
 {
     int64_t user_msg;
-    struct bt_store_message_new m = {.conversation = conv->id, .role = BT_STORE_ROLE_USER,
-                                     .state = BT_STORE_MSG_COMPLETE, .text = t->prompt};
+    struct bt_store_message_new m = {.conversation = conv->id,
+                                     .role = BT_STORE_ROLE_USER,
+                                     .state = BT_STORE_MSG_COMPLETE,
+                                     .text = t->prompt};
     int rc = bt_store_message_add(s, &m, &user_msg);
     if (rc)
         return store_error(s, out, rc);
-    struct bt_store_run_new rn = {.conversation = conv->id, .coder = conv->coder,
-                                  .model = conv->model, .user_message = user_msg};
+    struct bt_store_run_new rn = {.conversation = conv->id,
+                                  .coder = conv->coder,
+                                  .model = conv->model,
+                                  .user_message = user_msg};
     rc = bt_store_run_create(s, &rn, out->run, NULL);
     if (rc == BT_EBUSY) {
         out->exit_code = BT_EXIT_FAILED;
@@ -155,16 +165,28 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
         return store_error(s, out, rc);
     struct turn_ctx c = {.store = s, .t = t, .run = out->run, .coder_version = l->version};
     struct bt_turn_options o = {
-        .coder = l->coder, .bin = l->bin, .coder_version = l->version, .env = environ,
-        .cfg = {.prompt = t->prompt, .model = conv->model, .cwd = conv->cwd,
-                .approval = t->approval, .native_session_id = conv->native_session_id,
+        .coder = l->coder,
+        .bin = l->bin,
+        .coder_version = l->version,
+        .env = environ,
+        .cfg = {.prompt = t->prompt,
+                .model = conv->model,
+                .cwd = conv->cwd,
+                .approval = t->approval,
+                .native_session_id = conv->native_session_id,
                 .native_session_path = conv->native_session_path},
-        .run_id = out->run, .conversation_id = conv->id,
+        .run_id = out->run,
+        .conversation_id = conv->id,
         .raw_out_fd = open_run_file(s, out->run, ".out"),
         .raw_err_fd = open_run_file(s, out->run, ".err"),
-        .timeout_ms = t->timeout_ms, .idle_timeout_ms = t->idle_timeout_ms,
-        .on_event = ctx_event, .on_batch = ctx_batch, .on_spawn = ctx_spawn,
-        .on_tick = t->on_tick ? ctx_tick : NULL, .tick_ms = 100, .data = &c,
+        .timeout_ms = t->timeout_ms,
+        .idle_timeout_ms = t->idle_timeout_ms,
+        .on_event = ctx_event,
+        .on_batch = ctx_batch,
+        .on_spawn = ctx_spawn,
+        .on_tick = t->on_tick ? ctx_tick : NULL,
+        .tick_ms = 100,
+        .data = &c,
     };
     struct bt_turn_result res;
     rc = bt_turn_run(&o, &res);
@@ -191,8 +213,8 @@ int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
     memset(out, 0, sizeof(*out));
     int rc = locate(t->coder, &l, out);
     if (rc == 0) {
-        struct bt_store_conversation_new cn = {.coder = t->coder, .model = t->model,
-                                               .cwd = t->cwd, .title = t->prompt};
+        struct bt_store_conversation_new cn = {
+            .coder = t->coder, .model = t->model, .cwd = t->cwd, .title = t->prompt};
         rc = bt_store_conversation_create(s, &cn, out->conversation);
         if (rc) {
             store_error(s, out, rc);

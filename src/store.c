@@ -1310,14 +1310,10 @@ static int update_run_end(struct bt_store *s, const char *id, const struct bt_st
 static enum bt_store_msg_state message_state_for(enum bt_store_run_state st)
 {
     switch (st) {
-    case BT_STORE_RUN_COMPLETED:
-        return BT_STORE_MSG_COMPLETE;
-    case BT_STORE_RUN_FAILED:
-        return BT_STORE_MSG_FAILED;
-    case BT_STORE_RUN_CANCELLED:
-        return BT_STORE_MSG_CANCELLED;
-    default:
-        return BT_STORE_MSG_INTERRUPTED;
+    case BT_STORE_RUN_COMPLETED: return BT_STORE_MSG_COMPLETE;
+    case BT_STORE_RUN_FAILED: return BT_STORE_MSG_FAILED;
+    case BT_STORE_RUN_CANCELLED: return BT_STORE_MSG_CANCELLED;
+    default: return BT_STORE_MSG_INTERRUPTED;
     }
 }
 

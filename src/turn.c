@@ -25,21 +25,21 @@ struct bt_turn {
     void *parser;
     void *runner;
     struct bt_parser_sink sink;
-    struct bt_buf json;  /* encoding scratch */
-    struct bt_buf wbuf;  /* lines for the coder's stdin */
+    struct bt_buf json; /* encoding scratch */
+    struct bt_buf wbuf; /* lines for the coder's stdin */
     int64_t seq;
-    int64_t t0;          /* monotonic ms at start */
+    int64_t t0; /* monotonic ms at start */
     uv_timer_t idle, deadline, tick;
     uv_signal_t sigint;
-    int ended;           /* the coder's terminal event was seen */
+    int ended; /* the coder's terminal event was seen */
     enum bt_turn_status end_status;
     char *end_kind, *end_message;
     enum stop_reason stop;
     int sigints;
     struct bt_usage usage;
-    struct bt_buf answer;  /* completed message texts, joined */
-    char *msg_id;          /* message item being streamed */
-    struct bt_buf msg;     /* its deltas so far */
+    struct bt_buf answer; /* completed message texts, joined */
+    char *msg_id;         /* message item being streamed */
+    struct bt_buf msg;    /* its deltas so far */
     char *session_id;
     int done;
     struct bt_proc_result pres;
@@ -265,9 +265,9 @@ static void set_failure(struct bt_turn_result *res, const char *kind, char *mess
 static const char *static_kind(const char *kind)
 {
     static const char *const kinds[] = {
-        "not_installed", "auth_required", "resume_failed", "model_error", "rate_limited",
-        "context_exceeded", "coder_crashed", "stalled", "protocol_mismatch",
-        "input_too_large", "timeout",
+        "not_installed",     "auth_required",    "resume_failed", "model_error",
+        "rate_limited",      "context_exceeded", "coder_crashed", "stalled",
+        "protocol_mismatch", "input_too_large",  "timeout",
     };
     for (size_t i = 0; kind && i < BT_ARRAY_SIZE(kinds); i++)
         if (strcmp(kinds[i], kind) == 0)
@@ -302,11 +302,8 @@ static void settle(struct bt_turn *t, struct bt_turn_result *res)
         set_failure(res, "timeout",
                     bt_xasprintf("the turn took longer than %.1f s and was stopped", secs));
         return;
-    case STOP_CANCEL:
-        res->status = BT_TURN_CANCELLED;
-        return;
-    case STOP_NONE:
-        break;
+    case STOP_CANCEL: res->status = BT_TURN_CANCELLED; return;
+    case STOP_NONE: break;
     }
     if (t->ended) {
         settle_from_end(t, res);
@@ -390,9 +387,15 @@ static int spawn(struct bt_turn *t)
     int rc = t->o->coder->runner->build_argv(&t->o->cfg, &argv);
     if (rc == 0) {
         struct bt_proc_options po = {
-            .file = t->o->bin, .argv = argv.v, .env = t->o->env, .cwd = t->o->cfg.cwd,
-            .stdin_pipe = t->o->coder->runner->stdin_pipe, .on_stdout = on_stdout,
-            .on_stderr = on_stderr, .on_done = on_done, .data = t,
+            .file = t->o->bin,
+            .argv = argv.v,
+            .env = t->o->env,
+            .cwd = t->o->cfg.cwd,
+            .stdin_pipe = t->o->coder->runner->stdin_pipe,
+            .on_stdout = on_stdout,
+            .on_stderr = on_stderr,
+            .on_done = on_done,
+            .data = t,
         };
         rc = bt_proc_spawn(&t->loop, &po, &t->proc);
     }
@@ -457,8 +460,11 @@ static void teardown(struct bt_turn *t)
 
 int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
 {
-    struct bt_turn t = {.o = o, .json = BT_BUF_INIT, .wbuf = BT_BUF_INIT,
-                        .answer = BT_BUF_INIT, .msg = BT_BUF_INIT};
+    struct bt_turn t = {.o = o,
+                        .json = BT_BUF_INIT,
+                        .wbuf = BT_BUF_INIT,
+                        .answer = BT_BUF_INIT,
+                        .msg = BT_BUF_INIT};
     memset(res, 0, sizeof(*res));
     res->status = BT_TURN_COMPLETED;
     int rc = uv_loop_init(&t.loop);

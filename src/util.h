@@ -36,7 +36,10 @@ struct bt_buf {
     size_t cap; /* bytes allocated; 0 while data points at the shared "" */
 };
 
-#define BT_BUF_INIT {bt_buf_empty, 0, 0}
+#define BT_BUF_INIT                                                                                \
+    {                                                                                              \
+        bt_buf_empty, 0, 0                                                                         \
+    }
 extern char bt_buf_empty[1];
 
 void bt_buf_init(struct bt_buf *b);

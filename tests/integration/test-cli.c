@@ -81,8 +81,12 @@ static void baton(struct ctx *c, struct bt_test_result *res, const char *input, 
     va_end(ap);
     argv[n] = NULL;
     c->env[c->nenv] = NULL;
-    struct bt_test_run r = {.argv = argv, .env = (const char *const *)c->env, .cwd = c->dir,
-                            .input = input, .timeout_s = 60, .send_sigint_after_ms = sigint_ms};
+    struct bt_test_run r = {.argv = argv,
+                            .env = (const char *const *)c->env,
+                            .cwd = c->dir,
+                            .input = input,
+                            .timeout_s = 60,
+                            .send_sigint_after_ms = sigint_ms};
     assert_int_equal(bt_test_exec(&r, res), 0);
     assert_false(res->timed_out);
 }
@@ -114,8 +118,8 @@ static int count_type(cJSON **lines, size_t n, const char *type, const char *kin
     int k = 0;
     for (size_t i = 0; i < n; i++)
         if (strcmp(type_of(lines[i]), type) == 0 &&
-            (!kind || (bt_test_jstr(lines[i], "kind") &&
-                       strcmp(bt_test_jstr(lines[i], "kind"), kind) == 0)))
+            (!kind ||
+             (bt_test_jstr(lines[i], "kind") && strcmp(bt_test_jstr(lines[i], "kind"), kind) == 0)))
             k++;
     return k;
 }

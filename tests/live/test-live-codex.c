@@ -26,12 +26,12 @@
 #define CODEX_ENV BT_SOURCE_DIR "/tests/live/codex-env.sh"
 
 static struct {
-    char *dir;      /* scratch root (inside the build tree: codex refuses /tmp) */
-    char *log;      /* stand-in request log */
+    char *dir; /* scratch root (inside the build tree: codex refuses /tmp) */
+    char *log; /* stand-in request log */
     pid_t standin;
-    char *env[8];   /* CODEX_HOME, HOME, BATON_HOME, BATON_CODEX_BIN, NO_COLOR */
-    char *work;     /* project dir for runs */
-    char *other;    /* a different dir for `send` */
+    char *env[8]; /* CODEX_HOME, HOME, BATON_HOME, BATON_CODEX_BIN, NO_COLOR */
+    char *work;   /* project dir for runs */
+    char *other;  /* a different dir for `send` */
 } g;
 
 static char *read_port(const char *path)
@@ -119,8 +119,11 @@ static void baton(const char *cwd, const char *const *args, struct bt_test_resul
     for (; args[n - 1] && n < 15; n++)
         argv[n] = args[n - 1];
     argv[n] = NULL;
-    struct bt_test_run r = {.argv = argv, .env = (const char *const *)g.env, .cwd = cwd,
-                            .timeout_s = 120, .send_sigint_after_ms = sigint_ms};
+    struct bt_test_run r = {.argv = argv,
+                            .env = (const char *const *)g.env,
+                            .cwd = cwd,
+                            .timeout_s = 120,
+                            .send_sigint_after_ms = sigint_ms};
     assert_int_equal(bt_test_exec(&r, res), 0);
     assert_false(res->timed_out);
 }

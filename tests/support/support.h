@@ -14,19 +14,19 @@
 #include "util.h"
 
 struct bt_test_run {
-    const char *const *argv;      /* NULL-terminated; argv[0] is the path */
-    const char *const *env;       /* "K=V" added to (or replacing in) environ */
-    const char *cwd;              /* NULL: the test's own */
-    const char *input;            /* stdin text; NULL: /dev/null */
-    int timeout_s;                /* SIGKILL the group after this; 0 = 120 */
-    int send_sigint_after_ms;     /* > 0: SIGINT to the child after this */
+    const char *const *argv;  /* NULL-terminated; argv[0] is the path */
+    const char *const *env;   /* "K=V" added to (or replacing in) environ */
+    const char *cwd;          /* NULL: the test's own */
+    const char *input;        /* stdin text; NULL: /dev/null */
+    int timeout_s;            /* SIGKILL the group after this; 0 = 120 */
+    int send_sigint_after_ms; /* > 0: SIGINT to the child after this */
 };
 
 struct bt_test_result {
-    int exit_code;      /* exit status, or 128+signal */
-    int timed_out;      /* 1 if the timeout killed it */
-    struct bt_buf out;  /* stdout */
-    struct bt_buf err;  /* stderr */
+    int exit_code;     /* exit status, or 128+signal */
+    int timed_out;     /* 1 if the timeout killed it */
+    struct bt_buf out; /* stdout */
+    struct bt_buf err; /* stderr */
 };
 
 /* Run and wait. Returns 0, or -1 if it could not start. Release with

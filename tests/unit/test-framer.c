@@ -15,7 +15,7 @@
 struct collected {
     struct bt_buf lines; /* each line followed by '|' */
     int count;
-    size_t too_long;     /* bytes reported dropped */
+    size_t too_long; /* bytes reported dropped */
     int too_long_calls;
 };
 
