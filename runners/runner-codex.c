@@ -13,9 +13,11 @@
 
 struct codex_runner {
     const struct bt_runner_config *cfg;
-    char *thread_id; /* known after thread/start|resume */
-    char *turn_id;   /* known after turn/start */
-    int interrupted; /* turn/interrupt sent */
+    char *thread_id;   /* known after thread/start|resume */
+    char *turn_id;     /* known after turn/start */
+    int interrupted;   /* turn/interrupt sent */
+    unsigned sent;     /* bit per request id written */
+    unsigned answered; /* bit per request id whose response was handled */
 };
 
 static int codex_parse_version(const char *text, char **version)
@@ -62,8 +64,9 @@ static void put_line(struct bt_buf *out, cJSON *msg)
     cJSON_Delete(msg);
 }
 
-static cJSON *request(int id, const char *method, cJSON **params)
+static cJSON *request(struct codex_runner *r, int id, const char *method, cJSON **params)
 {
+    r->sent |= 1u << id;
     cJSON *m = cJSON_CreateObject();
     cJSON_AddNumberToObject(m, "id", id);
     cJSON_AddStringToObject(m, "method", method);
@@ -73,9 +76,9 @@ static cJSON *request(int id, const char *method, cJSON **params)
 
 static void codex_start(void *st, struct bt_buf *out)
 {
-    (void)st;
+    struct codex_runner *r = st;
     cJSON *params;
-    cJSON *m = request(BT_CODEX_ID_INITIALIZE, "initialize", &params);
+    cJSON *m = request(r, BT_CODEX_ID_INITIALIZE, "initialize", &params);
     cJSON *info = cJSON_AddObjectToObject(params, "clientInfo");
     cJSON_AddStringToObject(info, "name", "baton");
     cJSON_AddStringToObject(info, "title", "baton");
@@ -94,11 +97,11 @@ static void send_thread(struct codex_runner *r, struct bt_buf *out)
     cJSON *m;
     bt_buf_adds(out, "{\"method\":\"initialized\"}\n");
     if (r->cfg->native_session_id) {
-        m = request(BT_CODEX_ID_THREAD, "thread/resume", &params);
+        m = request(r, BT_CODEX_ID_THREAD, "thread/resume", &params);
         cJSON_AddStringToObject(params, "threadId", r->cfg->native_session_id);
         cJSON_AddBoolToObject(params, "excludeTurns", 1);
     } else {
-        m = request(BT_CODEX_ID_THREAD, "thread/start", &params);
+        m = request(r, BT_CODEX_ID_THREAD, "thread/start", &params);
     }
     if (r->cfg->cwd)
         cJSON_AddStringToObject(params, "cwd", r->cfg->cwd);
@@ -112,7 +115,7 @@ static void send_thread(struct codex_runner *r, struct bt_buf *out)
 static void send_turn(struct codex_runner *r, struct bt_buf *out)
 {
     cJSON *params;
-    cJSON *m = request(BT_CODEX_ID_TURN, "turn/start", &params);
+    cJSON *m = request(r, BT_CODEX_ID_TURN, "turn/start", &params);
     cJSON_AddStringToObject(params, "threadId", r->thread_id);
     cJSON *input = cJSON_AddArrayToObject(params, "input");
     cJSON *text = cJSON_CreateObject();
@@ -151,9 +154,26 @@ static void on_thread(struct codex_runner *r, const struct bt_signal *sig, struc
     send_turn(r, out);
 }
 
+/* 1 the first time a response to a request we sent arrives; a repeated or
+ * unsolicited response must not drive the handshake. */
+static int first_response(struct codex_runner *r, int64_t id)
+{
+    if (id < BT_CODEX_ID_INITIALIZE || id > BT_CODEX_ID_INTERRUPT)
+        return 0;
+    unsigned bit = 1u << id;
+    if (!(r->sent & bit) || (r->answered & bit))
+        return 0;
+    r->answered |= bit;
+    return 1;
+}
+
 static void on_response(struct codex_runner *r, const struct bt_signal *sig, struct bt_buf *out,
                         const struct bt_parser_sink *sink)
 {
+    if (!first_response(r, sig->id)) {
+        bt_parser_warn(sink, "protocol", "codex answered a request that was not pending", NULL, 0);
+        return;
+    }
     switch (sig->id) {
     case BT_CODEX_ID_INITIALIZE:
         if (sig->is_error)
@@ -263,7 +283,7 @@ static int codex_interrupt(void *st, struct bt_buf *out)
     if (!r->thread_id || !r->turn_id || r->interrupted)
         return -ENOTSUP;
     cJSON *params;
-    cJSON *m = request(BT_CODEX_ID_INTERRUPT, "turn/interrupt", &params);
+    cJSON *m = request(r, BT_CODEX_ID_INTERRUPT, "turn/interrupt", &params);
     cJSON_AddStringToObject(params, "threadId", r->thread_id);
     cJSON_AddStringToObject(params, "turnId", r->turn_id);
     put_line(out, m);

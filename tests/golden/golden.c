@@ -32,6 +32,7 @@ struct replay {
     struct bt_runner_config cfg;
     struct bt_buf events; /* encoded output */
     struct bt_buf writes; /* what the runner would send (discarded) */
+    int interrupt;        /* the recording's client sent turn/interrupt */
     int64_t seq;
 };
 
@@ -61,6 +62,9 @@ static void on_signal(void *data, const struct bt_signal *sig)
 static void on_line(void *data, char *line, size_t len)
 {
     struct replay *r = data;
+    /* interrupt as soon as the runner can, as the recording's client did */
+    if (r->interrupt && r->coder->runner->interrupt(r->runner, &r->writes) == 0)
+        r->interrupt = 0;
     r->coder->parser->line(r->parser, line, len, &r->sink);
 }
 
@@ -82,10 +86,11 @@ static char *slurp(const char *path, size_t *len)
 
 /* Configure the runner as the recording's client was: <case>.input.jsonl
  * holds what it sent (a thread/resume, approval answers, the policy). */
-static void config_from_input(const char *path, struct bt_runner_config *cfg)
+static void config_from_input(const char *path, struct bt_runner_config *cfg, int *interrupt)
 {
     char *in_path = bt_xasprintf("%.*s.input.jsonl", (int)(strlen(path) - 6), path);
     char *in = slurp(in_path, NULL);
+    *interrupt = in && strstr(in, "\"turn/interrupt\"");
     if (in && strstr(in, "\"thread/resume\""))
         cfg->native_session_id = "resumed-session";
     if (in && strstr(in, "\"approvalPolicy\":\"never\""))
@@ -106,7 +111,7 @@ static char *replay_file(const struct bt_coder *coder, const char *path)
     struct replay r = {.coder = coder, .events = BT_BUF_INIT, .writes = BT_BUF_INIT};
     r.cfg.prompt = "prompt";
     r.cfg.cwd = "/work";
-    config_from_input(path, &r.cfg);
+    config_from_input(path, &r.cfg, &r.interrupt);
     r.parser = coder->parser->create();
     r.runner = coder->runner->create(&r.cfg);
     r.sink = (struct bt_parser_sink){on_event, on_signal, &r};

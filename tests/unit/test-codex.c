@@ -176,6 +176,8 @@ static void test_resume_thread(void **state)
     (void)state;
     struct rig r;
     rig_init(&r, BT_APPROVAL_DENY, "th-9");
+    bt_runner_codex.start(r.runner, &r.writes);
+    bt_buf_reset(&r.writes);
     rig_line(&r, "{\"id\":1,\"result\":{}}");
     cJSON *tr = nth_line(&r.writes, 1);
     assert_string_equal(cJSON_GetObjectItem(tr, "method")->valuestring, "thread/resume");
@@ -250,6 +252,28 @@ static void test_unknowns_and_noise(void **state)
     rig_release(&r);
 }
 
+/* A response nobody asked for, or a second one, must not drive the
+ * handshake (found by fuzz-parser-codex: a repeated thread response leaked). */
+static void test_unsolicited_and_repeated_responses(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r, BT_APPROVAL_DENY, NULL);
+    rig_line(&r, "{\"id\":1,\"result\":{}}"); /* before initialize was sent */
+    assert_int_equal(r.writes.len, 0);
+    bt_runner_codex.start(r.runner, &r.writes);
+    bt_buf_reset(&r.writes);
+    rig_line(&r, "{\"id\":1,\"result\":{}}");
+    rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"th-1\"}}}");
+    bt_buf_reset(&r.writes);
+    rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"th-2\"}}}");
+    rig_line(&r, "{\"id\":1,\"result\":{}}");
+    assert_int_equal(r.writes.len, 0); /* no second thread/start or turn/start */
+    assert_string_equal(r.events.data, "warning:protocol|session.started|warning:protocol|"
+                                       "warning:protocol|");
+    rig_release(&r);
+}
+
 static void test_unknown_turn_status_is_failure(void **state)
 {
     (void)state;
@@ -290,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_auto_accepts_and_legacy_words),
         cmocka_unit_test(test_unknown_request_gets_error),
         cmocka_unit_test(test_unknowns_and_noise),
+        cmocka_unit_test(test_unsolicited_and_repeated_responses),
         cmocka_unit_test(test_unknown_turn_status_is_failure),
         cmocka_unit_test(test_failed_turn_kind),
     };
