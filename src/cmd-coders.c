@@ -33,11 +33,11 @@ int bt_cmd_coders(int argc, char **argv)
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
     int json = 0, c;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'j')
             json = 1;
         else
-            return c == 'h' ? (bt_usage(argv[0]), 0) : bt_usage(argv[0]);
+            return c == 'h' ? bt_help(argv[0]) : bt_bad_option(argv);
     }
     if (optind != argc)
         return bt_usage(argv[0]);

@@ -58,9 +58,9 @@ int bt_cmd_ls(int argc, char **argv)
         {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
     int json = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c != 'j')
-            return c == 'h' ? (bt_usage(argv[0]), 0) : bt_usage(argv[0]);
+            return c == 'h' ? bt_help(argv[0]) : bt_bad_option(argv);
         json = 1;
     }
     if (optind != argc)

@@ -45,7 +45,8 @@ static int parse_approval(const char *s, enum bt_approval *a)
     return 0;
 }
 
-/* The prompt: the argument, or all of stdin for "-". */
+/* The prompt: the argument, or all of stdin for "-" without the line
+ * ending(s) that `echo` or an editor leaves at its end. */
 static char *read_prompt(const char *arg)
 {
     if (strcmp(arg, "-") != 0)
@@ -55,6 +56,8 @@ static char *read_prompt(const char *arg)
     size_t n;
     while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
         bt_buf_add(&b, chunk, n);
+    while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
+        b.data[--b.len] = '\0';
     return bt_buf_detach(&b, NULL);
 }
 
@@ -83,7 +86,7 @@ static int parse(int argc, char **argv, int is_run, struct run_args *a)
     a->turn.coder = "codex";
     a->turn.idle_timeout_ms = 600000;
     optind = 1;
-    while ((c = getopt_long(argc, argv, is_run ? "+c:m:C:h" : "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, is_run ? "c:m:C:h" : "h", opts, NULL)) != -1) {
         switch (c) {
         case 'c': a->turn.coder = optarg; break;
         case 'm': a->turn.model = optarg; break;
@@ -101,8 +104,8 @@ static int parse(int argc, char **argv, int is_run, struct run_args *a)
             if (parse_seconds(optarg, &a->turn.idle_timeout_ms))
                 return bt_fail(BT_EXIT_USAGE, "--idle-timeout takes seconds, e.g. 120");
             break;
-        case 'h': bt_usage(argv[0]); return -1;
-        default: return bt_usage(argv[0]);
+        case 'h': bt_help(argv[0]); return -1;
+        default: return bt_bad_option(argv);
         }
         if (!is_run && (c == 'c' || c == 'm' || c == 'C'))
             return bt_usage(argv[0]);

@@ -88,10 +88,11 @@ static void print_run(struct bt_store *s, const char *run)
         printf(", %s", r.error_kind);
     printf("]\n");
     if (r.stderr_tail_len) {
-        printf("  [stderr tail]\n");
-        fwrite(r.stderr_tail, 1, r.stderr_tail_len, stdout);
-        if (r.stderr_tail[r.stderr_tail_len - 1] != '\n')
-            putchar('\n');
+        /* the coder's own colours are noise here, and break NO_COLOR */
+        char *tail = bt_strip_ansi(r.stderr_tail, r.stderr_tail_len);
+        size_t n = strlen(tail);
+        printf("  [stderr tail]\n%s%s", tail, n && tail[n - 1] != '\n' ? "\n" : "");
+        free(tail);
     }
     bt_store_run_release(&r);
 }
@@ -125,13 +126,13 @@ int bt_cmd_show(int argc, char **argv)
                                          {0}};
     int json = 0, debug = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'j')
             json = 1;
         else if (c == 'd')
             debug = 1;
         else
-            return c == 'h' ? (bt_usage(argv[0]), 0) : bt_usage(argv[0]);
+            return c == 'h' ? bt_help(argv[0]) : bt_bad_option(argv);
     }
     if (argc - optind != 1)
         return bt_usage(argv[0]);

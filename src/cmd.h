@@ -22,6 +22,7 @@ struct bt_cmd {
     int (*run)(int argc, char **argv); /* argv[0] is the command name */
     const char *usage;                 /* after "baton NAME " */
     const char *summary;               /* one line for `baton --help` */
+    const char *options;               /* option lines for `baton NAME --help` */
 };
 
 int bt_cmd_run(int argc, char **argv);
@@ -39,6 +40,11 @@ int bt_fail(int code, const char *fmt, ...)
 
 /* Print the usage line of a command to stderr and return BT_EXIT_USAGE. */
 int bt_usage(const char *cmd);
+/* After getopt_long returned '?' or ':': say which argument was wrong, print
+ * the usage line and return BT_EXIT_USAGE. */
+int bt_bad_option(char **argv);
+/* Print a command's full help to stdout and return BT_EXIT_OK. */
+int bt_help(const char *cmd);
 
 #endif
 

@@ -117,6 +117,18 @@ static void put_usage(struct bt_buf *b, const struct bt_usage *u)
         bt_buf_addf(b, "%.6f", u->cost_usd);
 }
 
+/* {usage members}: put_usage writes each member with a leading comma, so
+ * the first one is removed. */
+static void put_nested(struct bt_buf *b, const struct bt_usage *u)
+{
+    bt_buf_addc(b, '{');
+    size_t at = b->len;
+    put_usage(b, u);
+    memmove(b->data + at, b->data + at + 1, b->len - at); /* moves the NUL too */
+    b->len--;
+    bt_buf_addc(b, '}');
+}
+
 static void put_item(struct bt_buf *b, const struct bt_item *it, int full)
 {
     put_key(b, "item");
@@ -194,13 +206,7 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
             put_str(b, "error", ev->message);
         put_str(b, "final_text", ev->final_text ? ev->final_text : "");
         put_key(b, "usage");
-        bt_buf_addc(b, '{');
-        {
-            size_t at = b->len;
-            put_usage(b, &ev->usage);
-            b->data[at] = ' '; /* drop put_usage's leading comma */
-        }
-        bt_buf_addc(b, '}');
+        put_nested(b, &ev->usage);
         put_int(b, "duration_ms", ev->duration_ms);
         put_key(b, "exit");
         bt_buf_addc(b, '{');

@@ -340,3 +340,39 @@ void bt_strv_release(struct bt_strv *sv)
     sv->v = NULL;
     sv->n = sv->cap = 0;
 }
+
+size_t bt_ansi_len(const char *s, size_t n)
+{
+    if (n < 2 || s[0] != '\x1b')
+        return 0;
+    size_t i = 2;
+    if (s[1] == '[') { /* CSI: parameters, then a final byte 0x40-0x7e */
+        while (i < n && (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x40)
+            i++;
+        return i < n ? i + 1 : n;
+    }
+    if (s[1] == ']') { /* OSC: until BEL or ESC \ */
+        while (i < n && s[i] != '\a' && !(s[i] == '\x1b' && i + 1 < n && s[i + 1] == '\\'))
+            i++;
+        return i < n ? (s[i] == '\a' ? i + 1 : i + 2) : n;
+    }
+    return 2;
+}
+
+char *bt_strip_ansi(const char *s, size_t n)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    size_t run = 0, i = 0;
+    while (i < n) {
+        size_t a = s[i] == '\x1b' ? bt_ansi_len(s + i, n - i) : 0;
+        if (!a) {
+            i++;
+            continue;
+        }
+        bt_buf_add(&b, s + run, i - run);
+        i += a;
+        run = i;
+    }
+    bt_buf_add(&b, s + run, n - run);
+    return bt_buf_detach(&b, NULL);
+}

@@ -18,6 +18,12 @@
 #define BT_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define BT_PRINTF(f, a)
+/* Length of the ANSI escape sequence (CSI, OSC or a two-byte ESC x) that
+ * starts at s, 0 if s[0] is not ESC. */
+size_t bt_ansi_len(const char *s, size_t n);
+/* Copy of s[0..n) without ANSI escape sequences; caller frees. */
+char *bt_strip_ansi(const char *s, size_t n);
+
 #endif
 
 #define BT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -91,5 +97,11 @@ char *bt_utf8_sanitize(const char *s, size_t n, size_t *bad);
 /* Length of the longest prefix of s[0..n) that ends on a UTF-8 character
  * boundary and is at most max bytes. */
 size_t bt_utf8_cut(const char *s, size_t n, size_t max);
+
+/* Length of the ANSI escape sequence (CSI, OSC or a two-byte ESC x) that
+ * starts at s, 0 if s[0] is not ESC. */
+size_t bt_ansi_len(const char *s, size_t n);
+/* Copy of s[0..n) without ANSI escape sequences; caller frees. */
+char *bt_strip_ansi(const char *s, size_t n);
 
 #endif

@@ -232,7 +232,7 @@ static void test_prompt_from_stdin(void **state)
     char *conv = conversation_of(res.out.data);
     bt_test_result_release(&res);
     baton(c, &res, NULL, 0, "show", "--json", conv, NULL);
-    assert_non_null(strstr(res.out.data, "\"text\":\"Say hello banana\\n\""));
+    assert_non_null(strstr(res.out.data, "\"text\":\"Say hello banana\""));
     bt_test_result_release(&res);
     free(conv);
 }

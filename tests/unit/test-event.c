@@ -69,6 +69,13 @@ static void test_utf8_cut(void **state)
     assert_int_equal(bt_utf8_cut(s, 4, 2), 2);
 }
 
+static char *encode_text(const struct bt_event *ev)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    bt_event_to_json(ev, &b);
+    return bt_buf_detach(&b, NULL);
+}
+
 static cJSON *encode(const struct bt_event *ev)
 {
     struct bt_buf b = BT_BUF_INIT;
@@ -130,6 +137,9 @@ static void test_turn_completed(void **state)
     ev.final_text = "partial";
     ev.duration_ms = 1500;
     ev.exit_signal = 9;
+    char *text = encode_text(&ev);
+    assert_non_null(strstr(text, ",\"usage\":{\"input_tokens\":null,"));
+    free(text);
     cJSON *j = encode(&ev);
     assert_string_equal(cJSON_GetObjectItem(j, "status")->valuestring, "failed");
     assert_string_equal(cJSON_GetObjectItem(j, "error_kind")->valuestring, "stalled");
