@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd-common: what several commands share: opening the store and
  * resolving a conversation id typed by the user. */
-#include <signal.h>
 #include <stdlib.h>
 
 #include "cmd.h"
 #include "error.h"
+#include "proc.h"
 #include "store.h"
 
 /* Stop the process group of a run whose baton died, if it is still that
- * run's group: a pid is not reused while its group lives, and a reused leader
- * pid would have another start time. */
+ * run's group: Linux does not reuse a pid while a group of that id lives, so
+ * a leader that is gone leaves the group safe to signal; a live leader must
+ * have the start time recorded for the run (unknown: leave it alone). */
 static void stop_orphan(const struct bt_store_orphan *o)
 {
     uint64_t start = 0;
     int rc = bt_store_pid_start(o->pgid, &start);
-    if (rc == 0 && o->child_start && start != o->child_start)
+    if (rc == 0 && (!o->child_start || start != o->child_start))
         return;
-    kill(-o->pgid, SIGTERM);
-    kill(-o->pgid, SIGCONT);
+    bt_proc_group_kill(o->pgid, 1000);
 }
 
 int bt_cmd_open_store(struct bt_store **s)

@@ -146,6 +146,23 @@ int bt_proc_group_alive(int pgid)
     return errno == EPERM;
 }
 
+int bt_proc_group_kill(int pgid, unsigned grace_ms)
+{
+    if (pgid <= 1 || pgid == getpgrp())
+        return !bt_proc_group_alive(pgid);
+    kill(-pgid, SIGTERM);
+    kill(-pgid, SIGCONT); /* a stopped process cannot act on SIGTERM */
+    for (unsigned waited = 0; waited < grace_ms && bt_proc_group_alive(pgid); waited += 20)
+        usleep(20000);
+    if (bt_proc_group_alive(pgid))
+        kill(-pgid, SIGKILL);
+    /* members are reparented to init, which reaps them in its own time */
+    for (unsigned waited = 0; waited < BT_PROC_REAP_WAIT_MS && bt_proc_group_alive(pgid);
+         waited += 20)
+        usleep(20000);
+    return !bt_proc_group_alive(pgid);
+}
+
 /* ---- teardown ------------------------------------------------------- */
 
 static void free_mem(struct bt_proc *p)

@@ -139,6 +139,14 @@ const char *bt_proc_stderr_tail(const struct bt_proc *p, size_t *len);
  * running the loop until then). NULL is a no-op. */
 void bt_proc_free(struct bt_proc *p);
 
+/* Stop a process group no baton process owns any more (its run was
+ * recovered after its baton died): SIGTERM (and SIGCONT), up to grace_ms for
+ * the group to go, then SIGKILL, then up to BT_PROC_REAP_WAIT_MS for init to
+ * reap it. Blocks. Refuses pgid <= 1 and baton's own group. Returns 1 if the
+ * group is gone at the end. The caller must know the group is the run's
+ * (see bt_store_recover). */
+int bt_proc_group_kill(int pgid, unsigned grace_ms);
+
 /* 1 if any process of group pgid is alive (kill(-pgid, 0) == 0, or EPERM:
  * it exists but is not ours to signal). 0 for pgid <= 1. */
 int bt_proc_group_alive(int pgid);
