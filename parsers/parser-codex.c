@@ -48,10 +48,28 @@ static const char *jstr(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* A JSON number that is an integer a double holds exactly (|n| <= 2^53),
+ * or BT_UNKNOWN: 2.5, 1e300 and NaN-like values are not integers. */
+static int64_t int_of(const cJSON *v)
+{
+    if (!cJSON_IsNumber(v))
+        return BT_UNKNOWN;
+    double d = v->valuedouble;
+    if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0) || d != (double)(int64_t)d)
+        return BT_UNKNOWN;
+    return (int64_t)d;
+}
+
 static int64_t jint(const cJSON *o, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : BT_UNKNOWN;
+    return int_of(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+/* A token count: a non-negative integer, else unknown. */
+static int64_t jcount(const cJSON *o, const char *key)
+{
+    int64_t n = jint(o, key);
+    return n < 0 ? BT_UNKNOWN : n;
 }
 
 static const cJSON *jobj(const cJSON *o, const char *key)
@@ -250,11 +268,13 @@ static void on_delta(const cJSON *params, enum bt_item_kind kind, const struct b
 
 /* ---- usage ---------------------------------------------------------- */
 
+/* Add a count (>= 0) to a sum, saturating rather than overflowing. */
 static void add_count(int64_t *sum, int64_t v)
 {
     if (v == BT_UNKNOWN)
         return;
-    *sum = (*sum == BT_UNKNOWN ? 0 : *sum) + v;
+    int64_t s = *sum == BT_UNKNOWN ? 0 : *sum;
+    *sum = v > INT64_MAX - s ? INT64_MAX : s + v;
 }
 
 static void set_turn(struct codex_parser *p, const char *id)
@@ -280,12 +300,12 @@ static void on_usage(struct codex_parser *p, const cJSON *params, const struct b
     if (!last)
         return;
     struct bt_usage *u = &p->turn_usage;
-    add_count(&u->input_tokens, jint(last, "inputTokens"));
-    add_count(&u->cached_input_tokens, jint(last, "cachedInputTokens"));
-    add_count(&u->output_tokens, jint(last, "outputTokens"));
-    add_count(&u->reasoning_tokens, jint(last, "reasoningOutputTokens"));
-    u->context_tokens = jint(last, "totalTokens");
-    u->context_window = jint(tu, "modelContextWindow");
+    add_count(&u->input_tokens, jcount(last, "inputTokens"));
+    add_count(&u->cached_input_tokens, jcount(last, "cachedInputTokens"));
+    add_count(&u->output_tokens, jcount(last, "outputTokens"));
+    add_count(&u->reasoning_tokens, jcount(last, "reasoningOutputTokens"));
+    u->context_tokens = jcount(last, "totalTokens");
+    u->context_window = jcount(tu, "modelContextWindow");
     p->usage_seen = 1;
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_USAGE);
@@ -387,6 +407,16 @@ static void on_turn_completed(struct codex_parser *p, const cJSON *params,
 {
     const cJSON *turn = jobj(params, "turn");
     const char *s = turn ? jstr(turn, "status") : NULL;
+    const char *id = turn ? jstr(turn, "id") : NULL;
+    if (p->turn_id && (!id || strcmp(id, p->turn_id) != 0)) {
+        bt_parser_warn(sink, "protocol", "codex completed a turn that is not this one", NULL, 0);
+        return;
+    }
+    if (!p->turn_id && id) {
+        /* before turn/start was answered: not a turn this client started */
+        bt_parser_warn(sink, "protocol", "codex completed a turn before starting one", NULL, 0);
+        return;
+    }
     int known;
     struct bt_signal sig = {.type = BT_SIGNAL_TURN_END};
     sig.status = turn_status(s, &known);
@@ -571,7 +601,7 @@ static void on_response(struct codex_parser *p, const cJSON *msg, const struct b
 {
     const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
     struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE};
-    sig.id = cJSON_IsNumber(idv) ? (int64_t)idv->valuedouble : -1;
+    sig.id = int_of(idv); /* BT_UNKNOWN (-1) for 2.5, "1", null: never ours */
     const cJSON *err = jobj(msg, "error");
     const cJSON *res = jobj(msg, "result");
     if (err) {
@@ -628,8 +658,9 @@ static void codex_diagnose(void *st, const char *tail, size_t tail_len, int64_t 
         bt_buf_addf(msg, "codex reported an error: %s", p->error_message);
         return;
     }
-    if (tail && (strstr(tail, "401") || strstr(tail, "Unauthorized") ||
-                 strstr(tail, "not logged in") || strstr(tail, "OPENAI_API_KEY"))) {
+    if (!signal && tail &&
+        (strstr(tail, "401 Unauthorized") || strstr(tail, "not logged in") ||
+         strstr(tail, "codex login") || strstr(tail, "OPENAI_API_KEY"))) {
         *kind = "auth_required";
         bt_buf_adds(msg, "codex is not logged in: run `codex login` or set an API key");
         return;

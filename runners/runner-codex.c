@@ -137,6 +137,11 @@ static void on_thread(struct codex_runner *r, const struct bt_signal *sig, struc
                       const struct bt_parser_sink *sink)
 {
     int resumed = r->cfg->native_session_id != NULL;
+    if (!sig->is_error && sig->session_id && !bt_runner_id_ok(sig->session_id)) {
+        /* it could not be passed back safely on the next turn */
+        fail(sink, "protocol_mismatch", "codex named a thread id baton cannot use");
+        return;
+    }
     if (sig->is_error || !sig->session_id) {
         struct bt_buf msg = BT_BUF_INIT;
         bt_buf_addf(&msg, "codex could not %s the thread%s%s", resumed ? "resume" : "start",

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -112,8 +113,9 @@ static int parse(int argc, char **argv, int is_run, struct run_args *a)
     }
     if (argc - optind != (is_run ? 1 : 2))
         return bt_usage(argv[0]);
+    struct stat st;
     a->cwd = realpath(dir, NULL);
-    if (!a->cwd)
+    if (!a->cwd || stat(a->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
         return bt_fail(BT_EXIT_USAGE, "cannot use '%s' as the working directory", dir);
     a->prompt = read_prompt(argv[argc - 1]);
     if (is_blank(a->prompt))

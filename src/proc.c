@@ -49,6 +49,7 @@ struct bt_proc {
     int open_handles;       /* initialised handles whose close callback is pending */
 
     void (*on_stdout)(void *data, const char *buf, size_t n);
+    void (*on_stdout_eof)(void *data);
     void (*on_stderr)(void *data, const char *buf, size_t n);
     void (*on_done)(void *data, const struct bt_proc_result *r);
     void *data;
@@ -380,6 +381,8 @@ static void on_out_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
         if (!p->freed && p->on_stdout)
             p->on_stdout(p->data, buf->base, (size_t)n);
     } else if (n < 0) {
+        if (!p->freed && p->on_stdout_eof)
+            p->on_stdout_eof(p->data);
         pipe_ended(p, s, &p->out_closing);
     }
 }
@@ -426,6 +429,7 @@ static void init_proc(struct bt_proc *p, uv_loop_t *loop, const struct bt_proc_o
 {
     p->loop = loop;
     p->on_stdout = o->on_stdout;
+    p->on_stdout_eof = o->on_stdout_eof;
     p->on_stderr = o->on_stderr;
     p->on_done = o->on_done;
     p->data = o->data;

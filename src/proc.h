@@ -95,6 +95,9 @@ struct bt_proc_options {
 
     /* Raw stdout bytes as read; buf valid for the call only. */
     void (*on_stdout)(void *data, const char *buf, size_t n);
+    /* Optional: stdout reached EOF (or failed); called once, before on_done,
+     * possibly while the child still runs. */
+    void (*on_stdout_eof)(void *data);
     /* Optional: raw stderr bytes as read (the tail is kept regardless). */
     void (*on_stderr)(void *data, const char *buf, size_t n);
     /* Exactly once, see the lifecycle above. */

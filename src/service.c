@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -18,9 +19,20 @@ struct turn_ctx {
     struct bt_store *store;
     const struct bt_service_turn *t;
     const char *run;
+    const char *conversation;
     const char *coder_version;
-    int store_failed;
+    int store_failed; /* a write failed: the run's record is incomplete */
 };
+
+/* Report the first failed write; the turn goes on (the coder's work is not
+ * thrown away), but the command will not exit 0. */
+static void store_check(struct turn_ctx *c, int rc)
+{
+    if (rc == 0 || c->store_failed)
+        return;
+    c->store_failed = 1;
+    fprintf(stderr, "baton: could not store the run's events: %s\n", bt_store_errmsg(c->store));
+}
 
 static void ctx_event(void *data, const struct bt_event *ev, const char *json, size_t len)
 {
@@ -31,10 +43,11 @@ static void ctx_event(void *data, const struct bt_event *ev, const char *json, s
                                 .ts_ms = ev->ts_ms,
                                 .data = json,
                                 .len = len};
-    if (bt_store_event_append(c->store, &se) != 0 && !c->store_failed) {
-        c->store_failed = 1;
-        fprintf(stderr, "baton: could not store an event: %s\n", bt_store_errmsg(c->store));
-    }
+    store_check(c, bt_store_event_append(c->store, &se));
+    /* the native session is recorded at once, so a crash cannot lose it */
+    if (ev->type == BT_EVENT_SESSION_STARTED && ev->native_session_id)
+        store_check(c, bt_store_conversation_set_native(c->store, c->conversation,
+                                                        ev->native_session_id, NULL));
     if (c->t->on_event)
         c->t->on_event(c->t->data, ev, json, len);
 }
@@ -42,14 +55,14 @@ static void ctx_event(void *data, const struct bt_event *ev, const char *json, s
 static void ctx_batch(void *data)
 {
     struct turn_ctx *c = data;
-    bt_store_flush(c->store);
+    store_check(c, bt_store_flush(c->store));
 }
 
 static void ctx_spawn(void *data, int pid)
 {
     struct turn_ctx *c = data;
-    bt_store_run_started(c->store, c->run, pid, pid, c->coder_version);
-    bt_store_flush(c->store);
+    store_check(c, bt_store_run_started(c->store, c->run, pid, pid, c->coder_version));
+    store_check(c, bt_store_flush(c->store));
 }
 
 static void ctx_tick(void *data)
@@ -117,8 +130,7 @@ static int store_error(struct bt_store *s, struct bt_service_outcome *out, int r
     return rc;
 }
 
-static void finish_run(struct bt_store *s, const char *run, const char *conv,
-                       const struct bt_turn_result *res)
+static void finish_run(struct turn_ctx *c, const struct bt_turn_result *res)
 {
     struct bt_store_run_end e = {
         .state = run_state(res->status),
@@ -132,10 +144,8 @@ static void finish_run(struct bt_store *s, const char *run, const char *conv,
         .native_session_id = res->native_session_id,
         .final_text = res->final_text,
     };
-    if (bt_store_run_finish(s, run, &e) != 0)
-        fprintf(stderr, "baton: could not record the end of run %s: %s\n", run, bt_store_errmsg(s));
-    if (res->native_session_id)
-        bt_store_conversation_set_native(s, conv, res->native_session_id, NULL);
+    store_check(c, bt_store_flush(c->store));
+    store_check(c, bt_store_run_finish(c->store, c->run, &e));
 }
 
 /* Store the prompt, create the run, run the turn, record its end. */
@@ -143,19 +153,20 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
                    const struct located *l, const struct bt_service_turn *t,
                    struct bt_service_outcome *out)
 {
-    int64_t user_msg;
-    struct bt_store_message_new m = {.conversation = conv->id,
-                                     .role = BT_STORE_ROLE_USER,
-                                     .state = BT_STORE_MSG_COMPLETE,
-                                     .text = t->prompt};
-    int rc = bt_store_message_add(s, &m, &user_msg);
-    if (rc)
-        return store_error(s, out, rc);
+    struct stat st;
+    if (stat(conv->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        out->exit_code = BT_EXIT_FAILED;
+        out->message =
+            bt_xasprintf("the conversation's directory %s is gone; nothing was sent", conv->cwd);
+        return -ENOENT;
+    }
+    /* the prompt and the run are stored together: a refused run leaves no
+     * prompt behind, and the prompt is stored before the coder starts */
     struct bt_store_run_new rn = {.conversation = conv->id,
                                   .coder = conv->coder,
                                   .model = conv->model,
-                                  .user_message = user_msg};
-    rc = bt_store_run_create(s, &rn, out->run, NULL);
+                                  .user_text = t->prompt};
+    int rc = bt_store_run_create(s, &rn, out->run, NULL);
     if (rc == BT_EBUSY) {
         out->exit_code = BT_EXIT_FAILED;
         out->message = bt_xasprintf("conversation %s already has a turn running", conv->id);
@@ -163,7 +174,8 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
     }
     if (rc)
         return store_error(s, out, rc);
-    struct turn_ctx c = {.store = s, .t = t, .run = out->run, .coder_version = l->version};
+    struct turn_ctx c = {
+        .store = s, .t = t, .run = out->run, .conversation = conv->id, .coder_version = l->version};
     struct bt_turn_options o = {
         .coder = l->coder,
         .bin = l->bin,
@@ -199,9 +211,13 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
         out->message = bt_xasprintf("could not run the turn: %s", bt_strerror(rc));
         return rc;
     }
-    bt_store_flush(s);
-    finish_run(s, out->run, conv->id, &res);
+    finish_run(&c, &res);
     out->exit_code = bt_turn_exit_code(&res);
+    if (c.store_failed && out->exit_code == BT_EXIT_OK) {
+        out->exit_code = BT_EXIT_FAILED;
+        out->message = bt_xasprintf("the turn completed, but its record in %s is incomplete",
+                                    bt_store_home(s));
+    }
     bt_turn_result_release(&res);
     return 0;
 }

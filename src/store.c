@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "answer.h"
 #include "error.h"
 #include "util.h"
 
@@ -198,6 +199,7 @@ _Static_assert(BT_ARRAY_SIZE(migrations) == BT_STORE_SCHEMA_VERSION,
     X(RECOVER_RUN, "UPDATE runs SET state = 'interrupted', error_text = ?3,"                       \
                    " ended_ms = ?2 WHERE id = ?1 AND state = 'running'")                           \
     X(RECOVER_MSG, "UPDATE messages SET state = 'interrupted', error_text = ?3,"                   \
+                   " text = CASE WHEN text = '' THEN coalesce(?4, '') ELSE text END,"              \
                    " updated_ms = ?2 WHERE run = ?1 AND role = 'assistant'"                        \
                    " AND state = 'streaming'")
 
@@ -1187,6 +1189,14 @@ static int create_run(struct bt_store *s, const struct bt_store_run_new *o, cons
         rc = check_not_running(s, o->conversation);
     if (rc == 0)
         rc = insert_run(s, o, id, now);
+    if (rc == 0 && o->user_text) {
+        struct bt_store_message_new u = {.conversation = o->conversation,
+                                         .role = BT_STORE_ROLE_USER,
+                                         .state = BT_STORE_MSG_COMPLETE,
+                                         .text = o->user_text,
+                                         .run = id};
+        rc = insert_message(s, &u, now, NULL);
+    }
     if (rc == 0) {
         struct bt_store_message_new m = {.conversation = o->conversation,
                                          .role = BT_STORE_ROLE_ASSISTANT,
@@ -1207,8 +1217,8 @@ int bt_store_run_create(struct bt_store *s, const struct bt_store_run_new *o, ch
     id[0] = '\0';
     if (message)
         *message = 0;
-    if (!o || !o->conversation || !o->coder || o->turn < 0)
-        return fail(s, -EINVAL, "a run needs a conversation and a coder");
+    if (!o || !o->conversation || !o->coder || o->turn < 0 || (o->user_text && o->user_message))
+        return fail(s, -EINVAL, "a run needs a conversation, a coder and at most one prompt");
     int rc = bt_id_new(new_id);
     if (rc)
         return fail(s, rc, "cannot make an id: %s", strerror(-rc));
@@ -1630,6 +1640,36 @@ static int recover_update(struct bt_store *s, enum stmt_id which, const char *ru
     return run_stmt(s, q, "mark run interrupted");
 }
 
+static int add_to_answer(void *data, const struct bt_store_event *ev)
+{
+    if (strcmp(ev->type, "item.delta") == 0 || strcmp(ev->type, "item.completed") == 0)
+        bt_answer_add_json(data, ev->data, ev->len);
+    return 0;
+}
+
+/* Mark the run's streaming answer interrupted, with the text rebuilt from
+ * its stored events (the message itself is only written at the end). */
+static int interrupt_message(struct bt_store *s, const char *run, int64_t now)
+{
+    struct bt_answer a;
+    bt_answer_init(&a);
+    int rc = bt_store_event_each(s, run, 1, add_to_answer, &a);
+    char *text = bt_answer_text(&a);
+    bt_answer_release(&a);
+    sqlite3_stmt *q = rc ? NULL : stmt(s, ST_RECOVER_MSG);
+    if (q) {
+        bind_text(q, 1, run);
+        sqlite3_bind_int64(q, 2, now);
+        bind_text(q, 3, RECOVER_TEXT);
+        bind_text(q, 4, text);
+        rc = run_stmt(s, q, "mark message interrupted");
+    } else if (!rc) {
+        rc = BT_ESTORE;
+    }
+    free(text);
+    return rc;
+}
+
 /* Mark one run interrupted; *marked is 0 if someone finished it first. */
 static int interrupt_run(struct bt_store *s, const struct candidate *c, int64_t now, int *marked)
 {
@@ -1637,7 +1677,7 @@ static int interrupt_run(struct bt_store *s, const struct candidate *c, int64_t 
     *marked = rc == 0 && sqlite3_changes(s->db) > 0;
     if (rc || !*marked)
         return rc;
-    rc = recover_update(s, ST_RECOVER_MSG, c->run, now);
+    rc = interrupt_message(s, c->run, now);
     return rc ? rc : append_interrupted(s, c, now);
 }
 

@@ -289,10 +289,15 @@ struct bt_store_run_new {
     const char *model;        /* optional */
     int64_t turn;             /* 0: one more than the conversation's last */
     int64_t user_message;     /* optional (0): the prompt this run answers */
+    const char *user_text;    /* optional: a new prompt, stored as a complete
+                                 user message in the same transaction (so a
+                                 refused run leaves no prompt behind); not
+                                 together with user_message */
 };
 
 /* Start a run in one transaction: insert it (state running, started_ms now,
- * owner = this process and its start time), add its assistant message
+ * owner = this process and its start time), add o->user_text as a user
+ * message if given, add its assistant message
  * (state streaming, text ""), link o->user_message to it (a queued user
  * message becomes complete), and mark the conversation active now. Writes
  * the run id and, if message is not NULL, the assistant message id.

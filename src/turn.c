@@ -11,11 +11,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "answer.h"
 #include "error.h"
 #include "framer.h"
 #include "proc.h"
 
-enum stop_reason { STOP_NONE, STOP_CANCEL, STOP_STALL, STOP_TIMEOUT };
+enum stop_reason { STOP_NONE, STOP_CANCEL, STOP_STALL, STOP_TIMEOUT, STOP_BROKEN };
+
+/* Signals that stop a turn: Ctrl-C, a terminal hang-up, a polite kill. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_STOP_SIGNALS (sizeof(stop_signals) / sizeof(stop_signals[0]))
+
+/* Warnings of one kind kept per run before the rest are dropped: a coder
+ * printing noise must not turn every line into a stored event. */
+#define WARNINGS_PER_KIND 100
 
 struct bt_turn {
     const struct bt_turn_options *o;
@@ -30,16 +39,22 @@ struct bt_turn {
     int64_t seq;
     int64_t t0; /* monotonic ms at start */
     uv_timer_t idle, deadline, tick;
-    uv_signal_t sigint;
-    int ended; /* the coder's terminal event was seen */
+    uv_signal_t signals[N_STOP_SIGNALS];
+    int ended;        /* the coder's terminal event was seen */
+    int spawn_failed; /* the result was settled when spawning failed */
+    int stdout_eof;   /* stdout ended before the terminal event */
+    int write_error;  /* writing to the coder failed (negative code) */
+    struct {
+        const char *kind;
+        int count;
+    } warned[16];        /* warnings per kind, for WARNINGS_PER_KIND */
+    int items_after_end; /* item events dropped after the terminal event */
     enum bt_turn_status end_status;
     char *end_kind, *end_message;
     enum stop_reason stop;
-    int sigints;
+    int stop_signals_seen;
     struct bt_usage usage;
-    struct bt_buf answer; /* completed message texts, joined */
-    char *msg_id;         /* message item being streamed */
-    struct bt_buf msg;    /* its deltas so far */
+    struct bt_answer answer; /* the answer text so far */
     char *session_id;
     int done;
     struct bt_proc_result pres;
@@ -52,34 +67,11 @@ static uint64_t grace(const struct bt_turn *t)
 
 /* ---- events --------------------------------------------------------- */
 
-static void add_answer(struct bt_turn *t, const char *s, size_t n)
-{
-    if (!n)
-        return;
-    if (t->answer.len)
-        bt_buf_adds(&t->answer, "\n\n");
-    bt_buf_add(&t->answer, s, n);
-}
-
 /* Keep what the result needs: the answer text, usage, session id. */
 static void track(struct bt_turn *t, const struct bt_event *ev)
 {
-    const struct bt_item *it = &ev->item;
-    if (ev->type == BT_EVENT_ITEM_DELTA && it->kind == BT_ITEM_MESSAGE) {
-        if (!t->msg_id || strcmp(t->msg_id, it->id) != 0) {
-            free(t->msg_id);
-            t->msg_id = bt_xstrdup(it->id);
-            bt_buf_reset(&t->msg);
-        }
-        bt_buf_add(&t->msg, ev->delta, ev->delta_len);
-    } else if (ev->type == BT_EVENT_ITEM_COMPLETED && it->kind == BT_ITEM_MESSAGE) {
-        if (it->text)
-            add_answer(t, it->text, it->text_len);
-        else
-            add_answer(t, t->msg.data, t->msg.len);
-        free(t->msg_id);
-        t->msg_id = NULL;
-        bt_buf_reset(&t->msg);
+    if (ev->type == BT_EVENT_ITEM_DELTA || ev->type == BT_EVENT_ITEM_COMPLETED) {
+        bt_answer_add(&t->answer, ev);
     } else if (ev->type == BT_EVENT_USAGE) {
         t->usage = ev->usage;
     } else if (ev->type == BT_EVENT_SESSION_STARTED && ev->native_session_id) {
@@ -101,30 +93,89 @@ static void emit(struct bt_turn *t, struct bt_event *ev)
         t->o->on_event(t->o->data, ev, t->json.data, t->json.len);
 }
 
+/* 1 if one more warning of this kind may be emitted; the first one over
+ * the limit is replaced by a note that the rest are dropped. */
+static int warning_allowed(struct bt_turn *t, const struct bt_event *ev)
+{
+    const char *kind = ev->kind ? ev->kind : "other";
+    size_t i = 0;
+    while (i < BT_ARRAY_SIZE(t->warned) && t->warned[i].kind &&
+           strcmp(t->warned[i].kind, kind) != 0)
+        i++;
+    if (i == BT_ARRAY_SIZE(t->warned))
+        i--; /* more kinds than slots: they share the last one */
+    if (!t->warned[i].kind)
+        t->warned[i].kind = kind; /* parser kinds are static strings */
+    if (++t->warned[i].count <= WARNINGS_PER_KIND)
+        return 1;
+    if (t->warned[i].count == WARNINGS_PER_KIND + 1) {
+        struct bt_event note;
+        bt_event_init(&note, BT_EVENT_WARNING);
+        note.kind = kind;
+        note.message = "further warnings of this kind in this run are not reported";
+        emit(t, &note);
+    }
+    return 0;
+}
+
+static int is_item_event(enum bt_event_type type)
+{
+    return type == BT_EVENT_ITEM_STARTED || type == BT_EVENT_ITEM_DELTA ||
+           type == BT_EVENT_ITEM_COMPLETED;
+}
+
 static void sink_event(void *data, const struct bt_event *ev)
 {
+    struct bt_turn *t = data;
+    if (ev->type == BT_EVENT_WARNING && !warning_allowed(t, ev))
+        return;
+    if (t->ended && is_item_event(ev->type)) {
+        /* the answer is final once the coder said the turn ended */
+        if (t->items_after_end++ == 0) {
+            struct bt_event w;
+            bt_event_init(&w, BT_EVENT_WARNING);
+            w.kind = "protocol";
+            w.message = "the coder sent items after the turn ended; they are ignored";
+            emit(t, &w);
+        }
+        return;
+    }
     struct bt_event copy = *ev;
-    emit(data, &copy);
+    emit(t, &copy);
 }
 
 /* ---- writing to the coder ------------------------------------------- */
+
+static void begin_stop(struct bt_turn *t, enum stop_reason why);
 
 static void flush_writes(struct bt_turn *t)
 {
     if (!t->wbuf.len)
         return;
-    if (t->proc)
-        bt_proc_write(t->proc, t->wbuf.data, t->wbuf.len);
+    int rc = t->proc ? bt_proc_write(t->proc, t->wbuf.data, t->wbuf.len) : 0;
     bt_buf_reset(&t->wbuf);
+    /* a coder that cannot be told what to do cannot finish the turn; after
+     * the terminal event a lost write (stdin closing) changes nothing */
+    if (rc < 0 && !t->ended && !t->write_error) {
+        t->write_error = rc;
+        begin_stop(t, STOP_BROKEN);
+    }
 }
 
+/* Stop the turn. After the coder's terminal event the turn is over and
+ * counts as it ended: a stop then only hastens the coder's exit. */
 static void begin_stop(struct bt_turn *t, enum stop_reason why)
 {
-    if (t->stop == STOP_NONE)
-        t->stop = why;
     if (!t->proc || t->done)
         return;
-    if (!t->ended && t->o->coder->runner->interrupt(t->runner, &t->wbuf) == 0) {
+    if (t->ended) {
+        if (why == STOP_CANCEL)
+            bt_proc_stop(t->proc, 0, grace(t));
+        return;
+    }
+    if (t->stop == STOP_NONE)
+        t->stop = why;
+    if (why != STOP_BROKEN && t->o->coder->runner->interrupt(t->runner, &t->wbuf) == 0) {
         flush_writes(t);
         bt_proc_stop(t->proc, grace(t), grace(t));
     } else {
@@ -175,10 +226,10 @@ static void on_too_long(void *data, size_t dropped)
     snprintf(msg, sizeof(msg), "a line of %zu bytes exceeded the line limit and was dropped",
              dropped);
     struct bt_event ev;
-    bt_event_init(&ev, BT_EVENT_ERROR);
+    bt_event_init(&ev, BT_EVENT_WARNING);
     ev.kind = "input_too_large";
     ev.message = msg;
-    emit(t, &ev);
+    sink_event(t, &ev);
 }
 
 static const struct bt_framer_ops framer_ops = {on_line, on_too_long};
@@ -207,6 +258,16 @@ static void on_stdout(void *data, const char *buf, size_t n)
         t->o->on_batch(t->o->data);
 }
 
+/* stdout ended: whatever the coder still does, nobody will hear it. */
+static void on_stdout_eof(void *data)
+{
+    struct bt_turn *t = data;
+    if (t->ended || t->done)
+        return;
+    t->stdout_eof = 1;
+    bt_proc_stop(t->proc, 0, grace(t));
+}
+
 static void on_stderr(void *data, const char *buf, size_t n)
 {
     struct bt_turn *t = data;
@@ -231,11 +292,13 @@ static void on_tick(uv_timer_t *h)
     t->o->on_tick(t->o->data);
 }
 
-static void on_sigint(uv_signal_t *h, int signum)
+/* SIGINT, SIGTERM, SIGHUP: the first stops the turn politely, the next
+ * kills the coder's group at once. */
+static void on_stop_signal(uv_signal_t *h, int signum)
 {
     struct bt_turn *t = h->data;
     (void)signum;
-    if (++t->sigints == 1)
+    if (++t->stop_signals_seen == 1)
         begin_stop(t, STOP_CANCEL);
     else if (t->proc && !t->done)
         bt_proc_stop(t->proc, 0, 0);
@@ -249,7 +312,8 @@ static void on_done(void *data, const struct bt_proc_result *r)
     uv_timer_stop(&t->idle);
     uv_timer_stop(&t->deadline);
     uv_timer_stop(&t->tick);
-    uv_signal_stop(&t->sigint);
+    for (size_t i = 0; i < N_STOP_SIGNALS; i++)
+        uv_signal_stop(&t->signals[i]);
 }
 
 /* ---- the final status ----------------------------------------------- */
@@ -303,6 +367,11 @@ static void settle(struct bt_turn *t, struct bt_turn_result *res)
                     bt_xasprintf("the turn took longer than %.1f s and was stopped", secs));
         return;
     case STOP_CANCEL: res->status = BT_TURN_CANCELLED; return;
+    case STOP_BROKEN:
+        set_failure(
+            res, t->write_error == BT_ETOOBIG ? "input_too_large" : "coder_crashed",
+            bt_xasprintf("baton could not write to %s: %s", name, bt_strerror(t->write_error)));
+        return;
     case STOP_NONE: break;
     }
     if (t->ended) {
@@ -318,6 +387,11 @@ static void settle(struct bt_turn *t, struct bt_turn_result *res)
         t->o->coder->parser->diagnose(t->parser, tail_z, tail_len, t->pres.exit_status,
                                       t->pres.term_signal, &kind, &msg);
     free(tail_z);
+    if (t->stdout_eof && t->pres.stop_stage) { /* it had to be stopped */
+        bt_buf_reset(&msg);
+        kind = "coder_crashed";
+        bt_buf_addf(&msg, "%s closed its output before the turn was complete", name);
+    }
     if (!msg.len)
         bt_buf_addf(&msg, "%s ended before the turn was complete", name);
     set_failure(res, static_kind(kind), bt_buf_detach(&msg, NULL));
@@ -328,11 +402,11 @@ static void finish(struct bt_turn *t, struct bt_turn_result *res)
     bt_framer_finish(&t->framer);
     if (t->o->coder->parser->finish)
         t->o->coder->parser->finish(t->parser, &t->sink);
-    if (t->msg_id) /* a message cut short keeps its partial text */
-        add_answer(t, t->msg.data, t->msg.len);
-    res->exit_code = t->pres.term_signal ? BT_UNKNOWN : t->pres.exit_status;
-    res->exit_signal = t->pres.term_signal;
-    settle(t, res);
+    if (!t->spawn_failed) {
+        res->exit_code = t->pres.term_signal ? BT_UNKNOWN : t->pres.exit_status;
+        res->exit_signal = t->pres.term_signal;
+        settle(t, res);
+    }
     if (res->status == BT_TURN_FAILED) {
         struct bt_event err;
         bt_event_init(&err, BT_EVENT_ERROR);
@@ -340,7 +414,7 @@ static void finish(struct bt_turn *t, struct bt_turn_result *res)
         err.message = res->error_message;
         emit(t, &err);
     }
-    res->final_text = bt_buf_detach(&t->answer, NULL);
+    res->final_text = bt_answer_text(&t->answer); /* a cut-short message keeps its text */
     res->usage = t->usage;
     res->native_session_id = t->session_id;
     t->session_id = NULL;
@@ -393,6 +467,7 @@ static int spawn(struct bt_turn *t)
             .cwd = t->o->cfg.cwd,
             .stdin_pipe = t->o->coder->runner->stdin_pipe,
             .on_stdout = on_stdout,
+            .on_stdout_eof = on_stdout_eof,
             .on_stderr = on_stderr,
             .on_done = on_done,
             .data = t,
@@ -407,6 +482,8 @@ static void spawn_failed(struct bt_turn *t, int rc, struct bt_turn_result *res)
 {
     const char *name = t->o->coder->name;
     t->done = 1;
+    t->spawn_failed = 1;
+    res->exit_code = BT_UNKNOWN;
     if (rc == -ENOENT || rc == -EACCES)
         set_failure(res, "not_installed",
                     bt_xasprintf("%s could not be started: %s", name, bt_strerror(rc)));
@@ -424,15 +501,18 @@ static void timers_start(struct bt_turn *t)
     uv_timer_init(&t->loop, &t->idle);
     uv_timer_init(&t->loop, &t->deadline);
     uv_timer_init(&t->loop, &t->tick);
-    uv_signal_init(&t->loop, &t->sigint);
-    t->idle.data = t->deadline.data = t->tick.data = t->sigint.data = t;
+    t->idle.data = t->deadline.data = t->tick.data = t;
     if (t->o->on_tick && t->o->tick_ms)
         uv_timer_start(&t->tick, on_tick, t->o->tick_ms, t->o->tick_ms);
     if (t->o->idle_timeout_ms)
         uv_timer_start(&t->idle, on_idle, t->o->idle_timeout_ms, t->o->idle_timeout_ms);
     if (t->o->timeout_ms)
         uv_timer_start(&t->deadline, on_deadline, t->o->timeout_ms, 0);
-    uv_signal_start(&t->sigint, on_sigint, SIGINT);
+    for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
+        uv_signal_init(&t->loop, &t->signals[i]);
+        t->signals[i].data = t;
+        uv_signal_start(&t->signals[i], on_stop_signal, stop_signals[i]);
+    }
 }
 
 static void teardown(struct bt_turn *t)
@@ -440,7 +520,8 @@ static void teardown(struct bt_turn *t)
     uv_close((uv_handle_t *)&t->idle, NULL);
     uv_close((uv_handle_t *)&t->deadline, NULL);
     uv_close((uv_handle_t *)&t->tick, NULL);
-    uv_close((uv_handle_t *)&t->sigint, NULL);
+    for (size_t i = 0; i < N_STOP_SIGNALS; i++)
+        uv_close((uv_handle_t *)&t->signals[i], NULL);
     if (t->proc)
         bt_proc_free(t->proc);
     uv_run(&t->loop, UV_RUN_DEFAULT);
@@ -450,9 +531,7 @@ static void teardown(struct bt_turn *t)
     t->o->coder->runner->destroy(t->runner);
     bt_buf_release(&t->json);
     bt_buf_release(&t->wbuf);
-    bt_buf_release(&t->answer);
-    bt_buf_release(&t->msg);
-    free(t->msg_id);
+    bt_answer_release(&t->answer);
     free(t->session_id);
     free(t->end_kind);
     free(t->end_message);
@@ -460,17 +539,14 @@ static void teardown(struct bt_turn *t)
 
 int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
 {
-    struct bt_turn t = {.o = o,
-                        .json = BT_BUF_INIT,
-                        .wbuf = BT_BUF_INIT,
-                        .answer = BT_BUF_INIT,
-                        .msg = BT_BUF_INIT};
+    struct bt_turn t = {.o = o, .json = BT_BUF_INIT, .wbuf = BT_BUF_INIT};
     memset(res, 0, sizeof(*res));
     res->status = BT_TURN_COMPLETED;
     int rc = uv_loop_init(&t.loop);
     if (rc)
         return rc;
     t.t0 = bt_mono_ms();
+    bt_answer_init(&t.answer);
     bt_usage_init(&t.usage);
     bt_framer_init(&t.framer, 0, &framer_ops, &t);
     t.parser = o->coder->parser->create();

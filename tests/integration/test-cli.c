@@ -23,6 +23,7 @@
 #define BATON BT_BINARY_DIR "/baton"
 #define FAKE BT_BINARY_DIR "/tests/fake-coder/fake-coder"
 #define FIXTURES BT_SOURCE_DIR "/fixtures/codex/0.171.0"
+#define END ((const char *)NULL) /* ends baton()'s argument list */
 
 struct ctx {
     char *dir;
@@ -157,7 +158,7 @@ static void test_text_turn(void **state)
     struct ctx *c = *state;
     struct bt_test_result res;
     replay(c, "text");
-    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", END);
     assert_int_equal(res.exit_code, 0);
     cJSON **lines;
     size_t n = stream(res.out.data, &lines);
@@ -189,7 +190,7 @@ static void test_send_resumes_and_show(void **state)
     char *kv = bt_xasprintf("FAKE_CODER_LOG_STDIN=%s", args);
     replay(c, "text");
     setenv_kv(c, kv);
-    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", END);
     assert_int_equal(res.exit_code, 0);
     char *conv = conversation_of(res.out.data);
     bt_test_result_release(&res);
@@ -197,7 +198,7 @@ static void test_send_resumes_and_show(void **state)
     c->env[c->nenv - 2] = bt_xasprintf("FAKE_CODER_REPLAY=%s/resume.jsonl", FIXTURES);
     char prefix[9];
     snprintf(prefix, sizeof(prefix), "%s", conv);
-    baton(c, &res, NULL, 0, "send", "--json", prefix, "And again?", NULL);
+    baton(c, &res, NULL, 0, "send", "--json", prefix, "And again?", END);
     assert_int_equal(res.exit_code, 0);
     bt_test_result_release(&res);
     /* the second process resumed the thread named by the first */
@@ -205,7 +206,7 @@ static void test_send_resumes_and_show(void **state)
     assert_non_null(strstr(log, "\"method\":\"thread/resume\""));
     assert_non_null(strstr(log, "\"excludeTurns\":true"));
     free(log);
-    baton(c, &res, NULL, 0, "show", "--json", conv, NULL);
+    baton(c, &res, NULL, 0, "show", "--json", conv, END);
     assert_int_equal(res.exit_code, 0);
     cJSON *doc = cJSON_Parse(res.out.data);
     cJSON *msgs = cJSON_GetObjectItem(doc, "messages");
@@ -213,7 +214,7 @@ static void test_send_resumes_and_show(void **state)
     assert_string_equal(bt_test_jstr(cJSON_GetArrayItem(msgs, 2), "text"), "And again?");
     cJSON_Delete(doc);
     bt_test_result_release(&res);
-    baton(c, &res, NULL, 0, "ls", NULL);
+    baton(c, &res, NULL, 0, "ls", END);
     assert_int_equal(res.exit_code, 0);
     assert_non_null(strstr(res.out.data, "Say hello banana"));
     bt_test_result_release(&res);
@@ -227,11 +228,11 @@ static void test_prompt_from_stdin(void **state)
     struct ctx *c = *state;
     struct bt_test_result res;
     replay(c, "text");
-    baton(c, &res, "Say hello banana\n", 0, "run", "--json", "-", NULL);
+    baton(c, &res, "Say hello banana\n", 0, "run", "--json", "-", END);
     assert_int_equal(res.exit_code, 0);
     char *conv = conversation_of(res.out.data);
     bt_test_result_release(&res);
-    baton(c, &res, NULL, 0, "show", "--json", conv, NULL);
+    baton(c, &res, NULL, 0, "show", "--json", conv, END);
     assert_non_null(strstr(res.out.data, "\"text\":\"Say hello banana\""));
     bt_test_result_release(&res);
     free(conv);
@@ -242,7 +243,7 @@ static void test_human_output(void **state)
     struct ctx *c = *state;
     struct bt_test_result res;
     replay(c, "shell-auto");
-    baton(c, &res, NULL, 0, "run", "--approval", "never", "[[shell:echo baton-ok]]", NULL);
+    baton(c, &res, NULL, 0, "run", "--approval", "never", "[[shell:echo baton-ok]]", END);
     assert_int_equal(res.exit_code, 0);
     assert_null(strchr(res.out.data, '\x1b')); /* no colour off a terminal */
     assert_non_null(strstr(res.out.data, "ran "));
@@ -259,7 +260,7 @@ static void test_crash_curated_error(void **state)
     replay(c, "text");
     setenv_kv(c, "FAKE_CODER_CRASH_AFTER=3");
     setenv_kv(c, "FAKE_CODER_STDERR=panic at src/secret.rs:42 token=sk-123");
-    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", END);
     assert_int_equal(res.exit_code, 1);
     cJSON **lines;
     size_t n = stream(res.out.data, &lines);
@@ -270,7 +271,7 @@ static void test_crash_curated_error(void **state)
     char *conv = conversation_of(res.out.data);
     bt_test_lines_free(lines, n);
     bt_test_result_release(&res);
-    baton(c, &res, NULL, 0, "show", "--debug", conv, NULL);
+    baton(c, &res, NULL, 0, "show", "--debug", conv, END);
     assert_non_null(strstr(res.out.data, "sk-123")); /* but kept for diagnosis */
     bt_test_result_release(&res);
     free(conv);
@@ -287,7 +288,7 @@ static void test_never_exits_after_final_event(void **state)
     setenv_kv(c, "FAKE_CODER_IGNORE_TERM=1");
     setenv_kv(c, "FAKE_CODER_GRANDCHILD=1");
     setenv_kv(c, kv);
-    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", END);
     assert_int_equal(res.exit_code, 0);
     cJSON **lines;
     size_t n = stream(res.out.data, &lines);
@@ -313,7 +314,7 @@ static void test_stall_is_stopped(void **state)
     setenv_kv(c, "FAKE_CODER_HANG_AFTER=12");
     setenv_kv(c, "FAKE_CODER_GRANDCHILD=1");
     setenv_kv(c, kv);
-    baton(c, &res, NULL, 0, "run", "--json", "--idle-timeout", "0.5", "Say hello banana", NULL);
+    baton(c, &res, NULL, 0, "run", "--json", "--idle-timeout", "0.5", "Say hello banana", END);
     assert_int_equal(res.exit_code, 1);
     cJSON **lines;
     size_t n = stream(res.out.data, &lines);
@@ -334,7 +335,7 @@ static void test_timeout(void **state)
     struct bt_test_result res;
     replay(c, "text");
     setenv_kv(c, "FAKE_CODER_DELAY_MS=200");
-    baton(c, &res, NULL, 0, "run", "--json", "--timeout", "0.5", "Say hello banana", NULL);
+    baton(c, &res, NULL, 0, "run", "--json", "--timeout", "0.5", "Say hello banana", END);
     assert_int_equal(res.exit_code, 1);
     cJSON **lines;
     size_t n = stream(res.out.data, &lines);
@@ -349,7 +350,7 @@ static void test_sigint_cancels(void **state)
     struct bt_test_result res;
     replay(c, "interrupt");
     setenv_kv(c, "FAKE_CODER_DELAY_MS=100");
-    baton(c, &res, NULL, 700, "run", "--json", "[[slow]]", NULL);
+    baton(c, &res, NULL, 700, "run", "--json", "[[slow]]", END);
     assert_int_equal(res.exit_code, 130);
     cJSON **lines;
     size_t n = stream(res.out.data, &lines);
@@ -366,7 +367,7 @@ static void test_noise_crlf_split_writes(void **state)
     setenv_kv(c, "FAKE_CODER_NOISE=1");
     setenv_kv(c, "FAKE_CODER_CRLF=1");
     setenv_kv(c, "FAKE_CODER_SPLIT_WRITES=1");
-    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", END);
     assert_int_equal(res.exit_code, 0);
     cJSON **lines;
     size_t n = stream(res.out.data, &lines);
@@ -387,7 +388,7 @@ static void test_only_std_fds_in_coder(void **state)
     char *kv = bt_xasprintf("FAKE_CODER_FDS=%s", fds);
     replay(c, "text");
     setenv_kv(c, kv);
-    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", END);
     assert_int_equal(res.exit_code, 0);
     char *list = bt_test_slurp(fds, NULL);
     assert_non_null(list);
@@ -411,7 +412,7 @@ static void test_raw_output_kept(void **state)
     struct ctx *c = *state;
     struct bt_test_result res;
     replay(c, "text");
-    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", NULL);
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", END);
     cJSON **lines;
     size_t n = stream(res.out.data, &lines);
     char *raw = bt_xasprintf("%s/home/runs/%s.out", c->dir, bt_test_jstr(lines[0], "run"));
@@ -439,12 +440,12 @@ static void test_not_installed(void **state)
     struct bt_test_result res;
     free(c->env[1]);
     c->env[1] = bt_xstrdup("BATON_CODEX_BIN=/nonexistent/codex");
-    baton(c, &res, NULL, 0, "run", "--json", "hello", NULL);
+    baton(c, &res, NULL, 0, "run", "--json", "hello", END);
     assert_int_equal(res.exit_code, 3);
     assert_int_equal(res.out.len, 0);
     assert_non_null(strstr(res.err.data, "not installed"));
     bt_test_result_release(&res);
-    baton(c, &res, NULL, 0, "ls", "--json", NULL);
+    baton(c, &res, NULL, 0, "ls", "--json", END);
     assert_int_equal(res.out.len, 0); /* nothing was created */
     bt_test_result_release(&res);
 }
@@ -465,7 +466,7 @@ static void test_usage_errors(void **state)
         {"run", "-C", "/nonexistent/dir", "x"},
     };
     for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
-        baton(c, &res, NULL, 0, cases[i][0], cases[i][1], cases[i][2], cases[i][3], NULL);
+        baton(c, &res, NULL, 0, cases[i][0], cases[i][1], cases[i][2], cases[i][3], END);
         if (res.exit_code != 2)
             print_error("case %zu (%s %s): exit %d\n", i, cases[i][0],
                         cases[i][1] ? cases[i][1] : "", res.exit_code);

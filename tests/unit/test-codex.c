@@ -16,6 +16,8 @@
 #include "parser-codex.h"
 #include "runner-codex.h"
 
+#define TURN_STARTED_T "{\"method\":\"turn/started\",\"params\":{\"turn\":{\"id\":\"t\"}}}"
+
 /* A parser+runner pair wired like the turn engine, recording output. */
 struct rig {
     struct bt_runner_config cfg;
@@ -24,6 +26,7 @@ struct rig {
     struct bt_buf events; /* "type kind|" per event */
     struct bt_buf writes; /* lines for the coder's stdin */
     int ended;
+    struct bt_usage usage; /* the last usage event */
     enum bt_turn_status status;
     char error_kind[64];
 };
@@ -31,6 +34,8 @@ struct rig {
 static void on_event(void *data, const struct bt_event *ev)
 {
     struct rig *r = data;
+    if (ev->type == BT_EVENT_USAGE)
+        r->usage = ev->usage;
     bt_buf_adds(&r->events, bt_event_type_name(ev->type));
     if (ev->type == BT_EVENT_WARNING || ev->type == BT_EVENT_ERROR)
         bt_buf_addf(&r->events, ":%s", ev->kind);
@@ -274,11 +279,63 @@ static void test_unsolicited_and_repeated_responses(void **state)
     rig_release(&r);
 }
 
+/* Only this turn's turn/completed ends it (the id comes from turn/start's
+ * response or turn/started). */
+static void test_foreign_turn_completed_ignored(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r, BT_APPROVAL_DENY, NULL);
+    rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"early\","
+                 "\"status\":\"completed\",\"items\":[]}}}");
+    rig_line(&r, TURN_STARTED_T);
+    rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"other\","
+                 "\"status\":\"completed\",\"items\":[]}}}");
+    assert_int_equal(r.ended, 0);
+    assert_string_equal(r.events.data, "warning:protocol|warning:protocol|");
+    rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"t\","
+                 "\"status\":\"completed\",\"items\":[]}}}");
+    assert_int_equal(r.ended, 1);
+    assert_int_equal(r.status, BT_TURN_COMPLETED);
+    rig_release(&r);
+}
+
+/* Token counts that are not non-negative integers are unknown, and sums
+ * saturate instead of overflowing. */
+static void test_usage_counts_validated(void **state)
+{
+    (void)state;
+    struct rig r;
+    rig_init(&r, BT_APPROVAL_DENY, NULL);
+    rig_line(&r, TURN_STARTED_T);
+    const char *big = "{\"method\":\"thread/tokenUsage/updated\",\"params\":{\"turnId\":\"t\","
+                      "\"tokenUsage\":{\"last\":{\"inputTokens\":9000000000000000000,"
+                      "\"outputTokens\":-5,\"cachedInputTokens\":2.5,"
+                      "\"reasoningOutputTokens\":1e300,\"totalTokens\":7},"
+                      "\"modelContextWindow\":100}}}";
+    rig_line(&r, big);
+    rig_line(&r, big);
+    assert_string_equal(r.events.data, "usage|usage|");
+    assert_int_equal(r.usage.input_tokens, BT_UNKNOWN);        /* beyond 2^53 */
+    assert_int_equal(r.usage.output_tokens, BT_UNKNOWN);       /* negative */
+    assert_int_equal(r.usage.cached_input_tokens, BT_UNKNOWN); /* fractional */
+    assert_int_equal(r.usage.reasoning_tokens, BT_UNKNOWN);
+    assert_int_equal(r.usage.context_tokens, 7);
+    assert_int_equal(r.usage.context_window, 100);
+    rig_line(&r, "{\"method\":\"thread/tokenUsage/updated\",\"params\":{\"turnId\":\"t\","
+                 "\"tokenUsage\":{\"last\":{\"inputTokens\":9007199254740992}}}}");
+    rig_line(&r, "{\"method\":\"thread/tokenUsage/updated\",\"params\":{\"turnId\":\"t\","
+                 "\"tokenUsage\":{\"last\":{\"inputTokens\":5}}}}");
+    assert_int_equal(r.usage.input_tokens, 9007199254740997LL);
+    rig_release(&r);
+}
+
 static void test_unknown_turn_status_is_failure(void **state)
 {
     (void)state;
     struct rig r;
     rig_init(&r, BT_APPROVAL_DENY, NULL);
+    rig_line(&r, TURN_STARTED_T);
     rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"t\","
                  "\"status\":\"kindaDone\",\"items\":[]}}}");
     assert_int_equal(r.ended, 1);
@@ -292,6 +349,7 @@ static void test_failed_turn_kind(void **state)
     (void)state;
     struct rig r;
     rig_init(&r, BT_APPROVAL_DENY, NULL);
+    rig_line(&r, TURN_STARTED_T);
     rig_line(&r, "{\"method\":\"error\",\"params\":{\"error\":{\"message\":\"retrying\"},"
                  "\"willRetry\":true,\"threadId\":\"a\",\"turnId\":\"b\"}}");
     rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"t\","
@@ -315,6 +373,8 @@ int main(void)
         cmocka_unit_test(test_unknown_request_gets_error),
         cmocka_unit_test(test_unknowns_and_noise),
         cmocka_unit_test(test_unsolicited_and_repeated_responses),
+        cmocka_unit_test(test_foreign_turn_completed_ignored),
+        cmocka_unit_test(test_usage_counts_validated),
         cmocka_unit_test(test_unknown_turn_status_is_failure),
         cmocka_unit_test(test_failed_turn_kind),
     };
