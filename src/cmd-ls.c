@@ -49,7 +49,9 @@ static void print_human(const struct bt_store_conversation *c)
     const char *state = c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : "new";
     if (c->status != BT_STORE_CONV_ACTIVE)
         state = bt_store_conv_status_name(c->status);
-    printf("%.12s  %-6s %-11s %s  %s\n", c->id, c->coder, state, ts, c->title);
+    printf("%.12s  %-6s %-11s %s  ", c->id, c->coder, state, ts);
+    bt_term_write(stdout, c->title, strlen(c->title));
+    putchar('\n');
 }
 
 int bt_cmd_ls(int argc, char **argv)

@@ -4,6 +4,7 @@
  * (the next turn of a conversation). Human output or, with --json, the event
  * stream as JSON lines on stdout and nothing else there.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,6 +17,11 @@
 #include "render.h"
 #include "service.h"
 
+/* The largest prompt baton takes: far above what coders accept (codex
+ * 0.171.0 refuses more than 1,048,576 characters), far below what could
+ * strain a pipe or the store. */
+#define BT_PROMPT_MAX (16 << 20)
+
 struct run_args {
     struct bt_service_turn turn;
     int json;
@@ -23,13 +29,17 @@ struct run_args {
     char *prompt; /* owned */
 };
 
+/* Seconds as a decimal number, 0 meaning "no limit"; anything else below a
+ * millisecond becomes one, so a tiny limit never turns into none. */
 static int parse_seconds(const char *s, uint64_t *ms)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || *end || v < 0 || v > 1e7)
+    if (end == s || *end || !(v >= 0 && v <= 1e7)) /* also refuses nan */
         return -1;
     *ms = (uint64_t)(v * 1000.0);
+    if (*ms == 0 && v > 0)
+        *ms = 1;
     return 0;
 }
 
@@ -46,20 +56,19 @@ static int parse_approval(const char *s, enum bt_approval *a)
     return 0;
 }
 
-/* The prompt: the argument, or all of stdin for "-" without the line
- * ending(s) that `echo` or an editor leaves at its end. */
-static char *read_prompt(const char *arg)
+/* Read all of stdin (for "-"), at most BT_PROMPT_MAX + 1 bytes. */
+static int read_stdin(struct bt_buf *b)
 {
-    if (strcmp(arg, "-") != 0)
-        return bt_xstrdup(arg);
-    struct bt_buf b = BT_BUF_INIT;
     char chunk[65536];
     size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
-        bt_buf_add(&b, chunk, n);
-    while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
-        b.data[--b.len] = '\0';
-    return bt_buf_detach(&b, NULL);
+    while (b->len <= BT_PROMPT_MAX && (n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
+        bt_buf_add(b, chunk, n);
+    if (ferror(stdin))
+        return bt_fail(BT_EXIT_USAGE, "cannot read the prompt from stdin: %s", strerror(errno));
+    /* the line ending(s) `echo` or an editor leave at the end */
+    while (b->len && (b->data[b->len - 1] == '\n' || b->data[b->len - 1] == '\r'))
+        b->data[--b->len] = '\0';
+    return 0;
 }
 
 static int is_blank(const char *s)
@@ -68,6 +77,32 @@ static int is_blank(const char *s)
         if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
             return 0;
     return 1;
+}
+
+/* The prompt: the argument, or stdin for "-". It must be text a coder's
+ * JSON protocol can carry: valid UTF-8, no NUL, not blank, bounded. */
+static int read_prompt(const char *arg, char **prompt)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    int rc = 0;
+    if (strcmp(arg, "-") == 0)
+        rc = read_stdin(&b);
+    else
+        bt_buf_adds(&b, arg);
+    size_t bad = bt_utf8_invalid_at(b.data, b.len);
+    if (rc != 0)
+        goto out;
+    if (b.len > BT_PROMPT_MAX)
+        rc = bt_fail(BT_EXIT_USAGE, "the prompt is larger than %d MiB", BT_PROMPT_MAX >> 20);
+    else if (memchr(b.data, '\0', b.len))
+        rc = bt_fail(BT_EXIT_USAGE, "the prompt contains a NUL byte");
+    else if (bad < b.len)
+        rc = bt_fail(BT_EXIT_USAGE, "the prompt is not valid UTF-8 (byte %zu)", bad);
+    else if (is_blank(b.data))
+        rc = bt_fail(BT_EXIT_USAGE, "the prompt is empty");
+out:
+    *prompt = bt_buf_detach(&b, NULL);
+    return rc;
 }
 
 /* Parse options common to run and send; returns 0 or an exit code. */
@@ -117,9 +152,11 @@ static int parse(int argc, char **argv, int is_run, struct run_args *a)
     a->cwd = realpath(dir, NULL);
     if (!a->cwd || stat(a->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
         return bt_fail(BT_EXIT_USAGE, "cannot use '%s' as the working directory", dir);
-    a->prompt = read_prompt(argv[argc - 1]);
-    if (is_blank(a->prompt))
-        return bt_fail(BT_EXIT_USAGE, "the prompt is empty");
+    if (bt_utf8_invalid_at(a->cwd, strlen(a->cwd)) < strlen(a->cwd))
+        return bt_fail(BT_EXIT_USAGE, "the working directory's name is not valid UTF-8");
+    int rc = read_prompt(argv[argc - 1], &a->prompt);
+    if (rc)
+        return rc;
     a->turn.prompt = a->prompt;
     a->turn.cwd = a->cwd;
     return 0;

@@ -91,17 +91,29 @@ static void print_run(struct bt_store *s, const char *run)
         /* the coder's own colours are noise here, and break NO_COLOR */
         char *tail = bt_strip_ansi(r.stderr_tail, r.stderr_tail_len);
         size_t n = strlen(tail);
-        printf("  [stderr tail]\n%s%s", tail, n && tail[n - 1] != '\n' ? "\n" : "");
+        printf("  [stderr tail]\n");
+        bt_term_write(stdout, tail, n);
+        if (n && tail[n - 1] != '\n')
+            putchar('\n');
         free(tail);
     }
     bt_store_run_release(&r);
+}
+
+/* label, then text made safe for a terminal, then a newline. */
+static void print_field(const char *label, const char *text)
+{
+    fputs(label, stdout);
+    bt_term_write(stdout, text, strlen(text));
+    putchar('\n');
 }
 
 static void print_human(struct bt_store *s, const struct bt_store_conversation *c,
                         const struct bt_store_message *v, size_t n, int debug)
 {
     printf("conversation %s  %s  %s\n", c->id, c->coder, bt_store_conv_status_name(c->status));
-    printf("title: %s\ncwd:   %s\n", c->title, c->cwd);
+    print_field("title: ", c->title);
+    print_field("cwd:   ", c->cwd);
     if (c->native_session_id)
         printf("native session: %s\n", c->native_session_id);
     for (size_t i = 0; i < n; i++) {
@@ -110,9 +122,9 @@ static void print_human(struct bt_store *s, const struct bt_store_conversation *
         printf("\n%s", user ? "you" : c->coder);
         if (m->state != BT_STORE_MSG_COMPLETE)
             printf(" (%s)", bt_store_msg_state_name(m->state));
-        printf(":\n%s\n", m->text);
+        print_field(":\n", m->text);
         if (m->error_text)
-            printf("error: %s\n", m->error_text);
+            print_field("error: ", m->error_text);
         if (debug && !user && m->run[0])
             print_run(s, m->run);
     }

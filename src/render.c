@@ -74,7 +74,7 @@ static void delta(struct bt_render *r, const struct bt_event *ev)
 {
     if (ev->item.kind != BT_ITEM_MESSAGE || !ev->delta_len)
         return;
-    fwrite(ev->delta, 1, ev->delta_len, r->out);
+    bt_term_write(r->out, ev->delta, ev->delta_len);
     r->mid_line = ev->delta[ev->delta_len - 1] != '\n';
     r->text_open = 1;
 }

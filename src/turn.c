@@ -26,6 +26,12 @@ static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
  * printing noise must not turn every line into a stored event. */
 #define WARNINGS_PER_KIND 100
 
+/* A run file and how much of it is written. */
+struct raw_file {
+    int fd;
+    uint64_t written, max;
+};
+
 struct bt_turn {
     const struct bt_turn_options *o;
     uv_loop_t loop;
@@ -53,6 +59,7 @@ struct bt_turn {
     char *end_kind, *end_message;
     enum stop_reason stop;
     int stop_signals_seen;
+    struct raw_file raw_out, raw_err; /* run files */
     struct bt_usage usage;
     struct bt_answer answer; /* the answer text so far */
     char *session_id;
@@ -234,7 +241,7 @@ static void on_too_long(void *data, size_t dropped)
 
 static const struct bt_framer_ops framer_ops = {on_line, on_too_long};
 
-static void copy_to(int fd, const char *buf, size_t n)
+static void write_all(int fd, const char *buf, size_t n)
 {
     while (fd >= 0 && n) {
         ssize_t w = write(fd, buf, n);
@@ -247,10 +254,27 @@ static void copy_to(int fd, const char *buf, size_t n)
     }
 }
 
+/* Keep a raw copy, up to its bound: a coder writing without end must not
+ * fill the disk. One note marks where the copy stops. */
+static void copy_to(struct raw_file *f, const char *buf, size_t n)
+{
+    if (f->fd < 0 || f->written > f->max)
+        return;
+    if (f->written + n > f->max) {
+        static const char note[] = "\n[baton: the rest of this stream was not kept]\n";
+        write_all(f->fd, buf, (size_t)(f->max - f->written));
+        write_all(f->fd, note, sizeof(note) - 1);
+        f->written = f->max + 1;
+        return;
+    }
+    write_all(f->fd, buf, n);
+    f->written += n;
+}
+
 static void on_stdout(void *data, const char *buf, size_t n)
 {
     struct bt_turn *t = data;
-    copy_to(t->o->raw_out_fd, buf, n);
+    copy_to(&t->raw_out, buf, n);
     if (t->o->idle_timeout_ms && !t->ended)
         uv_timer_again(&t->idle);
     bt_framer_feed(&t->framer, buf, n);
@@ -271,7 +295,7 @@ static void on_stdout_eof(void *data)
 static void on_stderr(void *data, const char *buf, size_t n)
 {
     struct bt_turn *t = data;
-    copy_to(t->o->raw_err_fd, buf, n);
+    copy_to(&t->raw_err, buf, n);
 }
 
 /* ---- watchdogs and signals ------------------------------------------ */
@@ -546,6 +570,8 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
     if (rc)
         return rc;
     t.t0 = bt_mono_ms();
+    t.raw_out = (struct raw_file){o->raw_out_fd, 0, BT_TURN_RAW_OUT_MAX};
+    t.raw_err = (struct raw_file){o->raw_err_fd, 0, BT_TURN_RAW_ERR_MAX};
     bt_answer_init(&t.answer);
     bt_usage_init(&t.usage);
     bt_framer_init(&t.framer, 0, &framer_ops, &t);

@@ -25,6 +25,10 @@
 
 struct bt_turn;
 
+/* Bounds of the raw copies of a run's stdout and stderr (run files). */
+#define BT_TURN_RAW_OUT_MAX ((uint64_t)1 << 30) /* 1 GiB */
+#define BT_TURN_RAW_ERR_MAX ((uint64_t)8 << 20) /* 8 MiB */
+
 struct bt_turn_options {
     const struct bt_coder *coder;
     const char *bin;           /* resolved executable path */
@@ -33,8 +37,8 @@ struct bt_turn_options {
     struct bt_runner_config cfg;
     const char *run_id;          /* stamped on every event */
     const char *conversation_id; /* stamped on every event */
-    int raw_out_fd;              /* copy of raw stdout, -1 for none */
-    int raw_err_fd;              /* copy of raw stderr, -1 for none */
+    int raw_out_fd;              /* copy of raw stdout (first BT_TURN_RAW_OUT_MAX), -1: none */
+    int raw_err_fd;              /* copy of raw stderr (first BT_TURN_RAW_ERR_MAX), -1: none */
     uint64_t timeout_ms;         /* whole turn; 0 = none */
     uint64_t idle_timeout_ms;    /* no output for this long = stalled; 0 = none */
     uint64_t grace_ms;           /* each stop step; 0 = 3000 */

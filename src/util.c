@@ -376,3 +376,45 @@ char *bt_strip_ansi(const char *s, size_t n)
     bt_buf_add(&b, s + run, n - run);
     return bt_buf_detach(&b, NULL);
 }
+
+size_t bt_utf8_invalid_at(const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
+    while (i < n) {
+        size_t len = s[i] < 0x80 ? 1 : utf8_seq(s + i, n - i);
+        if (!len)
+            return i;
+        i += len;
+    }
+    return n;
+}
+
+/* Bytes of a control character at s (0 if none): C0 but tab and newline,
+ * DEL, and C1 controls encoded as C2 80..9F. */
+static size_t control_len(const unsigned char *s, size_t n)
+{
+    if ((s[0] < 0x20 && s[0] != '\t' && s[0] != '\n') || s[0] == 0x7f)
+        return 1;
+    if (s[0] == 0xc2 && n > 1 && s[1] >= 0x80 && s[1] <= 0x9f)
+        return 2;
+    return 0;
+}
+
+void bt_term_write(FILE *f, const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t run = 0, i = 0;
+    while (i < n) {
+        size_t c = control_len(s + i, n - i);
+        if (!c) {
+            i++;
+            continue;
+        }
+        fwrite(s + run, 1, i - run, f);
+        fputc('?', f);
+        i += c;
+        run = i;
+    }
+    fwrite(s + run, 1, n - run, f);
+}

@@ -13,17 +13,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #if defined(__GNUC__)
 #define BT_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define BT_PRINTF(f, a)
-/* Length of the ANSI escape sequence (CSI, OSC or a two-byte ESC x) that
- * starts at s, 0 if s[0] is not ESC. */
-size_t bt_ansi_len(const char *s, size_t n);
-/* Copy of s[0..n) without ANSI escape sequences; caller frees. */
-char *bt_strip_ansi(const char *s, size_t n);
-
 #endif
 
 #define BT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -94,6 +89,11 @@ void bt_json_quote(struct bt_buf *b, const char *s, size_t n);
  * number of replacements through *bad (may be NULL). Caller frees. */
 char *bt_utf8_sanitize(const char *s, size_t n, size_t *bad);
 
+/* Offset of the first byte of s[0..n) that is not part of a valid UTF-8
+ * sequence (overlong forms and surrogates are invalid), or n if all is
+ * valid. */
+size_t bt_utf8_invalid_at(const char *s, size_t n);
+
 /* Length of the longest prefix of s[0..n) that ends on a UTF-8 character
  * boundary and is at most max bytes. */
 size_t bt_utf8_cut(const char *s, size_t n, size_t max);
@@ -103,5 +103,11 @@ size_t bt_utf8_cut(const char *s, size_t n, size_t max);
 size_t bt_ansi_len(const char *s, size_t n);
 /* Copy of s[0..n) without ANSI escape sequences; caller frees. */
 char *bt_strip_ansi(const char *s, size_t n);
+
+/* Write s[0..n) for a person to read on a terminal: control characters
+ * (C0 but tab and newline, DEL, and the C1 range U+0080..U+009F) become '?',
+ * so text from a coder or a prompt cannot move the cursor, retitle the
+ * window or recolour the screen. */
+void bt_term_write(FILE *f, const char *s, size_t n);
 
 #endif
