@@ -220,10 +220,25 @@ static void sink_signal(void *data, const struct bt_signal *sig)
 
 /* ---- reading from the coder ----------------------------------------- */
 
+/* Parsers see text only: NUL bytes and invalid UTF-8 from the coder are
+ * replaced by U+FFFD first, and reported. */
 static void on_line(void *data, char *line, size_t len)
 {
     struct bt_turn *t = data;
-    t->o->coder->parser->line(t->parser, line, len, &t->sink);
+    if (!memchr(line, '\0', len) && bt_utf8_invalid_at(line, len) == len) {
+        t->o->coder->parser->line(t->parser, line, len, &t->sink);
+        return;
+    }
+    struct bt_event w;
+    bt_event_init(&w, BT_EVENT_WARNING);
+    w.kind = "invalid_text";
+    w.message = "the coder wrote bytes that are not UTF-8 text; they were replaced";
+    w.raw = line;
+    w.raw_len = bt_utf8_cut(line, len, 4096);
+    sink_event(t, &w);
+    char *clean = bt_utf8_sanitize(line, len, NULL);
+    t->o->coder->parser->line(t->parser, clean, strlen(clean), &t->sink);
+    free(clean);
 }
 
 static void on_too_long(void *data, size_t dropped)

@@ -269,11 +269,11 @@ char *bt_utf8_sanitize(const char *str, size_t n, size_t *bad)
     size_t nbad = 0, run = 0, i = 0;
     bt_buf_grow(&b, n);
     while (i < n) {
-        if (s[i] < 0x80) {
+        if (s[i] < 0x80 && s[i] != 0) {
             i++;
             continue;
         }
-        size_t len = utf8_seq(s + i, n - i);
+        size_t len = s[i] ? utf8_seq(s + i, n - i) : 0;
         if (len) {
             i += len;
             continue;

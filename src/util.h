@@ -85,8 +85,9 @@ void bt_time_rfc3339(int64_t ms, char out[32]);
  * so the output is safe for line-oriented and JavaScript consumers. */
 void bt_json_quote(struct bt_buf *b, const char *s, size_t n);
 
-/* Copy s into a new string with invalid UTF-8 replaced by U+FFFD. Returns the
- * number of replacements through *bad (may be NULL). Caller frees. */
+/* Copy s into a new string with invalid UTF-8 and NUL bytes replaced by
+ * U+FFFD. Returns the number of replacements through *bad (may be NULL).
+ * Caller frees. */
 char *bt_utf8_sanitize(const char *s, size_t n, size_t *bad);
 
 /* Offset of the first byte of s[0..n) that is not part of a valid UTF-8

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -359,6 +360,64 @@ static void test_sigint_cancels(void **state)
     bt_test_result_release(&res);
 }
 
+/* SIGTERM or SIGHUP to baton stops the turn like Ctrl-C: the coder's group
+ * is stopped and the stream still ends with turn.completed. */
+static void test_sigterm_and_sighup_cancel(void **state)
+{
+    struct ctx *c = *state;
+    static const int sigs[] = {SIGTERM, SIGHUP};
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_HANG_AFTER=12");
+    for (size_t i = 0; i < BT_ARRAY_SIZE(sigs); i++) {
+        const char *argv[] = {BATON, "run", "--json", "hang", NULL};
+        c->env[c->nenv] = NULL;
+        struct bt_test_run r = {.argv = argv,
+                                .env = (const char *const *)c->env,
+                                .cwd = c->dir,
+                                .timeout_s = 60,
+                                .send_sigint_after_ms = 600,
+                                .signal = sigs[i]};
+        struct bt_test_result res;
+        assert_int_equal(bt_test_exec(&r, &res), 0);
+        assert_int_equal(res.exit_code, 130);
+        cJSON **lines;
+        size_t n = stream(res.out.data, &lines);
+        assert_string_equal(bt_test_jstr(last_event(lines, n), "status"), "cancelled");
+        bt_test_lines_free(lines, n);
+        bt_test_result_release(&res);
+    }
+}
+
+/* A send refused because a turn is running leaves nothing behind: the
+ * prompt is stored with its run or not at all. */
+static void test_refused_send_stores_nothing(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    baton(c, &res, NULL, 0, "run", "--json", "first", END);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    setenv_kv(c, "FAKE_CODER_DELAY_MS=150");
+    char *out = path_in(c, "a.out");
+    const char *argv[] = {BATON, "send", "--json", conv, "send A", NULL};
+    c->env[c->nenv] = NULL;
+    pid_t a = bt_test_spawn_bg(argv, (const char *const *)c->env, out);
+    usleep(600000);
+    baton(c, &res, NULL, 0, "send", conv, "send B", END);
+    assert_int_equal(res.exit_code, 1);
+    assert_non_null(strstr(res.err.data, "already has a turn running"));
+    bt_test_result_release(&res);
+    int st;
+    waitpid(a, &st, 0);
+    baton(c, &res, NULL, 0, "show", "--json", conv, END);
+    assert_null(strstr(res.out.data, "send B"));
+    assert_non_null(strstr(res.out.data, "send A"));
+    bt_test_result_release(&res);
+    free(out);
+    free(conv);
+}
+
 static void test_noise_crlf_split_writes(void **state)
 {
     struct ctx *c = *state;
@@ -464,6 +523,10 @@ static void test_usage_errors(void **state)
         {"show", "zzzz", NULL},
         {"frobnicate", NULL},
         {"run", "-C", "/nonexistent/dir", "x"},
+        {"run", "-C", "/etc/passwd", "x"},
+        {"run", "bad \xff utf-8", NULL},
+        {"run", "--timeout", "nan", "x"},
+        {"run", "--idle-timeout", "-1", "x"},
     };
     for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
         baton(c, &res, NULL, 0, cases[i][0], cases[i][1], cases[i][2], cases[i][3], END);
@@ -490,6 +553,8 @@ int main(void)
         T(test_stall_is_stopped),
         T(test_timeout),
         T(test_sigint_cancels),
+        T(test_sigterm_and_sighup_cancel),
+        T(test_refused_send_stores_nothing),
         T(test_noise_crlf_split_writes),
         T(test_only_std_fds_in_coder),
         T(test_raw_output_kept),

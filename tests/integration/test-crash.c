@@ -75,7 +75,21 @@ struct stored {
     int64_t n;
     char **data; /* data[seq-1] */
     char state[32];
+    char *answer;  /* the assistant message's text */
+    int native_id; /* the conversation has a native session id */
 };
+
+/* First column of the first row of sql as text, or NULL. */
+static char *query_text(sqlite3 *h, const char *sql)
+{
+    sqlite3_stmt *q;
+    char *v = NULL;
+    if (sqlite3_prepare_v2(h, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
+        sqlite3_column_text(q, 0))
+        v = bt_xstrdup((const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    return v;
+}
 
 static void read_store(const char *home, struct stored *st)
 {
@@ -103,6 +117,10 @@ static void read_store(const char *home, struct stored *st)
         st->data[st->n++] = bt_xstrdup((const char *)sqlite3_column_text(q, 1));
     }
     sqlite3_finalize(q);
+    st->answer = query_text(h, "SELECT text FROM messages WHERE role = 'assistant'");
+    char *nid = query_text(h, "SELECT native_session_id FROM conversations");
+    st->native_id = nid != NULL;
+    free(nid);
     sqlite3_close(h);
     free(db);
 }
@@ -112,6 +130,24 @@ static void stored_release(struct stored *st)
     for (int64_t i = 0; i < st->n; i++)
         free(st->data[i]);
     free(st->data);
+    free(st->answer);
+}
+
+/* Recovery keeps what the stored events say: the answer streamed so far
+ * (the same text in the message and in turn.completed) and the native
+ * session id once session.started was stored. */
+static void check_recovered(const struct stored *st)
+{
+    cJSON *end = cJSON_Parse(st->data[st->n - 1]);
+    assert_non_null(end);
+    assert_non_null(st->answer);
+    assert_string_equal(bt_test_jstr(end, "final_text"), st->answer);
+    cJSON_Delete(end);
+    int named = 0;
+    for (int64_t i = 0; i < st->n; i++)
+        named |= strstr(st->data[i], "\"type\":\"session.started\"") != NULL;
+    if (named)
+        assert_true(st->native_id);
 }
 
 /* Printed events that reached the store must be stored as printed. */
@@ -174,6 +210,7 @@ static void crash_once(int i)
         assert_string_equal(st.state, "interrupted");
         assert_non_null(strstr(st.data[st.n - 1], "\"status\":\"interrupted\""));
         compare_printed(&p, &st);
+        check_recovered(&st);
     }
     int gc = 0;
     char *s = bt_test_slurp(p.pidfile, NULL);

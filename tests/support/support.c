@@ -76,7 +76,7 @@ static void pump(const struct bt_test_run *r, pid_t pid, int in, int out, int er
     while (p[0].fd >= 0 || p[1].fd >= 0) {
         int64_t now = now_ms();
         if (sigint_at && now >= sigint_at) {
-            kill(pid, SIGINT);
+            kill(pid, r->signal ? r->signal : SIGINT);
             sigint_at = 0;
         }
         if (now >= deadline && !res->timed_out) {

@@ -19,7 +19,8 @@ struct bt_test_run {
     const char *cwd;          /* NULL: the test's own */
     const char *input;        /* stdin text; NULL: /dev/null */
     int timeout_s;            /* SIGKILL the group after this; 0 = 120 */
-    int send_sigint_after_ms; /* > 0: SIGINT to the child after this */
+    int send_sigint_after_ms; /* > 0: a signal to the child after this */
+    int signal;               /* which one: 0 means SIGINT */
 };
 
 struct bt_test_result {
