@@ -24,4 +24,4 @@ else
 fi
 
 cd "$build"
-ctest --output-on-failure --timeout 600 "$@"
+ctest --output-on-failure --timeout 600 -j2 "$@"
