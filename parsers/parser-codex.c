@@ -353,9 +353,9 @@ static const char *error_kind_of(const cJSON *err)
 {
     const cJSON *info = err ? cJSON_GetObjectItemCaseSensitive(err, "codexErrorInfo") : NULL;
     const char *name = NULL;
-    if (cJSON_IsString(info)) {
+    if (info && cJSON_IsString(info)) {
         name = info->valuestring;
-    } else if (cJSON_IsObject(info) && info->child) {
+    } else if (info && cJSON_IsObject(info) && info->child) {
         const char *k = http_kind(info->child);
         if (k)
             return k;

@@ -30,8 +30,8 @@
 #include "error.h"
 #include "util.h"
 
-#define READ_SIZE (64 * 1024) /* one read buffer per proc, stdout and stderr share it */
-#define POLL_MS 20            /* how often a lingering group is checked for ESRCH */
+#define READ_SIZE ((size_t)64 * 1024) /* one read buffer per proc, stdout and stderr share it */
+#define POLL_MS 20                    /* how often a lingering group is checked for ESRCH */
 #define NEVER UINT64_MAX
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2) /* linux/close_range.h, Linux 5.11 */
@@ -128,7 +128,7 @@ static void cloexec_all(void)
         return;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        int fd = atoi(e->d_name);
+        int fd = (int)strtol(e->d_name, NULL, 10);
         if (fd <= 2 || fd == dirfd(d))
             continue;
         int flags = fcntl(fd, F_GETFD);

@@ -67,10 +67,10 @@
 #include <stdint.h>
 #include <uv.h>
 
-#define BT_PROC_STDERR_TAIL_DEFAULT (64 * 1024) /* bytes */
-#define BT_PROC_LINGER_MS 2000                  /* grace for group members after leader exit */
-#define BT_PROC_REAP_WAIT_MS 5000               /* wait for init to reap the group after SIGKILL */
-#define BT_PROC_WRITE_MAX (64 * 1024 * 1024)    /* bytes queued for stdin at most */
+#define BT_PROC_STDERR_TAIL_DEFAULT ((size_t)64 * 1024) /* bytes */
+#define BT_PROC_LINGER_MS 2000    /* grace for group members after leader exit */
+#define BT_PROC_REAP_WAIT_MS 5000 /* wait for init to reap the group after SIGKILL */
+#define BT_PROC_WRITE_MAX ((size_t)64 * 1024 * 1024) /* bytes queued for stdin at most */
 
 struct bt_proc;
 

@@ -848,8 +848,8 @@ static int prefix_of_id(const char *text, char buf[BT_ID_SIZE])
     if (n == 0 || n > BT_ID_LEN)
         return 0;
     for (size_t i = 0; i < n; i++) {
-        char c = text[i];
-        buf[i] = c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+        unsigned char c = (unsigned char)text[i];
+        buf[i] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
         if (!((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'z')))
             return 0;
     }

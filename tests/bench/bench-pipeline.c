@@ -9,6 +9,8 @@
  *
  * usage: bench-pipeline [MB]    (default 64 MB of generated stream)
  */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,9 +129,23 @@ static struct bt_store *bench_store(char *dir, char *run)
     return s;
 }
 
+static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void remove_tree(const char *dir)
+{
+    if (nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "bench: could not remove %s\n", dir);
+}
+
 int main(int argc, char **argv)
 {
-    size_t mb = argc > 1 ? (size_t)atoi(argv[1]) : 64;
+    size_t mb = argc > 1 ? (size_t)strtoul(argv[1], NULL, 10) : 64;
     size_t len;
     char *stream = make_stream(mb << 20, &len);
     int64_t events;
@@ -145,10 +161,7 @@ int main(int argc, char **argv)
         printf("frame+parse+normalize+encode+persist:  %7.1f MB/s  (target 600 MB/s: %s)\n",
                persist, persist >= 600 ? "met" : "not met");
         bt_store_close(s);
-        char *cmd = bt_xasprintf("rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "bench: could not remove %s\n", dir);
-        free(cmd);
+        remove_tree(dir);
     }
     free(stream);
     return 0;

@@ -69,8 +69,14 @@ static char *value_of(const char *line, const char *key)
 static int parse_count(const char *v, struct count *c)
 {
     char what[64];
-    if (sscanf(v, "%63s %2s %d", what, c->op, &c->n) != 3)
+    int used = 0;
+    if (sscanf(v, "%63s %2s %n", what, c->op, &used) != 2 || !used)
         return -1;
+    char *end;
+    long n = strtol(v + used, &end, 10);
+    if (end == v + used || *end || n < 0 || n > 1000000)
+        return -1;
+    c->n = (int)n;
     char *slash = strchr(what, '/');
     if (slash)
         *slash = '\0';
@@ -95,7 +101,7 @@ static void parse_line(struct corpus_case *c, const char *line)
     else if ((v = value_of(line, "stdin")))
         c->stdin_text = v;
     else if ((v = value_of(line, "expect-exit")))
-        c->expect_exit = atoi(v), free(v);
+        c->expect_exit = (int)strtol(v, NULL, 10), free(v);
     else if ((v = value_of(line, "expect-status")))
         c->status = v;
     else if ((v = value_of(line, "expect-error-kind")))
@@ -247,11 +253,10 @@ static void check_group_gone(const struct corpus_case *c, const char *home)
     char *db = bt_xasprintf("%s/baton.db", home);
     sqlite3 *h;
     sqlite3_stmt *q;
-    int pgid = 0;
     if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
         sqlite3_prepare_v2(h, "SELECT pgid FROM runs", -1, &q, NULL) == SQLITE_OK) {
         while (sqlite3_step(q) == SQLITE_ROW) {
-            pgid = sqlite3_column_int(q, 0);
+            int pgid = sqlite3_column_int(q, 0);
             for (int i = 0; pgid > 1 && i < 250 && kill(-pgid, 0) == 0; i++)
                 usleep(20000);
             if (pgid > 1 && kill(-pgid, 0) == 0)

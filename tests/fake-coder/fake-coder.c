@@ -169,7 +169,7 @@ static void dump_fds(const char *path)
         return;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
+        if (e->d_name[0] == '.' || (int)strtol(e->d_name, NULL, 10) == dirfd(d))
             continue;
         char link[300], target[PATH_MAX];
         snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
@@ -432,9 +432,10 @@ static void emit(const char *s, size_t n, bool nl)
     }
     /* One write for the rest and the end of line, so a line is split at
      * most where the knob says. */
-    char *buf = xrealloc(NULL, n + 2);
+    size_t eol_len = strlen(eol);
+    char *buf = xrealloc(NULL, n + eol_len + 1);
     memcpy(buf, s, n);
-    memcpy(buf + n, eol, strlen(eol));
+    memcpy(buf + n, eol, eol_len + 1); /* with its NUL */
     write_all(1, buf, n + strlen(eol));
     free(buf);
 }

@@ -166,9 +166,11 @@ static void test_case(void **state)
     }
     size_t len;
     char *want = slurp(c->expected, &len);
-    if (!want)
-        print_error("missing %s (run with --update to create it)\n", c->expected);
-    assert_non_null(want);
+    if (!want) {
+        free(got);
+        fail_msg("missing %s (run with --update to create it)", c->expected);
+        return;
+    }
     if (strcmp(got, want) != 0)
         first_difference(got, want);
     assert_string_equal(got, want);

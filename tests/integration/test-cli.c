@@ -137,7 +137,7 @@ static int read_pid(const char *path)
     for (int i = 0; i < 100; i++) {
         char *s = bt_test_slurp(path, NULL);
         if (s && *s) {
-            int pid = atoi(s);
+            int pid = (int)strtol(s, NULL, 10);
             free(s);
             return pid;
         }
@@ -453,7 +453,7 @@ static void test_only_std_fds_in_coder(void **state)
     assert_non_null(list);
     int count = 0;
     for (char *line = strtok(list, "\n"); line; line = strtok(NULL, "\n")) {
-        int fd = atoi(line);
+        int fd = (int)strtol(line, NULL, 10);
         if (fd > 2)
             print_error("leaked fd into the coder: %s\n", line);
         assert_true(fd <= 2);

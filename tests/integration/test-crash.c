@@ -154,12 +154,11 @@ static void check_recovered(const struct stored *st)
 static void compare_printed(const struct point *p, const struct stored *st)
 {
     char *out = bt_test_slurp(p->out, NULL);
-    int64_t seq = 0;
     for (char *line = out ? strtok(out, "\n") : NULL; line; line = strtok(NULL, "\n")) {
         cJSON *j = cJSON_Parse(line);
         if (!j) /* the last line may be cut by the kill */
             break;
-        seq = (int64_t)cJSON_GetObjectItem(j, "seq")->valuedouble;
+        int64_t seq = (int64_t)cJSON_GetObjectItem(j, "seq")->valuedouble;
         cJSON_Delete(j);
         if (seq <= st->n - 1) /* the last stored one is recovery's turn.completed */
             assert_string_equal(st->data[seq - 1], line);

@@ -36,13 +36,13 @@
 #include <cJSON.h>
 #include <microhttpd.h>
 
-#define MAX_BODY (32u * 1024 * 1024)  /* largest request body accepted */
-#define MAX_LARGE (16u * 1024 * 1024) /* largest [[large:N]] answer */
-#define ECHO_CHUNK 8                  /* bytes per delta of short answers */
-#define LARGE_CHUNK 1024              /* bytes per delta of [[large:N]] */
-#define SLOW_DELTAS 300               /* [[slow]]: 300 deltas ... */
-#define SLOW_DELAY_MS 200             /* ... 200 ms apart: about 60 s */
-#define SLOW_TICK 10                  /* bytes of one "tick 001. " delta */
+#define MAX_BODY ((size_t)32 * 1024 * 1024) /* largest request body accepted */
+#define MAX_LARGE ((long)16 * 1024 * 1024)  /* largest [[large:N]] answer */
+#define ECHO_CHUNK 8                        /* bytes per delta of short answers */
+#define LARGE_CHUNK 1024                    /* bytes per delta of [[large:N]] */
+#define SLOW_DELTAS 300                     /* [[slow]]: 300 deltas ... */
+#define SLOW_DELAY_MS 200                   /* ... 200 ms apart: about 60 s */
+#define SLOW_TICK 10                        /* bytes of one "tick 001. " delta */
 
 static atomic_bool g_stopping;  /* set on SIGTERM/SIGINT: end streams */
 static atomic_ulong g_requests; /* request counter, makes ids unique */
@@ -654,13 +654,18 @@ static void rsp_tool_call(struct rsp *r, const struct answer *a)
  * half the input so clients' cached-token handling has something to show. */
 static cJSON *usage_json(size_t body_len, const struct answer *a)
 {
-    double in = (double)(body_len / 4);
-    double reasoning = a->reasoning ? (double)(strlen(a->reasoning) / 4 + 1) : 0;
-    double out = (a->text ? (double)(strlen(a->text) / 4) : 0) + 1 + reasoning;
+    /* about four bytes a token, in whole tokens */
+    size_t in_tokens = body_len / 4;
+    size_t reasoning_tokens = a->reasoning ? strlen(a->reasoning) / 4 + 1 : 0;
+    size_t text_tokens = a->text ? strlen(a->text) / 4 : 0;
+    size_t cached_tokens = in_tokens / 2; /* as if half the prompt were cached */
+    double in = (double)in_tokens;
+    double reasoning = (double)reasoning_tokens;
+    double out = (double)text_tokens + 1 + reasoning;
     cJSON *u = cJSON_CreateObject();
     cJSON_AddNumberToObject(u, "input_tokens", in);
     cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "input_tokens_details"), "cached_tokens",
-                            (double)((size_t)in / 2));
+                            (double)cached_tokens);
     cJSON_AddNumberToObject(u, "output_tokens", out);
     cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "output_tokens_details"), "reasoning_tokens",
                             reasoning);
@@ -757,8 +762,8 @@ static enum MHD_Result reply_scripted_error(struct MHD_Connection *c, int status
 
 static enum MHD_Result reply_stream(struct MHD_Connection *c, struct stream *s)
 {
-    struct MHD_Response *rsp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, s, stream_free);
+    struct MHD_Response *rsp = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, (size_t)64 * 1024, stream_read, s, stream_free);
     MHD_add_response_header(rsp, "Content-Type", "text/event-stream");
     MHD_add_response_header(rsp, "Cache-Control", "no-cache");
     enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, rsp);
@@ -913,7 +918,7 @@ static int usage(void)
 static const char *opt_value(int argc, char **argv, int *i, const char *name)
 {
     size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0)
+    if (*i >= argc || !argv[*i] || strncmp(argv[*i], name, n) != 0)
         return NULL;
     if (argv[*i][n] == '=')
         return argv[*i] + n + 1;

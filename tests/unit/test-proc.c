@@ -235,7 +235,7 @@ static void write_file(const char *path, const char *s, size_t n)
 static int read_pid_file(const char *path)
 {
     char *s = read_file(path, NULL);
-    int pid = atoi(s);
+    int pid = (int)strtol(s, NULL, 10);
     free(s);
     return pid;
 }
@@ -321,7 +321,7 @@ static void test_grandchild_term(void **state)
 {
     (void)state;
     struct run *r = run_simple(SH("sleep 30 & echo $!; exit 0"));
-    int gpid = atoi(r->out.data);
+    int gpid = (int)strtol(r->out.data, NULL, 10);
     assert_int_equal(r->res.exit_status, 0);
     /* 1, or 2 when init reaps the dead sleep later than the linger. */
     assert_true(r->res.stop_stage >= 1);
@@ -424,7 +424,7 @@ static int parse_fds(const char *path, int fds[], char targets[][64], int max)
     int n = 0;
     for (char *line = strtok(s, "\n"); line && n < max; line = strtok(NULL, "\n")) {
         char *sp = strchr(line, ' ');
-        fds[n] = atoi(line);
+        fds[n] = (int)strtol(line, NULL, 10);
         snprintf(targets[n], 64, "%s", sp ? sp + 1 : "");
         n++;
     }
@@ -439,8 +439,8 @@ static void test_stdin_devnull(void **state)
     char *e1 = bt_xasprintf("FAKE_CODER_FDS=%s", fdfile);
     struct run *r = run_simple(
         (struct bt_proc_options){.file = FAKE_CODER, .argv = ARGV("fake-coder"), .env = ENV(e1)});
-    int fds[16];
-    char targets[16][64];
+    int fds[16] = {0};
+    char targets[16][64] = {{0}};
     int n = parse_fds(fdfile, fds, targets, 16);
     assert_int_equal(n, 3);
     assert_int_equal(fds[0], 0);
@@ -487,8 +487,8 @@ static void test_only_std_fds(void **state)
                      0);
     bt_proc_close_stdin(r->p);
     run_wait(r);
-    int fds[16];
-    char targets[16][64];
+    int fds[16] = {0};
+    char targets[16][64] = {{0}};
     int n = parse_fds(fdfile, fds, targets, 16);
     assert_int_equal(n, 3);
     for (int i = 0; i < 3; i++) {

@@ -56,7 +56,7 @@ static void rm_rf(const char *path)
 static int setup(void **state)
 {
     struct fixture *f = bt_xcalloc(1, sizeof *f);
-    strcpy(f->dir, "/tmp/bt-store-XXXXXX");
+    snprintf(f->dir, sizeof(f->dir), "%s", "/tmp/bt-store-XXXXXX");
     if (!mkdtemp(f->dir))
         return -1;
     f->home = bt_xasprintf("%s/state/baton", f->dir);
@@ -211,7 +211,7 @@ static int count_fds_into(const char *dir)
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         char link[300], target[4096];
-        int fd = atoi(e->d_name);
+        int fd = (int)strtol(e->d_name, NULL, 10);
         snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
         ssize_t len = readlink(link, target, sizeof target - 1);
         if (e->d_name[0] == '.' || len < 0)
@@ -515,22 +515,20 @@ static void test_title(void **state)
     /* 79 ASCII bytes then a 2-byte character: the character does not fit */
     char buf[256];
     memset(buf, 'a', 79);
-    strcpy(buf + 79, "\xc3\xa9 more");
+    snprintf(buf + 79, sizeof(buf) - 79, "%s", "\xc3\xa9 more");
     t = bt_store_make_title(buf);
     assert_int_equal(strlen(t), 79);
     free(t);
     /* 27 three-byte characters = 81 bytes: 26 fit (78 bytes) */
-    buf[0] = '\0';
     for (int i = 0; i < 27; i++)
-        strcat(buf, "\xe6\x97\xa5");
+        memcpy(buf + (size_t)3 * i, "\xe6\x97\xa5", 4); /* with the NUL */
     t = bt_store_make_title(buf);
     assert_int_equal(strlen(t), 78);
     assert_memory_equal(t, buf, 78);
     free(t);
     /* exactly 80 bytes of 4-byte characters stay whole */
-    buf[0] = '\0';
     for (int i = 0; i < 21; i++)
-        strcat(buf, "\xf0\x9f\x98\x80");
+        memcpy(buf + (size_t)4 * i, "\xf0\x9f\x98\x80", 5); /* with the NUL */
     t = bt_store_make_title(buf);
     assert_int_equal(strlen(t), 80);
     free(t);
@@ -543,7 +541,7 @@ static void test_title(void **state)
     struct bt_store *s = open_store(f);
     char id[BT_ID_SIZE];
     memset(buf, 'x', 79);
-    strcpy(buf + 79, "\xe6\x97\xa5 and more\nsecond line");
+    snprintf(buf + 79, sizeof(buf) - 79, "%s", "\xe6\x97\xa5 and more\nsecond line");
     new_conversation(s, buf, id);
     struct bt_store_conversation c;
     assert_int_equal(bt_store_conversation_get(s, id, &c), 0);
@@ -1172,7 +1170,7 @@ static void writer_child(const struct fixture *f)
         rc = bt_store_event_append(s, &ev);
         if (rc == 0 && seq % WRITER_BATCH == 0)
             rc = bt_store_flush(s);
-        if (rc == 0 && seq % (WRITER_BATCH * 10) == 0)
+        if (rc == 0 && seq % ((int64_t)WRITER_BATCH * 10) == 0)
             rc = bt_store_message_update(s, msg, &up);
     }
     rc = rc ? rc : bt_store_run_finish(s, run, &end);
