@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# fuzz.sh: build the libFuzzer targets with clang (ASan+UBSan) and run each
+# for a fixed time, seeded from fixtures/ and tests/fuzz/regressions/. A
+# crash, leak or sanitizer report fails the gate; its input is copied into
+# tests/fuzz/regressions/<target>/ so it becomes a regression input.
+#
+# usage: fuzz.sh [SECONDS_PER_TARGET] [BUILD_DIR]     (default 60, build-fuzz)
+set -uo pipefail
+
+top="$(cd "$(dirname "$0")/../.." && pwd -P)"
+secs="${1:-60}"
+build="${2:-$top/build-fuzz}"
+command -v clang >/dev/null || { echo "fuzz: clang is missing (tests/scripts/deps.sh installs it)"; exit 1; }
+CC=clang cmake -S "$top" -B "$build" -DBATON_FUZZ=ON -DBATON_TESTS=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
+cmake --build "$build" -j "$(nproc)" >/dev/null || { echo "fuzz: build failed"; exit 1; }
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+failed=0
+for bin in "$build"/tests/fuzz/fuzz-*; do
+    target="${bin##*/fuzz-}"
+    corpus="$work/$target"
+    mkdir -p "$corpus"
+    cp "$top"/tests/fuzz/regressions/"$target"/* "$corpus"/ 2>/dev/null
+    case "$target" in
+    parser-*) cp "$top"/fixtures/"${target#parser-}"/*/*.jsonl "$corpus"/ 2>/dev/null ;;
+    framer) cp "$top"/fixtures/*/*/*.jsonl "$corpus"/ 2>/dev/null ;;
+    esac
+    log="$work/$target.log"
+    (cd "$work" && "$bin" -max_total_time="$secs" -max_len=65536 -timeout=10 \
+        -artifact_prefix="$work/$target-" "$corpus" >"$log" 2>&1)
+    rc=$?
+    runs=$(grep -Eo 'Done [0-9]+ runs' "$log" | grep -Eo '[0-9]+' | tail -n 1)
+    crashes=0
+    for a in "$work/$target-"*; do
+        [ -e "$a" ] || continue
+        crashes=$((crashes + 1))
+        mkdir -p "$top/tests/fuzz/regressions/$target"
+        cp "$a" "$top/tests/fuzz/regressions/$target/"
+        echo "fuzz: $target found ${a##*/}, kept in tests/fuzz/regressions/$target/"
+    done
+    if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
+        failed=1
+        tail -n 40 "$log"
+    fi
+    echo "gate fuzz-$target: ${runs:-0} executions in ${secs}s, $crashes crashes"
+done
+exit $failed
