@@ -314,8 +314,12 @@ static enum kind classify(const char *s, size_t n, char **id_out, bool client)
     }
     cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
     bool method = cJSON_GetObjectItemCaseSensitive(root, "method") != NULL;
+    /* JSON-RPC answers carry result/error; pi answers its extension UI
+     * requests with {"type":"extension_ui_response","id":…} */
+    const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
     bool answer = cJSON_GetObjectItemCaseSensitive(root, "result") ||
-                  cJSON_GetObjectItemCaseSensitive(root, "error");
+                  cJSON_GetObjectItemCaseSensitive(root, "error") ||
+                  (cJSON_IsString(type) && strstr(type->valuestring, "_response"));
     enum kind k;
     if (!id)
         k = client ? K_NOTE : K_OUTPUT;
@@ -362,6 +366,54 @@ static void load_replay(const char *path)
         l->kind = classify(s, n, &l->id, false);
         off += n + (nl ? 1 : 0);
     }
+}
+
+/* A recorded request that the recording's client never answered (pi's
+ * fire-and-forget extension UI requests) is plain output: it must not wait.
+ * The client's side is <replay>.input.jsonl next to the recording; without
+ * it every recorded request waits for an answer. */
+static void mark_unanswered(const char *path)
+{
+    size_t n = strlen(path);
+    if (n < 6 || strcmp(path + n - 6, ".jsonl") != 0)
+        return;
+    char *in = xrealloc(NULL, n + 7);
+    snprintf(in, n + 7, "%.*s.input.jsonl", (int)(n - 6), path);
+    FILE *f = fopen(in, "rbe");
+    free(in);
+    if (!f)
+        return;
+    /* "\nid1\nid2\n": each id between newlines, for an exact search */
+    char *answered = xrealloc(NULL, 2);
+    size_t len = 1;
+    answered[0] = '\n';
+    answered[1] = '\0';
+    char line[65536];
+    while (fgets(line, sizeof(line), f)) {
+        char *id;
+        if (classify(line, strlen(line), &id, true) == K_ANSWER && id) {
+            size_t m = strlen(id);
+            answered = xrealloc(answered, len + m + 2);
+            memcpy(answered + len, id, m);
+            answered[len + m] = '\n';
+            len += m + 1;
+            answered[len] = '\0';
+        }
+        free(id);
+    }
+    fclose(f);
+    for (size_t i = 0; i < g.nlines; i++) {
+        struct line *l = &g.lines[i];
+        if (l->kind != K_REQUEST || !l->id)
+            continue;
+        size_t m = strlen(l->id);
+        char *needle = xrealloc(NULL, m + 3);
+        snprintf(needle, m + 3, "\n%s\n", l->id);
+        if (!strstr(answered, needle))
+            l->kind = K_OUTPUT;
+        free(needle);
+    }
+    free(answered);
 }
 
 static void free_replay(void)
@@ -537,6 +589,7 @@ int main(int argc, char **argv)
         emit_noise();
     if (env("FAKE_CODER_REPLAY")) {
         load_replay(env("FAKE_CODER_REPLAY"));
+        mark_unanswered(env("FAKE_CODER_REPLAY"));
         replay();
     } else {
         checkpoint();
