@@ -29,6 +29,15 @@ post() { # body → response on stdout
     curl -sS -N -X POST -H 'Content-Type: application/json' --data-binary "$1" "$url/v1/responses"
 }
 
+chat() { # body → Chat Completions response on stdout
+    curl -sS -N -X POST -H 'Content-Type: application/json' --data-binary "$1" \
+        "$url/v1/chat/completions"
+}
+
+chat_text() { # chat response → the concatenated content deltas
+    grep -o '"delta":{"content":"[^"]*"' <<<"$1" | sed 's/.*"content":"//; s/"$//' | tr -d '\n'
+}
+
 expect() { # haystack needle what
     case "$1" in
     *"$2"*) ;;
@@ -82,10 +91,52 @@ if [ "$n" -lt 3 ] || [ "$n" -gt 8 ]; then
 fi
 expect "$(curl -sS "$url/v1/models")" '"object":"list"' "models"
 
+# Chat Completions (pi): the same script, pi's tool names, usage on request.
+r="$(chat '{"model":"m","stream":true,"stream_options":{"include_usage":true},
+  "messages":[{"role":"system","content":"sys"},{"role":"user","content":[{"type":"text","text":"Say hi"}]}]}')"
+expect "$r" '"delta":{"role":"assistant","content":""}' "chat role chunk"
+[ "$(chat_text "$r")" = "Hello! You said: Say hi" ] || fail "chat echo: '$(chat_text "$r")'"
+expect "$r" '"finish_reason":"stop"' "chat finish"
+expect "$r" '"choices":[],"usage":{"prompt_tokens":' "chat usage chunk"
+expect "$r" '"prompt_tokens_details":{"cached_tokens":' "chat cached tokens"
+[ "$(tail -n 1 <<<"$r")" = "data: [DONE]" ] || fail "chat: no [DONE] at the end"
+
+r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"Say hi"}]}')"
+case "$r" in *'"usage"'*) fail "chat: usage without stream_options.include_usage" ;; esac
+
+r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[shell:echo ok]]"}]}')"
+expect "$r" '"tool_calls":[{"index":0,"id":"call_' "chat tool call id"
+expect "$r" '"function":{"name":"bash","arguments":""}' "chat tool name"
+args="$(grep -o '"function":{"arguments":".*"}}]' <<<"$r" | sed 's/.*"arguments":"//; s/"}}]$//' | tr -d '\n')"
+[ "$args" = '{\"command\":\"echo ok\"}' ] || fail "chat tool arguments: '$args'"
+expect "$r" '"finish_reason":"tool_calls"' "chat tool finish"
+
+r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"[[shell:echo ok]]"}]},
+  {"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]},
+  {"role":"tool","tool_call_id":"c","content":"ok\nmore\n"}]}')"
+[ "$(chat_text "$r")" = "Tool output: ok" ] || fail "chat tool output: '$(chat_text "$r")'"
+
+r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[write:a.txt]]"}]}')"
+expect "$r" '"function":{"name":"write","arguments":""}' "chat write tool"
+
+r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[reasoning]] x"}]}')"
+expect "$r" '"delta":{"reasoning_content":"Thinking"}' "chat reasoning"
+
+r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[failed:context_length_exceeded]]"}]}')"
+expect "$r" '"code":"context_length_exceeded"' "chat failed"
+
+code="$(curl -sS -o /dev/null -w '%{http_code}' -X POST --data-binary \
+    '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[http503]]"}]}' \
+    "$url/v1/chat/completions")"
+[ "$code" = 503 ] || fail "chat http503: got $code"
+
+r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[large:5000]]"}]}')"
+[ "$(grep -c '^data: .*"delta":{"content"' <<<"$r")" -eq 5 ] || fail "chat large: want 5 deltas"
+
 kill -TERM "$pid"
 rc=0
 wait "$pid" || rc=$?
 pid=
 [ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM: $(tail -n 20 "$dir/err")"
-[ "$(wc -l <"$dir/log")" -eq 9 ] || fail "log: want 9 lines, got $(wc -l <"$dir/log")"
+[ "$(wc -l <"$dir/log")" -eq 18 ] || fail "log: want 18 lines, got $(wc -l <"$dir/log")"
 echo "smoke: ok"

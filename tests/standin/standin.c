@@ -3,16 +3,18 @@
  * baton-standin: a scripted stand-in for a model endpoint, for offline tests.
  *
  * Real coder CLIs are pointed at this server on 127.0.0.1 instead of a model
- * provider. It speaks the OpenAI Responses streaming API as codex 0.171.0 uses
- * it, and what it answers is chosen by directives in the text of the last user
- * message (see script_answer): an echo, a shell or file-writing tool call, a
- * slow stream, an HTTP error, a failed stream, a reasoning summary, a large
- * answer. --log records every request body so tests can check what the
- * client sent (e.g. that a resumed turn carries the earlier history).
+ * provider. It speaks two streaming APIs: OpenAI Responses
+ * (POST /v1/responses) as codex 0.171.0 uses it, and OpenAI Chat Completions
+ * (POST /v1/chat/completions) as pi 0.73.1 uses it. What it answers is chosen
+ * by directives in the text of the last user message (see script_answer): an
+ * echo, a shell or file-writing tool call, a slow stream, an HTTP error, a
+ * failed stream, reasoning, a large answer. --log records every request body
+ * so tests can check what the client sent (e.g. that a resumed turn carries
+ * the earlier history).
  *
  * Layout: the script (what to answer, struct answer) does not know the wire
- * format; each API has a prompt extractor and an encoder and one line in the
- * route table, so Chat Completions (for pi) can be added beside Responses.
+ * format; each API has a prompt extractor, a dialect (the names of its
+ * client's tools), an encoder and one line in the route table.
  *
  * Threading: libmicrohttpd runs one thread per connection, so a slow stream
  * simply sleeps between events; the main thread waits for SIGTERM or SIGINT.
@@ -124,6 +126,22 @@ struct answer {
     char *code;        /* ANSWER_FAILED: error code, e.g. context_length_exceeded */
 };
 
+/* The tools of the client behind one wire format, which the script's tool
+ * calls must name. */
+struct dialect {
+    const char *shell_tool; /* tool that runs a shell command */
+    const char *shell_arg;  /* its argument holding the command */
+    const char *write_tool; /* tool that writes a file */
+    bool write_patch;       /* write_tool is freeform apply_patch text (codex);
+                               else it takes {"path","content"} (pi) */
+};
+
+/* codex 0.171.0 over Responses: exec_command {"cmd"}, apply_patch (custom). */
+static const struct dialect codex_dialect = {"exec_command", "cmd", "apply_patch", true};
+
+/* pi 0.73.1 over Chat Completions: bash {"command"}, write {"path","content"}. */
+static const struct dialect pi_dialect = {"bash", "command", "write", false};
+
 /* What the script looks at, extracted from a request by a wire's extractor. */
 struct prompt {
     char *user;        /* text of the last user message ("" if none) */
@@ -231,38 +249,48 @@ static void answer_text(struct answer *a, char *text, size_t chunk)
     a->chunk = chunk;
 }
 
-static void answer_shell(struct answer *a, const char *cmd)
+/* [[shell:CMD]]: the dialect's shell tool with {shell_arg: CMD}. */
+static void answer_shell(struct answer *a, const struct dialect *d, const char *cmd)
 {
     cJSON *args = cJSON_CreateObject();
-    cJSON_AddStringToObject(args, "cmd", cmd);
+    cJSON_AddStringToObject(args, d->shell_arg, cmd);
     a->kind = ANSWER_TOOL_CALL;
-    a->tool_name = xstrndup("exec_command", strlen("exec_command"));
+    a->tool_name = xstrndup(d->shell_tool, strlen(d->shell_tool));
     a->tool_args = cJSON_PrintUnformatted(args);
     cJSON_Delete(args);
 }
 
-/* [[write:PATH]]: codex's freeform apply_patch tool adding a one-line file. */
-static void answer_write(struct answer *a, const char *path)
+/* [[write:PATH]]: a one-line file, through codex's freeform apply_patch tool
+ * or through a {"path","content"} tool such as pi's write. */
+static void answer_write(struct answer *a, const struct dialect *d, const char *path)
 {
-    struct sbuf patch = {0};
-    sbuf_adds(&patch, "*** Begin Patch\n*** Add File: ");
-    sbuf_adds(&patch, path);
-    sbuf_adds(&patch, "\n+written by baton-standin\n*** End Patch\n");
     a->kind = ANSWER_TOOL_CALL;
-    a->custom = true;
-    a->tool_name = xstrndup("apply_patch", strlen("apply_patch"));
-    a->tool_args = sbuf_detach(&patch);
+    a->tool_name = xstrndup(d->write_tool, strlen(d->write_tool));
+    if (d->write_patch) {
+        struct sbuf patch = {0};
+        sbuf_adds(&patch, "*** Begin Patch\n*** Add File: ");
+        sbuf_adds(&patch, path);
+        sbuf_adds(&patch, "\n+written by baton-standin\n*** End Patch\n");
+        a->custom = true;
+        a->tool_args = sbuf_detach(&patch);
+    } else {
+        cJSON *args = cJSON_CreateObject();
+        cJSON_AddStringToObject(args, "path", path);
+        cJSON_AddStringToObject(args, "content", "written by baton-standin\n");
+        a->tool_args = cJSON_PrintUnformatted(args);
+        cJSON_Delete(args);
+    }
 }
 
 /* Directives that take an argument; 0 if none matched. */
-static int script_arg_directive(const char *user, struct answer *a)
+static int script_arg_directive(const char *user, const struct dialect *d, struct answer *a)
 {
     char *arg;
     long v;
     if ((arg = directive(user, "shell"))) {
-        answer_shell(a, arg);
+        answer_shell(a, d, arg);
     } else if ((arg = directive(user, "write"))) {
-        answer_write(a, arg);
+        answer_write(a, d, arg);
     } else if ((arg = directive(user, "large")) && (v = parse_num(arg, 0, MAX_LARGE)) >= 0) {
         answer_text(a, large_text((size_t)v), LARGE_CHUNK);
     } else if (arg) {
@@ -293,18 +321,21 @@ static int script_http_status(const char *user)
 
 /*
  * Decide the answer to a request. Consumes nothing; fills *a (release it with
- * answer_release). Directives in the last user message, first match wins:
+ * answer_release). Tool names come from the dialect `d` (codex / pi).
+ * Directives in the last user message, first match wins:
  *   a tool output after it  → text "Tool output: <its first line>"
- *   [[shell:CMD]]           → exec_command call with {"cmd":CMD}
- *   [[write:PATH]]          → apply_patch call adding the file PATH
+ *   [[shell:CMD]]           → exec_command {"cmd":CMD} / bash {"command":CMD}
+ *   [[write:PATH]]          → apply_patch adding PATH / write {"path","content"}
  *   [[large:N]]             → N bytes of text in 1 KiB deltas
- *   [[failed:CODE]]         → response.failed with error code CODE
+ *   [[failed:CODE]]         → the stream fails with error code CODE
+ *                             (response.failed / an error chunk)
  *   [[httpNNN]]             → HTTP NNN with a JSON error body
  *   [[slow]]                → 300 deltas 200 ms apart
- *   [[reasoning]]           → a reasoning summary, then the echo
+ *   [[reasoning]]           → reasoning first (a summary / reasoning_content
+ *                             deltas), then the echo
  *   anything else           → "Hello! You said: <prompt>" in short deltas
  */
-static void script_answer(const struct prompt *p, struct answer *a)
+static void script_answer(const struct prompt *p, const struct dialect *d, struct answer *a)
 {
     *a = (struct answer){0};
     char *arg;
@@ -313,7 +344,7 @@ static void script_answer(const struct prompt *p, struct answer *a)
         char *line = first_output_line(p->tool_output);
         answer_text(a, concat("Tool output: ", line), ECHO_CHUNK);
         free(line);
-    } else if (script_arg_directive(p->user, a)) {
+    } else if (script_arg_directive(p->user, d, a)) {
         return;
     } else if ((status = script_http_status(p->user))) {
         a->kind = ANSWER_HTTP_ERROR;
@@ -650,26 +681,43 @@ static void rsp_tool_call(struct rsp *r, const struct answer *a)
     free(id);
 }
 
-/* Made-up but deterministic token counts (about 4 bytes a token); cached is
- * half the input so clients' cached-token handling has something to show. */
-static cJSON *usage_json(size_t body_len, const struct answer *a)
+/* Token counts of one answer, made up but deterministic. */
+struct usage {
+    double input;     /* request body bytes / 4 */
+    double cached;    /* half the input, so clients' cached-token handling has
+                         something to show */
+    double output;    /* text bytes / 4 + 1, plus the reasoning tokens */
+    double reasoning; /* reasoning bytes / 4 + 1, or 0 */
+};
+
+static struct usage usage_of(size_t body_len, const struct answer *a)
 {
     /* about four bytes a token, in whole tokens */
     size_t in_tokens = body_len / 4;
     size_t reasoning_tokens = a->reasoning ? strlen(a->reasoning) / 4 + 1 : 0;
     size_t text_tokens = a->text ? strlen(a->text) / 4 : 0;
     size_t cached_tokens = in_tokens / 2; /* as if half the prompt were cached */
-    double in = (double)in_tokens;
-    double reasoning = (double)reasoning_tokens;
-    double out = (double)text_tokens + 1 + reasoning;
+    return (struct usage){
+        .input = (double)in_tokens,
+        .cached = (double)cached_tokens,
+        .output = (double)text_tokens + 1 + (double)reasoning_tokens,
+        .reasoning = (double)reasoning_tokens,
+    };
+}
+
+/* Responses usage: input_tokens (cached included), output_tokens (reasoning
+ * included), their details and the total. */
+static cJSON *usage_json(size_t body_len, const struct answer *a)
+{
+    struct usage n = usage_of(body_len, a);
     cJSON *u = cJSON_CreateObject();
-    cJSON_AddNumberToObject(u, "input_tokens", in);
+    cJSON_AddNumberToObject(u, "input_tokens", n.input);
     cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "input_tokens_details"), "cached_tokens",
-                            (double)cached_tokens);
-    cJSON_AddNumberToObject(u, "output_tokens", out);
+                            n.cached);
+    cJSON_AddNumberToObject(u, "output_tokens", n.output);
     cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "output_tokens_details"), "reasoning_tokens",
-                            reasoning);
-    cJSON_AddNumberToObject(u, "total_tokens", in + out);
+                            n.reasoning);
+    cJSON_AddNumberToObject(u, "total_tokens", n.input + n.output);
     return u;
 }
 
@@ -712,6 +760,218 @@ static struct stream *responses_encode(const struct answer *a, const char *model
     }
     cJSON_Delete(r.response);
     return r.out;
+}
+
+/* ---- OpenAI Chat Completions API ---------------------------------------- */
+
+static bool role_is(const cJSON *msg, const char *role)
+{
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(msg, "role");
+    return cJSON_IsString(r) && strcmp(r->valuestring, role) == 0;
+}
+
+/* The prompt of a Chat Completions request: the last "user" message in
+ * `messages`, and the content of a "tool" message (a tool result) after it. */
+static void chat_prompt(const cJSON *req, struct prompt *p)
+{
+    const cJSON *msg;
+    struct sbuf user = {0};
+    *p = (struct prompt){0};
+    cJSON_ArrayForEach(msg, cJSON_GetObjectItemCaseSensitive(req, "messages"))
+    {
+        if (role_is(msg, "user")) {
+            user.len = 0;
+            content_text(cJSON_GetObjectItemCaseSensitive(msg, "content"), &user);
+            free(p->tool_output);
+            p->tool_output = NULL;
+        } else if (role_is(msg, "tool")) {
+            struct sbuf out = {0};
+            content_text(cJSON_GetObjectItemCaseSensitive(msg, "content"), &out);
+            free(p->tool_output);
+            p->tool_output = sbuf_detach(&out);
+        }
+    }
+    if (user.data)
+        user.data[user.len] = '\0';
+    p->user = sbuf_detach(&user);
+}
+
+/* Encoder state for one Chat Completions stream. */
+struct chat {
+    struct stream *out; /* frames produced */
+    unsigned long id;   /* request number, used in every id */
+    const char *model;  /* echoed in every chunk */
+    double created;     /* unix time, the same in every chunk */
+    bool with_usage;    /* stream_options.include_usage was asked for */
+};
+
+/* Append `obj` (consumed) as one "data: …" SSE frame, sent after `delay_ms`. */
+static void chat_emit(struct chat *c, cJSON *obj, unsigned delay_ms)
+{
+    char *json = cJSON_PrintUnformatted(obj);
+    struct sbuf f = {0};
+    sbuf_adds(&f, "data: ");
+    sbuf_adds(&f, json);
+    sbuf_adds(&f, "\n\n");
+    stream_add(c->out, f.data, f.len, delay_ms);
+    free(f.data);
+    free(json);
+    cJSON_Delete(obj);
+}
+
+/* A chat.completion.chunk with no choices yet; "usage":null in every chunk
+ * but the last when usage was asked for, as OpenAI does. */
+static cJSON *chat_chunk(const struct chat *c)
+{
+    char id[32];
+    snprintf(id, sizeof id, "chatcmpl-%lu", c->id);
+    cJSON *chunk = cJSON_CreateObject();
+    cJSON_AddStringToObject(chunk, "id", id);
+    cJSON_AddStringToObject(chunk, "object", "chat.completion.chunk");
+    cJSON_AddNumberToObject(chunk, "created", c->created);
+    cJSON_AddStringToObject(chunk, "model", c->model);
+    cJSON_AddArrayToObject(chunk, "choices");
+    if (c->with_usage)
+        cJSON_AddNullToObject(chunk, "usage");
+    return chunk;
+}
+
+/* Emit a chunk whose one choice carries `delta` (consumed) and `finish`
+ * (NULL: null). */
+static void chat_emit_delta(struct chat *c, cJSON *delta, const char *finish, unsigned delay_ms)
+{
+    cJSON *chunk = chat_chunk(c);
+    cJSON *choice = cJSON_CreateObject();
+    cJSON_AddNumberToObject(choice, "index", 0);
+    cJSON_AddItemToObject(choice, "delta", delta);
+    cJSON_AddNullToObject(choice, "logprobs");
+    if (finish)
+        cJSON_AddStringToObject(choice, "finish_reason", finish);
+    else
+        cJSON_AddNullToObject(choice, "finish_reason");
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(chunk, "choices"), choice);
+    chat_emit(c, chunk, delay_ms);
+}
+
+/* Deltas {key: piece} of `text`, paced per struct answer. */
+static void chat_text_deltas(struct chat *c, const char *key, const char *text, size_t chunk,
+                             unsigned delay_ms)
+{
+    for (size_t off = 0, n; text[off]; off += n) {
+        n = utf8_chunk(text + off, chunk);
+        char *piece = xstrndup(text + off, n);
+        cJSON *delta = cJSON_CreateObject();
+        cJSON_AddStringToObject(delta, key, piece);
+        chat_emit_delta(c, delta, NULL, off ? delay_ms : 0);
+        free(piece);
+    }
+}
+
+/* One tool call at index 0: its id, type and name with empty arguments,
+ * then the arguments in short pieces. */
+static void chat_tool_call(struct chat *c, const struct answer *a)
+{
+    char id[48];
+    snprintf(id, sizeof id, "call_%lu_0", c->id);
+    cJSON *delta = cJSON_CreateObject();
+    cJSON *call = cJSON_CreateObject();
+    cJSON_AddNumberToObject(call, "index", 0);
+    cJSON_AddStringToObject(call, "id", id);
+    cJSON_AddStringToObject(call, "type", "function");
+    cJSON *fn = cJSON_AddObjectToObject(call, "function");
+    cJSON_AddStringToObject(fn, "name", a->tool_name);
+    cJSON_AddStringToObject(fn, "arguments", "");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(delta, "tool_calls"), call);
+    chat_emit_delta(c, delta, NULL, 0);
+    for (size_t off = 0, n; a->tool_args[off]; off += n) {
+        n = utf8_chunk(a->tool_args + off, ECHO_CHUNK);
+        char *piece = xstrndup(a->tool_args + off, n);
+        delta = cJSON_CreateObject();
+        call = cJSON_CreateObject();
+        cJSON_AddNumberToObject(call, "index", 0);
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(call, "function"), "arguments", piece);
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(delta, "tool_calls"), call);
+        chat_emit_delta(c, delta, NULL, 0);
+        free(piece);
+    }
+}
+
+/* Chat usage: prompt_tokens (cached included), completion_tokens (reasoning
+ * included), their details and the total. */
+static cJSON *chat_usage_json(size_t body_len, const struct answer *a)
+{
+    struct usage n = usage_of(body_len, a);
+    cJSON *u = cJSON_CreateObject();
+    cJSON_AddNumberToObject(u, "prompt_tokens", n.input);
+    cJSON_AddNumberToObject(u, "completion_tokens", n.output);
+    cJSON_AddNumberToObject(u, "total_tokens", n.input + n.output);
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "prompt_tokens_details"), "cached_tokens",
+                            n.cached);
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "completion_tokens_details"),
+                            "reasoning_tokens", n.reasoning);
+    return u;
+}
+
+/* A failed stream: an error object in place of a chunk, as OpenAI-compatible
+ * servers send it mid-stream (the OpenAI SDK throws on a chunk with "error").
+ * The message names the code too: pi classifies errors by their message text
+ * only (retryable, context overflow). */
+static void chat_failed(struct chat *c, const char *code)
+{
+    char *msg = concat("stand-in: scripted failure: ", code);
+    cJSON *body = cJSON_CreateObject();
+    cJSON *err = cJSON_AddObjectToObject(body, "error");
+    cJSON_AddStringToObject(err, "message", msg);
+    free(msg);
+    cJSON_AddStringToObject(err, "type", "server_error");
+    cJSON_AddNullToObject(err, "param");
+    cJSON_AddStringToObject(err, "code", code);
+    chat_emit(c, body, 0);
+}
+
+/*
+ * Encode a streamed answer (not ANSWER_HTTP_ERROR) as Chat Completions SSE
+ * frames: a role chunk, reasoning_content deltas, content or tool_calls
+ * deltas, a chunk with finish_reason ("stop" or "tool_calls"), a usage chunk
+ * with no choices when `with_usage`, then "data: [DONE]". A failed answer
+ * ends after the role chunk with an error object and no [DONE].
+ */
+static struct stream *chat_encode(const struct answer *a, const char *model, size_t body_len,
+                                  bool with_usage)
+{
+    struct chat c = {.out = xrealloc(NULL, sizeof *c.out),
+                     .id = atomic_fetch_add(&g_requests, 1) + 1,
+                     .model = model,
+                     .created = (double)time(NULL),
+                     .with_usage = with_usage};
+    *c.out = (struct stream){0};
+    cJSON *delta = cJSON_CreateObject();
+    cJSON_AddStringToObject(delta, "role", "assistant");
+    if (a->kind == ANSWER_TOOL_CALL)
+        cJSON_AddNullToObject(delta, "content");
+    else
+        cJSON_AddStringToObject(delta, "content", "");
+    chat_emit_delta(&c, delta, NULL, 0);
+    if (a->kind == ANSWER_FAILED) {
+        chat_failed(&c, a->code);
+        return c.out;
+    }
+    if (a->reasoning)
+        chat_text_deltas(&c, "reasoning_content", a->reasoning, ECHO_CHUNK, 0);
+    if (a->kind == ANSWER_TOOL_CALL)
+        chat_tool_call(&c, a);
+    else
+        chat_text_deltas(&c, "content", a->text, a->chunk, a->delay_ms);
+    chat_emit_delta(&c, cJSON_CreateObject(), a->kind == ANSWER_TOOL_CALL ? "tool_calls" : "stop",
+                    0);
+    if (with_usage) {
+        cJSON *chunk = chat_chunk(&c);
+        cJSON_ReplaceItemInObjectCaseSensitive(chunk, "usage", chat_usage_json(body_len, a));
+        chat_emit(&c, chunk, 0);
+    }
+    static const char done[] = "data: [DONE]\n\n";
+    stream_add(c.out, done, sizeof done - 1, 0);
+    return c.out;
 }
 
 /* ---- HTTP ---------------------------------------------------------------- */
@@ -784,12 +1044,38 @@ static enum MHD_Result serve_responses(struct MHD_Connection *c, const cJSON *re
     struct prompt p;
     struct answer a;
     responses_prompt(req, &p);
-    script_answer(&p, &a);
+    script_answer(&p, &codex_dialect, &a);
     enum MHD_Result ret =
         a.kind == ANSWER_HTTP_ERROR
             ? reply_scripted_error(c, a.status)
             : reply_stream(
                   c, responses_encode(&a, cJSON_IsString(model) ? model->valuestring : "", len));
+    answer_release(&a);
+    prompt_release(&p);
+    return ret;
+}
+
+/* POST /v1/chat/completions */
+static enum MHD_Result serve_chat(struct MHD_Connection *c, const cJSON *req, size_t len)
+{
+    if (!req)
+        return reply_error(c, 400, "invalid_request_error", "invalid_json",
+                           "stand-in: body is not JSON");
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream")))
+        return reply_error(c, 400, "invalid_request_error", "stream_required",
+                           "stand-in: only stream:true is supported");
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(req, "model");
+    const cJSON *opts = cJSON_GetObjectItemCaseSensitive(req, "stream_options");
+    bool with_usage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(opts, "include_usage"));
+    struct prompt p;
+    struct answer a;
+    chat_prompt(req, &p);
+    script_answer(&p, &pi_dialect, &a);
+    enum MHD_Result ret =
+        a.kind == ANSWER_HTTP_ERROR
+            ? reply_scripted_error(c, a.status)
+            : reply_stream(c, chat_encode(&a, cJSON_IsString(model) ? model->valuestring : "", len,
+                                          with_usage));
     answer_release(&a);
     prompt_release(&p);
     return ret;
@@ -814,6 +1100,7 @@ static const struct route {
     route_fn serve;     /* handler; `req` is the parsed body or NULL */
 } routes[] = {
     {"POST", "/responses", serve_responses},
+    {"POST", "/chat/completions", serve_chat},
     {"GET", "/models", serve_models},
 };
 
