@@ -18,9 +18,10 @@
 #include "event.h"
 
 enum bt_signal_type {
-    BT_SIGNAL_RESPONSE, /* a response to one of the runner's requests */
-    BT_SIGNAL_REQUEST,  /* a coder->client request that needs an answer */
-    BT_SIGNAL_TURN_END, /* the coder's terminal event for the turn */
+    BT_SIGNAL_RESPONSE,     /* a response to one of the runner's requests */
+    BT_SIGNAL_REQUEST,      /* a coder->client request that needs an answer */
+    BT_SIGNAL_TURN_END,     /* the coder's terminal event for the turn */
+    BT_SIGNAL_TURN_RESUMED, /* a tentative end was not the end (a retry began) */
 };
 
 /* A protocol fact the write side (runner) needs. Strings borrowed. */
@@ -32,6 +33,7 @@ struct bt_signal {
     int64_t error_code;        /* JSON-RPC error code, 0 if none */
     const char *error_message; /* error text, NULL if none */
     const char *session_id;    /* native session id named by the response */
+    const char *session_path;  /* native session file named by the response */
     const char *turn_id;       /* turn id named by the response */
     /* REQUEST */
     const char *request_id; /* the coder's id as JSON text, echoed back */
@@ -44,6 +46,8 @@ struct bt_signal {
     enum bt_turn_status status;
     const char *error_kind; /* DESIGN.md error kind, NULL on success */
     const char *message;    /* curated sentence, NULL on success */
+    int tentative;          /* 1: final unless TURN_RESUMED follows soon (a
+                               coder that may retry after this end) */
 };
 
 struct bt_parser_sink {

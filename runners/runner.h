@@ -30,6 +30,7 @@ struct bt_runner_config {
     enum bt_approval approval;       /* approval policy */
     const char *native_session_id;   /* resume this session; NULL: new */
     const char *native_session_path; /* coders whose session is a file */
+    int no_retry;                    /* ask the coder not to retry failed requests */
 };
 
 struct bt_runner_ops {
@@ -44,6 +45,11 @@ struct bt_runner_ops {
     /* Append the arguments after argv[0] for one turn. Returns 0 or -EINVAL
      * for an unusable config (e.g. a session id that could become a flag). */
     int (*build_argv)(const struct bt_runner_config *cfg, struct bt_strv *argv);
+
+    /* Optional, for coders whose native session is a file: the path a new
+     * conversation's session file gets (owned), where the coder's own
+     * terminal UI finds it. Returns 0 or a negative error. */
+    int (*new_session_path)(const struct bt_runner_config *cfg, char **path);
 
     void *(*create)(const struct bt_runner_config *cfg);
     void (*destroy)(void *st);

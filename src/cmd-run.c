@@ -115,6 +115,7 @@ static int parse(int argc, char **argv, int is_run, struct run_args *a)
                                          {"approval", required_argument, NULL, 'a'},
                                          {"timeout", required_argument, NULL, 't'},
                                          {"idle-timeout", required_argument, NULL, 'i'},
+                                         {"no-retry", no_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     const char *dir = ".";
@@ -128,6 +129,7 @@ static int parse(int argc, char **argv, int is_run, struct run_args *a)
         case 'm': a->turn.model = optarg; break;
         case 'C': dir = optarg; break;
         case 'j': a->json = 1; break;
+        case 'r': a->turn.no_retry = 1; break;
         case 'a':
             if (parse_approval(optarg, &a->turn.approval))
                 return bt_fail(BT_EXIT_USAGE, "--approval takes deny, auto or never");

@@ -8,6 +8,8 @@
 #include <uv.h>
 
 #include "parser-codex.h"
+#include "parser-pi.h"
+#include "runner-pi.h"
 #include "runner-codex.h"
 #include "error.h"
 #include "proc.h"
@@ -16,7 +18,9 @@ extern char **environ;
 
 static const struct bt_coder coder_codex = {"codex", &bt_runner_codex, &bt_parser_codex};
 
-const struct bt_coder *const bt_coders[] = {&coder_codex, NULL};
+static const struct bt_coder coder_pi = {"pi", &bt_runner_pi, &bt_parser_pi};
+
+const struct bt_coder *const bt_coders[] = {&coder_codex, &coder_pi, NULL};
 
 const struct bt_coder *bt_coder_find(const char *name)
 {

@@ -171,6 +171,8 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
         break;
     case BT_EVENT_SESSION_STARTED:
         put_str(b, "native_session_id", ev->native_session_id);
+        if (ev->native_session_path)
+            put_str(b, "native_session_path", ev->native_session_path);
         put_bool(b, "resumed", ev->resumed);
         break;
     case BT_EVENT_ITEM_STARTED:

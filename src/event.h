@@ -103,8 +103,9 @@ struct bt_event {
     /* turn.started */
     const char *coder, *coder_version, *model, *cwd;
     /* turn.started, session.started */
-    const char *native_session_id; /* NULL encodes as null */
-    int resumed;                   /* boolean */
+    const char *native_session_id;   /* NULL encodes as null */
+    const char *native_session_path; /* session.started: the session file, if any */
+    int resumed;                     /* boolean */
 
     /* item.* */
     struct bt_item item;

@@ -15,19 +15,21 @@
     "                         never: tell the coder not to ask (it runs without approval)\n"       \
     "  --timeout S            stop the turn after S seconds (0 = no limit, the default)\n"         \
     "  --idle-timeout S       stop a coder silent for S seconds: stalled (default 600, 0 = off)\n" \
+    "  --no-retry             ask the coder not to retry failed model requests (pi)\n"             \
     "PROMPT is the text of the turn, or - to read it from stdin. Put -- before a\n"                \
     "prompt that starts with '-'.\n"
 
 static const struct bt_cmd commands[] = {
     {"run", bt_cmd_run,
      "[-c CODER] [-m MODEL] [-C DIR] [--json] [--approval deny|auto|never] [--timeout S] "
-     "[--idle-timeout S] PROMPT|-",
+     "[--idle-timeout S] [--no-retry] PROMPT|-",
      "start a conversation with one turn",
      "  -c, --coder CODER      the coder to drive (default codex; see `baton coders`)\n"
      "  -m, --model MODEL      the model, as the coder names it (default: the coder's)\n"
      "  -C, --cwd DIR          the project directory (default: the current one)\n" TURN_OPTIONS},
     {"send", bt_cmd_send,
-     "[--json] [--approval deny|auto|never] [--timeout S] [--idle-timeout S] CONV PROMPT|-",
+     "[--json] [--approval deny|auto|never] [--timeout S] [--idle-timeout S] [--no-retry] CONV "
+     "PROMPT|-",
      "next turn of a conversation, resuming its native session",
      "CONV is a conversation id or a unique prefix of one. The turn runs in the\n"
      "conversation's own directory with its coder and model.\n" TURN_OPTIONS},

@@ -47,7 +47,8 @@ static void ctx_event(void *data, const struct bt_event *ev, const char *json, s
     /* the native session is recorded at once, so a crash cannot lose it */
     if (ev->type == BT_EVENT_SESSION_STARTED && ev->native_session_id)
         store_check(c, bt_store_conversation_set_native(c->store, c->conversation,
-                                                        ev->native_session_id, NULL));
+                                                        ev->native_session_id,
+                                                        ev->native_session_path));
     if (c->t->on_event)
         c->t->on_event(c->t->data, ev, json, len);
 }
@@ -148,6 +149,23 @@ static void finish_run(struct turn_ctx *c, const struct bt_turn_result *res)
     store_check(c, bt_store_run_finish(c->store, c->run, &e));
 }
 
+/* A coder whose native session is a file gets its path chosen by baton on
+ * the first turn (where the coder's own terminal UI finds it), stored
+ * before the coder starts. *path stays NULL for other coders and later
+ * turns. */
+static int plan_session(struct bt_store *s, const struct bt_store_conversation *conv,
+                        const struct located *l, char **path)
+{
+    *path = NULL;
+    if (conv->native_session_path || !l->coder->runner->new_session_path)
+        return 0;
+    struct bt_runner_config cfg = {.cwd = conv->cwd, .model = conv->model};
+    int rc = l->coder->runner->new_session_path(&cfg, path);
+    if (rc == 0)
+        rc = bt_store_conversation_set_native(s, conv->id, NULL, *path);
+    return rc;
+}
+
 /* Store the prompt, create the run, run the turn, record its end. */
 static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
                    const struct located *l, const struct bt_service_turn *t,
@@ -174,6 +192,19 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
     }
     if (rc)
         return store_error(s, out, rc);
+    char *session_path = NULL;
+    rc = plan_session(s, conv, l, &session_path);
+    if (rc) {
+        out->exit_code = BT_EXIT_FAILED;
+        out->message =
+            bt_xasprintf("cannot choose a session file for %s: %s", conv->coder, bt_strerror(rc));
+        bt_store_run_finish(s, out->run,
+                            &(struct bt_store_run_end){.state = BT_STORE_RUN_FAILED,
+                                                       .exit_code = BT_UNKNOWN,
+                                                       .error_kind = "not_installed",
+                                                       .error_text = out->message});
+        return rc;
+    }
     struct turn_ctx c = {
         .store = s, .t = t, .run = out->run, .conversation = conv->id, .coder_version = l->version};
     struct bt_turn_options o = {
@@ -186,7 +217,8 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
                 .cwd = conv->cwd,
                 .approval = t->approval,
                 .native_session_id = conv->native_session_id,
-                .native_session_path = conv->native_session_path},
+                .native_session_path = session_path ? session_path : conv->native_session_path,
+                .no_retry = t->no_retry},
         .run_id = out->run,
         .conversation_id = conv->id,
         .raw_out_fd = open_run_file(s, out->run, ".out"),
@@ -206,6 +238,7 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
         close(o.raw_out_fd);
     if (o.raw_err_fd >= 0)
         close(o.raw_err_fd);
+    free(session_path);
     if (rc) {
         out->exit_code = BT_EXIT_FAILED;
         out->message = bt_xasprintf("could not run the turn: %s", bt_strerror(rc));

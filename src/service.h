@@ -20,6 +20,7 @@ struct bt_service_turn {
     const char *model;         /* run: NULL = coder default; send: ignored */
     const char *cwd;           /* run: project dir; send: ignored */
     enum bt_approval approval; /* approval policy */
+    int no_retry;              /* ask the coder not to retry failed requests */
     uint64_t timeout_ms;       /* 0 = none */
     uint64_t idle_timeout_ms;  /* 0 = none */
 

@@ -44,7 +44,13 @@ struct bt_turn {
     struct bt_buf wbuf; /* lines for the coder's stdin */
     int64_t seq;
     int64_t t0; /* monotonic ms at start */
-    uv_timer_t idle, deadline, tick;
+    uv_timer_t idle, deadline, tick, settle;
+    struct {
+        int set;
+        enum bt_turn_status status;
+        char *kind, *message;
+    } pending;          /* a tentative end, see hold_end */
+    char *session_path; /* native session file, when the coder names one */
     uv_signal_t signals[N_STOP_SIGNALS];
     int ended;        /* the coder's terminal event was seen */
     int spawn_failed; /* the result was settled when spawning failed */
@@ -190,6 +196,14 @@ static void begin_stop(struct bt_turn *t, enum stop_reason why)
     }
 }
 
+static void clear_pending(struct bt_turn *t)
+{
+    free(t->pending.kind);
+    free(t->pending.message);
+    memset(&t->pending, 0, sizeof(t->pending));
+    uv_timer_stop(&t->settle);
+}
+
 static void on_end(struct bt_turn *t, const struct bt_signal *sig)
 {
     if (t->ended)
@@ -207,12 +221,55 @@ static void on_end(struct bt_turn *t, const struct bt_signal *sig)
     }
 }
 
+/* A tentative end that no retry followed is the end. */
+static void end_pending(struct bt_turn *t)
+{
+    if (!t->pending.set)
+        return;
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END,
+                            .status = t->pending.status,
+                            .error_kind = t->pending.kind,
+                            .message = t->pending.message};
+    on_end(t, &sig);
+    clear_pending(t);
+}
+
+static void on_settle(uv_timer_t *h)
+{
+    end_pending(h->data);
+}
+
+/* A coder that may retry after an end (pi's auto-retry) says so within
+ * BT_TURN_SETTLE_MS; until then the end waits. */
+static void hold_end(struct bt_turn *t, const struct bt_signal *sig)
+{
+    clear_pending(t);
+    t->pending.set = 1;
+    t->pending.status = sig->status;
+    t->pending.kind = sig->error_kind ? bt_xstrdup(sig->error_kind) : NULL;
+    t->pending.message = sig->message ? bt_xstrdup(sig->message) : NULL;
+    uv_timer_start(&t->settle, on_settle, BT_TURN_SETTLE_MS, 0);
+}
+
 static void sink_signal(void *data, const struct bt_signal *sig)
 {
     struct bt_turn *t = data;
+    if (sig->type == BT_SIGNAL_TURN_END && sig->tentative) {
+        hold_end(t, sig);
+        return;
+    }
     if (sig->type == BT_SIGNAL_TURN_END) {
+        clear_pending(t);
         on_end(t, sig);
         return;
+    }
+    if (sig->type == BT_SIGNAL_TURN_RESUMED) {
+        clear_pending(t);
+        return;
+    }
+    if (sig->session_path) {
+        free(t->session_path);
+        t->session_path = bt_xstrdup(sig->session_path);
     }
     t->o->coder->runner->on_signal(t->runner, sig, &t->wbuf, &t->sink);
     flush_writes(t);
@@ -351,6 +408,7 @@ static void on_done(void *data, const struct bt_proc_result *r)
     uv_timer_stop(&t->idle);
     uv_timer_stop(&t->deadline);
     uv_timer_stop(&t->tick);
+    uv_timer_stop(&t->settle);
     for (size_t i = 0; i < N_STOP_SIGNALS; i++)
         uv_signal_stop(&t->signals[i]);
 }
@@ -438,6 +496,8 @@ static void settle(struct bt_turn *t, struct bt_turn_result *res)
 
 static void finish(struct bt_turn *t, struct bt_turn_result *res)
 {
+    if (t->pending.set && !t->ended) /* the coder left before it could retry */
+        end_pending(t);
     bt_framer_finish(&t->framer);
     if (t->o->coder->parser->finish)
         t->o->coder->parser->finish(t->parser, &t->sink);
@@ -456,6 +516,8 @@ static void finish(struct bt_turn *t, struct bt_turn_result *res)
     res->final_text = bt_answer_text(&t->answer); /* a cut-short message keeps its text */
     res->usage = t->usage;
     res->native_session_id = t->session_id;
+    res->native_session_path = t->session_path;
+    t->session_path = NULL;
     t->session_id = NULL;
     res->duration_ms = bt_mono_ms() - t->t0;
     if (t->proc) {
@@ -540,7 +602,8 @@ static void timers_start(struct bt_turn *t)
     uv_timer_init(&t->loop, &t->idle);
     uv_timer_init(&t->loop, &t->deadline);
     uv_timer_init(&t->loop, &t->tick);
-    t->idle.data = t->deadline.data = t->tick.data = t;
+    uv_timer_init(&t->loop, &t->settle);
+    t->idle.data = t->deadline.data = t->tick.data = t->settle.data = t;
     if (t->o->on_tick && t->o->tick_ms)
         uv_timer_start(&t->tick, on_tick, t->o->tick_ms, t->o->tick_ms);
     if (t->o->idle_timeout_ms)
@@ -559,6 +622,7 @@ static void teardown(struct bt_turn *t)
     uv_close((uv_handle_t *)&t->idle, NULL);
     uv_close((uv_handle_t *)&t->deadline, NULL);
     uv_close((uv_handle_t *)&t->tick, NULL);
+    uv_close((uv_handle_t *)&t->settle, NULL);
     for (size_t i = 0; i < N_STOP_SIGNALS; i++)
         uv_close((uv_handle_t *)&t->signals[i], NULL);
     if (t->proc)
@@ -572,6 +636,9 @@ static void teardown(struct bt_turn *t)
     bt_buf_release(&t->wbuf);
     bt_answer_release(&t->answer);
     free(t->session_id);
+    free(t->session_path);
+    free(t->pending.kind);
+    free(t->pending.message);
     free(t->end_kind);
     free(t->end_message);
 }
@@ -616,6 +683,7 @@ void bt_turn_result_release(struct bt_turn_result *res)
     free(res->error_message);
     free(res->final_text);
     free(res->native_session_id);
+    free(res->native_session_path);
     free(res->stderr_tail);
     memset(res, 0, sizeof(*res));
 }

@@ -25,6 +25,11 @@
 
 struct bt_turn;
 
+/* How long a tentative end (a coder that may still retry) waits for the
+ * retry to begin before it is the end, in ms. pi 0.73.1 announces a retry
+ * with auto_retry_start right after agent_end. */
+#define BT_TURN_SETTLE_MS 1500
+
 /* Bounds of the raw copies of a run's stdout and stderr (run files). */
 #define BT_TURN_RAW_OUT_MAX ((uint64_t)1 << 30) /* 1 GiB */
 #define BT_TURN_RAW_ERR_MAX ((uint64_t)8 << 20) /* 8 MiB */
@@ -59,10 +64,11 @@ struct bt_turn_options {
 
 struct bt_turn_result {
     enum bt_turn_status status;
-    const char *error_kind;  /* static; NULL when completed */
-    char *error_message;     /* curated sentence; NULL when completed */
-    char *final_text;        /* the answer text; never NULL */
-    char *native_session_id; /* as named by the coder; NULL if never */
+    const char *error_kind;    /* static; NULL when completed */
+    char *error_message;       /* curated sentence; NULL when completed */
+    char *final_text;          /* the answer text; never NULL */
+    char *native_session_id;   /* as named by the coder; NULL if never */
+    char *native_session_path; /* the session file, for coders that name one */
     struct bt_usage usage;
     int64_t exit_code; /* BT_UNKNOWN if killed by a signal or never ran */
     int exit_signal;

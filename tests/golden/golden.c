@@ -51,9 +51,13 @@ static void on_signal(void *data, const struct bt_signal *sig)
 {
     struct replay *r = data;
     if (sig->type == BT_SIGNAL_TURN_END) {
-        bt_buf_addf(&r->events, "#turn-end status=%s kind=%s message=%s\n",
-                    bt_turn_status_name(sig->status), sig->error_kind ? sig->error_kind : "-",
-                    sig->message ? sig->message : "-");
+        bt_buf_addf(&r->events, "#turn-end%s status=%s kind=%s message=%s\n",
+                    sig->tentative ? " (tentative)" : "", bt_turn_status_name(sig->status),
+                    sig->error_kind ? sig->error_kind : "-", sig->message ? sig->message : "-");
+        return;
+    }
+    if (sig->type == BT_SIGNAL_TURN_RESUMED) {
+        bt_buf_adds(&r->events, "#turn-resumed\n");
         return;
     }
     r->coder->runner->on_signal(r->runner, sig, &r->writes, &r->sink);
@@ -93,6 +97,8 @@ static void config_from_input(const char *path, struct bt_runner_config *cfg, in
     *interrupt = in && strstr(in, "\"turn/interrupt\"");
     if (in && strstr(in, "\"thread/resume\""))
         cfg->native_session_id = "resumed-session";
+    if (in && strstr(in, "\"set_auto_retry\",\"enabled\":false"))
+        cfg->no_retry = 1;
     if (in && strstr(in, "\"approvalPolicy\":\"never\""))
         cfg->approval = BT_APPROVAL_NEVER;
     if (in && (strstr(in, "\"decision\":\"accept\"") || strstr(in, "\"decision\":\"approved\"")))

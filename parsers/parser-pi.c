@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pi parser: maps pi rpc lines to normalized events and to signals for the
+ * pi runner. See parser-pi.h for the protocol source.
+ */
+#include "parser-pi.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "jscan.h"
+
+struct tool_out {
+    char *id;      /* toolCallId */
+    char *command; /* bash: its command line, for the completed item */
+    size_t sent;   /* bytes of its accumulated output already emitted */
+};
+
+struct pi_parser {
+    int message;            /* assistant messages so far (item ids) */
+    char *stop_reason;      /* of the last assistant message */
+    char *error_message;    /* of the last assistant message that failed */
+    struct bt_usage usage;  /* sums over the turn */
+    int64_t context_window; /* from get_state */
+    struct tool_out tools[8];
+    struct bt_buf text; /* scratch: a decoded delta or block text */
+    struct bt_buf word; /* scratch: a decoded type name */
+};
+
+static void *pi_create(void)
+{
+    struct pi_parser *p = bt_xcalloc(1, sizeof(*p));
+    bt_usage_init(&p->usage);
+    p->context_window = BT_UNKNOWN;
+    bt_buf_init(&p->text);
+    bt_buf_init(&p->word);
+    return p;
+}
+
+static void pi_destroy(void *st)
+{
+    struct pi_parser *p = st;
+    if (!p)
+        return;
+    free(p->stop_reason);
+    free(p->error_message);
+    for (size_t i = 0; i < BT_ARRAY_SIZE(p->tools); i++) {
+        free(p->tools[i].id);
+        free(p->tools[i].command);
+    }
+    bt_buf_release(&p->text);
+    bt_buf_release(&p->word);
+    free(p);
+}
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* A non-negative integer count, else unknown. */
+static int64_t jcount(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0) ||
+        v->valuedouble != (double)(int64_t)v->valuedouble)
+        return BT_UNKNOWN;
+    return (int64_t)v->valuedouble;
+}
+
+static void set_str(char **dst, const char *s)
+{
+    free(*dst);
+    *dst = s ? bt_xstrdup(s) : NULL;
+}
+
+/* ---- message_update: text and thinking blocks ----------------------- */
+
+/* What one assistantMessageEvent says. Strings point into p->text or the
+ * line and live for the call. */
+struct update {
+    char type[32];
+    int64_t index;
+    const char *text; /* delta, or the whole block for *_end */
+    size_t text_len;
+    int has_text;
+};
+
+static void emit_block(struct pi_parser *p, const struct update *u,
+                       const struct bt_parser_sink *sink)
+{
+    int thinking = strncmp(u->type, "thinking_", 9) == 0;
+    const char *what = u->type + (thinking ? 9 : 5);
+    char id[48];
+    snprintf(id, sizeof(id), "%s-%d-%lld", thinking ? "think" : "msg", p->message,
+             (long long)u->index);
+    struct bt_event ev;
+    enum bt_event_type type = strcmp(what, "start") == 0   ? BT_EVENT_ITEM_STARTED
+                              : strcmp(what, "delta") == 0 ? BT_EVENT_ITEM_DELTA
+                                                           : BT_EVENT_ITEM_COMPLETED;
+    bt_event_init(&ev, type);
+    ev.item.id = id;
+    ev.item.kind = thinking ? BT_ITEM_REASONING : BT_ITEM_MESSAGE;
+    if (type == BT_EVENT_ITEM_DELTA) {
+        if (!u->has_text)
+            return;
+        ev.delta = u->text;
+        ev.delta_len = u->text_len;
+    } else if (type == BT_EVENT_ITEM_COMPLETED) {
+        ev.item.status = "completed";
+        ev.item.text = u->has_text ? u->text : NULL;
+        ev.item.text_len = u->text_len;
+    } else {
+        ev.item.status = "in_progress";
+    }
+    sink->event(sink->data, &ev);
+}
+
+static void on_update(struct pi_parser *p, const struct update *u,
+                      const struct bt_parser_sink *sink)
+{
+    if (strncmp(u->type, "text_", 5) == 0 || strncmp(u->type, "thinking_", 9) == 0)
+        emit_block(p, u, sink);
+    /* toolcall_*: the tool_execution_* events describe the call; start,
+     * done, error: message_start/message_end carry the same */
+}
+
+/* The fast path: walk the line with jscan, skipping the partial messages.
+ * Returns -1 when the line is not the expected shape (cJSON then reads it). */
+static int scan_event(struct pi_parser *p, struct bt_jscan *s, struct update *u)
+{
+    const char *k;
+    size_t kn;
+    int r;
+    if (bt_jscan_object(s))
+        return -1;
+    while ((r = bt_jscan_member(s, &k, &kn)) == 1) {
+        int rc;
+        if (bt_jscan_key_is(k, kn, "type")) {
+            bt_buf_reset(&p->word);
+            rc = bt_jscan_string(s, &p->word);
+            if (rc == 0)
+                snprintf(u->type, sizeof(u->type), "%s", p->word.data);
+        } else if (bt_jscan_key_is(k, kn, "contentIndex")) {
+            rc = bt_jscan_int(s, &u->index);
+        } else if (bt_jscan_key_is(k, kn, "delta") || bt_jscan_key_is(k, kn, "content")) {
+            bt_buf_reset(&p->text);
+            rc = bt_jscan_string(s, &p->text);
+            u->has_text = rc == 0;
+        } else {
+            rc = bt_jscan_skip(s);
+        }
+        if (rc)
+            return -1;
+    }
+    return r;
+}
+
+static int update_fast(struct pi_parser *p, const char *json, size_t len,
+                       const struct bt_parser_sink *sink)
+{
+    struct bt_jscan s;
+    struct update u = {.index = 0};
+    const char *k;
+    size_t kn;
+    int r, found = 0;
+    bt_jscan_init(&s, json, len);
+    if (bt_jscan_object(&s))
+        return -1;
+    while ((r = bt_jscan_member(&s, &k, &kn)) == 1) {
+        if (bt_jscan_key_is(k, kn, "assistantMessageEvent")) {
+            if (scan_event(p, &s, &u))
+                return -1;
+            found = 1;
+        } else if (bt_jscan_skip(&s)) {
+            return -1;
+        }
+    }
+    if (r < 0 || !found || !u.type[0])
+        return -1;
+    u.text = p->text.data;
+    u.text_len = p->text.len;
+    on_update(p, &u, sink);
+    return 0;
+}
+
+static void update_slow(struct pi_parser *p, const cJSON *msg, const struct bt_parser_sink *sink)
+{
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(msg, "assistantMessageEvent");
+    const char *type = jstr(e, "type");
+    if (!type)
+        return;
+    struct update u = {.index = jcount(e, "contentIndex")};
+    if (u.index < 0)
+        u.index = 0;
+    snprintf(u.type, sizeof(u.type), "%s", type);
+    const char *t = jstr(e, "delta") ? jstr(e, "delta") : jstr(e, "content");
+    if (t) {
+        u.text = t;
+        u.text_len = strlen(t);
+        u.has_text = 1;
+    }
+    on_update(p, &u, sink);
+}
+
+/* ---- messages and usage --------------------------------------------- */
+
+static void add_count(int64_t *sum, int64_t v)
+{
+    if (v == BT_UNKNOWN)
+        return;
+    int64_t s = *sum == BT_UNKNOWN ? 0 : *sum;
+    *sum = v > INT64_MAX - s ? INT64_MAX : s + v;
+}
+
+/* message_end of an assistant message: its usage and how it stopped. */
+static void on_message_end(struct pi_parser *p, const cJSON *m, const struct bt_parser_sink *sink)
+{
+    set_str(&p->stop_reason, jstr(m, "stopReason"));
+    if (p->stop_reason && strcmp(p->stop_reason, "error") == 0)
+        set_str(&p->error_message, jstr(m, "errorMessage"));
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(m, "usage");
+    if (!cJSON_IsObject(u))
+        return;
+    struct bt_usage *t = &p->usage;
+    add_count(&t->input_tokens, jcount(u, "input"));
+    add_count(&t->cached_input_tokens, jcount(u, "cacheRead"));
+    add_count(&t->output_tokens, jcount(u, "output"));
+    t->context_tokens = jcount(u, "totalTokens");
+    t->context_window = p->context_window;
+    const cJSON *cost =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(u, "cost"), "total");
+    if (cJSON_IsNumber(cost) && cost->valuedouble >= 0)
+        t->cost_usd = (t->cost_usd < 0 ? 0 : t->cost_usd) + cost->valuedouble;
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_USAGE);
+    ev.usage = *t;
+    sink->event(sink->data, &ev);
+}
+
+static void on_message(struct pi_parser *p, const cJSON *msg, int end,
+                       const struct bt_parser_sink *sink)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(msg, "message");
+    const char *role = jstr(m, "role");
+    if (!role || strcmp(role, "assistant") != 0)
+        return; /* the user's prompt and tool results echo what is known */
+    if (!end)
+        p->message++;
+    else
+        on_message_end(p, m, sink);
+}
+
+/* ---- tools ---------------------------------------------------------- */
+
+static struct tool_out *tool_slot(struct pi_parser *p, const char *id)
+{
+    struct tool_out *free_slot = NULL;
+    for (size_t i = 0; i < BT_ARRAY_SIZE(p->tools); i++) {
+        if (p->tools[i].id && strcmp(p->tools[i].id, id) == 0)
+            return &p->tools[i];
+        if (!p->tools[i].id && !free_slot)
+            free_slot = &p->tools[i];
+    }
+    if (!free_slot) { /* many tools at once: reuse the first slot */
+        free_slot = &p->tools[0];
+        free(free_slot->id);
+        free(free_slot->command);
+        free_slot->command = NULL;
+    }
+    free_slot->id = bt_xstrdup(id);
+    free_slot->sent = 0;
+    return free_slot;
+}
+
+/* The text blocks of a tool result, joined. */
+static void result_text(const cJSON *result, struct bt_buf *out)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(result, "content"))
+    {
+        const char *t = jstr(c, "text");
+        if (t)
+            bt_buf_adds(out, t);
+    }
+}
+
+static void on_tool(struct pi_parser *p, const cJSON *msg, const char *type,
+                    const struct bt_parser_sink *sink)
+{
+    const char *id = jstr(msg, "toolCallId");
+    const char *name = jstr(msg, "toolName");
+    if (!id)
+        return;
+    int bash = name && strcmp(name, "bash") == 0;
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(msg, "args");
+    struct bt_event ev;
+    struct bt_buf out = BT_BUF_INIT;
+    char *detail = NULL;
+    if (strcmp(type, "tool_execution_start") == 0) {
+        bt_event_init(&ev, BT_EVENT_ITEM_STARTED);
+        ev.item.status = "in_progress";
+        struct tool_out *t = tool_slot(p, id);
+        t->sent = 0;
+        set_str(&t->command, jstr(args, "command"));
+    } else if (strcmp(type, "tool_execution_update") == 0) {
+        /* partialResult holds all output so far: emit what is new */
+        struct tool_out *t = tool_slot(p, id);
+        result_text(cJSON_GetObjectItemCaseSensitive(msg, "partialResult"), &out);
+        if (out.len <= t->sent) {
+            bt_buf_release(&out);
+            return;
+        }
+        bt_event_init(&ev, BT_EVENT_ITEM_DELTA);
+        ev.delta = out.data + t->sent;
+        ev.delta_len = out.len - t->sent;
+        t->sent = out.len;
+    } else {
+        bt_event_init(&ev, BT_EVENT_ITEM_COMPLETED);
+        result_text(cJSON_GetObjectItemCaseSensitive(msg, "result"), &out);
+        ev.item.status =
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "isError")) ? "failed" : "completed";
+        ev.item.text = out.data;
+        ev.item.text_len = out.len;
+    }
+    ev.item.id = id;
+    ev.item.kind = bash ? BT_ITEM_COMMAND : BT_ITEM_TOOL_CALL;
+    if (bash)
+        ev.item.command = args ? jstr(args, "command") : tool_slot(p, id)->command;
+    else
+        ev.item.name = name;
+    if (!bash && args && ev.type != BT_EVENT_ITEM_DELTA) {
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddItemToObject(d, "arguments", cJSON_Duplicate(args, 1));
+        detail = cJSON_PrintUnformatted(d);
+        cJSON_Delete(d);
+        ev.item.detail_json = detail;
+    }
+    sink->event(sink->data, &ev);
+    cJSON_free(detail);
+    bt_buf_release(&out);
+}
+
+/* ---- the end of a turn ---------------------------------------------- */
+
+/* A DESIGN.md error kind for pi's error text (pi classifies by text too). */
+static const char *error_kind(const char *msg)
+{
+    if (!msg)
+        return "model_error";
+    if (strstr(msg, "context_length") || strstr(msg, "context window") ||
+        strstr(msg, "Context overflow"))
+        return "context_exceeded";
+    if (strstr(msg, "429") || strstr(msg, "rate limit") || strstr(msg, "Rate limit"))
+        return "rate_limited";
+    if (strstr(msg, "401") || strstr(msg, "403") || strstr(msg, "API key") ||
+        strstr(msg, "api key"))
+        return "auth_required";
+    return "model_error";
+}
+
+static void end_turn(const struct bt_parser_sink *sink, enum bt_turn_status status,
+                     const char *message, int tentative)
+{
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = status};
+    sig.tentative = tentative;
+    if (status == BT_TURN_FAILED) {
+        sig.error_kind = error_kind(message);
+        sig.message = message ? message : "pi reported an error";
+    }
+    sink->signal(sink->data, &sig);
+}
+
+/* agent_end: final, except after a failed request, which pi may follow
+ * with a retry or a compaction (auto_retry_start, compaction_start). */
+static void on_agent_end(struct pi_parser *p, const struct bt_parser_sink *sink)
+{
+    const char *why = p->stop_reason ? p->stop_reason : "stop";
+    if (strcmp(why, "aborted") == 0)
+        end_turn(sink, BT_TURN_CANCELLED, NULL, 0);
+    else if (strcmp(why, "error") == 0)
+        end_turn(sink, BT_TURN_FAILED, p->error_message, 1);
+    else
+        end_turn(sink, BT_TURN_COMPLETED, NULL, 0);
+}
+
+static void resumed(const struct bt_parser_sink *sink)
+{
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_RESUMED};
+    sink->signal(sink->data, &sig);
+}
+
+static void on_retry(struct pi_parser *p, const cJSON *msg, int start,
+                     const struct bt_parser_sink *sink)
+{
+    char text[512];
+    if (start) {
+        const char *err = jstr(msg, "errorMessage");
+        snprintf(text, sizeof(text), "pi is retrying (attempt %lld of %lld): %s",
+                 (long long)jcount(msg, "attempt"), (long long)jcount(msg, "maxAttempts"),
+                 err ? err : "the request failed");
+        bt_parser_warn(sink, "retry", text, NULL, 0);
+        resumed(sink);
+        return;
+    }
+    if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(msg, "success"))) {
+        const char *err = jstr(msg, "finalError");
+        end_turn(sink, BT_TURN_FAILED, err ? err : p->error_message, 0);
+    }
+}
+
+static void on_compaction(const cJSON *msg, int start, const struct bt_parser_sink *sink)
+{
+    if (start) {
+        bt_parser_warn(sink, "compaction", "pi is compacting the conversation", NULL, 0);
+        resumed(sink);
+        return;
+    }
+    const char *err = jstr(msg, "errorMessage");
+    if (err && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "willRetry"))) {
+        struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = BT_TURN_FAILED};
+        sig.error_kind = "context_exceeded";
+        sig.message = err;
+        sink->signal(sink->data, &sig);
+    }
+}
+
+/* ---- responses and UI requests -------------------------------------- */
+
+static void on_response(struct pi_parser *p, const cJSON *msg, const struct bt_parser_sink *sink)
+{
+    const char *id = jstr(msg, "id");
+    char *end = NULL;
+    long n = id ? strtol(id, &end, 10) : -1;
+    struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE};
+    sig.id = id && *end == '\0' && n > 0 ? n : BT_UNKNOWN;
+    sig.method = jstr(msg, "command");
+    sig.is_error = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "success"));
+    sig.error_message = jstr(msg, "error");
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(msg, "data");
+    if (sig.method && strcmp(sig.method, "get_state") == 0 && cJSON_IsObject(data)) {
+        sig.session_id = jstr(data, "sessionId");
+        sig.session_path = jstr(data, "sessionFile");
+        int64_t w = jcount(cJSON_GetObjectItemCaseSensitive(data, "model"), "contextWindow");
+        if (w != BT_UNKNOWN)
+            p->context_window = w;
+    }
+    sink->signal(sink->data, &sig);
+}
+
+static const char *const dialogs[] = {"select", "confirm", "input", "editor"};
+
+static void on_ui_request(const cJSON *msg, const struct bt_parser_sink *sink)
+{
+    const char *method = jstr(msg, "method");
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+    int dialog = 0;
+    for (size_t i = 0; method && i < BT_ARRAY_SIZE(dialogs); i++)
+        dialog |= strcmp(method, dialogs[i]) == 0;
+    if (!dialog) { /* fire-and-forget: only a notification is worth showing */
+        const char *note = method && strcmp(method, "notify") == 0 ? jstr(msg, "message") : NULL;
+        if (note)
+            bt_parser_warn(sink, "coder", note, NULL, 0);
+        return;
+    }
+    char *rid = cJSON_PrintUnformatted(id);
+    const char *title = jstr(msg, "title");
+    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST, .request_id = rid, .method = method};
+    sig.approval_kind = "user_input";
+    sig.summary = title ? title : method;
+    const cJSON *options = cJSON_GetObjectItemCaseSensitive(msg, "options");
+    const cJSON *first = cJSON_GetArrayItem(options, 0);
+    sig.params_json = cJSON_IsString(first) ? first->valuestring : NULL; /* select: first option */
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
+    ev.approval_kind = sig.approval_kind;
+    ev.summary = sig.summary;
+    ev.request_id = rid;
+    sink->event(sink->data, &ev);
+    sink->signal(sink->data, &sig);
+    cJSON_free(rid);
+}
+
+/* ---- dispatch ------------------------------------------------------- */
+
+static const char *const ignored[] = {"agent_start",  "turn_start",   "turn_end",
+                                      "queue_update", "session_info", "message_start"};
+
+static int is_ignored(const char *type)
+{
+    for (size_t i = 0; i < BT_ARRAY_SIZE(ignored); i++)
+        if (strcmp(ignored[i], type) == 0)
+            return 1;
+    return 0;
+}
+
+static int dispatch(struct pi_parser *p, const cJSON *msg, const char *type,
+                    const struct bt_parser_sink *sink)
+{
+    if (strcmp(type, "message_update") == 0)
+        update_slow(p, msg, sink);
+    else if (strcmp(type, "message_start") == 0 || strcmp(type, "message_end") == 0)
+        on_message(p, msg, type[8] == 'e', sink);
+    else if (strncmp(type, "tool_execution_", 15) == 0)
+        on_tool(p, msg, type, sink);
+    else if (strcmp(type, "agent_end") == 0)
+        on_agent_end(p, sink);
+    else if (strcmp(type, "response") == 0)
+        on_response(p, msg, sink);
+    else if (strncmp(type, "auto_retry_", 11) == 0)
+        on_retry(p, msg, type[11] == 's', sink);
+    else if (strncmp(type, "compaction_", 11) == 0)
+        on_compaction(msg, type[11] == 's', sink);
+    else if (strcmp(type, "extension_ui_request") == 0)
+        on_ui_request(msg, sink);
+    else if (strcmp(type, "extension_error") == 0)
+        bt_parser_warn(sink, "coder", jstr(msg, "error") ? jstr(msg, "error") : type, NULL, 0);
+    else if (!is_ignored(type))
+        return BT_ENOTFOUND;
+    return 0;
+}
+
+/* The line's "type" when it is the first member (as pi writes it); "" if
+ * not, and the slow path finds it. */
+static void first_type(struct pi_parser *p, const char *json, size_t len, char *type, size_t n)
+{
+    struct bt_jscan s;
+    const char *k;
+    size_t kn;
+    type[0] = '\0';
+    bt_jscan_init(&s, json, len);
+    if (bt_jscan_object(&s) == 0 && bt_jscan_member(&s, &k, &kn) == 1 &&
+        bt_jscan_key_is(k, kn, "type")) {
+        bt_buf_reset(&p->word);
+        if (bt_jscan_string(&s, &p->word) == 0 && p->word.len < n)
+            memcpy(type, p->word.data, p->word.len + 1);
+    }
+}
+
+static void pi_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink)
+{
+    struct pi_parser *p = st;
+    const char *json = bt_parser_json_start(line, len);
+    if (!json) {
+        if (len)
+            bt_parser_warn(sink, "noise", "pi wrote a line that is not JSON", line, len);
+        return;
+    }
+    size_t n = len - (size_t)(json - line);
+    char type[40];
+    first_type(p, json, n, type, sizeof(type));
+    /* the big lines: a delta inside two copies of the message, or whole
+     * message lists that only repeat what was streamed */
+    if (strcmp(type, "message_update") == 0 && update_fast(p, json, n, sink) == 0)
+        return;
+    if (strcmp(type, "turn_end") == 0)
+        return;
+    if (strcmp(type, "agent_end") == 0) {
+        on_agent_end(p, sink);
+        return;
+    }
+    cJSON *msg = cJSON_ParseWithLength(json, n);
+    const char *t = jstr(msg, "type");
+    if (!cJSON_IsObject(msg))
+        bt_parser_warn(sink, "invalid_json", "pi wrote a line that is not valid JSON", line, len);
+    else if (!t)
+        bt_parser_warn(sink, "protocol", "pi wrote a message without a type", line, len);
+    else if (dispatch(p, msg, t, sink) != 0)
+        bt_parser_warn(sink, "unknown_method", "unknown pi event", line, len);
+    cJSON_Delete(msg);
+}
+
+static void pi_diagnose(void *st, const char *tail, size_t tail_len, int64_t exit_code, int signal,
+                        const char **kind, struct bt_buf *msg)
+{
+    struct pi_parser *p = st;
+    (void)tail_len;
+    if (!signal && tail && strstr(tail, "No API key")) {
+        *kind = "auth_required";
+        bt_buf_adds(msg, "pi has no API key for this provider: run `pi` and log in, or set one");
+        return;
+    }
+    if (!signal && tail && strstr(tail, "No session found")) {
+        *kind = "resume_failed";
+        bt_buf_adds(msg, "pi could not find the conversation's session");
+        return;
+    }
+    *kind = "coder_crashed";
+    if (p->error_message)
+        bt_buf_addf(msg, "pi stopped after an error: %s", p->error_message);
+    else if (signal)
+        bt_buf_addf(msg, "pi stopped unexpectedly (signal %d) before the turn ended", signal);
+    else
+        bt_buf_addf(msg, "pi exited (code %lld) before the turn ended", (long long)exit_code);
+}
+
+const struct bt_parser_ops bt_parser_pi = {
+    .coder = "pi",
+    .create = pi_create,
+    .destroy = pi_destroy,
+    .line = pi_line,
+    .diagnose = pi_diagnose,
+};

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/* pi runner: argv, session file, commands and UI answers (see runner-pi.h). */
+#include "runner-pi.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+struct pi_runner {
+    const struct bt_runner_config *cfg;
+    int prompted; /* the prompt was accepted */
+    int aborted;  /* abort sent */
+};
+
+static int pi_parse_version(const char *text, char **version)
+{
+    /* `pi --version` prints "0.73.1" (on stderr) */
+    *version = bt_runner_find_version(text);
+    return *version ? 0 : BT_EPROTO;
+}
+
+/* -m accepts "provider/model" as well as a bare model id. */
+static int pi_build_argv(const struct bt_runner_config *cfg, struct bt_strv *argv)
+{
+    const char *path = cfg->native_session_path;
+    if (!path || path[0] != '/')
+        return -EINVAL; /* always a file path: a bare id can make pi ask on stdin */
+    bt_strv_push(argv, "--mode");
+    bt_strv_push(argv, "rpc");
+    if (cfg->model) {
+        const char *slash = strchr(cfg->model, '/');
+        if (slash && slash != cfg->model && slash[1]) {
+            bt_strv_push_take(
+                argv, bt_xasprintf("--provider=%.*s", (int)(slash - cfg->model), cfg->model));
+            bt_strv_pushf(argv, "--model=%s", slash + 1);
+        } else {
+            bt_strv_pushf(argv, "--model=%s", cfg->model);
+        }
+    }
+    bt_strv_pushf(argv, "--session=%s", path);
+    return 0;
+}
+
+/* pi's directory name for a cwd: "--" + the path without its leading '/',
+ * with '/', '\\' and ':' replaced by '-', + "--" (getDefaultSessionDir in
+ * pi 0.73.1 dist/core/session-manager.js). */
+static char *cwd_dir_name(const char *cwd)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_adds(&b, "--");
+    for (const char *c = cwd[0] == '/' ? cwd + 1 : cwd; *c; c++)
+        bt_buf_addc(&b, *c == '/' || *c == '\\' || *c == ':' ? '-' : *c);
+    bt_buf_adds(&b, "--");
+    return bt_buf_detach(&b, NULL);
+}
+
+static int pi_new_session_path(const struct bt_runner_config *cfg, char **path)
+{
+    const char *flat = getenv("PI_CODING_AGENT_SESSION_DIR");
+    const char *agent = getenv("PI_CODING_AGENT_DIR");
+    const char *home = getenv("HOME");
+    char *dir;
+    if (flat && *flat) {
+        dir = bt_xstrdup(flat);
+    } else {
+        char *name = cwd_dir_name(cfg->cwd ? cfg->cwd : "/");
+        if (agent && *agent)
+            dir = bt_xasprintf("%s/sessions/%s", agent, name);
+        else if (home && *home)
+            dir = bt_xasprintf("%s/.pi/agent/sessions/%s", home, name);
+        else
+            dir = NULL;
+        free(name);
+    }
+    if (!dir)
+        return -ENOENT;
+    /* the name pi gives its own files: <ISO time, ':' and '.' as '-'>_<id> */
+    char ts[32];
+    int64_t now = bt_now_ms();
+    bt_time_rfc3339(now, ts);
+    for (char *c = ts; *c; c++)
+        if (*c == ':' || *c == '.')
+            *c = '-';
+    *path = bt_xasprintf("%s/%s_baton-%lld.jsonl", dir, ts, (long long)now);
+    free(dir);
+    return 0;
+}
+
+static void *pi_create(const struct bt_runner_config *cfg)
+{
+    struct pi_runner *r = bt_xcalloc(1, sizeof(*r));
+    r->cfg = cfg;
+    return r;
+}
+
+static void pi_destroy(void *st)
+{
+    free(st);
+}
+
+static void put_line(struct bt_buf *out, cJSON *msg)
+{
+    char *s = cJSON_PrintUnformatted(msg);
+    bt_buf_adds(out, s);
+    bt_buf_addc(out, '\n');
+    cJSON_free(s);
+    cJSON_Delete(msg);
+}
+
+static cJSON *command(int id, const char *type)
+{
+    cJSON *m = cJSON_CreateObject();
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%d", id);
+    cJSON_AddStringToObject(m, "id", sid);
+    cJSON_AddStringToObject(m, "type", type);
+    return m;
+}
+
+/* pi takes commands in order: all of them can go at once. */
+static void pi_start(void *st, struct bt_buf *out)
+{
+    struct pi_runner *r = st;
+    put_line(out, command(BT_PI_ID_STATE, "get_state"));
+    if (r->cfg->no_retry) {
+        cJSON *m = command(BT_PI_ID_RETRY, "set_auto_retry");
+        cJSON_AddBoolToObject(m, "enabled", 0);
+        put_line(out, m);
+    }
+    cJSON *p = command(BT_PI_ID_PROMPT, "prompt");
+    cJSON_AddStringToObject(p, "message", r->cfg->prompt ? r->cfg->prompt : "");
+    put_line(out, p);
+}
+
+static void fail(const struct bt_parser_sink *sink, const char *kind, const char *message)
+{
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = BT_TURN_FAILED};
+    sig.error_kind = kind;
+    sig.message = message;
+    sink->signal(sink->data, &sig);
+}
+
+static void on_state(struct pi_runner *r, const struct bt_signal *sig,
+                     const struct bt_parser_sink *sink)
+{
+    if (sig->is_error || !sig->session_id) {
+        fail(sink, "resume_failed", "pi could not open the conversation's session");
+        return;
+    }
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_SESSION_STARTED);
+    ev.native_session_id = sig->session_id;
+    ev.native_session_path = sig->session_path;
+    /* resumed when pi reopened the session this conversation had */
+    ev.resumed =
+        r->cfg->native_session_id && strcmp(r->cfg->native_session_id, sig->session_id) == 0;
+    sink->event(sink->data, &ev);
+}
+
+static void on_response(struct pi_runner *r, const struct bt_signal *sig,
+                        const struct bt_parser_sink *sink)
+{
+    if (sig->id == BT_PI_ID_STATE) {
+        on_state(r, sig, sink);
+    } else if (sig->id == BT_PI_ID_PROMPT && sig->is_error) {
+        struct bt_buf msg = BT_BUF_INIT;
+        bt_buf_addf(&msg, "pi refused the prompt: %s",
+                    sig->error_message ? sig->error_message : "no reason given");
+        fail(sink, "protocol_mismatch", msg.data);
+        bt_buf_release(&msg);
+    } else if (sig->id == BT_PI_ID_PROMPT) {
+        r->prompted = 1;
+    }
+    /* set_auto_retry and abort acknowledgements need nothing */
+}
+
+/* Dialogs: deny (default) cancels them; auto confirms, or picks the first
+ * option of a select; text input cannot be invented, so it is cancelled. */
+static void on_dialog(struct pi_runner *r, const struct bt_signal *sig, struct bt_buf *out,
+                      const struct bt_parser_sink *sink)
+{
+    int accept = r->cfg->approval == BT_APPROVAL_AUTO;
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "type", "extension_ui_response");
+    cJSON_AddItemToObject(m, "id", cJSON_Parse(sig->request_id));
+    if (accept && strcmp(sig->method, "confirm") == 0)
+        cJSON_AddBoolToObject(m, "confirmed", 1);
+    else if (accept && strcmp(sig->method, "select") == 0 && sig->params_json)
+        cJSON_AddStringToObject(m, "value", sig->params_json);
+    else
+        accept = 0, cJSON_AddBoolToObject(m, "cancelled", 1);
+    put_line(out, m);
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
+    ev.approval_kind = sig->approval_kind;
+    ev.summary = sig->summary;
+    ev.decision = accept ? "accept" : "decline";
+    ev.by = "policy";
+    sink->event(sink->data, &ev);
+}
+
+static void pi_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *out,
+                         const struct bt_parser_sink *sink)
+{
+    struct pi_runner *r = st;
+    if (sig->type == BT_SIGNAL_RESPONSE)
+        on_response(r, sig, sink);
+    else if (sig->type == BT_SIGNAL_REQUEST && sig->method && sig->request_id)
+        on_dialog(r, sig, out, sink);
+}
+
+static int pi_interrupt(void *st, struct bt_buf *out)
+{
+    struct pi_runner *r = st;
+    if (r->aborted)
+        return -ENOTSUP;
+    put_line(out, command(BT_PI_ID_ABORT, "abort"));
+    r->aborted = 1;
+    return 0;
+}
+
+const struct bt_runner_ops bt_runner_pi = {
+    .coder = "pi",
+    .bin_name = "pi",
+    .bin_env = "BATON_PI_BIN",
+    .stdin_pipe = 1,
+    .parse_version = pi_parse_version,
+    .build_argv = pi_build_argv,
+    .new_session_path = pi_new_session_path,
+    .create = pi_create,
+    .destroy = pi_destroy,
+    .start = pi_start,
+    .on_signal = pi_on_signal,
+    .interrupt = pi_interrupt,
+};

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pi runner: the write side of `pi --mode rpc` (pi 0.73.1; commands in the
+ * package's docs/rpc.md, observations in docs/pi.md).
+ *
+ * argv: --mode rpc [--provider P] [--model M] --session <session file>.
+ * The native session is pi's session *file*: baton chooses its path on the
+ * first turn, in pi's own sessions directory for the conversation's cwd
+ * ($PI_CODING_AGENT_DIR or ~/.pi/agent, then sessions/--<cwd>--/), so
+ * `pi --session <file>` in a terminal finds it. A later turn passes the same
+ * path, never a bare id: a bare id from another directory makes pi ask a
+ * question on stdin and exit.
+ *
+ * Commands, with fixed string ids so recordings replay by id:
+ *   "1" get_state (session id and file, model context window)
+ *   "2" set_auto_retry {enabled:false}, only with --no-retry: pi 0.73.1
+ *       saves this in its settings.json, so baton leaves it alone otherwise
+ *   "3" prompt {message}
+ *   "4" abort
+ * Extension UI dialogs are answered by the approval policy.
+ */
+#ifndef BT_RUNNER_PI_H
+#define BT_RUNNER_PI_H
+
+#include "runner.h"
+
+enum {
+    BT_PI_ID_STATE = 1,
+    BT_PI_ID_RETRY = 2,
+    BT_PI_ID_PROMPT = 3,
+    BT_PI_ID_ABORT = 4,
+};
+
+extern const struct bt_runner_ops bt_runner_pi;
+
+#endif
