@@ -21,25 +21,44 @@ static int pi_parse_version(const char *text, char **version)
     return *version ? 0 : BT_EPROTO;
 }
 
-/* -m accepts "provider/model" as well as a bare model id. */
+/* A value that cannot be taken for a flag or split by pi's argument
+ * parser: non-empty, no leading '-', no whitespace or control bytes. */
+static int value_ok(const char *v)
+{
+    if (!v || !*v || *v == '-')
+        return 0;
+    for (; *v; v++)
+        if ((unsigned char)*v <= ' ' || *v == 0x7f)
+            return 0;
+    return 1;
+}
+
+/* pi 0.73.1 takes "--flag value" only ("--flag=value" is refused as an
+ * unknown option), so every value is checked by value_ok first. -m accepts
+ * "provider/model" as well as a bare model id. */
 static int pi_build_argv(const struct bt_runner_config *cfg, struct bt_strv *argv)
 {
     const char *path = cfg->native_session_path;
     if (!path || path[0] != '/')
         return -EINVAL; /* always a file path: a bare id can make pi ask on stdin */
+    if (cfg->model && !value_ok(cfg->model))
+        return -EINVAL;
     bt_strv_push(argv, "--mode");
     bt_strv_push(argv, "rpc");
     if (cfg->model) {
         const char *slash = strchr(cfg->model, '/');
         if (slash && slash != cfg->model && slash[1]) {
-            bt_strv_push_take(
-                argv, bt_xasprintf("--provider=%.*s", (int)(slash - cfg->model), cfg->model));
-            bt_strv_pushf(argv, "--model=%s", slash + 1);
+            bt_strv_push(argv, "--provider");
+            bt_strv_push_take(argv, bt_xstrndup(cfg->model, (size_t)(slash - cfg->model)));
+            bt_strv_push(argv, "--model");
+            bt_strv_push(argv, slash + 1);
         } else {
-            bt_strv_pushf(argv, "--model=%s", cfg->model);
+            bt_strv_push(argv, "--model");
+            bt_strv_push(argv, cfg->model);
         }
     }
-    bt_strv_pushf(argv, "--session=%s", path);
+    bt_strv_push(argv, "--session");
+    bt_strv_push(argv, path);
     return 0;
 }
 
