@@ -29,9 +29,9 @@ static struct {
     char *dir; /* scratch root (inside the build tree: codex refuses /tmp) */
     char *log; /* stand-in request log */
     pid_t standin;
-    char *env[8]; /* CODEX_HOME, HOME, BATON_HOME, BATON_CODEX_BIN, NO_COLOR */
-    char *work;   /* project dir for runs */
-    char *other;  /* a different dir for `send` */
+    char *env[24]; /* the env script's lines, BATON_HOME, the coder bin, NO_COLOR */
+    char *work;    /* project dir for runs */
+    char *other;   /* a different dir for `send` */
 } g;
 
 static char *read_port(const char *path)
@@ -63,8 +63,11 @@ static int codex_env(const char *port, int *k)
         bt_test_result_release(&res);
         return -1;
     }
-    for (char *line = strtok(res.out.data, "\n"); line; line = strtok(NULL, "\n"))
+    /* three more entries follow these lines */
+    for (char *line = strtok(res.out.data, "\n"); line; line = strtok(NULL, "\n")) {
+        assert_true(*k + 3 < (int)BT_ARRAY_SIZE(g.env));
         g.env[(*k)++] = bt_xstrdup(line);
+    }
     bt_test_result_release(&res);
     return 0;
 }
