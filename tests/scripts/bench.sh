@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # bench.sh: build and run the benchmarks in tests/bench; prints figures
-# against the targets in DESIGN.md ("Performance targets"). Never fails on
+# against the targets in DESIGN.md ("Performance targets"), with a Node
+# client's figure on the same recorded stream beside baton's. Never fails on
 # speed.
 #
 # usage: bench.sh [BUILD_DIR]
@@ -11,3 +12,8 @@ top="$(cd "$(dirname "$0")/../.." && pwd -P)"
 build="${1:-$top/build}"
 bash "$top/tests/scripts/build.sh" "$build" >/dev/null
 "$build/tests/bench/bench-pipeline"
+if command -v node >/dev/null 2>&1; then
+    node "$top/tests/bench/reference-node.js" "$top/fixtures/pi/0.73.1/large.jsonl.gz"
+else
+    echo "  reference: node is not installed, skipped"
+fi
