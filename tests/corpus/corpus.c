@@ -47,6 +47,7 @@ struct corpus_case {
     char *args[MAX_LIST];
     int nargs;
     char *stdin_text;
+    char *coder;     /* "codex" (default) or "pi" */
     int expect_exit; /* -1: not checked */
     char *status, *error_kind, *final_text, *final_contains, *stdout_lacks;
     struct count counts[MAX_LIST];
@@ -100,6 +101,8 @@ static void parse_line(struct corpus_case *c, const char *line)
         bt_buf_addf(&c->script, "%s\n", v), free(v);
     else if ((v = value_of(line, "stdin")))
         c->stdin_text = v;
+    else if ((v = value_of(line, "coder")))
+        c->coder = v;
     else if ((v = value_of(line, "expect-exit")))
         c->expect_exit = (int)strtol(v, NULL, 10), free(v);
     else if ((v = value_of(line, "expect-status")))
@@ -154,9 +157,12 @@ static char *write_file(const char *dir, const char *name, const char *data, siz
     return path;
 }
 
-/* The coder: the fake coder replaying a file, or a shell script. */
+/* The coder: the fake coder replaying a file, or a shell script, standing
+ * in for codex or (coder: pi) for pi, whose session files go under dir. */
 static char *coder_env(struct corpus_case *c, const char *dir, char **replay_env)
 {
+    int pi = c->coder && strcmp(c->coder, "pi") == 0;
+    const char *var = pi ? "BATON_PI_BIN" : "BATON_CODEX_BIN";
     *replay_env = NULL;
     if (c->script.len) {
         struct bt_buf s = BT_BUF_INIT;
@@ -165,7 +171,7 @@ static char *coder_env(struct corpus_case *c, const char *dir, char **replay_env
         bt_buf_add(&s, c->script.data, c->script.len);
         char *path = write_file(dir, "coder.sh", s.data, s.len, 0700);
         bt_buf_release(&s);
-        char *kv = bt_xasprintf("BATON_CODEX_BIN=%s", path);
+        char *kv = bt_xasprintf("%s=%s", var, path);
         free(path);
         return kv;
     }
@@ -177,7 +183,7 @@ static char *coder_env(struct corpus_case *c, const char *dir, char **replay_env
     } else if (c->replay) {
         *replay_env = bt_xasprintf("FAKE_CODER_REPLAY=%s", c->replay);
     }
-    return bt_xstrdup("BATON_CODEX_BIN=" FAKE);
+    return bt_xasprintf("%s=%s", var, FAKE);
 }
 
 static const char *type_of(const cJSON *ev)
@@ -280,6 +286,7 @@ static void run_case(void **state)
     env[k++] = coder_env(c, dir, &replay_env);
     env[k++] = bt_xasprintf("BATON_HOME=%s", home);
     env[k++] = bt_xstrdup("NO_COLOR=1");
+    env[k++] = bt_xasprintf("PI_CODING_AGENT_DIR=%s/pi-agent", dir);
     if (replay_env)
         env[k++] = replay_env;
     for (int i = 0; i < c->nenv; i++)
@@ -328,6 +335,7 @@ static int release_case(void **state)
     for (int i = 0; i < c->nargs; i++)
         free(c->args[i]);
     free(c->stdin_text);
+    free(c->coder);
     free(c->status);
     free(c->error_kind);
     free(c->final_text);
