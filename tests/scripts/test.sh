@@ -2,26 +2,65 @@
 # SPDX-License-Identifier: MIT
 #
 # test.sh: the whole test suite, from a fresh Debian machine: installs the
-# missing Debian packages, builds, installs the pinned coder CLIs from npm
-# into the test cache, and runs every ctest (unit, golden, integration,
-# live). Live tests whose prerequisites are missing report "Skipped", never
-# "Passed".
+# missing Debian packages, builds with -Werror, installs the pinned coder
+# CLIs from npm into the test cache, runs every ctest (unit, golden,
+# integration, corpus, live), then the other gates: static checks, the suite
+# under ASan+UBSan, under valgrind, and the fuzzers for a fixed time. Each
+# gate prints "gate NAME: ..." with its counts; a summary ends the log. Live
+# tests whose prerequisites are missing report "Skipped", never "Passed".
 #
-# usage: test.sh [ctest options...]     e.g. test.sh -L unit
+# usage: test.sh                    every gate
+#        test.sh [ctest options]    only the ctest suite, e.g. test.sh -L unit
 # env:   BATON_CACHE  cache for npm packages (default ~/.cache/baton)
-set -euo pipefail
+#        BATON_FUZZ_SECONDS  time per fuzz target (default 60)
+set -uo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
 build="$top/build"
+scripts="$top/tests/scripts"
+summary=()
+failed=0
 
-bash "$top/tests/scripts/deps.sh"
-bash "$top/tests/scripts/build.sh" "$build"
+gate() { # NAME COMMAND...: run a gate, keep its result for the summary
+    local name="$1" start=$SECONDS rc
+    shift
+    echo "=== gate $name"
+    "$@"
+    rc=$?
+    summary+=("$(printf '%-12s %-6s %4ss' "$name" "$([ $rc -eq 0 ] && echo passed || echo FAILED)" $((SECONDS - start)))")
+    [ $rc -eq 0 ] || failed=1
+    return $rc
+}
 
-if codex_bin="$(bash "$top/tests/scripts/install-codex.sh")"; then
+bash "$scripts/deps.sh" || exit 1
+gate build bash "$scripts/build.sh" "$build" -DBATON_WERROR=ON || exit 1
+
+if codex_bin="$(bash "$scripts/install-codex.sh")"; then
     export BATON_TEST_CODEX_BIN="$codex_bin"
 else
     echo "test: the codex CLI could not be installed; live codex tests will be skipped" >&2
 fi
+if pi_bin="$(bash "$scripts/install-pi.sh")"; then
+    export BATON_TEST_PI_BIN="$pi_bin"
+else
+    echo "test: the pi CLI could not be installed; live pi tests will be skipped" >&2
+fi
 
-cd "$build"
-ctest --output-on-failure --timeout 600 -j2 "$@"
+run_ctest() { (cd "$build" && ctest --output-on-failure --timeout 600 -j2 "$@"); }
+
+if [ $# -gt 0 ]; then
+    run_ctest "$@"
+    exit $?
+fi
+
+gate tests run_ctest
+gate lint bash "$scripts/lint.sh" "$build"
+gate asan bash "$scripts/asan.sh" "$top/build-asan"
+gate valgrind bash "$scripts/valgrind.sh" "$build"
+gate fuzz bash "$scripts/fuzz.sh" "${BATON_FUZZ_SECONDS:-60}" "$top/build-fuzz"
+
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+n_failed=$(printf '%s\n' "${summary[@]}" | grep -c FAILED)
+echo "gates: $((${#summary[@]} - n_failed)) passed, $n_failed failed"
+exit $failed

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* support: helpers for integration and live tests (see support.h). */
-#define _GNU_SOURCE /* pipe2, nftw */
+#define _GNU_SOURCE /* pipe2, nftw, execvpe */
 #include "support.h"
 
 #include <errno.h>
@@ -41,6 +41,35 @@ static char **merged_env(const char *const *extra)
     return env;
 }
 
+/* argv with the words of $BATON_TEST_WRAPPER (split on spaces) in front
+ * when argv[0] is the baton binary; argv itself otherwise. Called in the
+ * child between fork and exec: what it allocates goes with the exec. */
+static char *const *wrapped_argv(const char *const *argv)
+{
+    const char *w = getenv("BATON_TEST_WRAPPER");
+    size_t len = strlen(argv[0]);
+    if (!w || !*w || len < 6 || strcmp(argv[0] + len - 6, "/baton") != 0)
+        return (char *const *)argv;
+    size_t n = 0, nw = 0;
+    while (argv[n])
+        n++;
+    char *words = bt_xstrdup(w);
+    char **av = bt_xcalloc(strlen(w) / 2 + 1 + n + 1, sizeof(char *));
+    for (char *t = strtok(words, " \t"); t; t = strtok(NULL, " \t"))
+        av[nw++] = t;
+    memcpy(av + nw, argv, n * sizeof(char *));
+    return av;
+}
+
+/* Exec argv (wrapped as above) with the "K=V" overrides; _exit(127) if it
+ * cannot. execvpe: the wrapper's first word may be a bare command name. */
+_Noreturn static void exec_with(const char *const *argv, const char *const *extra)
+{
+    char *const *av = wrapped_argv(argv);
+    execvpe(av[0], av, merged_env(extra));
+    _exit(127);
+}
+
 static void child(const struct bt_test_run *r, int in, int out, int err)
 {
     setpgid(0, 0);
@@ -49,9 +78,7 @@ static void child(const struct bt_test_run *r, int in, int out, int err)
     dup2(err, 2);
     if (r->cwd && chdir(r->cwd) != 0)
         _exit(126);
-    char **env = merged_env(r->env);
-    execve(r->argv[0], (char *const *)r->argv, env);
-    _exit(127);
+    exec_with(r->argv, r->env);
 }
 
 static int64_t now_ms(void)
@@ -151,9 +178,7 @@ pid_t bt_test_spawn_bg(const char *const *argv, const char *const *env, const ch
     int null = open("/dev/null", O_RDONLY);
     dup2(null, 0);
     dup2(fd, 1);
-    char **e = merged_env(env);
-    execve(argv[0], (char *const *)argv, e);
-    _exit(127);
+    exec_with(argv, env);
 }
 
 size_t bt_test_json_lines(const char *text, cJSON ***lines)

@@ -31,11 +31,22 @@ struct bt_test_result {
 };
 
 /* Run and wait. Returns 0, or -1 if it could not start. Release with
- * bt_test_result_release. */
+ * bt_test_result_release.
+ *
+ * BATON_TEST_WRAPPER: when this environment variable is set and argv[0]
+ * ends in "/baton", bt_test_exec and bt_test_spawn_bg run the words of its
+ * value (split on spaces and tabs, no quoting; the first is looked up in
+ * PATH) in front of argv, e.g.
+ *   BATON_TEST_WRAPPER="valgrind -q --error-exitcode=99 --trace-children=no"
+ * runs each baton process under memcheck (tests/scripts/valgrind.sh). Other
+ * programs (the fake coder, shell scripts, the stand-in) are never wrapped.
+ * The pid, signals and the exit code are the wrapper's, which for valgrind
+ * are baton's own. */
 int bt_test_exec(const struct bt_test_run *r, struct bt_test_result *res);
 void bt_test_result_release(struct bt_test_result *res);
 
-/* Start a program in the background with stdout to a file; returns pid. */
+/* Start a program in the background with stdout to a file; returns pid.
+ * Wrapped like bt_test_exec. */
 pid_t bt_test_spawn_bg(const char *const *argv, const char *const *env, const char *out_path);
 
 /* Parse every line of text as JSON; returns the count, fills *lines (array
