@@ -397,8 +397,8 @@ static void resumed(const struct bt_parser_sink *sink)
 static void on_retry(struct pi_parser *p, const cJSON *msg, int start,
                      const struct bt_parser_sink *sink)
 {
-    char text[512];
     if (start) {
+        char text[512];
         const char *err = jstr(msg, "errorMessage");
         snprintf(text, sizeof(text), "pi is retrying (attempt %lld of %lld): %s",
                  (long long)jcount(msg, "attempt"), (long long)jcount(msg, "maxAttempts"),

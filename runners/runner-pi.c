@@ -70,7 +70,7 @@ static char *cwd_dir_name(const char *cwd)
     struct bt_buf b = BT_BUF_INIT;
     bt_buf_adds(&b, "--");
     for (const char *c = cwd[0] == '/' ? cwd + 1 : cwd; *c; c++)
-        bt_buf_addc(&b, *c == '/' || *c == '\\' || *c == ':' ? '-' : *c);
+        bt_buf_addc(&b, (char)(*c == '/' || *c == '\\' || *c == ':' ? '-' : *c));
     bt_buf_adds(&b, "--");
     return bt_buf_detach(&b, NULL);
 }

@@ -27,16 +27,24 @@ echo "gate clang-format: ${#files[@]} files, $fmt findings"
 [ -f "$build/compile_commands.json" ] || { echo "lint: no $build/compile_commands.json"; exit 1; }
 log="$(mktemp)"
 run-clang-tidy -p "$build" -quiet -j "$(nproc)" "$top/(src|runners|parsers|tests)/" >"$log" 2>&1
-tidy=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^/.*: (warning|error):' | sort -u | tee /dev/stderr | wc -l)
+# (findings are copied to stderr through the open descriptor: "tee
+# /dev/stderr" would reopen, and so truncate, a log file stderr points at)
+sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^/.*: (warning|error):' | sort -u >"$log.found"
+cat "$log.found" >&2
+tidy=$(wc -l <"$log.found")
 units=$(grep -c '"file"' "$build/compile_commands.json")
 echo "gate clang-tidy: $units translation units, $tidy findings"
 [ "$tidy" -eq 0 ] || failed=1
-rm -f "$log"
+rm -f "$log" "$log.found"
 
 # cppcheck: warnings, style, performance, portability
-cpp=$(cppcheck --enable=warning,style,performance,portability --std=c11 --inline-suppr \
+found="$(mktemp)"
+cppcheck --enable=warning,style,performance,portability --std=c11 --inline-suppr \
     --quiet --template='{file}:{line}: {severity}: {message} [{id}]' \
-    -I src -I runners -I parsers src runners parsers tests 2>&1 | tee /dev/stderr | grep -c ': ')
+    -I src -I runners -I parsers src runners parsers tests >"$found" 2>&1
+cat "$found" >&2
+cpp=$(grep -c ': ' "$found")
+rm -f "$found"
 echo "gate cppcheck: $(printf '%s\n' "${files[@]}" | grep -c '\.c$') files, $cpp findings"
 [ "$cpp" -eq 0 ] || failed=1
 exit $failed

@@ -177,7 +177,7 @@ static void test_large_answer_text(void **state)
     }
     gzclose(gz);
     bt_framer_finish(&f);
-    assert_true(total > 40u * 1000 * 1000); /* tens of MB of stdout */
+    assert_true(total > (size_t)40 * 1000 * 1000); /* tens of MB of stdout */
     assert_true(r.ended);
     char *got = bt_answer_text(&r.answer);
     char *want = coder_text(&r.last_end);
