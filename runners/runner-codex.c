@@ -54,16 +54,6 @@ static void codex_destroy(void *st)
     free(r);
 }
 
-/* Append one message object as a line, and free it. */
-static void put_line(struct bt_buf *out, cJSON *msg)
-{
-    char *s = cJSON_PrintUnformatted(msg);
-    bt_buf_adds(out, s);
-    bt_buf_addc(out, '\n');
-    cJSON_free(s);
-    cJSON_Delete(msg);
-}
-
 static cJSON *request(struct codex_runner *r, int id, const char *method, cJSON **params)
 {
     r->sent |= 1u << id;
@@ -83,7 +73,7 @@ static void codex_start(void *st, struct bt_buf *out)
     cJSON_AddStringToObject(info, "name", "baton");
     cJSON_AddStringToObject(info, "title", "baton");
     cJSON_AddStringToObject(info, "version", BATON_VERSION);
-    put_line(out, m);
+    bt_runner_put_json(out, m);
 }
 
 static const char *approval_policy(enum bt_approval a)
@@ -109,7 +99,7 @@ static void send_thread(struct codex_runner *r, struct bt_buf *out)
     cJSON_AddStringToObject(params, "sandbox", "workspace-write");
     if (r->cfg->model)
         cJSON_AddStringToObject(params, "model", r->cfg->model);
-    put_line(out, m);
+    bt_runner_put_json(out, m);
 }
 
 static void send_turn(struct codex_runner *r, struct bt_buf *out)
@@ -122,15 +112,7 @@ static void send_turn(struct codex_runner *r, struct bt_buf *out)
     cJSON_AddStringToObject(text, "type", "text");
     cJSON_AddStringToObject(text, "text", r->cfg->prompt ? r->cfg->prompt : "");
     cJSON_AddItemToArray(input, text);
-    put_line(out, m);
-}
-
-static void fail(const struct bt_parser_sink *sink, const char *kind, const char *message)
-{
-    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = BT_TURN_FAILED};
-    sig.error_kind = kind;
-    sig.message = message;
-    sink->signal(sink->data, &sig);
+    bt_runner_put_json(out, m);
 }
 
 static void on_thread(struct codex_runner *r, const struct bt_signal *sig, struct bt_buf *out,
@@ -139,14 +121,14 @@ static void on_thread(struct codex_runner *r, const struct bt_signal *sig, struc
     int resumed = r->cfg->native_session_id != NULL;
     if (!sig->is_error && sig->session_id && !bt_runner_id_ok(sig->session_id)) {
         /* it could not be passed back safely on the next turn */
-        fail(sink, "protocol_mismatch", "codex named a thread id baton cannot use");
+        bt_runner_fail(sink, "protocol_mismatch", "codex named a thread id baton cannot use");
         return;
     }
     if (sig->is_error || !sig->session_id) {
         struct bt_buf msg = BT_BUF_INIT;
         bt_buf_addf(&msg, "codex could not %s the thread%s%s", resumed ? "resume" : "start",
                     sig->error_message ? ": " : "", sig->error_message ? sig->error_message : "");
-        fail(sink, resumed ? "resume_failed" : "protocol_mismatch", msg.data);
+        bt_runner_fail(sink, resumed ? "resume_failed" : "protocol_mismatch", msg.data);
         bt_buf_release(&msg);
         return;
     }
@@ -182,7 +164,7 @@ static void on_response(struct codex_runner *r, const struct bt_signal *sig, str
     switch (sig->id) {
     case BT_CODEX_ID_INITIALIZE:
         if (sig->is_error)
-            fail(sink, "protocol_mismatch", "codex refused the initialize handshake");
+            bt_runner_fail(sink, "protocol_mismatch", "codex refused the initialize handshake");
         else
             send_thread(r, out);
         break;
@@ -192,7 +174,7 @@ static void on_response(struct codex_runner *r, const struct bt_signal *sig, str
             struct bt_buf msg = BT_BUF_INIT;
             bt_buf_addf(&msg, "codex refused the turn: %s",
                         sig->error_message ? sig->error_message : "no reason given");
-            fail(sink, "protocol_mismatch", msg.data);
+            bt_runner_fail(sink, "protocol_mismatch", msg.data);
             bt_buf_release(&msg);
         } else if (sig->turn_id) {
             free(r->turn_id);
@@ -216,7 +198,7 @@ static void answer(const struct bt_signal *sig, cJSON *result, struct bt_buf *ou
     cJSON *m = cJSON_CreateObject();
     cJSON_AddItemToObject(m, "id", cJSON_Parse(sig->request_id));
     cJSON_AddItemToObject(m, "result", result);
-    put_line(out, m);
+    bt_runner_put_json(out, m);
 }
 
 static void answer_error(const struct bt_signal *sig, int code, const char *message,
@@ -227,7 +209,7 @@ static void answer_error(const struct bt_signal *sig, int code, const char *mess
     cJSON *e = cJSON_AddObjectToObject(m, "error");
     cJSON_AddNumberToObject(e, "code", code);
     cJSON_AddStringToObject(e, "message", message);
-    put_line(out, m);
+    bt_runner_put_json(out, m);
 }
 
 static void resolved(const struct bt_signal *sig, const char *decision,
@@ -291,7 +273,7 @@ static int codex_interrupt(void *st, struct bt_buf *out)
     cJSON *m = request(r, BT_CODEX_ID_INTERRUPT, "turn/interrupt", &params);
     cJSON_AddStringToObject(params, "threadId", r->thread_id);
     cJSON_AddStringToObject(params, "turnId", r->turn_id);
-    put_line(out, m);
+    bt_runner_put_json(out, m);
     r->interrupted = 1;
     return 0;
 }

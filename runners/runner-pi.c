@@ -119,15 +119,6 @@ static void pi_destroy(void *st)
     free(st);
 }
 
-static void put_line(struct bt_buf *out, cJSON *msg)
-{
-    char *s = cJSON_PrintUnformatted(msg);
-    bt_buf_adds(out, s);
-    bt_buf_addc(out, '\n');
-    cJSON_free(s);
-    cJSON_Delete(msg);
-}
-
 static cJSON *command(int id, const char *type)
 {
     cJSON *m = cJSON_CreateObject();
@@ -142,30 +133,22 @@ static cJSON *command(int id, const char *type)
 static void pi_start(void *st, struct bt_buf *out)
 {
     struct pi_runner *r = st;
-    put_line(out, command(BT_PI_ID_STATE, "get_state"));
+    bt_runner_put_json(out, command(BT_PI_ID_STATE, "get_state"));
     if (r->cfg->no_retry) {
         cJSON *m = command(BT_PI_ID_RETRY, "set_auto_retry");
         cJSON_AddBoolToObject(m, "enabled", 0);
-        put_line(out, m);
+        bt_runner_put_json(out, m);
     }
     cJSON *p = command(BT_PI_ID_PROMPT, "prompt");
     cJSON_AddStringToObject(p, "message", r->cfg->prompt ? r->cfg->prompt : "");
-    put_line(out, p);
-}
-
-static void fail(const struct bt_parser_sink *sink, const char *kind, const char *message)
-{
-    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = BT_TURN_FAILED};
-    sig.error_kind = kind;
-    sig.message = message;
-    sink->signal(sink->data, &sig);
+    bt_runner_put_json(out, p);
 }
 
 static void on_state(struct pi_runner *r, const struct bt_signal *sig,
                      const struct bt_parser_sink *sink)
 {
     if (sig->is_error || !sig->session_id) {
-        fail(sink, "resume_failed", "pi could not open the conversation's session");
+        bt_runner_fail(sink, "resume_failed", "pi could not open the conversation's session");
         return;
     }
     struct bt_event ev;
@@ -187,7 +170,7 @@ static void on_response(struct pi_runner *r, const struct bt_signal *sig,
         struct bt_buf msg = BT_BUF_INIT;
         bt_buf_addf(&msg, "pi refused the prompt: %s",
                     sig->error_message ? sig->error_message : "no reason given");
-        fail(sink, "protocol_mismatch", msg.data);
+        bt_runner_fail(sink, "protocol_mismatch", msg.data);
         bt_buf_release(&msg);
     } else if (sig->id == BT_PI_ID_PROMPT) {
         r->prompted = 1;
@@ -210,7 +193,7 @@ static void on_dialog(struct pi_runner *r, const struct bt_signal *sig, struct b
         cJSON_AddStringToObject(m, "value", sig->params_json);
     else
         accept = 0, cJSON_AddBoolToObject(m, "cancelled", 1);
-    put_line(out, m);
+    bt_runner_put_json(out, m);
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
     ev.approval_kind = sig->approval_kind;
@@ -235,7 +218,7 @@ static int pi_interrupt(void *st, struct bt_buf *out)
     struct pi_runner *r = st;
     if (r->aborted)
         return -ENOTSUP;
-    put_line(out, command(BT_PI_ID_ABORT, "abort"));
+    bt_runner_put_json(out, command(BT_PI_ID_ABORT, "abort"));
     r->aborted = 1;
     return 0;
 }

@@ -2,6 +2,7 @@
 /* runner-util: helpers shared by every coder's runner. */
 #include "runner.h"
 
+#include <cjson/cJSON.h>
 #include <ctype.h>
 #include <string.h>
 
@@ -39,4 +40,21 @@ char *bt_runner_find_version(const char *text)
         p = q - 1 >= p ? q - 1 : p;
     }
     return NULL;
+}
+
+void bt_runner_put_json(struct bt_buf *out, struct cJSON *msg)
+{
+    char *s = cJSON_PrintUnformatted(msg);
+    bt_buf_adds(out, s);
+    bt_buf_addc(out, '\n');
+    cJSON_free(s);
+    cJSON_Delete(msg);
+}
+
+void bt_runner_fail(const struct bt_parser_sink *sink, const char *kind, const char *message)
+{
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = BT_TURN_FAILED};
+    sig.error_kind = kind;
+    sig.message = message;
+    sink->signal(sink->data, &sig);
 }
