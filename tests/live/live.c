@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* live: the harness shared by the live tests (see live.h). */
+#include "live.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define BATON BT_BINARY_DIR "/baton"
+#define STANDIN BT_BINARY_DIR "/tests/standin/baton-standin"
+
+struct bt_live bt_live;
+
+static char *read_port(const char *path)
+{
+    for (int i = 0; i < 200; i++) {
+        size_t len;
+        char *s = bt_test_slurp(path, &len);
+        if (s && len) {
+            s[strcspn(s, "\n")] = '\0';
+            return s;
+        }
+        free(s);
+        usleep(20000);
+    }
+    return NULL;
+}
+
+/* Run the env script and keep its KEY=VALUE lines. */
+static void env_script_lines(const char *script, const char *home, const char *port, int *k)
+{
+    char *dir = bt_xasprintf("%s/%s", bt_live.dir, home);
+    const char *argv[] = {"/bin/bash", script, dir, port, NULL};
+    struct bt_test_run r = {.argv = argv, .timeout_s = 60};
+    struct bt_test_result res;
+    assert_int_equal(bt_test_exec(&r, &res), 0);
+    free(dir);
+    if (res.exit_code)
+        fail_msg("%s failed: %s", script, res.err.data);
+    /* three more entries follow these lines */
+    for (char *line = strtok(res.out.data, "\n"); line; line = strtok(NULL, "\n")) {
+        assert_true(*k + 3 < (int)BT_ARRAY_SIZE(bt_live.env));
+        bt_live.env[(*k)++] = bt_xstrdup(line);
+    }
+    bt_test_result_release(&res);
+}
+
+void bt_live_setup(const char *prefix, const char *env_script, const char *home,
+                   const char *bin_var, const char *bin)
+{
+    struct bt_live *g = &bt_live;
+    g->dir = bt_test_mkdtemp(BT_BINARY_DIR, prefix);
+    assert_non_null(g->dir);
+    char *portfile = bt_xasprintf("%s/port", g->dir);
+    g->log = bt_xasprintf("%s/standin.log", g->dir);
+    char *out = bt_xasprintf("%s/standin.out", g->dir);
+    const char *argv[] = {STANDIN, "--port-file", portfile, "--log", g->log, NULL};
+    g->standin = bt_test_spawn_bg(argv, NULL, out);
+    char *port = read_port(portfile);
+    assert_non_null(port);
+    int k = 0;
+    env_script_lines(env_script, home, port, &k);
+    g->env[k++] = bt_xasprintf("BATON_HOME=%s/baton-home", g->dir);
+    g->env[k++] = bt_xasprintf("%s=%s", bin_var, bin);
+    g->env[k++] = bt_xstrdup("NO_COLOR=1");
+    g->work = bt_xasprintf("%s/work", g->dir);
+    g->other = bt_xasprintf("%s/other", g->dir);
+    mkdir(g->work, 0700);
+    mkdir(g->other, 0700);
+    free(port);
+    free(portfile);
+    free(out);
+}
+
+void bt_live_teardown(void)
+{
+    struct bt_live *g = &bt_live;
+    kill(g->standin, SIGTERM);
+    waitpid(g->standin, NULL, 0);
+    bt_test_rmdir(g->dir);
+    free(g->dir);
+    free(g->log);
+    free(g->work);
+    free(g->other);
+    for (size_t i = 0; i < BT_ARRAY_SIZE(g->env); i++)
+        free(g->env[i]);
+    memset(g, 0, sizeof(*g));
+}
+
+void bt_live_baton(const char *cwd, const char *const *args, struct bt_test_result *res,
+                   int sigint_ms)
+{
+    const char *argv[16] = {BATON};
+    size_t n = 1;
+    for (; args[n - 1] && n < 15; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    struct bt_test_run r = {.argv = argv,
+                            .env = (const char *const *)bt_live.env,
+                            .cwd = cwd,
+                            .timeout_s = 120,
+                            .send_sigint_after_ms = sigint_ms};
+    assert_int_equal(bt_test_exec(&r, res), 0);
+    assert_false(res->timed_out);
+    if (res->exit_code != 0 && res->exit_code != 130) /* say why, for a failing case */
+        print_message("baton exited %d: %s\n", res->exit_code, res->err.data);
+}
+
+const char *bt_live_type(const cJSON *ev)
+{
+    return bt_test_jstr(ev, "type");
+}
+
+/* The stream invariants every run must hold: only JSON lines, seq rising
+ * by 1 from 1, turn.started first, one turn.completed, last. */
+size_t bt_live_stream(const char *out, cJSON ***lines)
+{
+    size_t n = bt_test_json_lines(out, lines);
+    assert_true(n >= 2);
+    int completed = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_non_null((*lines)[i]);
+        const cJSON *seq = cJSON_GetObjectItem((*lines)[i], "seq");
+        assert_int_equal((int64_t)seq->valuedouble, (int64_t)i + 1);
+        completed += strcmp(bt_live_type((*lines)[i]), "turn.completed") == 0;
+    }
+    assert_string_equal(bt_live_type((*lines)[0]), "turn.started");
+    assert_string_equal(bt_live_type((*lines)[n - 1]), "turn.completed");
+    assert_int_equal(completed, 1);
+    return n;
+}
+
+const char *bt_live_status(cJSON **lines, size_t n)
+{
+    return bt_test_jstr(lines[n - 1], "status");
+}
+
+const char *bt_live_item_kind(const cJSON *ev)
+{
+    return bt_test_jstr(cJSON_GetObjectItem(ev, "item"), "kind");
+}
+
+/* The completed command item of a stream, or NULL. */
+const cJSON *bt_live_command_item(cJSON **lines, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(bt_live_type(lines[i]), "item.completed") == 0 &&
+            strcmp(bt_live_item_kind(lines[i]), "command") == 0)
+            return cJSON_GetObjectItem(lines[i], "item");
+    return NULL;
+}
+
+/* The last request the stand-in received. */
+char *bt_live_last_request(void)
+{
+    size_t len;
+    char *log = bt_test_slurp(bt_live.log, &len);
+    assert_non_null(log);
+    while (len && log[len - 1] == '\n')
+        log[--len] = '\0';
+    char *last = strrchr(log, '\n');
+    char *copy = bt_xstrdup(last ? last + 1 : log);
+    free(log);
+    return copy;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * live: the harness shared by the live tests of every coder: a stand-in
+ * model endpoint on 127.0.0.1, the coder's offline environment made by its
+ * tests/live/<coder>-env.sh, the real baton binary run in it, and the checks
+ * every --json stream must pass.
+ */
+#ifndef BT_LIVE_H
+#define BT_LIVE_H
+
+#include <cjson/cJSON.h>
+#include <sys/types.h>
+
+#include "support.h"
+
+struct bt_live {
+    char *dir;     /* scratch root, in the build tree (codex refuses /tmp) */
+    char *log;     /* the stand-in's request log */
+    pid_t standin; /* the stand-in's pid */
+    char *env[24]; /* the env script's lines, BATON_HOME, the coder bin, NO_COLOR */
+    char *work;    /* project directory for runs */
+    char *other;   /* another directory, for `send` */
+};
+
+/* One live test program has one harness. */
+extern struct bt_live bt_live;
+
+/* Start the stand-in, run env_script (tests/live/<coder>-env.sh DIR PORT)
+ * with DIR = <scratch>/<home>, and add BATON_HOME, bin_var=<bin> and
+ * NO_COLOR. prefix names the scratch directory. */
+void bt_live_setup(const char *prefix, const char *env_script, const char *home,
+                   const char *bin_var, const char *bin);
+void bt_live_teardown(void);
+
+/* Run baton with args (NULL-terminated, without argv[0]) in cwd; a SIGINT
+ * after sigint_ms when > 0. Prints baton's stderr for a failing exit. */
+void bt_live_baton(const char *cwd, const char *const *args, struct bt_test_result *res,
+                   int sigint_ms);
+
+/* The invariants of every --json stream (only JSON lines, seq 1..n,
+ * turn.started first, exactly one turn.completed last); returns the number
+ * of events, *lines to free with bt_test_lines_free. */
+size_t bt_live_stream(const char *out, cJSON ***lines);
+
+const char *bt_live_type(const cJSON *ev);
+const char *bt_live_item_kind(const cJSON *ev);
+const char *bt_live_status(cJSON **lines, size_t n);
+/* The completed command item of a stream, or NULL. */
+const cJSON *bt_live_command_item(cJSON **lines, size_t n);
+/* The body of the last request the stand-in received; caller frees. */
+char *bt_live_last_request(void);
+
+#endif
