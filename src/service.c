@@ -151,8 +151,9 @@ static void finish_run(struct turn_ctx *c, const struct bt_turn_result *res)
 
 /* A coder whose native session is a file gets its path chosen by baton on
  * the first turn (where the coder's own terminal UI finds it), stored
- * before the coder starts. *path stays NULL for other coders and later
- * turns. */
+ * before the coder starts. Called once the run exists, so no other process
+ * runs a turn of this conversation meanwhile. *path stays NULL for other
+ * coders and later turns. */
 static int plan_session(struct bt_store *s, const struct bt_store_conversation *conv,
                         const struct located *l, char **path)
 {
@@ -201,7 +202,6 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
         bt_store_run_finish(s, out->run,
                             &(struct bt_store_run_end){.state = BT_STORE_RUN_FAILED,
                                                        .exit_code = BT_UNKNOWN,
-                                                       .error_kind = "not_installed",
                                                        .error_text = out->message});
         return rc;
     }
