@@ -71,12 +71,17 @@ now() { echo "${EPOCHREALTIME/,/.}"; }
 secs() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f s", b - a }'; }
 
 # The problems in one memcheck log, one line each (nothing if clean): the
-# error count, and every descriptor open at exit that was not inherited
-# (unless a signal ended the process: then nothing had a chance to close).
+# error count, and every descriptor open at exit that was not inherited.
+# A process a signal ended had no chance to free or close anything: its
+# leaks and descriptors do not count, its invalid accesses and uses of
+# uninitialised values do.
 log_problems() {
     awk '
-        /ERROR SUMMARY: [1-9]/ { sub(/^==[0-9]+== /, ""); print "memcheck: " $0 }
         /Process terminating with default action of signal/ { killed = 1 }
+        /ERROR SUMMARY: [1-9]/ && !killed { sub(/^==[0-9]+== /, ""); print "memcheck: " $0 }
+        killed && /== (Invalid (read|write|free)|Conditional jump|Use of uninitialised|Syscall param)/ {
+            sub(/^==[0-9]+== /, ""); print "memcheck (before the signal): " $0
+        }
         fd != "" { if ($0 !~ /inherited from parent/ && !killed) print "fd left open at exit: " fd; fd = "" }
         /== Open .*[0-9]+:/ { fd = $0; sub(/^==[0-9]+== /, "", fd) }
     ' "$1"
