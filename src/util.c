@@ -418,3 +418,22 @@ void bt_term_write(FILE *f, const char *str, size_t n)
     }
     fwrite(s + run, 1, n - run, f);
 }
+
+char *bt_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rbe");
+    if (!f)
+        return NULL;
+    struct bt_buf b = BT_BUF_INIT;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        bt_buf_add(&b, chunk, n);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        bt_buf_release(&b);
+        return NULL;
+    }
+    return bt_buf_detach(&b, len);
+}

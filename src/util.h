@@ -72,6 +72,11 @@ void bt_strv_pushf(struct bt_strv *sv, const char *fmt, ...) BT_PRINTF(2, 3);
 void bt_strv_push_take(struct bt_strv *sv, char *s);
 void bt_strv_release(struct bt_strv *sv);
 
+/* The whole of a file, NUL-terminated (it may hold other NULs), with its
+ * length in *len (may be NULL). NULL if it cannot be opened or read (errno
+ * says why). Caller frees. */
+char *bt_read_file(const char *path, size_t *len);
+
 /* Milliseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t bt_now_ms(void);
 /* Milliseconds from CLOCK_MONOTONIC, for durations. */

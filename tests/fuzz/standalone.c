@@ -18,19 +18,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int run_file(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    size_t len;
+    char *data = bt_read_file(path, &len);
+    if (!data) {
         fprintf(stderr, "standalone: cannot read %s\n", path);
         return 1;
     }
-    struct bt_buf b = BT_BUF_INIT;
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        bt_buf_add(&b, chunk, n);
-    fclose(f);
-    LLVMFuzzerTestOneInput((const uint8_t *)b.data, b.len);
-    bt_buf_release(&b);
+    LLVMFuzzerTestOneInput((const uint8_t *)data, len);
+    free(data);
     printf("ok %s\n", path);
     return 0;
 }

@@ -74,26 +74,12 @@ static void on_line(void *data, char *line, size_t len)
 
 static const struct bt_framer_ops framer_ops = {on_line, NULL};
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    struct bt_buf b = BT_BUF_INIT;
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        bt_buf_add(&b, chunk, n);
-    fclose(f);
-    return bt_buf_detach(&b, len);
-}
-
 /* Configure the runner as the recording's client was: <case>.input.jsonl
  * holds what it sent (a thread/resume, approval answers, the policy). */
 static void config_from_input(const char *path, struct bt_runner_config *cfg, int *interrupt)
 {
     char *in_path = bt_xasprintf("%.*s.input.jsonl", (int)(strlen(path) - 6), path);
-    char *in = slurp(in_path, NULL);
+    char *in = bt_read_file(in_path, NULL);
     *interrupt = in && strstr(in, "\"turn/interrupt\"");
     if (in && strstr(in, "\"thread/resume\""))
         cfg->native_session_id = "resumed-session";
@@ -111,7 +97,7 @@ static void config_from_input(const char *path, struct bt_runner_config *cfg, in
 static char *replay_file(const struct bt_coder *coder, const char *path)
 {
     size_t len;
-    char *input = slurp(path, &len);
+    char *input = bt_read_file(path, &len);
     if (!input)
         return NULL;
     struct replay r = {.coder = coder, .events = BT_BUF_INIT, .writes = BT_BUF_INIT};
@@ -171,7 +157,7 @@ static void test_case(void **state)
         fclose(f);
     }
     size_t len;
-    char *want = slurp(c->expected, &len);
+    char *want = bt_read_file(c->expected, &len);
     if (!want) {
         free(got);
         fail_msg("missing %s (run with --update to create it)", c->expected);

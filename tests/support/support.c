@@ -228,16 +228,7 @@ void bt_test_rmdir(const char *path)
 
 char *bt_test_slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    struct bt_buf b = BT_BUF_INIT;
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        bt_buf_add(&b, chunk, n);
-    fclose(f);
-    return bt_buf_detach(&b, len);
+    return bt_read_file(path, len);
 }
 
 const char *bt_test_jstr(const cJSON *o, const char *key)
