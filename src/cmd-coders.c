@@ -11,18 +11,11 @@
 static void print_json(const struct bt_coder *c, const char *path, const char *version)
 {
     struct bt_buf b = BT_BUF_INIT;
-    bt_buf_adds(&b, "{\"coder\":");
-    bt_json_quote(&b, c->name, strlen(c->name));
-    bt_buf_addf(&b, ",\"installed\":%s,\"path\":", path ? "true" : "false");
-    if (path)
-        bt_json_quote(&b, path, strlen(path));
-    else
-        bt_buf_adds(&b, "null");
-    bt_buf_adds(&b, ",\"version\":");
-    if (version)
-        bt_json_quote(&b, version, strlen(version));
-    else
-        bt_buf_adds(&b, "null");
+    bt_buf_addc(&b, '{');
+    bt_json_member(&b, "coder", c->name);
+    bt_buf_addf(&b, ",\"installed\":%s", path ? "true" : "false");
+    bt_json_member(&b, "path", path);
+    bt_json_member(&b, "version", version);
     bt_buf_adds(&b, "}\n");
     fputs(b.data, stdout);
     bt_buf_release(&b);

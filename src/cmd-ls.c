@@ -8,34 +8,25 @@
 #include "cmd.h"
 #include "store.h"
 
-static void add_str(struct bt_buf *b, const char *key, const char *v)
-{
-    bt_buf_addf(b, ",\"%s\":", key);
-    if (v)
-        bt_json_quote(b, v, strlen(v));
-    else
-        bt_buf_adds(b, "null");
-}
-
 static void print_json(const struct bt_store_conversation *c)
 {
     struct bt_buf b = BT_BUF_INIT;
     char ts[32];
-    bt_buf_adds(&b, "{\"id\":");
-    bt_json_quote(&b, c->id, strlen(c->id));
-    add_str(&b, "title", c->title);
-    add_str(&b, "coder", c->coder);
-    add_str(&b, "model", c->model);
-    add_str(&b, "cwd", c->cwd);
-    add_str(&b, "native_session_id", c->native_session_id);
-    add_str(&b, "status", bt_store_conv_status_name(c->status));
-    add_str(&b, "last_run", c->last_run[0] ? c->last_run : NULL);
-    add_str(&b, "last_run_state",
-            c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : NULL);
+    bt_buf_addc(&b, '{');
+    bt_json_member(&b, "id", c->id);
+    bt_json_member(&b, "title", c->title);
+    bt_json_member(&b, "coder", c->coder);
+    bt_json_member(&b, "model", c->model);
+    bt_json_member(&b, "cwd", c->cwd);
+    bt_json_member(&b, "native_session_id", c->native_session_id);
+    bt_json_member(&b, "status", bt_store_conv_status_name(c->status));
+    bt_json_member(&b, "last_run", c->last_run[0] ? c->last_run : NULL);
+    bt_json_member(&b, "last_run_state",
+                   c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : NULL);
     bt_time_rfc3339(c->created_ms, ts);
-    add_str(&b, "created", ts);
+    bt_json_member(&b, "created", ts);
     bt_time_rfc3339(c->updated_ms, ts);
-    add_str(&b, "updated", ts);
+    bt_json_member(&b, "updated", ts);
     bt_buf_adds(&b, "}\n");
     fputs(b.data, stdout);
     bt_buf_release(&b);

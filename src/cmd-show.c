@@ -9,31 +9,16 @@
 #include "cmd.h"
 #include "store.h"
 
-static void add_str(struct bt_buf *b, const char *key, const char *v)
-{
-    bt_buf_addf(b, "\"%s\":", key);
-    if (v)
-        bt_json_quote(b, v, strlen(v));
-    else
-        bt_buf_adds(b, "null");
-}
-
 static void json_conv(struct bt_buf *b, const struct bt_store_conversation *c)
 {
     bt_buf_adds(b, "{");
-    add_str(b, "id", c->id);
-    bt_buf_addc(b, ',');
-    add_str(b, "title", c->title);
-    bt_buf_addc(b, ',');
-    add_str(b, "coder", c->coder);
-    bt_buf_addc(b, ',');
-    add_str(b, "model", c->model);
-    bt_buf_addc(b, ',');
-    add_str(b, "cwd", c->cwd);
-    bt_buf_addc(b, ',');
-    add_str(b, "native_session_id", c->native_session_id);
-    bt_buf_addc(b, ',');
-    add_str(b, "status", bt_store_conv_status_name(c->status));
+    bt_json_member(b, "id", c->id);
+    bt_json_member(b, "title", c->title);
+    bt_json_member(b, "coder", c->coder);
+    bt_json_member(b, "model", c->model);
+    bt_json_member(b, "cwd", c->cwd);
+    bt_json_member(b, "native_session_id", c->native_session_id);
+    bt_json_member(b, "status", bt_store_conv_status_name(c->status));
     bt_buf_adds(b, "}");
 }
 
@@ -41,20 +26,14 @@ static void json_message(struct bt_buf *b, const struct bt_store_message *m)
 {
     char ts[32];
     bt_time_rfc3339(m->created_ms, ts);
-    bt_buf_addf(b, "{\"seq\":%lld,", (long long)m->seq);
-    add_str(b, "role", bt_store_role_name(m->role));
-    bt_buf_addc(b, ',');
-    add_str(b, "state", bt_store_msg_state_name(m->state));
-    bt_buf_addc(b, ',');
-    add_str(b, "text", m->text);
-    bt_buf_addc(b, ',');
-    add_str(b, "error_kind", m->error_kind);
-    bt_buf_addc(b, ',');
-    add_str(b, "error", m->error_text);
-    bt_buf_addc(b, ',');
-    add_str(b, "run", m->run[0] ? m->run : NULL);
-    bt_buf_addc(b, ',');
-    add_str(b, "created", ts);
+    bt_buf_addf(b, "{\"seq\":%lld", (long long)m->seq);
+    bt_json_member(b, "role", bt_store_role_name(m->role));
+    bt_json_member(b, "state", bt_store_msg_state_name(m->state));
+    bt_json_member(b, "text", m->text);
+    bt_json_member(b, "error_kind", m->error_kind);
+    bt_json_member(b, "error", m->error_text);
+    bt_json_member(b, "run", m->run[0] ? m->run : NULL);
+    bt_json_member(b, "created", ts);
     bt_buf_adds(b, "}");
 }
 

@@ -437,3 +437,15 @@ char *bt_read_file(const char *path, size_t *len)
     }
     return bt_buf_detach(&b, len);
 }
+
+void bt_json_member(struct bt_buf *b, const char *key, const char *v)
+{
+    if (b->len && b->data[b->len - 1] != '{')
+        bt_buf_addc(b, ',');
+    bt_json_quote(b, key, strlen(key));
+    bt_buf_addc(b, ':');
+    if (v)
+        bt_json_quote(b, v, strlen(v));
+    else
+        bt_buf_adds(b, "null");
+}

@@ -90,6 +90,11 @@ void bt_time_rfc3339(int64_t ms, char out[32]);
  * so the output is safe for line-oriented and JavaScript consumers. */
 void bt_json_quote(struct bt_buf *b, const char *s, size_t n);
 
+/* Append "key":"v" (or "key":null for NULL v) as a member of the JSON
+ * object being written to b, with a comma first unless it is the object's
+ * first member (b ends in '{'). */
+void bt_json_member(struct bt_buf *b, const char *key, const char *v);
+
 /* Copy s into a new string with invalid UTF-8 and NUL bytes replaced by
  * U+FFFD. Returns the number of replacements through *bad (may be NULL).
  * Caller frees. */
