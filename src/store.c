@@ -14,6 +14,7 @@
  * commits that batch first, so nothing is committed out of order.
  */
 #include "store.h"
+#include "store-int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -103,6 +104,36 @@ static const char *const migrations[] = {
     " ts_ms INTEGER NOT NULL,"
     " data TEXT NOT NULL,"
     " PRIMARY KEY (run, seq));",
+    /* 1 -> 2: the prompt a run sent, cancel requests, queued messages,
+     * full-text search over titles and messages (external-content FTS5
+     * tables kept by triggers) */
+    "ALTER TABLE runs ADD COLUMN prompt TEXT;"
+    "ALTER TABLE runs ADD COLUMN cancel_ms INTEGER;"
+    "CREATE INDEX messages_queued ON messages(conversation, seq) WHERE state = 'queued';"
+    "CREATE VIRTUAL TABLE messages_fts USING fts5(text, content = 'messages',"
+    " content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');"
+    "CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN"
+    " INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text); END;"
+    "CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN"
+    " INSERT INTO messages_fts (messages_fts, rowid, text)"
+    " VALUES ('delete', old.id, old.text); END;"
+    "CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages BEGIN"
+    " INSERT INTO messages_fts (messages_fts, rowid, text)"
+    " VALUES ('delete', old.id, old.text);"
+    " INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text); END;"
+    "CREATE VIRTUAL TABLE titles_fts USING fts5(title, content = 'conversations',"
+    " content_rowid = 'rowid', tokenize = 'unicode61 remove_diacritics 2');"
+    "CREATE TRIGGER titles_fts_insert AFTER INSERT ON conversations BEGIN"
+    " INSERT INTO titles_fts (rowid, title) VALUES (new.rowid, new.title); END;"
+    "CREATE TRIGGER titles_fts_delete AFTER DELETE ON conversations BEGIN"
+    " INSERT INTO titles_fts (titles_fts, rowid, title)"
+    " VALUES ('delete', old.rowid, old.title); END;"
+    "CREATE TRIGGER titles_fts_update AFTER UPDATE OF title ON conversations BEGIN"
+    " INSERT INTO titles_fts (titles_fts, rowid, title)"
+    " VALUES ('delete', old.rowid, old.title);"
+    " INSERT INTO titles_fts (rowid, title) VALUES (new.rowid, new.title); END;"
+    "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');"
+    "INSERT INTO titles_fts (titles_fts) VALUES ('rebuild');",
 };
 
 #define N_MIGRATIONS ((int)BT_ARRAY_SIZE(migrations))
@@ -222,15 +253,6 @@ static const char *const stmt_sql[] = {
 
 #define RECOVER_TEXT "the baton process running this turn ended before it finished"
 
-struct bt_store {
-    sqlite3 *db;                    /* the connection */
-    char *home;                     /* $BATON_HOME as given */
-    char *db_path;                  /* home/baton.db */
-    struct bt_buf err;              /* last error message */
-    int batch;                      /* 1 while an event batch transaction is open */
-    sqlite3_stmt *stmts[ST__COUNT]; /* prepared on first use */
-};
-
 /* --- names -------------------------------------------------------------- */
 
 #define NAME_TEXT(name, text) text,
@@ -280,7 +302,7 @@ const char *bt_store_run_state_name(enum bt_store_run_state v)
 
 /* Set the message and return code. */
 BT_PRINTF(3, 4)
-static int fail(struct bt_store *s, int code, const char *fmt, ...)
+int bt_st_fail(struct bt_store *s, int code, const char *fmt, ...)
 {
     va_list ap;
     bt_buf_reset(&s->err);
@@ -291,9 +313,9 @@ static int fail(struct bt_store *s, int code, const char *fmt, ...)
 }
 
 /* Record SQLite's message for the failed step `what`; returns BT_ESTORE. */
-static int db_fail(struct bt_store *s, const char *what)
+int bt_st_db_fail(struct bt_store *s, const char *what)
 {
-    return fail(s, BT_ESTORE, "%s: %s", what, sqlite3_errmsg(s->db));
+    return bt_st_fail(s, BT_ESTORE, "%s: %s", what, sqlite3_errmsg(s->db));
 }
 
 const char *bt_store_errmsg(const struct bt_store *s)
@@ -314,7 +336,7 @@ static sqlite3_stmt *stmt(struct bt_store *s, enum stmt_id id)
     sqlite3_stmt **q = &s->stmts[id];
     if (!*q && sqlite3_prepare_v3(s->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT, q, NULL) !=
                    SQLITE_OK) {
-        db_fail(s, "prepare");
+        bt_st_db_fail(s, "prepare");
         return NULL;
     }
     sqlite3_reset(*q);
@@ -322,8 +344,30 @@ static sqlite3_stmt *stmt(struct bt_store *s, enum stmt_id id)
     return *q;
 }
 
+sqlite3_stmt *bt_st_sql(struct bt_store *s, const char *sql)
+{
+    size_t i = 0;
+    while (i < BT_ARRAY_SIZE(s->cache) && s->cache[i].sql && s->cache[i].sql != sql)
+        i++;
+    if (i == BT_ARRAY_SIZE(s->cache)) {
+        bt_st_fail(s, BT_ESTORE, "prepare: too many statements");
+        return NULL;
+    }
+    if (!s->cache[i].q) {
+        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->cache[i].q, NULL) !=
+            SQLITE_OK) {
+            bt_st_db_fail(s, "prepare");
+            return NULL;
+        }
+        s->cache[i].sql = sql;
+    }
+    sqlite3_reset(s->cache[i].q);
+    sqlite3_clear_bindings(s->cache[i].q);
+    return s->cache[i].q;
+}
+
 /* Reset q after use (ends its read) and return rc. */
-static int done(sqlite3_stmt *q, int rc)
+int bt_st_done(sqlite3_stmt *q, int rc)
 {
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
@@ -331,22 +375,22 @@ static int done(sqlite3_stmt *q, int rc)
 }
 
 /* Step a statement that returns no rows; returns 0 or BT_ESTORE. */
-static int run_stmt(struct bt_store *s, sqlite3_stmt *q, const char *what)
+int bt_st_run(struct bt_store *s, sqlite3_stmt *q, const char *what)
 {
-    int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : db_fail(s, what);
-    return done(q, rc);
+    int rc = sqlite3_step(q) == SQLITE_DONE ? 0 : bt_st_db_fail(s, what);
+    return bt_st_done(q, rc);
 }
 
 /* Step once: 1 for a row (q stays positioned), 0 for none, BT_ESTORE. */
-static int step_row(struct bt_store *s, sqlite3_stmt *q, const char *what)
+int bt_st_step(struct bt_store *s, sqlite3_stmt *q, const char *what)
 {
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW)
         return 1;
-    return done(q, rc == SQLITE_DONE ? 0 : db_fail(s, what));
+    return bt_st_done(q, rc == SQLITE_DONE ? 0 : bt_st_db_fail(s, what));
 }
 
-static void bind_text(sqlite3_stmt *q, int i, const char *text)
+void bt_st_bind_text(sqlite3_stmt *q, int i, const char *text)
 {
     if (text)
         sqlite3_bind_text(q, i, text, -1, SQLITE_STATIC);
@@ -363,20 +407,20 @@ static void bind_known(sqlite3_stmt *q, int i, int64_t v)
         sqlite3_bind_null(q, i);
 }
 
-static char *col_str(sqlite3_stmt *q, int i)
+char *bt_st_col_str(sqlite3_stmt *q, int i)
 {
     const unsigned char *t = sqlite3_column_text(q, i);
     return t ? bt_xstrdup((const char *)t) : NULL;
 }
 
-static char *col_str0(sqlite3_stmt *q, int i)
+char *bt_st_col_str0(sqlite3_stmt *q, int i)
 {
-    char *t = col_str(q, i);
+    char *t = bt_st_col_str(q, i);
     return t ? t : bt_xstrdup("");
 }
 
 /* Copy an id column into out; "" if NULL or not an id. */
-static void col_id(sqlite3_stmt *q, int i, char out[BT_ID_SIZE])
+void bt_st_col_id(sqlite3_stmt *q, int i, char out[BT_ID_SIZE])
 {
     const char *t = (const char *)sqlite3_column_text(q, i);
     if (t && strlen(t) < BT_ID_SIZE)
@@ -386,7 +430,7 @@ static void col_id(sqlite3_stmt *q, int i, char out[BT_ID_SIZE])
 }
 
 /* The column as int64, or dflt when NULL. */
-static int64_t col_i64(sqlite3_stmt *q, int i, int64_t dflt)
+int64_t bt_st_col_i64(sqlite3_stmt *q, int i, int64_t dflt)
 {
     return sqlite3_column_type(q, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(q, i);
 }
@@ -401,33 +445,33 @@ int bt_store_flush(struct bt_store *s)
         return 0;
     s->batch = 0;
     sqlite3_stmt *q = stmt(s, ST_COMMIT);
-    int rc = q ? run_stmt(s, q, "commit events") : BT_ESTORE;
+    int rc = q ? bt_st_run(s, q, "commit events") : BT_ESTORE;
     if (rc == 0)
         return 0;
     char *why = bt_xstrdup(s->err.data);
     if (!sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    fail(s, rc, "%s (the batch of events was lost)", why);
+    bt_st_fail(s, rc, "%s (the batch of events was lost)", why);
     free(why);
     return rc;
 }
 
 /* Commit pending events, then BEGIN IMMEDIATE. */
-static int tx_begin(struct bt_store *s)
+int bt_st_tx_begin(struct bt_store *s)
 {
     int rc = bt_store_flush(s);
     if (rc)
         return rc;
     sqlite3_stmt *q = stmt(s, ST_BEGIN);
-    return q ? run_stmt(s, q, "begin") : BT_ESTORE;
+    return q ? bt_st_run(s, q, "begin") : BT_ESTORE;
 }
 
 /* Commit if rc is 0, else roll back keeping the error; returns the result. */
-static int tx_end(struct bt_store *s, int rc)
+int bt_st_tx_end(struct bt_store *s, int rc)
 {
     if (rc == 0) {
         sqlite3_stmt *q = stmt(s, ST_COMMIT);
-        rc = q ? run_stmt(s, q, "commit") : BT_ESTORE;
+        rc = q ? bt_st_run(s, q, "commit") : BT_ESTORE;
         if (rc == 0)
             return 0;
     }
@@ -528,11 +572,12 @@ char *bt_store_default_home(void)
 static int mkdir_one(struct bt_store *s, const char *path)
 {
     if (mkdir(path, 0700) == 0)
-        return chmod(path, 0700) == 0 ? 0
-                                      : fail(s, -errno, "chmod '%s': %s", path, strerror(errno));
+        return chmod(path, 0700) == 0
+                   ? 0
+                   : bt_st_fail(s, -errno, "chmod '%s': %s", path, strerror(errno));
     if (errno == EEXIST)
         return 0;
-    return fail(s, -errno, "cannot create directory '%s': %s", path, strerror(errno));
+    return bt_st_fail(s, -errno, "cannot create directory '%s': %s", path, strerror(errno));
 }
 
 /* mkdir -p path; new directories get 0700. */
@@ -553,7 +598,7 @@ static int mkdir_p(struct bt_store *s, const char *path)
     free(p);
     struct stat st;
     if (rc == 0 && (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
-        rc = fail(s, -ENOTDIR, "'%s' is not a directory", path);
+        rc = bt_st_fail(s, -ENOTDIR, "'%s' is not a directory", path);
     return rc;
 }
 
@@ -562,10 +607,10 @@ static int tighten(struct bt_store *s, const char *path)
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return errno == ENOENT ? 0 : fail(s, -errno, "stat '%s': %s", path, strerror(errno));
+        return errno == ENOENT ? 0 : bt_st_fail(s, -errno, "stat '%s': %s", path, strerror(errno));
     if ((st.st_mode & 077) == 0 || chmod(path, 0600) == 0)
         return 0;
-    return fail(s, -errno, "chmod '%s': %s", path, strerror(errno));
+    return bt_st_fail(s, -errno, "chmod '%s': %s", path, strerror(errno));
 }
 
 /* Create the db file 0600 (without opening an existing one: closing any fd
@@ -578,10 +623,10 @@ static int prepare_db_file(struct bt_store *s)
     if (fd >= 0) {
         int rc = fchmod(fd, 0600) == 0 ? 0 : -errno;
         close(fd);
-        return rc ? fail(s, rc, "chmod '%s': %s", s->db_path, strerror(-rc)) : 0;
+        return rc ? bt_st_fail(s, rc, "chmod '%s': %s", s->db_path, strerror(-rc)) : 0;
     }
     if (errno != EEXIST)
-        return fail(s, -errno, "cannot create '%s': %s", s->db_path, strerror(errno));
+        return bt_st_fail(s, -errno, "cannot create '%s': %s", s->db_path, strerror(errno));
     for (size_t i = 0; i < BT_ARRAY_SIZE(suffix); i++) {
         char *path = bt_xasprintf("%s%s", s->db_path, suffix[i]);
         int rc = tighten(s, path);
@@ -605,19 +650,19 @@ static int prepare_home(struct bt_store *s)
 /* Run one or more statements without results. */
 static int exec(struct bt_store *s, const char *sql, const char *what)
 {
-    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : db_fail(s, what);
+    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : bt_st_db_fail(s, what);
 }
 
 static int set_wal(struct bt_store *s)
 {
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, "journal_mode");
-    int rc = sqlite3_step(q) == SQLITE_ROW ? 0 : db_fail(s, "journal_mode");
+        return bt_st_db_fail(s, "journal_mode");
+    int rc = sqlite3_step(q) == SQLITE_ROW ? 0 : bt_st_db_fail(s, "journal_mode");
     const char *mode = rc == 0 ? (const char *)sqlite3_column_text(q, 0) : NULL;
     if (rc == 0 && (!mode || strcmp(mode, "wal") != 0))
-        rc = fail(s, BT_ESTORE, "'%s' cannot use WAL mode (journal_mode is %s)", s->db_path,
-                  mode ? mode : "unknown");
+        rc = bt_st_fail(s, BT_ESTORE, "'%s' cannot use WAL mode (journal_mode is %s)", s->db_path,
+                        mode ? mode : "unknown");
     sqlite3_finalize(q);
     return rc;
 }
@@ -627,8 +672,8 @@ static int open_db(struct bt_store *s)
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     int rc = sqlite3_open_v2(s->db_path, &s->db, flags, NULL);
     if (rc != SQLITE_OK)
-        return s->db ? db_fail(s, s->db_path)
-                     : fail(s, BT_ESTORE, "%s: %s", s->db_path, sqlite3_errstr(rc));
+        return s->db ? bt_st_db_fail(s, s->db_path)
+                     : bt_st_fail(s, BT_ESTORE, "%s: %s", s->db_path, sqlite3_errstr(rc));
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, BT_STORE_BUSY_TIMEOUT_MS);
     sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
@@ -643,21 +688,21 @@ static int user_version(struct bt_store *s, int *v)
     sqlite3_stmt *q = stmt(s, ST_USER_VERSION);
     if (!q)
         return BT_ESTORE;
-    int rc = step_row(s, q, "read schema version");
+    int rc = bt_st_step(s, q, "read schema version");
     if (rc != 1)
-        return rc ? rc : fail(s, BT_ESTORE, "read schema version: no result");
+        return rc ? rc : bt_st_fail(s, BT_ESTORE, "read schema version: no result");
     *v = sqlite3_column_int(q, 0);
-    return done(q, 0);
+    return bt_st_done(q, 0);
 }
 
 static int check_version(struct bt_store *s, int v)
 {
     if (v > N_MIGRATIONS)
-        return fail(s, BT_ESCHEMA,
-                    "'%s' has schema version %d, newer than this baton's %d: upgrade baton",
-                    s->db_path, v, N_MIGRATIONS);
+        return bt_st_fail(s, BT_ESCHEMA,
+                          "'%s' has schema version %d, newer than this baton's %d: upgrade baton",
+                          s->db_path, v, N_MIGRATIONS);
     if (v < 0)
-        return fail(s, BT_ESCHEMA, "'%s' has an invalid schema version %d", s->db_path, v);
+        return bt_st_fail(s, BT_ESCHEMA, "'%s' has an invalid schema version %d", s->db_path, v);
     return 0;
 }
 
@@ -665,7 +710,7 @@ static int check_version(struct bt_store *s, int v)
  * write lock, so concurrent openers migrate once. */
 static int migrate_step(struct bt_store *s)
 {
-    int v = 0, rc = tx_begin(s);
+    int v = 0, rc = bt_st_tx_begin(s);
     if (rc)
         return rc;
     rc = user_version(s, &v);
@@ -678,7 +723,7 @@ static int migrate_step(struct bt_store *s)
         free(sql);
         free(what);
     }
-    return tx_end(s, rc);
+    return bt_st_tx_end(s, rc);
 }
 
 static int migrate(struct bt_store *s)
@@ -701,10 +746,11 @@ int bt_store_open(const char *home, struct bt_store **out, char **errmsg)
     if (errmsg)
         *errmsg = NULL;
     struct bt_store *s = bt_xcalloc(1, sizeof *s);
+    s->stmts = bt_xcalloc(ST__COUNT, sizeof *s->stmts);
     bt_buf_init(&s->err);
     int rc = -EINVAL;
     if (!home || !*home)
-        fail(s, rc, "no store directory given");
+        bt_st_fail(s, rc, "no store directory given");
     else {
         s->home = bt_xstrdup(home);
         s->db_path = bt_xasprintf("%s/baton.db", home);
@@ -730,8 +776,11 @@ void bt_store_close(struct bt_store *s)
         return;
     if (s->db)
         bt_store_flush(s);
-    for (int i = 0; i < ST__COUNT; i++)
+    for (int i = 0; s->stmts && i < ST__COUNT; i++)
         sqlite3_finalize(s->stmts[i]);
+    for (size_t i = 0; i < BT_ARRAY_SIZE(s->cache); i++)
+        sqlite3_finalize(s->cache[i].q);
+    free(s->stmts);
     sqlite3_close_v2(s->db);
     bt_buf_release(&s->err);
     free(s->db_path);
@@ -786,17 +835,17 @@ void bt_store_conversation_release(struct bt_store_conversation *c)
 /* Fill c from a CONV_SELECT row. */
 static void read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c)
 {
-    col_id(q, 0, c->id);
-    c->title = col_str0(q, 1);
-    c->coder = col_str0(q, 2);
-    c->model = col_str(q, 3);
-    c->cwd = col_str0(q, 4);
-    c->native_session_id = col_str(q, 5);
-    c->native_session_path = col_str(q, 6);
+    bt_st_col_id(q, 0, c->id);
+    c->title = bt_st_col_str0(q, 1);
+    c->coder = bt_st_col_str0(q, 2);
+    c->model = bt_st_col_str(q, 3);
+    c->cwd = bt_st_col_str0(q, 4);
+    c->native_session_id = bt_st_col_str(q, 5);
+    c->native_session_path = bt_st_col_str(q, 6);
     c->status = (enum bt_store_conv_status)COL_ENUM(q, 7, conv_status_names);
     c->created_ms = sqlite3_column_int64(q, 8);
     c->updated_ms = sqlite3_column_int64(q, 9);
-    col_id(q, 10, c->last_run);
+    bt_st_col_id(q, 10, c->last_run);
     c->last_run_state = (enum bt_store_run_state)COL_ENUM(q, 11, run_state_names);
 }
 
@@ -805,22 +854,22 @@ int bt_store_conversation_create(struct bt_store *s, const struct bt_store_conve
 {
     id[0] = '\0';
     if (!o || !o->coder || !o->cwd)
-        return fail(s, -EINVAL, "a conversation needs a coder and a directory");
+        return bt_st_fail(s, -EINVAL, "a conversation needs a coder and a directory");
     char new_id[BT_ID_SIZE];
     int rc = bt_id_new(new_id);
     if (rc)
-        return fail(s, rc, "cannot make an id: %s", strerror(-rc));
+        return bt_st_fail(s, rc, "cannot make an id: %s", strerror(-rc));
     sqlite3_stmt *q = write_stmt(s, ST_CONV_INSERT);
     if (!q)
         return BT_ESTORE;
     char *title = bt_store_make_title(o->title);
-    bind_text(q, 1, new_id);
-    bind_text(q, 2, title);
-    bind_text(q, 3, o->coder);
-    bind_text(q, 4, o->model);
-    bind_text(q, 5, o->cwd);
+    bt_st_bind_text(q, 1, new_id);
+    bt_st_bind_text(q, 2, title);
+    bt_st_bind_text(q, 3, o->coder);
+    bt_st_bind_text(q, 4, o->model);
+    bt_st_bind_text(q, 5, o->cwd);
     sqlite3_bind_int64(q, 6, bt_now_ms());
-    rc = run_stmt(s, q, "create conversation");
+    rc = bt_st_run(s, q, "create conversation");
     free(title);
     if (rc == 0)
         memcpy(id, new_id, BT_ID_SIZE);
@@ -832,13 +881,13 @@ int bt_store_conversation_get(struct bt_store *s, const char *id, struct bt_stor
     memset(out, 0, sizeof *out);
     sqlite3_stmt *q = id ? stmt(s, ST_CONV_GET) : NULL;
     if (!q)
-        return id ? BT_ESTORE : fail(s, -EINVAL, "no conversation id");
-    bind_text(q, 1, id);
-    int rc = step_row(s, q, "get conversation");
+        return id ? BT_ESTORE : bt_st_fail(s, -EINVAL, "no conversation id");
+    bt_st_bind_text(q, 1, id);
+    int rc = bt_st_step(s, q, "get conversation");
     if (rc != 1)
-        return rc ? rc : fail(s, BT_ENOTFOUND, "no conversation '%s'", id);
+        return rc ? rc : bt_st_fail(s, BT_ENOTFOUND, "no conversation '%s'", id);
     read_conversation(q, out);
-    return done(q, 0);
+    return bt_st_done(q, 0);
 }
 
 /* Lower-case text into buf if it can be a prefix of an id; else 0. */
@@ -862,19 +911,20 @@ int bt_store_conversation_resolve(struct bt_store *s, const char *text, char id[
     char prefix[BT_ID_SIZE];
     id[0] = '\0';
     if (!prefix_of_id(text, prefix))
-        return fail(s, BT_ENOTFOUND, "not a conversation id");
+        return bt_st_fail(s, BT_ENOTFOUND, "not a conversation id");
     sqlite3_stmt *q = stmt(s, ST_CONV_RESOLVE);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, prefix);
-    int rc = step_row(s, q, "resolve conversation");
+    bt_st_bind_text(q, 1, prefix);
+    int rc = bt_st_step(s, q, "resolve conversation");
     if (rc != 1)
-        return rc ? rc : fail(s, BT_ENOTFOUND, "no conversation matches '%s'", prefix);
-    col_id(q, 0, id);
-    rc = step_row(s, q, "resolve conversation");
+        return rc ? rc : bt_st_fail(s, BT_ENOTFOUND, "no conversation matches '%s'", prefix);
+    bt_st_col_id(q, 0, id);
+    rc = bt_st_step(s, q, "resolve conversation");
     if (rc == 1) {
         id[0] = '\0';
-        return done(q, fail(s, BT_EAMBIGUOUS, "'%s' matches several conversations", prefix));
+        return bt_st_done(
+            q, bt_st_fail(s, BT_EAMBIGUOUS, "'%s' matches several conversations", prefix));
     }
     if (rc)
         id[0] = '\0';
@@ -884,21 +934,21 @@ int bt_store_conversation_resolve(struct bt_store *s, const char *text, char id[
 /* 0 if one row changed, else BT_ENOTFOUND naming what. */
 static int changed_one(struct bt_store *s, const char *what, const char *id)
 {
-    return sqlite3_changes(s->db) > 0 ? 0 : fail(s, BT_ENOTFOUND, "no %s '%s'", what, id);
+    return sqlite3_changes(s->db) > 0 ? 0 : bt_st_fail(s, BT_ENOTFOUND, "no %s '%s'", what, id);
 }
 
 int bt_store_conversation_set_native(struct bt_store *s, const char *id, const char *session_id,
                                      const char *session_path)
 {
     if (!id)
-        return fail(s, -EINVAL, "no conversation id");
+        return bt_st_fail(s, -EINVAL, "no conversation id");
     sqlite3_stmt *q = write_stmt(s, ST_CONV_SET_NATIVE);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, id);
-    bind_text(q, 2, session_id);
-    bind_text(q, 3, session_path);
-    int rc = run_stmt(s, q, "set native session");
+    bt_st_bind_text(q, 1, id);
+    bt_st_bind_text(q, 2, session_id);
+    bt_st_bind_text(q, 3, session_path);
+    int rc = bt_st_run(s, q, "set native session");
     return rc ? rc : changed_one(s, "conversation", id);
 }
 
@@ -906,13 +956,13 @@ int bt_store_conversation_set_status(struct bt_store *s, const char *id,
                                      enum bt_store_conv_status status)
 {
     if (!id || !VALID(conv_status_names, status))
-        return fail(s, -EINVAL, "no conversation id or an invalid status");
+        return bt_st_fail(s, -EINVAL, "no conversation id or an invalid status");
     sqlite3_stmt *q = write_stmt(s, ST_CONV_SET_STATUS);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, id);
-    bind_text(q, 2, conv_status_names[status]);
-    int rc = run_stmt(s, q, "set conversation status");
+    bt_st_bind_text(q, 1, id);
+    bt_st_bind_text(q, 2, conv_status_names[status]);
+    int rc = bt_st_run(s, q, "set conversation status");
     return rc ? rc : changed_one(s, "conversation", id);
 }
 
@@ -934,7 +984,7 @@ int bt_store_conversation_list(struct bt_store *s, size_t limit, struct bt_store
         return BT_ESTORE;
     sqlite3_bind_int64(q, 1, limit == 0 || limit > INT64_MAX ? -1 : (int64_t)limit);
     int rc;
-    while ((rc = step_row(s, q, "list conversations")) == 1) {
+    while ((rc = bt_st_step(s, q, "list conversations")) == 1) {
         if (*n == cap) {
             cap = cap ? cap * 2 : 16;
             *out = bt_xrealloc(*out, cap * sizeof **out);
@@ -974,9 +1024,9 @@ static int touch_conversation(struct bt_store *s, const char *conv, int64_t now)
     sqlite3_stmt *q = stmt(s, ST_CONV_TOUCH);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, conv);
+    bt_st_bind_text(q, 1, conv);
     sqlite3_bind_int64(q, 2, now);
-    int rc = run_stmt(s, q, "update conversation");
+    int rc = bt_st_run(s, q, "update conversation");
     return rc ? rc : changed_one(s, "conversation", conv);
 }
 
@@ -987,13 +1037,13 @@ static int insert_message(struct bt_store *s, const struct bt_store_message_new 
     sqlite3_stmt *q = stmt(s, ST_MSG_INSERT);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, o->conversation);
-    bind_text(q, 2, role_names[o->role]);
-    bind_text(q, 3, msg_state_names[o->state]);
-    bind_text(q, 4, o->text ? o->text : "");
-    bind_text(q, 5, o->run);
+    bt_st_bind_text(q, 1, o->conversation);
+    bt_st_bind_text(q, 2, role_names[o->role]);
+    bt_st_bind_text(q, 3, msg_state_names[o->state]);
+    bt_st_bind_text(q, 4, o->text ? o->text : "");
+    bt_st_bind_text(q, 5, o->run);
     sqlite3_bind_int64(q, 6, now);
-    int rc = run_stmt(s, q, "add message");
+    int rc = bt_st_run(s, q, "add message");
     if (rc == 0 && id)
         *id = sqlite3_last_insert_rowid(s->db);
     return rc;
@@ -1004,15 +1054,15 @@ int bt_store_message_add(struct bt_store *s, const struct bt_store_message_new *
     if (id)
         *id = 0;
     if (!o || !o->conversation || !VALID(role_names, o->role) || !VALID(msg_state_names, o->state))
-        return fail(s, -EINVAL, "a message needs a conversation, a role and a state");
+        return bt_st_fail(s, -EINVAL, "a message needs a conversation, a role and a state");
     int64_t now = bt_now_ms();
-    int rc = tx_begin(s);
+    int rc = bt_st_tx_begin(s);
     if (rc)
         return rc;
     rc = touch_conversation(s, o->conversation, now);
     if (rc == 0)
         rc = insert_message(s, o, now, id);
-    rc = tx_end(s, rc);
+    rc = bt_st_tx_end(s, rc);
     if (rc && id)
         *id = 0;
     return rc;
@@ -1021,35 +1071,35 @@ int bt_store_message_add(struct bt_store *s, const struct bt_store_message_new *
 int bt_store_message_update(struct bt_store *s, int64_t id, const struct bt_store_message_update *u)
 {
     if (!u || (u->state && !VALID(msg_state_names, u->state)))
-        return fail(s, -EINVAL, "invalid message update");
+        return bt_st_fail(s, -EINVAL, "invalid message update");
     sqlite3_stmt *q = write_stmt(s, ST_MSG_UPDATE);
     if (!q)
         return BT_ESTORE;
     sqlite3_bind_int64(q, 1, id);
-    bind_text(q, 2, u->state ? msg_state_names[u->state] : NULL);
-    bind_text(q, 3, u->text);
-    bind_text(q, 4, u->append);
-    bind_text(q, 5, u->error_kind);
-    bind_text(q, 6, u->error_text);
-    bind_text(q, 7, u->run);
+    bt_st_bind_text(q, 2, u->state ? msg_state_names[u->state] : NULL);
+    bt_st_bind_text(q, 3, u->text);
+    bt_st_bind_text(q, 4, u->append);
+    bt_st_bind_text(q, 5, u->error_kind);
+    bt_st_bind_text(q, 6, u->error_text);
+    bt_st_bind_text(q, 7, u->run);
     sqlite3_bind_int64(q, 8, bt_now_ms());
-    int rc = run_stmt(s, q, "update message");
+    int rc = bt_st_run(s, q, "update message");
     if (rc == 0 && sqlite3_changes(s->db) == 0)
-        rc = fail(s, BT_ENOTFOUND, "no message %lld", (long long)id);
+        rc = bt_st_fail(s, BT_ENOTFOUND, "no message %lld", (long long)id);
     return rc;
 }
 
 static void read_message(sqlite3_stmt *q, struct bt_store_message *m)
 {
     m->id = sqlite3_column_int64(q, 0);
-    col_id(q, 1, m->conversation);
+    bt_st_col_id(q, 1, m->conversation);
     m->seq = sqlite3_column_int64(q, 2);
     m->role = (enum bt_store_role)COL_ENUM(q, 3, role_names);
     m->state = (enum bt_store_msg_state)COL_ENUM(q, 4, msg_state_names);
-    m->text = col_str0(q, 5);
-    m->error_kind = col_str(q, 6);
-    m->error_text = col_str(q, 7);
-    col_id(q, 8, m->run);
+    m->text = bt_st_col_str0(q, 5);
+    m->error_kind = bt_st_col_str(q, 6);
+    m->error_text = bt_st_col_str(q, 7);
+    bt_st_col_id(q, 8, m->run);
     m->created_ms = sqlite3_column_int64(q, 9);
     m->updated_ms = sqlite3_column_int64(q, 10);
 }
@@ -1060,11 +1110,11 @@ static int conversation_exists(struct bt_store *s, const char *id)
     sqlite3_stmt *q = stmt(s, ST_CONV_EXISTS);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, id);
-    int rc = step_row(s, q, "find conversation");
+    bt_st_bind_text(q, 1, id);
+    int rc = bt_st_step(s, q, "find conversation");
     if (rc == 1)
-        return done(q, 0);
-    return rc ? rc : fail(s, BT_ENOTFOUND, "no conversation '%s'", id);
+        return bt_st_done(q, 0);
+    return rc ? rc : bt_st_fail(s, BT_ENOTFOUND, "no conversation '%s'", id);
 }
 
 int bt_store_message_list(struct bt_store *s, const char *conversation,
@@ -1074,13 +1124,13 @@ int bt_store_message_list(struct bt_store *s, const char *conversation,
     *out = NULL;
     *n = 0;
     if (!conversation)
-        return fail(s, -EINVAL, "no conversation id");
+        return bt_st_fail(s, -EINVAL, "no conversation id");
     int rc = conversation_exists(s, conversation);
     sqlite3_stmt *q = rc == 0 ? stmt(s, ST_MSG_LIST) : NULL;
     if (!q)
         return rc ? rc : BT_ESTORE;
-    bind_text(q, 1, conversation);
-    while ((rc = step_row(s, q, "list messages")) == 1) {
+    bt_st_bind_text(q, 1, conversation);
+    while ((rc = bt_st_step(s, q, "list messages")) == 1) {
         if (*n == cap) {
             cap = cap ? cap * 2 : 16;
             *out = bt_xrealloc(*out, cap * sizeof **out);
@@ -1114,11 +1164,11 @@ void bt_store_run_release(struct bt_store_run *r)
 /* Read a one-integer-column query's result into *v. */
 static int query_int(struct bt_store *s, sqlite3_stmt *q, const char *what, int64_t *v)
 {
-    int rc = step_row(s, q, what);
+    int rc = bt_st_step(s, q, what);
     if (rc != 1)
-        return rc ? rc : fail(s, BT_ESTORE, "%s: no result", what);
+        return rc ? rc : bt_st_fail(s, BT_ESTORE, "%s: no result", what);
     *v = sqlite3_column_int64(q, 0);
-    return done(q, 0);
+    return bt_st_done(q, 0);
 }
 
 /* BT_EBUSY if the conversation has a running run. */
@@ -1127,13 +1177,13 @@ static int check_not_running(struct bt_store *s, const char *conv)
     sqlite3_stmt *q = stmt(s, ST_RUN_BUSY);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, conv);
-    int rc = step_row(s, q, "find running run");
+    bt_st_bind_text(q, 1, conv);
+    int rc = bt_st_step(s, q, "find running run");
     if (rc != 1)
         return rc;
-    rc = fail(s, BT_EBUSY, "conversation '%s' already has a running run '%s'", conv,
-              (const char *)sqlite3_column_text(q, 0));
-    return done(q, rc);
+    rc = bt_st_fail(s, BT_EBUSY, "conversation '%s' already has a running run '%s'", conv,
+                    (const char *)sqlite3_column_text(q, 0));
+    return bt_st_done(q, rc);
 }
 
 static int insert_run(struct bt_store *s, const struct bt_store_run_new *o, const char *id,
@@ -1144,21 +1194,21 @@ static int insert_run(struct bt_store *s, const struct bt_store_run_new *o, cons
     sqlite3_stmt *q = stmt(s, ST_RUN_NEXT_TURN);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, o->conversation);
-    int rc = turn > 0 ? done(q, 0) : query_int(s, q, "next turn", &turn);
+    bt_st_bind_text(q, 1, o->conversation);
+    int rc = turn > 0 ? bt_st_done(q, 0) : query_int(s, q, "next turn", &turn);
     q = rc == 0 ? stmt(s, ST_RUN_INSERT) : NULL;
     if (!q)
         return rc ? rc : BT_ESTORE;
     bt_store_pid_start((int)getpid(), &start);
-    bind_text(q, 1, id);
-    bind_text(q, 2, o->conversation);
+    bt_st_bind_text(q, 1, id);
+    bt_st_bind_text(q, 2, o->conversation);
     sqlite3_bind_int64(q, 3, turn);
-    bind_text(q, 4, o->coder);
-    bind_text(q, 5, o->model);
+    bt_st_bind_text(q, 4, o->coder);
+    bt_st_bind_text(q, 5, o->model);
     sqlite3_bind_int64(q, 6, (int64_t)getpid());
     sqlite3_bind_int64(q, 7, (int64_t)start);
     sqlite3_bind_int64(q, 8, now);
-    return run_stmt(s, q, "create run");
+    return bt_st_run(s, q, "create run");
 }
 
 /* Link the user message to the run; a queued one becomes complete. */
@@ -1168,14 +1218,14 @@ static int link_user_message(struct bt_store *s, const struct bt_store_run_new *
     sqlite3_stmt *q = stmt(s, ST_MSG_LINK_USER);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, o->conversation);
-    bind_text(q, 2, id);
+    bt_st_bind_text(q, 1, o->conversation);
+    bt_st_bind_text(q, 2, id);
     sqlite3_bind_int64(q, 3, now);
     sqlite3_bind_int64(q, 4, o->user_message);
-    int rc = run_stmt(s, q, "link user message");
+    int rc = bt_st_run(s, q, "link user message");
     if (rc == 0 && sqlite3_changes(s->db) == 0)
-        rc = fail(s, BT_ENOTFOUND, "no user message %lld in conversation '%s'",
-                  (long long)o->user_message, o->conversation);
+        rc = bt_st_fail(s, BT_ENOTFOUND, "no user message %lld in conversation '%s'",
+                        (long long)o->user_message, o->conversation);
     return rc;
 }
 
@@ -1218,14 +1268,14 @@ int bt_store_run_create(struct bt_store *s, const struct bt_store_run_new *o, ch
     if (message)
         *message = 0;
     if (!o || !o->conversation || !o->coder || o->turn < 0 || (o->user_text && o->user_message))
-        return fail(s, -EINVAL, "a run needs a conversation, a coder and at most one prompt");
+        return bt_st_fail(s, -EINVAL, "a run needs a conversation, a coder and at most one prompt");
     int rc = bt_id_new(new_id);
     if (rc)
-        return fail(s, rc, "cannot make an id: %s", strerror(-rc));
-    rc = tx_begin(s);
+        return bt_st_fail(s, rc, "cannot make an id: %s", strerror(-rc));
+    rc = bt_st_tx_begin(s);
     if (rc)
         return rc;
-    rc = tx_end(s, create_run(s, o, new_id, &msg));
+    rc = bt_st_tx_end(s, create_run(s, o, new_id, &msg));
     if (rc == 0) {
         memcpy(id, new_id, BT_ID_SIZE);
         if (message)
@@ -1239,17 +1289,17 @@ int bt_store_run_started(struct bt_store *s, const char *id, int pid, int pgid,
 {
     uint64_t start = 0;
     if (!id || pid <= 0 || pgid <= 0)
-        return fail(s, -EINVAL, "a started run needs an id, a pid and a process group");
+        return bt_st_fail(s, -EINVAL, "a started run needs an id, a pid and a process group");
     sqlite3_stmt *q = write_stmt(s, ST_RUN_STARTED);
     if (!q)
         return BT_ESTORE;
     bt_store_pid_start(pid, &start);
-    bind_text(q, 1, id);
+    bt_st_bind_text(q, 1, id);
     sqlite3_bind_int64(q, 2, pid);
     sqlite3_bind_int64(q, 3, pgid);
     bind_known(q, 4, start ? (int64_t)start : -1);
-    bind_text(q, 5, coder_version);
-    int rc = run_stmt(s, q, "record run process");
+    bt_st_bind_text(q, 5, coder_version);
+    int rc = bt_st_run(s, q, "record run process");
     return rc ? rc : changed_one(s, "run", id);
 }
 
@@ -1288,12 +1338,12 @@ static int finish_miss(struct bt_store *s, const char *id)
     sqlite3_stmt *q = stmt(s, ST_RUN_STATE);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, id);
-    int rc = step_row(s, q, "find run");
+    bt_st_bind_text(q, 1, id);
+    int rc = bt_st_step(s, q, "find run");
     if (rc == 1)
-        return done(q, fail(s, -EALREADY, "run '%s' has already finished (%s)", id,
-                            (const char *)sqlite3_column_text(q, 0)));
-    return rc ? rc : fail(s, BT_ENOTFOUND, "no run '%s'", id);
+        return bt_st_done(q, bt_st_fail(s, -EALREADY, "run '%s' has already finished (%s)", id,
+                                        (const char *)sqlite3_column_text(q, 0)));
+    return rc ? rc : bt_st_fail(s, BT_ENOTFOUND, "no run '%s'", id);
 }
 
 static int update_run_end(struct bt_store *s, const char *id, const struct bt_store_run_end *e,
@@ -1302,17 +1352,17 @@ static int update_run_end(struct bt_store *s, const char *id, const struct bt_st
     sqlite3_stmt *q = stmt(s, ST_RUN_FINISH);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, id);
-    bind_text(q, 2, run_state_names[e->state]);
+    bt_st_bind_text(q, 1, id);
+    bt_st_bind_text(q, 2, run_state_names[e->state]);
     bind_known(q, 3, e->exit_code == BT_UNKNOWN ? -1 : e->exit_code);
     sqlite3_bind_int64(q, 4, e->exit_signal);
-    bind_text(q, 5, e->error_kind);
-    bind_text(q, 6, e->error_text);
+    bt_st_bind_text(q, 5, e->error_kind);
+    bt_st_bind_text(q, 6, e->error_text);
     bind_tail(q, 7, e->stderr_tail, e->stderr_tail_len);
-    bind_text(q, 8, e->native_session_id);
+    bt_st_bind_text(q, 8, e->native_session_id);
     bind_usage(q, e->usage);
     sqlite3_bind_int64(q, 16, now);
-    int rc = run_stmt(s, q, "finish run");
+    int rc = bt_st_run(s, q, "finish run");
     return rc || sqlite3_changes(s->db) > 0 ? rc : finish_miss(s, id);
 }
 
@@ -1333,13 +1383,13 @@ static int finish_message(struct bt_store *s, const char *id, const struct bt_st
     sqlite3_stmt *q = stmt(s, ST_MSG_FINISH);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, id);
-    bind_text(q, 2, msg_state_names[message_state_for(e->state)]);
-    bind_text(q, 3, e->final_text);
-    bind_text(q, 4, e->error_kind);
-    bind_text(q, 5, e->error_text);
+    bt_st_bind_text(q, 1, id);
+    bt_st_bind_text(q, 2, msg_state_names[message_state_for(e->state)]);
+    bt_st_bind_text(q, 3, e->final_text);
+    bt_st_bind_text(q, 4, e->error_kind);
+    bt_st_bind_text(q, 5, e->error_text);
     sqlite3_bind_int64(q, 6, now);
-    return run_stmt(s, q, "finish message");
+    return bt_st_run(s, q, "finish message");
 }
 
 static int touch_run_conversation(struct bt_store *s, const char *id, int64_t now)
@@ -1347,17 +1397,17 @@ static int touch_run_conversation(struct bt_store *s, const char *id, int64_t no
     sqlite3_stmt *q = stmt(s, ST_RUN_TOUCH_CONV);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, id);
+    bt_st_bind_text(q, 1, id);
     sqlite3_bind_int64(q, 2, now);
-    return run_stmt(s, q, "update conversation");
+    return bt_st_run(s, q, "update conversation");
 }
 
 int bt_store_run_finish(struct bt_store *s, const char *id, const struct bt_store_run_end *e)
 {
     if (!id || !e || !VALID(run_state_names, e->state) || e->state == BT_STORE_RUN_RUNNING)
-        return fail(s, -EINVAL, "a finished run needs an id and an end state");
+        return bt_st_fail(s, -EINVAL, "a finished run needs an id and an end state");
     int64_t now = bt_now_ms();
-    int rc = tx_begin(s);
+    int rc = bt_st_tx_begin(s);
     if (rc)
         return rc;
     rc = update_run_end(s, id, e, now);
@@ -1365,7 +1415,7 @@ int bt_store_run_finish(struct bt_store *s, const char *id, const struct bt_stor
         rc = finish_message(s, id, e, now);
     if (rc == 0)
         rc = touch_run_conversation(s, id, now);
-    return tx_end(s, rc);
+    return bt_st_tx_end(s, rc);
 }
 
 /* Copy a blob column into *p (+ NUL) and its length into *len. */
@@ -1384,40 +1434,40 @@ static void col_blob(sqlite3_stmt *q, int i, char **p, size_t *len)
 
 static void read_run_usage(sqlite3_stmt *q, struct bt_usage *u)
 {
-    u->input_tokens = col_i64(q, 18, BT_UNKNOWN);
-    u->cached_input_tokens = col_i64(q, 19, BT_UNKNOWN);
-    u->output_tokens = col_i64(q, 20, BT_UNKNOWN);
-    u->reasoning_tokens = col_i64(q, 21, BT_UNKNOWN);
-    u->context_tokens = col_i64(q, 22, BT_UNKNOWN);
-    u->context_window = col_i64(q, 23, BT_UNKNOWN);
+    u->input_tokens = bt_st_col_i64(q, 18, BT_UNKNOWN);
+    u->cached_input_tokens = bt_st_col_i64(q, 19, BT_UNKNOWN);
+    u->output_tokens = bt_st_col_i64(q, 20, BT_UNKNOWN);
+    u->reasoning_tokens = bt_st_col_i64(q, 21, BT_UNKNOWN);
+    u->context_tokens = bt_st_col_i64(q, 22, BT_UNKNOWN);
+    u->context_window = bt_st_col_i64(q, 23, BT_UNKNOWN);
     u->cost_usd = sqlite3_column_type(q, 24) == SQLITE_NULL ? -1.0 : sqlite3_column_double(q, 24);
 }
 
 /* Fill r from a RUN_SELECT row. */
 static void read_run(sqlite3_stmt *q, struct bt_store_run *r)
 {
-    col_id(q, 0, r->id);
-    col_id(q, 1, r->conversation);
+    bt_st_col_id(q, 0, r->id);
+    bt_st_col_id(q, 1, r->conversation);
     r->turn = sqlite3_column_int64(q, 2);
-    r->coder = col_str0(q, 3);
-    r->coder_version = col_str(q, 4);
-    r->model = col_str(q, 5);
+    r->coder = bt_st_col_str0(q, 3);
+    r->coder_version = bt_st_col_str(q, 4);
+    r->model = bt_st_col_str(q, 5);
     r->state = (enum bt_store_run_state)COL_ENUM(q, 6, run_state_names);
-    r->pid = (int)col_i64(q, 7, 0);
-    r->pgid = (int)col_i64(q, 8, 0);
-    r->child_start = (uint64_t)col_i64(q, 9, 0);
-    r->owner_pid = (int)col_i64(q, 10, 0);
-    r->owner_start = (uint64_t)col_i64(q, 11, 0);
-    r->exit_code = col_i64(q, 12, BT_UNKNOWN);
-    r->exit_signal = (int)col_i64(q, 13, 0);
-    r->error_kind = col_str(q, 14);
-    r->error_text = col_str(q, 15);
+    r->pid = (int)bt_st_col_i64(q, 7, 0);
+    r->pgid = (int)bt_st_col_i64(q, 8, 0);
+    r->child_start = (uint64_t)bt_st_col_i64(q, 9, 0);
+    r->owner_pid = (int)bt_st_col_i64(q, 10, 0);
+    r->owner_start = (uint64_t)bt_st_col_i64(q, 11, 0);
+    r->exit_code = bt_st_col_i64(q, 12, BT_UNKNOWN);
+    r->exit_signal = (int)bt_st_col_i64(q, 13, 0);
+    r->error_kind = bt_st_col_str(q, 14);
+    r->error_text = bt_st_col_str(q, 15);
     col_blob(q, 16, &r->stderr_tail, &r->stderr_tail_len);
-    r->native_session_id = col_str(q, 17);
+    r->native_session_id = bt_st_col_str(q, 17);
     read_run_usage(q, &r->usage);
-    r->message = col_i64(q, 25, 0);
+    r->message = bt_st_col_i64(q, 25, 0);
     r->started_ms = sqlite3_column_int64(q, 26);
-    r->ended_ms = col_i64(q, 27, 0);
+    r->ended_ms = bt_st_col_i64(q, 27, 0);
 }
 
 /* Run a RUN_SELECT statement with ?1 = key and read its row. */
@@ -1427,15 +1477,16 @@ static int get_run(struct bt_store *s, enum stmt_id which, const char *key,
     memset(out, 0, sizeof *out);
     sqlite3_stmt *q = key ? stmt(s, which) : NULL;
     if (!q)
-        return key ? BT_ESTORE : fail(s, -EINVAL, "no id given");
-    bind_text(q, 1, key);
-    int rc = step_row(s, q, "get run");
+        return key ? BT_ESTORE : bt_st_fail(s, -EINVAL, "no id given");
+    bt_st_bind_text(q, 1, key);
+    int rc = bt_st_step(s, q, "get run");
     if (rc != 1)
         return rc ? rc
-                  : fail(s, BT_ENOTFOUND,
-                         which == ST_RUN_GET ? "no run '%s'" : "conversation '%s' has no run", key);
+                  : bt_st_fail(s, BT_ENOTFOUND,
+                               which == ST_RUN_GET ? "no run '%s'" : "conversation '%s' has no run",
+                               key);
     read_run(q, out);
-    return done(q, 0);
+    return bt_st_done(q, 0);
 }
 
 int bt_store_run_get(struct bt_store *s, const char *id, struct bt_store_run *out)
@@ -1457,26 +1508,26 @@ static int insert_event(struct bt_store *s, const struct bt_store_event *ev)
     if (len > 0 && ev->data[len - 1] == '\n')
         len--;
     if (len > INT32_MAX)
-        return fail(s, BT_ETOOBIG, "event %lld of run '%s' is too large", (long long)ev->seq,
-                    ev->run);
+        return bt_st_fail(s, BT_ETOOBIG, "event %lld of run '%s' is too large", (long long)ev->seq,
+                          ev->run);
     sqlite3_stmt *q = stmt(s, ST_EVENT_INSERT);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, ev->run);
+    bt_st_bind_text(q, 1, ev->run);
     sqlite3_bind_int64(q, 2, ev->seq);
-    bind_text(q, 3, ev->type);
+    bt_st_bind_text(q, 3, ev->type);
     sqlite3_bind_int64(q, 4, ev->ts_ms);
     sqlite3_bind_text(q, 5, len ? ev->data : "", (int)len, SQLITE_STATIC);
-    return run_stmt(s, q, "append event");
+    return bt_st_run(s, q, "append event");
 }
 
 int bt_store_event_append(struct bt_store *s, const struct bt_store_event *ev)
 {
     if (!ev || !ev->run || !ev->type || (!ev->data && ev->len) || ev->seq < 1)
-        return fail(s, -EINVAL, "an event needs a run, a seq >= 1, a type and data");
+        return bt_st_fail(s, -EINVAL, "an event needs a run, a seq >= 1, a type and data");
     if (!s->batch) {
         sqlite3_stmt *q = stmt(s, ST_BEGIN);
-        int rc = q ? run_stmt(s, q, "begin events") : BT_ESTORE;
+        int rc = q ? bt_st_run(s, q, "begin events") : BT_ESTORE;
         if (rc)
             return rc;
         s->batch = 1;
@@ -1506,10 +1557,10 @@ int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, b
 {
     sqlite3_stmt *q = NULL;
     if (!run || !fn)
-        return fail(s, -EINVAL, "no run or callback");
+        return bt_st_fail(s, -EINVAL, "no run or callback");
     if (sqlite3_prepare_v2(s->db, EVENT_SELECT, -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, "prepare");
-    bind_text(q, 1, run);
+        return bt_st_db_fail(s, "prepare");
+    bt_st_bind_text(q, 1, run);
     sqlite3_bind_int64(q, 2, from_seq);
     int rc, stop = 0;
     while (stop == 0 && (rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -1518,7 +1569,7 @@ int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, b
         stop = fn(data, &ev);
     }
     if (stop == 0 && rc != SQLITE_DONE)
-        stop = db_fail(s, "read events");
+        stop = bt_st_db_fail(s, "read events");
     sqlite3_finalize(q);
     return stop;
 }
@@ -1542,18 +1593,18 @@ static int dead_runs(struct bt_store *s, struct candidate **out, size_t *n)
     if (!q)
         return BT_ESTORE;
     int rc;
-    while ((rc = step_row(s, q, "find running runs")) == 1) {
-        if (!owner_dead((int)col_i64(q, 2, 0), (uint64_t)col_i64(q, 3, 0)))
+    while ((rc = bt_st_step(s, q, "find running runs")) == 1) {
+        if (!owner_dead((int)bt_st_col_i64(q, 2, 0), (uint64_t)bt_st_col_i64(q, 3, 0)))
             continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
             *out = bt_xrealloc(*out, cap * sizeof **out);
         }
         struct candidate *c = &(*out)[(*n)++];
-        col_id(q, 0, c->run);
-        col_id(q, 1, c->conversation);
-        c->pgid = (int)col_i64(q, 4, 0);
-        c->child_start = (uint64_t)col_i64(q, 5, 0);
+        bt_st_col_id(q, 0, c->run);
+        bt_st_col_id(q, 1, c->conversation);
+        c->pgid = (int)bt_st_col_i64(q, 4, 0);
+        c->child_start = (uint64_t)bt_st_col_i64(q, 5, 0);
         c->started_ms = sqlite3_column_int64(q, 6);
     }
     return rc;
@@ -1565,16 +1616,16 @@ static int last_event(struct bt_store *s, const char *run, int64_t *seq, int *co
     sqlite3_stmt *q = stmt(s, ST_EVENT_LAST);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, run);
+    bt_st_bind_text(q, 1, run);
     *seq = 0;
     *completed = 0;
-    int rc = step_row(s, q, "find last event");
+    int rc = bt_st_step(s, q, "find last event");
     if (rc != 1)
         return rc;
     *seq = sqlite3_column_int64(q, 0);
     const char *type = (const char *)sqlite3_column_text(q, 1);
     *completed = type && strcmp(type, bt_event_type_name(BT_EVENT_TURN_COMPLETED)) == 0;
-    return done(q, 0);
+    return bt_st_done(q, 0);
 }
 
 /* The run's assistant text so far (caller frees). */
@@ -1584,11 +1635,11 @@ static int streamed_text(struct bt_store *s, const char *run, char **text)
     sqlite3_stmt *q = stmt(s, ST_MSG_RUN_TEXT);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, run);
-    int rc = step_row(s, q, "read message");
+    bt_st_bind_text(q, 1, run);
+    int rc = bt_st_step(s, q, "read message");
     if (rc == 1)
-        *text = col_str(q, 0);
-    return rc == 1 ? done(q, 0) : rc;
+        *text = bt_st_col_str(q, 0);
+    return rc == 1 ? bt_st_done(q, 0) : rc;
 }
 
 /* Append turn.completed {status: interrupted} unless the run has one last. */
@@ -1634,10 +1685,10 @@ static int recover_update(struct bt_store *s, enum stmt_id which, const char *ru
     sqlite3_stmt *q = stmt(s, which);
     if (!q)
         return BT_ESTORE;
-    bind_text(q, 1, run);
+    bt_st_bind_text(q, 1, run);
     sqlite3_bind_int64(q, 2, now);
-    bind_text(q, 3, RECOVER_TEXT);
-    return run_stmt(s, q, "mark run interrupted");
+    bt_st_bind_text(q, 3, RECOVER_TEXT);
+    return bt_st_run(s, q, "mark run interrupted");
 }
 
 static int add_to_answer(void *data, const struct bt_store_event *ev)
@@ -1658,11 +1709,11 @@ static int interrupt_message(struct bt_store *s, const char *run, int64_t now)
     bt_answer_release(&a);
     sqlite3_stmt *q = rc ? NULL : stmt(s, ST_RECOVER_MSG);
     if (q) {
-        bind_text(q, 1, run);
+        bt_st_bind_text(q, 1, run);
         sqlite3_bind_int64(q, 2, now);
-        bind_text(q, 3, RECOVER_TEXT);
-        bind_text(q, 4, text);
-        rc = run_stmt(s, q, "mark message interrupted");
+        bt_st_bind_text(q, 3, RECOVER_TEXT);
+        bt_st_bind_text(q, 4, text);
+        rc = bt_st_run(s, q, "mark message interrupted");
     } else if (!rc) {
         rc = BT_ESTORE;
     }
@@ -1719,9 +1770,9 @@ int bt_store_recover(struct bt_store *s, int *count, struct bt_store_orphan **or
         return rc;
     }
     *orphans = bt_xcalloc(n, sizeof **orphans);
-    rc = tx_begin(s);
+    rc = bt_st_tx_begin(s);
     if (rc == 0)
-        rc = tx_end(s, interrupt_all(s, c, n, &marked, *orphans, n_orphans));
+        rc = bt_st_tx_end(s, interrupt_all(s, c, n, &marked, *orphans, n_orphans));
     free(c);
     if (rc || *n_orphans == 0) {
         free(*orphans);

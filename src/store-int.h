@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store-int: what the store-*.c files share inside the store module. Not a
+ * public header: only store*.c include it, and no SQLite type leaves them.
+ *
+ * Statement rules (see store.c): a statement is reset and its bindings
+ * cleared before each use and after it, so text can be bound SQLITE_STATIC
+ * and no read transaction outlives a call. Writes of several rows go
+ * through bt_st_tx_begin / bt_st_tx_end.
+ */
+#ifndef BT_STORE_INT_H
+#define BT_STORE_INT_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "id.h"
+#include "store.h"
+#include "util.h"
+
+struct bt_store {
+    sqlite3 *db;          /* the connection */
+    char *home;           /* $BATON_HOME as given */
+    char *db_path;        /* home/baton.db */
+    struct bt_buf err;    /* last error message */
+    int batch;            /* 1 while an event batch transaction is open */
+    sqlite3_stmt **stmts; /* store.c's statement table, prepared on first use */
+    struct {
+        const char *sql; /* a static SQL string: the key is its address */
+        sqlite3_stmt *q; /* prepared on first use */
+    } cache[32];         /* statements of the other store-*.c files */
+};
+
+/* Set the error message; returns code. */
+int bt_st_fail(struct bt_store *s, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Record SQLite's message for the failed step `what`; returns BT_ESTORE. */
+int bt_st_db_fail(struct bt_store *s, const char *what);
+
+/* The prepared statement for a static SQL string, reset and with no
+ * bindings; NULL with the error set. */
+sqlite3_stmt *bt_st_sql(struct bt_store *s, const char *sql);
+/* Reset q after use (ends its read) and return rc. */
+int bt_st_done(sqlite3_stmt *q, int rc);
+/* Step a statement that returns no rows; returns 0 or BT_ESTORE. */
+int bt_st_run(struct bt_store *s, sqlite3_stmt *q, const char *what);
+/* Step once: 1 for a row (q stays positioned), 0 for none, BT_ESTORE. */
+int bt_st_step(struct bt_store *s, sqlite3_stmt *q, const char *what);
+
+void bt_st_bind_text(sqlite3_stmt *q, int i, const char *text);  /* NULL binds NULL */
+char *bt_st_col_str(sqlite3_stmt *q, int i);                     /* NULL for NULL */
+char *bt_st_col_str0(sqlite3_stmt *q, int i);                    /* "" for NULL */
+void bt_st_col_id(sqlite3_stmt *q, int i, char out[BT_ID_SIZE]); /* "" if not an id */
+int64_t bt_st_col_i64(sqlite3_stmt *q, int i, int64_t dflt);     /* dflt for NULL */
+
+/* Commit pending events, then BEGIN IMMEDIATE. */
+int bt_st_tx_begin(struct bt_store *s);
+/* Commit if rc is 0, else roll back keeping the error; returns the result. */
+int bt_st_tx_end(struct bt_store *s, int rc);
+
+#endif
