@@ -6,8 +6,13 @@
 #include "runner-codex.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -35,6 +40,94 @@ static int codex_build_argv(const struct bt_runner_config *cfg, struct bt_strv *
     bt_strv_push(argv, "--listen");
     bt_strv_push(argv, "stdio://");
     return 0;
+}
+
+/* Where codex keeps a thread's rollout: codex 0.171.0 writes it to
+ * $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<thread id>.jsonl
+ * (CODEX_HOME defaults to ~/.codex), and moves an archived thread's file
+ * into $CODEX_HOME/archived_sessions/. The date is not in the id, so the
+ * date directories are searched. */
+struct rollout_search {
+    const char *suffix;      /* "-<thread id>.jsonl" */
+    struct bt_strv *removed; /* paths removed */
+    int err;                 /* first error, 0 if none */
+};
+
+/* Remove the matching rollout files in the directory dir (path for
+ * messages), descending depth more levels of subdirectories. Takes dir. */
+static void rollout_walk(struct rollout_search *rs, int dir, const char *path, int depth)
+{
+    DIR *d = fdopendir(dir);
+    if (!d) {
+        rs->err = rs->err ? rs->err : -errno;
+        close(dir);
+        return;
+    }
+    size_t slen = strlen(rs->suffix);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *name = e->d_name;
+        size_t n = strlen(name);
+        if (name[0] == '.')
+            continue;
+        if (depth > 0) {
+            int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0)
+                continue; /* not a directory (or a link to one): not codex's */
+            char *subpath = bt_xasprintf("%s/%s", path, name);
+            rollout_walk(rs, sub, subpath, depth - 1);
+            free(subpath);
+            continue;
+        }
+        struct stat st;
+        if (n <= slen + 8 || strncmp(name, "rollout-", 8) != 0 ||
+            strcmp(name + n - slen, rs->suffix) != 0 ||
+            fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (unlinkat(dirfd(d), name, 0) == 0)
+            bt_strv_pushf(rs->removed, "%s/%s", path, name);
+        else if (errno != ENOENT && !rs->err)
+            rs->err = -errno;
+    }
+    closedir(d);
+}
+
+/* Search home/sub (depth levels of subdirectories) unless it is missing. */
+static void rollout_search_in(struct rollout_search *rs, const char *home, const char *sub,
+                              int depth)
+{
+    char *path = bt_xasprintf("%s/%s", home, sub);
+    int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir >= 0)
+        rollout_walk(rs, dir, path, depth);
+    else if (errno != ENOENT && errno != ENOTDIR && !rs->err)
+        rs->err = -errno;
+    free(path);
+}
+
+static int codex_delete_session(const struct bt_runner_config *cfg, struct bt_strv *removed)
+{
+    const char *id = cfg->native_session_id;
+    if (!id)
+        return 0;
+    /* the id only ever becomes part of a name compared with directory
+     * entries, but one that could be a flag or a path is not codex's */
+    if (!bt_runner_id_ok(id) || strstr(id, ".."))
+        return -EINVAL;
+    const char *env = getenv("CODEX_HOME");
+    const char *user = getenv("HOME");
+    char *home = env && *env     ? bt_xstrdup(env)
+                 : user && *user ? bt_xasprintf("%s/.codex", user)
+                                 : NULL;
+    if (!home)
+        return 0; /* no codex home: nothing of codex's to find */
+    char *suffix = bt_xasprintf("-%s.jsonl", id);
+    struct rollout_search rs = {.suffix = suffix, .removed = removed};
+    rollout_search_in(&rs, home, "sessions", 3);
+    rollout_search_in(&rs, home, "archived_sessions", 0);
+    free(suffix);
+    free(home);
+    return rs.err;
 }
 
 static void *codex_create(const struct bt_runner_config *cfg)
@@ -285,6 +378,7 @@ const struct bt_runner_ops bt_runner_codex = {
     .stdin_pipe = 1,
     .parse_version = codex_parse_version,
     .build_argv = codex_build_argv,
+    .delete_session = codex_delete_session,
     .create = codex_create,
     .destroy = codex_destroy,
     .start = codex_start,

@@ -3,8 +3,11 @@
 #include "runner-pi.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -104,6 +107,29 @@ static int pi_new_session_path(const struct bt_runner_config *cfg, char **path)
             *c = '-';
     *path = bt_xasprintf("%s/%s_baton-%lld.jsonl", dir, ts, (long long)now);
     free(dir);
+    return 0;
+}
+
+/* The session file baton chose (pi_new_session_path): only an absolute path
+ * whose name ends in ".jsonl" is taken for one, and only a regular file is
+ * removed (lstat: a symbolic link is neither followed nor removed). */
+static int pi_delete_session(const struct bt_runner_config *cfg, struct bt_strv *removed)
+{
+    const char *path = cfg->native_session_path;
+    if (!path)
+        return 0;
+    size_t n = strlen(path);
+    const char *name = strrchr(path, '/');
+    if (path[0] != '/' || strlen(name + 1) <= 6 || strcmp(path + n - 6, ".jsonl") != 0)
+        return -EINVAL;
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+    if (!S_ISREG(st.st_mode))
+        return -EINVAL;
+    if (unlink(path) != 0)
+        return errno == ENOENT ? 0 : -errno;
+    bt_strv_push(removed, path);
     return 0;
 }
 
@@ -231,6 +257,7 @@ const struct bt_runner_ops bt_runner_pi = {
     .parse_version = pi_parse_version,
     .build_argv = pi_build_argv,
     .new_session_path = pi_new_session_path,
+    .delete_session = pi_delete_session,
     .create = pi_create,
     .destroy = pi_destroy,
     .start = pi_start,

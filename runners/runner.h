@@ -51,6 +51,20 @@ struct bt_runner_ops {
      * terminal UI finds it. Returns 0 or a negative error. */
     int (*new_session_path)(const struct bt_runner_config *cfg, char **path);
 
+    /* Optional, for coders whose native session baton can find on disk
+     * (`baton rm`): delete the session that cfg->native_session_id and
+     * cfg->native_session_path name (the other fields are not used) from the
+     * coder's own storage, and append the path of every file removed to
+     * *removed. Unlike the ops above it does file-system I/O. It never
+     * follows a symbolic link and removes regular files only. A session that
+     * is not on disk (never written, already gone) is not an error: 0 with
+     * nothing appended. Returns 0; -EINVAL when the stored session cannot
+     * safely name a file of the coder (an id that could form a path, a path
+     * that is not the coder's kind of session file), with nothing touched;
+     * or the negated errno of the first file or directory that could not
+     * be read or removed (the files removed before it are in *removed). */
+    int (*delete_session)(const struct bt_runner_config *cfg, struct bt_strv *removed);
+
     void *(*create)(const struct bt_runner_config *cfg);
     void (*destroy)(void *st);
     /* Lines to write once the child is started (handshake, or the prompt). */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd-common: what several commands share: opening the store and
  * resolving a conversation id typed by the user. */
+#include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "cmd.h"
 #include "error.h"
@@ -36,13 +38,25 @@ int bt_cmd_open_store(struct bt_store **s)
         return BT_EXIT_FAILED;
     }
     free(home);
+    bt_cmd_recover(*s);
+    return 0;
+}
+
+void bt_cmd_recover(struct bt_store *s)
+{
     struct bt_store_orphan *orphans = NULL;
     size_t n = 0;
-    if (bt_store_recover(*s, NULL, &orphans, &n) == 0)
+    if (bt_store_recover(s, NULL, &orphans, &n) == 0)
         for (size_t i = 0; i < n; i++)
             stop_orphan(&orphans[i]);
     free(orphans);
-    return 0;
+}
+
+void bt_cmd_sleep_ms(unsigned ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
 }
 
 int bt_cmd_resolve(struct bt_store *s, const char *text, char *id)

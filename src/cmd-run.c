@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd-run: `baton run` (a new conversation, one turn) and `baton send`
- * (the next turn of a conversation). Human output or, with --json, the event
- * stream as JSON lines on stdout and nothing else there.
+ * cmd-run: `baton run` (a new conversation, one turn), `baton send` (the
+ * next turn of a conversation, or queued while one runs) and `baton retry`
+ * (the last prompt again after a failed turn). Human output or, with
+ * --json, the event stream as JSON lines on stdout and nothing else there.
+ * With --detach the turn runs in a detached worker (cmd-worker.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,25 +15,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd-turn.h"
 #include "cmd.h"
+#include "error.h"
 #include "render.h"
 #include "service.h"
 
-/* The largest prompt baton takes: far above what coders accept (codex
- * 0.171.0 refuses more than 1,048,576 characters), far below what could
- * strain a pipe or the store. */
-#define BT_PROMPT_MAX (16 << 20)
+#define BT_PROMPT_MAX BT_SERVICE_PROMPT_MAX
+
+enum mode { MODE_RUN, MODE_SEND, MODE_RETRY };
 
 struct run_args {
     struct bt_service_turn turn;
+    enum mode mode;
     int json;
+    int detach;
     char *cwd;    /* owned absolute path */
     char *prompt; /* owned */
 };
 
 /* Seconds as a decimal number, 0 meaning "no limit"; anything else below a
  * millisecond becomes one, so a tiny limit never turns into none. */
-static int parse_seconds(const char *s, uint64_t *ms)
+int bt_cmd_parse_seconds(const char *s, uint64_t *ms)
 {
     char *end;
     double v = strtod(s, &end);
@@ -43,7 +48,7 @@ static int parse_seconds(const char *s, uint64_t *ms)
     return 0;
 }
 
-static int parse_approval(const char *s, enum bt_approval *a)
+int bt_cmd_parse_approval(const char *s, enum bt_approval *a)
 {
     if (strcmp(s, "deny") == 0 || strcmp(s, "decline") == 0)
         *a = BT_APPROVAL_DENY;
@@ -93,7 +98,7 @@ static int read_prompt(const char *arg, char **prompt)
     if (rc != 0)
         goto out;
     if (b.len > BT_PROMPT_MAX)
-        rc = bt_fail(BT_EXIT_USAGE, "the prompt is larger than %d MiB", BT_PROMPT_MAX >> 20);
+        rc = bt_fail(BT_EXIT_USAGE, "the prompt is larger than %zu MiB", BT_PROMPT_MAX >> 20);
     else if (memchr(b.data, '\0', b.len))
         rc = bt_fail(BT_EXIT_USAGE, "the prompt contains a NUL byte");
     else if (bad < b.len)
@@ -105,63 +110,84 @@ out:
     return rc;
 }
 
-/* Parse options common to run and send; returns 0 or an exit code. */
-static int parse(int argc, char **argv, int is_run, struct run_args *a)
+/* The options every turn takes (also the worker's); returns 0 when c was
+ * one of them, 1 when it was not, or an exit code. */
+int bt_cmd_turn_option(int c, struct bt_service_turn *t)
 {
-    static const struct option opts[] = {{"coder", required_argument, NULL, 'c'},
-                                         {"model", required_argument, NULL, 'm'},
-                                         {"cwd", required_argument, NULL, 'C'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"approval", required_argument, NULL, 'a'},
-                                         {"timeout", required_argument, NULL, 't'},
-                                         {"idle-timeout", required_argument, NULL, 'i'},
-                                         {"no-retry", no_argument, NULL, 'r'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
-    const char *dir = ".";
-    int c;
-    a->turn.coder = "codex";
-    a->turn.idle_timeout_ms = 600000;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, is_run ? "c:m:C:h" : "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c': a->turn.coder = optarg; break;
-        case 'm': a->turn.model = optarg; break;
-        case 'C': dir = optarg; break;
-        case 'j': a->json = 1; break;
-        case 'r': a->turn.no_retry = 1; break;
-        case 'a':
-            if (parse_approval(optarg, &a->turn.approval))
-                return bt_fail(BT_EXIT_USAGE, "--approval takes deny, auto or never");
-            break;
-        case 't':
-            if (parse_seconds(optarg, &a->turn.timeout_ms))
-                return bt_fail(BT_EXIT_USAGE, "--timeout takes seconds, e.g. 300");
-            break;
-        case 'i':
-            if (parse_seconds(optarg, &a->turn.idle_timeout_ms))
-                return bt_fail(BT_EXIT_USAGE, "--idle-timeout takes seconds, e.g. 120");
-            break;
-        case 'h': bt_help(argv[0]); return -1;
-        default: return bt_bad_option(argv);
-        }
-        if (!is_run && (c == 'c' || c == 'm' || c == 'C'))
-            return bt_usage(argv[0]);
+    switch (c) {
+    case 'r': t->no_retry = 1; return 0;
+    case 'a':
+        if (bt_cmd_parse_approval(optarg, &t->approval))
+            return bt_fail(BT_EXIT_USAGE, "--approval takes deny, auto or never");
+        return 0;
+    case 't':
+        if (bt_cmd_parse_seconds(optarg, &t->timeout_ms))
+            return bt_fail(BT_EXIT_USAGE, "--timeout takes seconds, e.g. 300");
+        return 0;
+    case 'i':
+        if (bt_cmd_parse_seconds(optarg, &t->idle_timeout_ms))
+            return bt_fail(BT_EXIT_USAGE, "--idle-timeout takes seconds, e.g. 120");
+        return 0;
+    default: return 1;
     }
-    if (argc - optind != (is_run ? 1 : 2))
-        return bt_usage(argv[0]);
+}
+
+static int set_cwd(struct run_args *a, const char *dir)
+{
     struct stat st;
     a->cwd = realpath(dir, NULL);
     if (!a->cwd || stat(a->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
         return bt_fail(BT_EXIT_USAGE, "cannot use '%s' as the working directory", dir);
     if (bt_utf8_invalid_at(a->cwd, strlen(a->cwd)) < strlen(a->cwd))
         return bt_fail(BT_EXIT_USAGE, "the working directory's name is not valid UTF-8");
-    int rc = read_prompt(argv[argc - 1], &a->prompt);
-    if (rc)
-        return rc;
-    a->turn.prompt = a->prompt;
     a->turn.cwd = a->cwd;
     return 0;
+}
+
+/* Parse the options of run, send and retry; returns 0 or an exit code
+ * (-1 after --help). */
+static int parse(int argc, char **argv, struct run_args *a)
+{
+    static const struct option opts[] = {BT_CMD_TURN_OPTIONS,
+                                         {"coder", required_argument, NULL, 'c'},
+                                         {"model", required_argument, NULL, 'm'},
+                                         {"cwd", required_argument, NULL, 'C'},
+                                         {"json", no_argument, NULL, 'j'},
+                                         {"detach", no_argument, NULL, 'd'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    const char *dir = ".";
+    int c, is_run = a->mode == MODE_RUN;
+    a->turn.coder = "codex";
+    a->turn.idle_timeout_ms = BT_CMD_IDLE_TIMEOUT_MS;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, is_run ? "c:m:C:dh" : "dh", opts, NULL)) != -1) {
+        int rc = bt_cmd_turn_option(c, &a->turn);
+        if (rc == 0)
+            continue;
+        if (rc != 1)
+            return rc;
+        switch (c) {
+        case 'c': a->turn.coder = optarg; break;
+        case 'm': a->turn.model = optarg; break;
+        case 'C': dir = optarg; break;
+        case 'j': a->json = 1; break;
+        case 'd': a->detach = 1; break;
+        case 'h': bt_help(argv[0]); return -1;
+        default: return bt_bad_option(argv);
+        }
+        if (!is_run && (c == 'c' || c == 'm' || c == 'C'))
+            return bt_usage(argv[0]);
+    }
+    int want = a->mode == MODE_RUN ? 1 : a->mode == MODE_SEND ? 2 : 1;
+    if (argc - optind != want)
+        return bt_usage(argv[0]);
+    int rc = set_cwd(a, dir);
+    if (rc || a->mode == MODE_RETRY)
+        return rc;
+    rc = read_prompt(argv[argc - 1], &a->prompt);
+    a->turn.prompt = a->prompt;
+    return rc;
 }
 
 static void print_json(void *data, const struct bt_event *ev, const char *json, size_t len)
@@ -184,35 +210,102 @@ static void tick(void *data)
     bt_render_tick(data);
 }
 
-static int execute(int argc, char **argv, int is_run)
+/* What a queued prompt means for the user, on stderr. */
+static void say_queued(const struct bt_service_outcome *out)
 {
-    struct run_args a = {0};
+    fprintf(stderr,
+            "baton: queued as message %lld of %s: it goes out when the running turn ends\n"
+            "       (follow with `baton attach %.12s`, take it back with "
+            "`baton rm-queued %.12s %lld`)\n",
+            (long long)out->queued, out->conversation, out->conversation, out->conversation,
+            (long long)out->queued);
+}
+
+/* After a completed turn, what others queued meanwhile goes out in a
+ * detached worker, so this command ends with its own turn. */
+static void hand_on_queue(const struct run_args *a, const struct bt_service_outcome *out)
+{
+    if (!out->completed || out->waiting <= 0)
+        return;
+    int rc = bt_cmd_worker_start("flush", out->conversation, &a->turn, NULL);
+    if (rc == 0)
+        fprintf(stderr,
+                "baton: %lld queued message(s) of %s go out now in a detached worker "
+                "(`baton attach %.12s` to follow)\n",
+                (long long)out->waiting, out->conversation, out->conversation);
+    else
+        fprintf(stderr,
+                "baton: %lld queued message(s) of %s wait: the worker to send them did not "
+                "start (%s); `baton send` sends them first\n",
+                (long long)out->waiting, out->conversation, bt_strerror(rc));
+}
+
+/* The turn in this process, rendered as it streams. */
+static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
+{
     struct bt_render render;
-    struct bt_store *s = NULL;
     struct bt_service_outcome out = {0};
-    char conv[BT_ID_SIZE];
-    int rc = parse(argc, argv, is_run, &a);
+    bt_render_init(&render, stdout, stderr);
+    a->turn.on_event = a->json ? print_json : print_human;
+    a->turn.on_tick = a->json ? NULL : tick;
+    a->turn.data = &render;
+    a->turn.queue = a->mode == MODE_SEND ? BT_STORE_QUEUE_IF_BUSY : BT_STORE_QUEUE_NEVER;
+    if (a->mode == MODE_RUN)
+        bt_service_run(s, &a->turn, &out);
+    else if (a->mode == MODE_SEND)
+        bt_service_send(s, conv, &a->turn, &out);
+    else
+        bt_service_retry(s, conv, &a->turn, &out);
+    if (out.message)
+        bt_fail(out.exit_code, "%s", out.message);
+    else if (out.queued)
+        say_queued(&out);
+    else if (!a->json)
+        fprintf(stderr, "conversation %s\n", out.conversation);
+    hand_on_queue(a, &out);
+    free(out.message);
+    return out.exit_code;
+}
+
+/* --detach: store the prompt queued, then a worker takes it. */
+static int detached(struct bt_store *s, struct run_args *a, const char *conv)
+{
+    struct bt_service_outcome out = {0};
+    int rc = 0;
+    a->turn.queue = BT_STORE_QUEUE_ALWAYS;
+    if (a->mode == MODE_RUN)
+        rc = bt_service_run(s, &a->turn, &out);
+    else if (a->mode == MODE_SEND)
+        rc = bt_service_send(s, conv, &a->turn, &out);
+    else
+        memcpy(out.conversation, conv, BT_ID_SIZE);
+    if (rc) {
+        bt_fail(out.exit_code, "%s", out.message ? out.message : bt_strerror(rc));
+        free(out.message);
+        return out.exit_code ? out.exit_code : BT_EXIT_FAILED;
+    }
+    if (out.busy) { /* the running turn's owner sends it next */
+        say_queued(&out);
+        return BT_EXIT_OK;
+    }
+    return bt_cmd_worker_detach(a->mode == MODE_RETRY ? "retry" : "flush", out.conversation,
+                                &a->turn, a->json);
+}
+
+static int execute(int argc, char **argv, enum mode mode)
+{
+    struct run_args a = {.mode = mode};
+    struct bt_store *s = NULL;
+    char conv[BT_ID_SIZE] = "";
+    int rc = parse(argc, argv, &a);
     if (rc)
         goto done;
     if ((rc = bt_cmd_open_store(&s)) != 0)
         goto done;
-    if (!is_run && (rc = bt_cmd_resolve(s, argv[optind], conv)) != 0)
+    if (mode != MODE_RUN && (rc = bt_cmd_resolve(s, argv[optind], conv)) != 0)
         goto done;
-    bt_render_init(&render, stdout, stderr);
-    a.turn.on_event = a.json ? print_json : print_human;
-    a.turn.on_tick = a.json ? NULL : tick;
-    a.turn.data = &render;
-    if (is_run)
-        bt_service_run(s, &a.turn, &out);
-    else
-        bt_service_send(s, conv, &a.turn, &out);
-    if (out.message)
-        bt_fail(out.exit_code, "%s", out.message);
-    else if (!a.json)
-        fprintf(stderr, "conversation %s\n", out.conversation);
-    rc = out.exit_code;
+    rc = a.detach ? detached(s, &a, conv) : foreground(s, &a, conv);
 done:
-    free(out.message);
     bt_store_close(s);
     free(a.cwd);
     free(a.prompt);
@@ -221,10 +314,15 @@ done:
 
 int bt_cmd_run(int argc, char **argv)
 {
-    return execute(argc, argv, 1);
+    return execute(argc, argv, MODE_RUN);
 }
 
 int bt_cmd_send(int argc, char **argv)
 {
-    return execute(argc, argv, 0);
+    return execute(argc, argv, MODE_SEND);
+}
+
+int bt_cmd_retry(int argc, char **argv)
+{
+    return execute(argc, argv, MODE_RETRY);
 }

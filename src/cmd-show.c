@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd-show: `baton show CONV` prints a conversation's messages in order;
- * --debug adds each run's record (exit, error, stderr tail). */
+ * --debug adds each run's record (exit, error, stderr tail); --last N
+ * keeps only the last N messages. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@ static void json_message(struct bt_buf *b, const struct bt_store_message *m)
 {
     char ts[32];
     bt_time_rfc3339(m->created_ms, ts);
-    bt_buf_addf(b, "{\"seq\":%lld", (long long)m->seq);
+    bt_buf_addf(b, "{\"id\":%lld,\"seq\":%lld", (long long)m->id, (long long)m->seq);
     bt_json_member(b, "role", bt_store_role_name(m->role));
     bt_json_member(b, "state", bt_store_msg_state_name(m->state));
     bt_json_member(b, "text", m->text);
@@ -87,19 +88,24 @@ static void print_field(const char *label, const char *text)
     putchar('\n');
 }
 
+/* v[0..n) are the last n of total messages. */
 static void print_human(struct bt_store *s, const struct bt_store_conversation *c,
-                        const struct bt_store_message *v, size_t n, int debug)
+                        const struct bt_store_message *v, size_t n, size_t total, int debug)
 {
     printf("conversation %s  %s  %s\n", c->id, c->coder, bt_store_conv_status_name(c->status));
     print_field("title: ", c->title);
     print_field("cwd:   ", c->cwd);
     if (c->native_session_id)
         printf("native session: %s\n", c->native_session_id);
+    if (n < total)
+        printf("(the last %zu of %zu messages)\n", n, total);
     for (size_t i = 0; i < n; i++) {
         const struct bt_store_message *m = &v[i];
         int user = m->role == BT_STORE_ROLE_USER;
         printf("\n%s", user ? "you" : c->coder);
-        if (m->state != BT_STORE_MSG_COMPLETE)
+        if (m->state == BT_STORE_MSG_QUEUED) /* the number rm-queued takes */
+            printf(" (queued as message %lld)", (long long)m->id);
+        else if (m->state != BT_STORE_MSG_COMPLETE)
             printf(" (%s)", bt_store_msg_state_name(m->state));
         print_field(":\n", m->text);
         if (m->error_text)
@@ -109,21 +115,53 @@ static void print_human(struct bt_store *s, const struct bt_store_conversation *
     }
 }
 
+/* A positive decimal number that fits in 9 digits, else 0. */
+static size_t parse_count(const char *text)
+{
+    size_t len = strlen(text), v = 0;
+    if (len == 0 || len > 9 || strspn(text, "0123456789") != len)
+        return 0;
+    for (const char *p = text; *p; p++)
+        v = v * 10 + (size_t)(*p - '0');
+    return v;
+}
+
+/* Print the last `last` of the n messages v (all when last is 0; v is NULL
+ * when n is 0). */
+static void print_tail(struct bt_store *s, const struct bt_store_conversation *c,
+                       const struct bt_store_message *v, size_t n, size_t last, int json, int debug)
+{
+    size_t keep = last && last < n ? last : n;
+    const struct bt_store_message *from = n ? v + (n - keep) : v;
+    if (json)
+        print_json(c, from, keep);
+    else
+        print_human(s, c, from, keep, n, debug);
+}
+
 int bt_cmd_show(int argc, char **argv)
 {
     static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
                                          {"debug", no_argument, NULL, 'd'},
+                                         {"last", required_argument, NULL, 'l'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     int json = 0, debug = 0, c;
+    size_t last = 0; /* 0: every message */
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'j')
+        if (c == 'j') {
             json = 1;
-        else if (c == 'd')
+        } else if (c == 'd') {
             debug = 1;
-        else
+        } else if (c == 'l') {
+            if ((last = parse_count(optarg)) == 0) {
+                bt_fail(BT_EXIT_USAGE, "--last takes a positive number, not '%s'", optarg);
+                return bt_usage(argv[0]);
+            }
+        } else {
             return c == 'h' ? bt_help(argv[0]) : bt_bad_option(argv);
+        }
     }
     if (argc - optind != 1)
         return bt_usage(argv[0]);
@@ -138,10 +176,8 @@ int bt_cmd_show(int argc, char **argv)
     if ((rc = bt_cmd_resolve(s, argv[optind], id)) == 0) {
         if (bt_store_conversation_get(s, id, &conv) || bt_store_message_list(s, id, &v, &n))
             rc = bt_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id, bt_store_errmsg(s));
-        else if (json)
-            print_json(&conv, v, n);
         else
-            print_human(s, &conv, v, n, debug);
+            print_tail(s, &conv, v, n, last, json, debug);
     }
     bt_store_message_list_free(v, n);
     bt_store_conversation_release(&conv);

@@ -17,6 +17,8 @@ enum {
     BT_EXIT_CANCELLED = 130,
 };
 
+/* A command whose name starts with "__" is internal: `baton --help` does
+ * not list it. */
 struct bt_cmd {
     const char *name;
     int (*run)(int argc, char **argv); /* argv[0] is the command name */
@@ -27,8 +29,15 @@ struct bt_cmd {
 
 int bt_cmd_run(int argc, char **argv);
 int bt_cmd_send(int argc, char **argv);
+int bt_cmd_retry(int argc, char **argv);
+int bt_cmd_attach(int argc, char **argv);
+int bt_cmd_cancel(int argc, char **argv);
+int bt_cmd_rm_queued(int argc, char **argv);
+int bt_cmd_worker(int argc, char **argv);
 int bt_cmd_ls(int argc, char **argv);
 int bt_cmd_show(int argc, char **argv);
+int bt_cmd_search(int argc, char **argv);
+int bt_cmd_rm(int argc, char **argv);
 int bt_cmd_coders(int argc, char **argv);
 
 /* Print "baton: <message>" to stderr; returns code, for `return bt_fail(..)`. */
@@ -55,6 +64,11 @@ struct bt_store;
  * as interrupted and stop their process groups if still alive. Prints the
  * reason and returns BT_EXIT_FAILED on failure, else 0. */
 int bt_cmd_open_store(struct bt_store **s);
+/* Mark runs whose owner died interrupted (cancelled if a cancel was asked
+ * for) and stop their process groups if still alive and still theirs. */
+void bt_cmd_recover(struct bt_store *s);
+/* Sleep ms milliseconds (signals do not cut it short). */
+void bt_cmd_sleep_ms(unsigned ms);
 /* Resolve CONV (full id or unique prefix) into id; prints why not and
  * returns BT_EXIT_USAGE on failure, else 0. */
 int bt_cmd_resolve(struct bt_store *s, const char *text, char *id);

@@ -2,6 +2,7 @@
 /* event: names of the normalized event model and its JSON-lines encoding. */
 #include "event.h"
 
+#include <math.h>
 #include <string.h>
 
 static const char *const type_names[] = {
@@ -111,7 +112,7 @@ static void put_usage(struct bt_buf *b, const struct bt_usage *u)
     put_int(b, "context_tokens", u->context_tokens);
     put_int(b, "context_window", u->context_window);
     put_key(b, "cost_usd");
-    if (u->cost_usd < 0)
+    if (!(u->cost_usd >= 0) || !isfinite(u->cost_usd)) /* JSON has no NaN or inf */
         bt_buf_adds(b, "null");
     else
         bt_buf_addf(b, "%.6f", u->cost_usd);

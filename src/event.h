@@ -149,4 +149,40 @@ const char *bt_turn_status_name(enum bt_turn_status s);
  * UTF-8 becomes U+FFFD, U+2028/2029 escaped). */
 void bt_event_to_json(const struct bt_event *ev, struct bt_buf *out);
 
+/* --- reading events back (event-parse.c) ------------------------------ */
+
+/* Owns what a parsed event's strings point into (opaque). */
+struct bt_event_doc;
+
+/* Parse one event as bt_event_to_json writes it (one JSON object; white
+ * space and a trailing newline around it are allowed) from json[0..len),
+ * which need not be NUL-terminated and is not referenced after the call.
+ * Fills *ev with every field the encoder writes for the event's type, so
+ * that bt_event_to_json gives back the same bytes (one exception: invalid
+ * UTF-8 that the encoder wrote as the escape \ufffd reads back as U+FFFD,
+ * which it writes raw), and sets *doc to the owner of ev's strings (free
+ * with bt_event_doc_free; ev is dangling after).
+ *
+ * Members may be absent (the field keeps its bt_event_init value); unknown
+ * members are ignored. null is NULL for strings and BT_UNKNOWN for numbers
+ * (cost_usd: -1). item.text, the text of item.delta and the raw of a
+ * warning or error keep NUL bytes (\u0000) with their real length; other
+ * strings end at the first NUL. An unknown item kind is BT_ITEM_OTHER; an
+ * unknown or missing turn.completed status is BT_TURN_FAILED.
+ *
+ * Returns 0; BT_EPROTO for an object whose "type" is a string this baton
+ * does not know (a newer baton's event: a reader may skip it); -EINVAL for
+ * anything else: not JSON, not an object, trailing bytes, no string "type",
+ * an item event without an "item" object holding a string "id", a member
+ * of the wrong JSON type, an integer member with a fraction or beyond int64
+ * (from 2^53 on it must be plain digits: it is read from the text, exactly),
+ * a cost_usd that is not finite, a "ts" other than
+ * "YYYY-MM-DDTHH:MM:SS.mmmZ" from 1970 to 9999; -ENOMEM if cJSON cannot
+ * allocate the detail text. On error *doc is NULL and *ev is as
+ * bt_event_init(ev, BT_EVENT__COUNT) leaves it: it points at nothing. */
+int bt_event_parse(const char *json, size_t len, struct bt_event *ev, struct bt_event_doc **doc);
+/* Free a document and everything the event parsed with it points into. NULL
+ * is a no-op. */
+void bt_event_doc_free(struct bt_event_doc *doc);
+
 #endif

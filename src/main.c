@@ -16,31 +16,65 @@
     "  --timeout S            stop the turn after S seconds (0 = no limit, the default)\n"         \
     "  --idle-timeout S       stop a coder silent for S seconds: stalled (default 600, 0 = off)\n" \
     "  --no-retry             ask the coder not to retry failed model requests (pi)\n"             \
+    "  --detach               run the turn in a detached worker that outlives this shell;\n"       \
+    "                         print the conversation id (`baton attach` follows it)\n"             \
     "PROMPT is the text of the turn, or - to read it from stdin. Put -- before a\n"                \
     "prompt that starts with '-'.\n"
 
 static const struct bt_cmd commands[] = {
     {"run", bt_cmd_run,
-     "[-c CODER] [-m MODEL] [-C DIR] [--json] [--approval deny|auto|never] [--timeout S] "
-     "[--idle-timeout S] [--no-retry] PROMPT|-",
+     "[-c CODER] [-m MODEL] [-C DIR] [--json] [--detach] [--approval deny|auto|never] "
+     "[--timeout S] [--idle-timeout S] [--no-retry] PROMPT|-",
      "start a conversation with one turn",
      "  -c, --coder CODER      the coder to drive (default codex; see `baton coders`)\n"
      "  -m, --model MODEL      the model, as the coder names it (default: the coder's)\n"
      "  -C, --cwd DIR          the project directory (default: the current one)\n" TURN_OPTIONS},
     {"send", bt_cmd_send,
-     "[--json] [--approval deny|auto|never] [--timeout S] [--idle-timeout S] [--no-retry] CONV "
-     "PROMPT|-",
-     "next turn of a conversation, resuming its native session",
+     "[--json] [--detach] [--approval deny|auto|never] [--timeout S] [--idle-timeout S] "
+     "[--no-retry] CONV PROMPT|-",
+     "next turn of a conversation, queued while one runs",
      "CONV is a conversation id or a unique prefix of one. The turn runs in the\n"
-     "conversation's own directory with its coder and model.\n" TURN_OPTIONS},
+     "conversation's own directory with its coder and model, resuming its native\n"
+     "session. While a turn of CONV runs (from any terminal), the prompt is queued\n"
+     "instead and send exits 0 at once; when the running turn completes, everything\n"
+     "queued goes out as the next turn, joined by blank lines.\n" TURN_OPTIONS},
+    {"retry", bt_cmd_retry,
+     "[--json] [--detach] [--approval deny|auto|never] [--timeout S] [--idle-timeout S] "
+     "[--no-retry] CONV",
+     "run the last prompt again after a failed, cancelled or interrupted turn",
+     "A completed turn is never sent again (exit 2).\n" TURN_OPTIONS},
+    {"attach", bt_cmd_attach, "[--json] [--from SEQ] CONV",
+     "follow the running (or last) turn of a conversation",
+     "  --json                 the events as JSON lines on stdout\n"
+     "  --from SEQ             start at event SEQ (default 1: the whole turn)\n"
+     "Ends when the turn ends, with the turn's exit code. Ctrl-C leaves the turn running.\n"},
+    {"cancel", bt_cmd_cancel, "CONV", "stop the running turn of a conversation",
+     "The stop is recorded first, then the turn's owner stops its coder (within\n"
+     "about 100 ms); cancel waits for the turn to end and says how it ended.\n"},
+    {"rm-queued", bt_cmd_rm_queued, "CONV MSG", "take back a queued message before it goes",
+     "MSG is the message number `baton send` printed (also in `baton show`).\n"},
     {"ls", bt_cmd_ls, "[--json]", "list conversations, newest first",
      "  --json                 one JSON object per conversation\n"},
-    {"show", bt_cmd_show, "[--json] [--debug] CONV", "show a conversation's messages and runs",
+    {"show", bt_cmd_show, "[--json] [--debug] [--last N] CONV",
+     "show a conversation's messages and runs",
      "  --json                 the conversation and its messages as one JSON object\n"
      "  --debug                each answer's run: state, coder version, exit, error kind,\n"
-     "                         and the coder's stderr tail\n"},
+     "                         and the coder's stderr tail\n"
+     "  --last N               only the last N messages\n"},
+    {"search", bt_cmd_search, "[--json] [--limit N] WORD...",
+     "find conversations by words in their title or messages",
+     "  --json                 one JSON object per conversation\n"
+     "  --limit N              at most N conversations, newest first (default 50)\n"
+     "A conversation matches when its title or one of its messages holds every\n"
+     "WORD (case and accents ignored; words are plain text, never query syntax).\n"
+     "Exit 0 when something matched, 1 when nothing did.\n"},
+    {"rm", bt_cmd_rm, "CONV", "delete a conversation, its runs and the coder's session",
+     "Deletes the conversation's messages, runs, events and run files, and the\n"
+     "coder's own session (codex rollout, pi session file) unless the conversation\n"
+     "was handed off to the coder's terminal UI. Refused while a turn runs.\n"},
     {"coders", bt_cmd_coders, "[--json]", "installed coders with version and path",
      "  --json                 one JSON object per coder\n"},
+    {"__worker", bt_cmd_worker, "flush|retry [OPTIONS] -- CONV", "a detached worker", ""},
 };
 
 static void help(FILE *f)
@@ -48,7 +82,8 @@ static void help(FILE *f)
     fprintf(f, "usage: baton COMMAND [OPTIONS]\n\n"
                "Drive installed coding-agent CLIs behind one interface.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        if (strncmp(commands[i].name, "__", 2) != 0)
+            fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nexit codes: 0 completed, 1 failed, 2 usage, 3 coder not installed,\n"
                "            4 auth required, 130 cancelled\n"
                "Run `baton COMMAND --help` for a command's options.\n");

@@ -608,3 +608,102 @@ void bt_proc_free(struct bt_proc *p)
     bt_proc_stop(p, 0, 0);
     advance(p); /* bt_proc_stop does nothing once settled */
 }
+
+/* ---- detached workers ------------------------------------------------ */
+
+/* In the grandchild, before exec: only async-signal-safe calls. */
+static void worker_exec(char *const argv[], int err_fd, int notify_w, int fail_w)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 ||
+        dup2(err_fd >= 0 ? err_fd : null_fd, 2) < 0)
+        goto fail;
+    /* dup2 onto itself keeps close-on-exec: clear it explicitly */
+    if (notify_w >= 0 && (notify_w == 3 ? fcntl(3, F_SETFD, 0) : dup2(notify_w, 3)) < 0)
+        goto fail;
+    execv(argv[0], argv);
+fail:;
+    int e = errno;
+    if (write(fail_w, &e, sizeof e) < 0)
+        _exit(127);
+    _exit(127);
+}
+
+/* The first child: a new session, fork the worker, leave at once. */
+static void worker_fork(char *const argv[], int err_fd, int notify_w, int fail_w)
+{
+    if (setsid() < 0) {
+        int e = errno;
+        if (write(fail_w, &e, sizeof e) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    pid_t pid = fork();
+    if (pid == 0)
+        worker_exec(argv, err_fd, notify_w, fail_w);
+    if (pid < 0) {
+        int e = errno;
+        if (write(fail_w, &e, sizeof e) < 0)
+            _exit(127);
+    }
+    _exit(0);
+}
+
+/* pipe(2) with both ends close-on-exec (pipe2 is not POSIX 2008). */
+static int cloexec_pipe(int p[2])
+{
+    if (pipe(p) < 0)
+        return -errno;
+    fcntl(p[0], F_SETFD, FD_CLOEXEC);
+    fcntl(p[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+}
+
+/* Wait for the first child and read the exec result from fail_r. */
+static int worker_started(pid_t child, int fail_r)
+{
+    int status, e = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+        ;
+    ssize_t n;
+    while ((n = read(fail_r, &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    return n == (ssize_t)sizeof e ? -e : 0;
+}
+
+int bt_proc_spawn_worker(char *const argv[], const char *err_path, int *notify_fd)
+{
+    int fail_p[2], notify_p[2] = {-1, -1}, err_fd = -1;
+    if (!argv || !argv[0] || argv[0][0] != '/')
+        return -EINVAL;
+    int rc = cloexec_pipe(fail_p);
+    if (rc)
+        return rc;
+    if (notify_fd && (rc = cloexec_pipe(notify_p)) != 0) {
+        close(fail_p[0]);
+        close(fail_p[1]);
+        return rc;
+    }
+    if (err_path)
+        err_fd = open(err_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    pid_t child = fork();
+    if (child == 0)
+        worker_fork(argv, err_fd, notify_p[1], fail_p[1]);
+    rc = child < 0 ? -errno : 0;
+    close(fail_p[1]);
+    if (notify_p[1] >= 0)
+        close(notify_p[1]);
+    if (err_fd >= 0)
+        close(err_fd);
+    if (rc == 0)
+        rc = worker_started(child, fail_p[0]);
+    close(fail_p[0]);
+    if (rc == 0 && notify_fd)
+        *notify_fd = notify_p[0];
+    else if (notify_p[0] >= 0)
+        close(notify_p[0]);
+    return rc;
+}

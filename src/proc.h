@@ -154,4 +154,16 @@ int bt_proc_group_kill(int pgid, unsigned grace_ms);
  * it exists but is not ours to signal). 0 for pgid <= 1. */
 int bt_proc_group_alive(int pgid);
 
+/* Start a detached worker: argv[0] (an absolute path) with argv, in a new
+ * session (setsid: no controlling terminal, its own process group, so a
+ * closing shell or Ctrl-C in it does not reach the worker), stdin and stdout
+ * on /dev/null, stderr appended to err_path (mode 0600; NULL: /dev/null),
+ * an empty signal mask, and if notify_fd is not NULL the write end of a pipe
+ * as its fd 3 (the worker reports on it; *notify_fd gets the read end,
+ * close-on-exec, for the caller to read and close). The worker is a
+ * grandchild (double fork): the caller never has to reap it and it is
+ * reparented at once. Blocks until the worker has exec'd. Returns 0, or a
+ * negated errno when it could not start (exec failure included). */
+int bt_proc_spawn_worker(char *const argv[], const char *err_path, int *notify_fd);
+
 #endif

@@ -66,11 +66,15 @@ static void ctx_spawn(void *data, int pid)
     store_check(c, bt_store_flush(c->store));
 }
 
-static void ctx_tick(void *data)
+/* Spinner, and the cancel request of `baton cancel` from any process. */
+static int ctx_tick(void *data)
 {
     struct turn_ctx *c = data;
+    int requested = 0;
     if (c->t->on_tick)
         c->t->on_tick(c->t->data);
+    bt_store_run_cancel_requested(c->store, c->run, &requested);
+    return requested;
 }
 
 static int open_run_file(struct bt_store *s, const char *run, const char *suffix)
@@ -167,34 +171,42 @@ static int plan_session(struct bt_store *s, const struct bt_store_conversation *
     return rc;
 }
 
-/* Store the prompt, create the run, run the turn, record its end. */
-static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
-                   const struct located *l, const struct bt_service_turn *t,
-                   struct bt_service_outcome *out)
+static int check_cwd(const struct bt_store_conversation *conv, struct bt_service_outcome *out)
 {
     struct stat st;
-    if (stat(conv->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        out->exit_code = BT_EXIT_FAILED;
-        out->message =
-            bt_xasprintf("the conversation's directory %s is gone; nothing was sent", conv->cwd);
-        return -ENOENT;
-    }
-    /* the prompt and the run are stored together: a refused run leaves no
-     * prompt behind, and the prompt is stored before the coder starts */
-    struct bt_store_run_new rn = {.conversation = conv->id,
-                                  .coder = conv->coder,
-                                  .model = conv->model,
-                                  .user_text = t->prompt};
-    int rc = bt_store_run_create(s, &rn, out->run, NULL);
+    if (stat(conv->cwd, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    out->exit_code = BT_EXIT_FAILED;
+    out->message =
+        bt_xasprintf("the conversation's directory %s is gone; nothing was sent", conv->cwd);
+    return -ENOENT;
+}
+
+/* Why bt_store_run_submit refused, for the user. */
+static int submit_failed(struct bt_store *s, const struct bt_store_conversation *conv,
+                         const struct bt_store_run_new *rn, int rc, struct bt_service_outcome *out)
+{
     if (rc == BT_EBUSY) {
-        out->exit_code = BT_EXIT_FAILED;
-        out->message = bt_xasprintf("conversation %s already has a turn running", conv->id);
-        return rc;
+        out->exit_code = rn->after_run ? BT_EXIT_USAGE : BT_EXIT_FAILED;
+        out->message = bt_xasprintf("conversation %s has a turn running", conv->id);
+    } else if (rc == BT_ENOTFOUND && rn->take_queued && !rn->user_text) {
+        out->exit_code = BT_EXIT_OK; /* nothing waits: nothing to do */
+    } else if (rc == BT_ETOOBIG) {
+        out->exit_code = BT_EXIT_USAGE;
+        out->message = bt_xasprintf("%s", bt_store_errmsg(s));
+    } else {
+        store_error(s, out, rc);
     }
-    if (rc)
-        return store_error(s, out, rc);
+    return rc;
+}
+
+/* Run the turn of the run just created and record its end. */
+static int run_engine(struct bt_store *s, const struct bt_store_conversation *conv,
+                      const struct located *l, const struct bt_service_turn *t, const char *prompt,
+                      struct bt_service_outcome *out)
+{
     char *session_path = NULL;
-    rc = plan_session(s, conv, l, &session_path);
+    int rc = plan_session(s, conv, l, &session_path);
     if (rc) {
         out->exit_code = BT_EXIT_FAILED;
         out->message =
@@ -212,7 +224,7 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
         .bin = l->bin,
         .coder_version = l->version,
         .env = environ,
-        .cfg = {.prompt = t->prompt,
+        .cfg = {.prompt = prompt,
                 .model = conv->model,
                 .cwd = conv->cwd,
                 .approval = t->approval,
@@ -228,7 +240,7 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
         .on_event = ctx_event,
         .on_batch = ctx_batch,
         .on_spawn = ctx_spawn,
-        .on_tick = t->on_tick ? ctx_tick : NULL,
+        .on_tick = ctx_tick,
         .tick_ms = 100,
         .data = &c,
     };
@@ -242,17 +254,68 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
     if (rc) {
         out->exit_code = BT_EXIT_FAILED;
         out->message = bt_xasprintf("could not run the turn: %s", bt_strerror(rc));
+        bt_store_run_finish(s, out->run,
+                            &(struct bt_store_run_end){.state = BT_STORE_RUN_FAILED,
+                                                       .exit_code = BT_UNKNOWN,
+                                                       .error_kind = "coder_crashed",
+                                                       .error_text = out->message});
         return rc;
     }
     finish_run(&c, &res);
     out->exit_code = bt_turn_exit_code(&res);
+    out->completed = res.status == BT_TURN_COMPLETED;
     if (c.store_failed && out->exit_code == BT_EXIT_OK) {
         out->exit_code = BT_EXIT_FAILED;
+        out->completed = 0;
         out->message = bt_xasprintf("the turn completed, but its record in %s is incomplete",
                                     bt_store_home(s));
     }
     bt_turn_result_release(&res);
     return 0;
+}
+
+/* Submit rn (start a run or queue its prompt) and, if a run started, run
+ * its turn. */
+static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
+                   const struct located *l, const struct bt_service_turn *t,
+                   const struct bt_store_run_new *rn, struct bt_service_outcome *out)
+{
+    int rc = rn->queue == BT_STORE_QUEUE_ALWAYS ? 0 : check_cwd(conv, out);
+    if (rc)
+        return rc;
+    struct bt_store_submitted sub;
+    rc = bt_store_run_submit(s, rn, &sub);
+    out->busy = sub.busy;
+    if (rc == 0 && sub.queued) {
+        out->queued = sub.queued;
+        out->exit_code = BT_EXIT_OK;
+    } else if (rc == 0) {
+        memcpy(out->run, sub.run, BT_ID_SIZE);
+        if (t->on_run)
+            t->on_run(t->data, conv->id, out->run);
+        rc = run_engine(s, conv, l, t, sub.prompt, out);
+        bt_store_queued_count(s, conv->id, &out->waiting);
+    } else {
+        submit_failed(s, conv, rn, rc, out);
+    }
+    bt_store_submitted_release(&sub);
+    return rc;
+}
+
+/* Load conversation id and locate its coder. */
+static int load(struct bt_store *s, const char *id, struct bt_store_conversation *conv,
+                struct located *l, struct bt_service_outcome *out)
+{
+    memset(out, 0, sizeof(*out));
+    memset(l, 0, sizeof(*l));
+    int rc = bt_store_conversation_get(s, id, conv);
+    if (rc) {
+        out->exit_code = BT_EXIT_USAGE;
+        out->message = bt_xasprintf("no conversation %s", id);
+        return rc;
+    }
+    memcpy(out->conversation, conv->id, BT_ID_SIZE);
+    return locate(conv->coder, l, out);
 }
 
 int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
@@ -270,7 +333,13 @@ int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
         } else {
             struct bt_store_conversation conv;
             rc = bt_store_conversation_get(s, out->conversation, &conv);
-            rc = rc ? store_error(s, out, rc) : do_turn(s, &conv, &l, t, out);
+            struct bt_store_run_new rn = {.conversation = conv.id,
+                                          .coder = conv.coder,
+                                          .model = conv.model,
+                                          .user_text = t->prompt,
+                                          .queue = t->queue,
+                                          .max_prompt = BT_SERVICE_PROMPT_MAX};
+            rc = rc ? store_error(s, out, rc) : do_turn(s, &conv, &l, t, &rn, out);
             bt_store_conversation_release(&conv);
         }
     }
@@ -281,19 +350,116 @@ int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
 int bt_service_send(struct bt_store *s, const char *id, const struct bt_service_turn *t,
                     struct bt_service_outcome *out)
 {
-    struct located l = {0};
+    struct located l;
     struct bt_store_conversation conv;
-    memset(out, 0, sizeof(*out));
-    int rc = bt_store_conversation_get(s, id, &conv);
-    if (rc) {
-        out->exit_code = BT_EXIT_USAGE;
-        out->message = bt_xasprintf("no conversation %s", id);
-        return rc;
+    int rc = load(s, id, &conv, &l, out);
+    if (rc == 0) {
+        struct bt_store_run_new rn = {.conversation = conv.id,
+                                      .coder = conv.coder,
+                                      .model = conv.model,
+                                      .user_text = t->prompt,
+                                      .take_queued = 1,
+                                      .queue = t->queue,
+                                      .max_prompt = BT_SERVICE_PROMPT_MAX};
+        rc = do_turn(s, &conv, &l, t, &rn, out);
     }
-    memcpy(out->conversation, conv.id, BT_ID_SIZE);
-    rc = locate(conv.coder, &l, out);
+    located_release(&l);
+    bt_store_conversation_release(&conv);
+    return rc;
+}
+
+int bt_service_flush(struct bt_store *s, const char *id, const struct bt_service_turn *t,
+                     struct bt_service_outcome *out)
+{
+    struct located l;
+    struct bt_store_conversation conv;
+    int rc = load(s, id, &conv, &l, out);
+    if (rc == 0) {
+        struct bt_store_run_new rn = {.conversation = conv.id,
+                                      .coder = conv.coder,
+                                      .model = conv.model,
+                                      .take_queued = 1,
+                                      .max_prompt = BT_SERVICE_PROMPT_MAX};
+        rc = do_turn(s, &conv, &l, t, &rn, out);
+        if (rc == BT_EBUSY) { /* the running turn's owner takes the queue */
+            free(out->message);
+            out->message = NULL;
+            out->exit_code = BT_EXIT_OK;
+            rc = BT_ENOTFOUND;
+        }
+    }
+    located_release(&l);
+    bt_store_conversation_release(&conv);
+    return rc;
+}
+
+/* The prompt of run r: stored with it, or (a run of schema 1) the text of
+ * the user messages it answered. Caller frees. */
+static char *prompt_of(struct bt_store *s, const struct bt_store_run *r)
+{
+    if (r->prompt)
+        return bt_xstrdup(r->prompt);
+    struct bt_store_message *m = NULL;
+    size_t n = 0;
+    struct bt_buf b = BT_BUF_INIT;
+    bt_store_message_list(s, r->conversation, &m, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (m[i].role != BT_STORE_ROLE_USER || strcmp(m[i].run, r->id) != 0)
+            continue;
+        if (b.len)
+            bt_buf_adds(&b, BT_STORE_QUEUE_JOIN);
+        bt_buf_adds(&b, m[i].text);
+    }
+    bt_store_message_list_free(m, n);
+    return b.len ? bt_buf_detach(&b, NULL) : (bt_buf_release(&b), NULL);
+}
+
+/* 0 if the last run r may be retried, else why not (out set). */
+static int check_retry(const struct bt_store_run *r, struct bt_service_outcome *out)
+{
+    out->exit_code = BT_EXIT_USAGE;
+    switch (r->state) {
+    case BT_STORE_RUN_RUNNING:
+        out->message = bt_xasprintf("the last turn of %s is still running", r->conversation);
+        return BT_EBUSY;
+    case BT_STORE_RUN_COMPLETED:
+        out->message = bt_xasprintf("the last turn of %s completed: a completed turn is never "
+                                    "sent again (use `baton send`)",
+                                    r->conversation);
+        return -EALREADY;
+    default: out->exit_code = BT_EXIT_OK; return 0;
+    }
+}
+
+int bt_service_retry(struct bt_store *s, const char *id, const struct bt_service_turn *t,
+                     struct bt_service_outcome *out)
+{
+    struct located l;
+    struct bt_store_conversation conv;
+    struct bt_store_run last = {0};
+    char *prompt = NULL;
+    int rc = load(s, id, &conv, &l, out);
+    if (rc == 0 && (rc = bt_store_run_last(s, conv.id, &last)) != 0) {
+        out->exit_code = BT_EXIT_USAGE;
+        out->message = bt_xasprintf("conversation %s has no turn to retry", conv.id);
+    }
     if (rc == 0)
-        rc = do_turn(s, &conv, &l, t, out);
+        rc = check_retry(&last, out);
+    if (rc == 0 && !(prompt = prompt_of(s, &last))) {
+        rc = BT_ENOTFOUND;
+        out->exit_code = BT_EXIT_FAILED;
+        out->message = bt_xasprintf("the prompt of the last turn of %s is not stored", conv.id);
+    }
+    if (rc == 0) {
+        struct bt_store_run_new rn = {.conversation = conv.id,
+                                      .coder = conv.coder,
+                                      .model = conv.model,
+                                      .prompt = prompt,
+                                      .after_run = last.id};
+        rc = do_turn(s, &conv, &l, t, &rn, out);
+    }
+    free(prompt);
+    bt_store_run_release(&last);
     located_release(&l);
     bt_store_conversation_release(&conv);
     return rc;

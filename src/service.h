@@ -6,6 +6,13 @@
  * each read from the coder), keeps the raw stdout/stderr in
  * $BATON_HOME/runs/<run>.{out,err}, then records the run's end, the answer
  * and the native session id in one transaction.
+ *
+ * One run per conversation, across processes: the store decides, in one
+ * transaction, whether a prompt starts a run or waits queued. The process
+ * that owns a run (its turn engine) polls the store for a cancel request
+ * every 100 ms; whoever ends a completed turn takes the queue next
+ * (bt_service_flush), so queued prompts go out in the order they were
+ * typed, once.
  */
 #ifndef BT_SERVICE_H
 #define BT_SERVICE_H
@@ -14,40 +21,70 @@
 #include "event.h"
 #include "store.h"
 
+/* The largest prompt of a turn, queued messages joined included: far above
+ * what coders accept (codex 0.171.0 refuses more than 1,048,576
+ * characters), far below what could strain a pipe or the store. */
+#define BT_SERVICE_PROMPT_MAX ((size_t)16 << 20)
+
 struct bt_service_turn {
-    const char *prompt;        /* required */
-    const char *coder;         /* run: coder name; send: ignored (taken from CONV) */
-    const char *model;         /* run: NULL = coder default; send: ignored */
-    const char *cwd;           /* run: project dir; send: ignored */
+    const char *prompt;        /* run, send: required; flush, retry: ignored */
+    const char *coder;         /* run: coder name; otherwise taken from CONV */
+    const char *model;         /* run: NULL = coder default; otherwise ignored */
+    const char *cwd;           /* run: project dir; otherwise ignored */
     enum bt_approval approval; /* approval policy */
     int no_retry;              /* ask the coder not to retry failed requests */
     uint64_t timeout_ms;       /* 0 = none */
     uint64_t idle_timeout_ms;  /* 0 = none */
+    enum bt_store_queue queue; /* run, send: NEVER/IF_BUSY run the turn here
+                                  (send queues the prompt while another turn
+                                  runs); ALWAYS only stores the prompt as
+                                  queued, for a worker to take */
 
     /* Live subscription: every event as it is stored. */
     void (*on_event)(void *data, const struct bt_event *ev, const char *json, size_t len);
     void (*on_tick)(void *data); /* every 100 ms while the turn runs */
+    /* The run exists (its prompt is stored) and its turn is about to start. */
+    void (*on_run)(void *data, const char *conversation, const char *run);
     void *data;
 };
 
 struct bt_service_outcome {
     char conversation[BT_ID_SIZE];
-    char run[BT_ID_SIZE];
-    int exit_code; /* the CLI exit code (cmd.h) */
-    char *message; /* a sentence for stderr when nothing ran; else NULL */
+    char run[BT_ID_SIZE]; /* the run, "" if none started */
+    int exit_code;        /* the CLI exit code (cmd.h) */
+    char *message;        /* a sentence for stderr when nothing ran; else NULL */
+    int64_t queued;       /* > 0: the prompt waits as this message; no run */
+    int busy;             /* a turn of the conversation was running */
+    int completed;        /* the turn ran and completed */
+    int64_t waiting;      /* queued messages waiting once the turn ended */
 };
 
 /* Start a new conversation with one turn. Returns 0 once a turn ran (its own
- * result is in out->exit_code), or a negative error before anything was
- * stored, with out->exit_code and out->message set (e.g. coder unknown or
- * not installed: exit 3). Free out->message. */
+ * result is in out->exit_code) or the prompt was queued (t->queue ALWAYS),
+ * or a negative error before anything was stored, with out->exit_code and
+ * out->message set (e.g. coder unknown or not installed: exit 3). Free
+ * out->message. */
 int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
                    struct bt_service_outcome *out);
 
 /* The next turn of conversation conv (full id), resuming its native session
- * in the conversation's own working directory. Same returns as
- * bt_service_run. */
+ * in the conversation's own working directory; the prompt goes after what
+ * is queued. While another turn runs, t->queue IF_BUSY queues the prompt
+ * (out->queued, exit 0) and NEVER refuses (BT_EBUSY, exit 1). Same returns
+ * as bt_service_run. */
 int bt_service_send(struct bt_store *s, const char *conv, const struct bt_service_turn *t,
                     struct bt_service_outcome *out);
+
+/* Send everything queued in conv as one turn (messages joined by a blank
+ * line). BT_ENOTFOUND with out->exit_code 0 when nothing is queued or
+ * another turn runs (its owner takes the queue when it ends). */
+int bt_service_flush(struct bt_store *s, const char *conv, const struct bt_service_turn *t,
+                     struct bt_service_outcome *out);
+
+/* Run the last turn's prompt again as a new turn, only when that turn
+ * failed, was cancelled or interrupted: a completed turn is never resent
+ * (-EALREADY, exit 2), nor is one still running (BT_EBUSY, exit 2). */
+int bt_service_retry(struct bt_store *s, const char *conv, const struct bt_service_turn *t,
+                     struct bt_service_outcome *out);
 
 #endif

@@ -161,7 +161,7 @@ _Static_assert(BT_ARRAY_SIZE(migrations) == BT_STORE_SCHEMA_VERSION,
     " r.output_tokens, r.reasoning_tokens, r.context_tokens,"                                      \
     " r.context_window, r.cost_usd, (SELECT m.id FROM messages m"                                  \
     " WHERE m.run = r.id AND m.role = 'assistant' LIMIT 1), r.started_ms,"                         \
-    " r.ended_ms FROM runs r"
+    " r.ended_ms, r.prompt, r.cancel_ms FROM runs r"
 
 #define STMTS(X)                                                                                   \
     X(BEGIN, "BEGIN IMMEDIATE")                                                                    \
@@ -203,8 +203,23 @@ _Static_assert(BT_ARRAY_SIZE(migrations) == BT_STORE_SCHEMA_VERSION,
     X(RUN_NEXT_TURN, "SELECT coalesce(max(turn), 0) + 1 FROM runs"                                 \
                      " WHERE conversation = ?1")                                                   \
     X(RUN_INSERT, "INSERT INTO runs (id, conversation, turn, coder, model,"                        \
-                  " owner_pid, owner_start, started_ms) VALUES"                                    \
-                  " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")                                             \
+                  " owner_pid, owner_start, started_ms, prompt) VALUES"                            \
+                  " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")                                         \
+    X(RUN_LAST_ID, "SELECT id FROM runs WHERE conversation = ?1"                                   \
+                   " ORDER BY started_ms DESC, rowid DESC LIMIT 1")                                \
+    X(RUN_CANCEL, "UPDATE runs SET cancel_ms = coalesce(cancel_ms, ?2)"                            \
+                  " WHERE conversation = ?1 AND state = 'running'")                                \
+    X(RUN_CANCELLED, "SELECT cancel_ms IS NOT NULL FROM runs WHERE id = ?1")                       \
+    X(QUEUED_LIST, "SELECT text FROM messages WHERE conversation = ?1"                             \
+                   " AND state = 'queued' AND role = 'user' ORDER BY seq")                         \
+    X(QUEUED_LINK, "UPDATE messages SET run = ?2, state = 'complete', updated_ms = ?3"             \
+                   " WHERE conversation = ?1 AND state = 'queued' AND role = 'user'")              \
+    X(QUEUED_COUNT, "SELECT count(*) FROM messages WHERE conversation = ?1"                        \
+                    " AND state = 'queued' AND role = 'user'")                                     \
+    X(MSG_DISCARD, "DELETE FROM messages WHERE id = ?2 AND conversation = ?1"                      \
+                   " AND state = 'queued' AND role = 'user'")                                      \
+    X(MSG_STATE, "SELECT state, run FROM messages WHERE id = ?2 AND conversation = ?1"             \
+                 " AND role = 'user'")                                                             \
     X(RUN_STARTED, "UPDATE runs SET pid = ?2, pgid = ?3, child_start = ?4,"                        \
                    " coder_version = coalesce(?5, coder_version) WHERE id = ?1")                   \
     X(RUN_FINISH, "UPDATE runs SET state = ?2, exit_code = ?3, exit_signal = ?4,"                  \
@@ -226,10 +241,11 @@ _Static_assert(BT_ARRAY_SIZE(migrations) == BT_STORE_SCHEMA_VERSION,
     X(EVENT_LAST, "SELECT seq, type FROM events WHERE run = ?1"                                    \
                   " ORDER BY seq DESC LIMIT 1")                                                    \
     X(RECOVER_LIST, "SELECT id, conversation, owner_pid, owner_start, pgid,"                       \
-                    " child_start, started_ms FROM runs WHERE state = 'running'")                  \
-    X(RECOVER_RUN, "UPDATE runs SET state = 'interrupted', error_text = ?3,"                       \
+                    " child_start, started_ms, cancel_ms IS NOT NULL FROM runs"                    \
+                    " WHERE state = 'running'")                                                    \
+    X(RECOVER_RUN, "UPDATE runs SET state = ?4, error_text = ?3,"                                  \
                    " ended_ms = ?2 WHERE id = ?1 AND state = 'running'")                           \
-    X(RECOVER_MSG, "UPDATE messages SET state = 'interrupted', error_text = ?3,"                   \
+    X(RECOVER_MSG, "UPDATE messages SET state = ?5, error_text = ?3,"                              \
                    " text = CASE WHEN text = '' THEN coalesce(?4, '') ELSE text END,"              \
                    " updated_ms = ?2 WHERE run = ?1 AND role = 'assistant'"                        \
                    " AND state = 'streaming'")
@@ -252,6 +268,8 @@ static const char *const stmt_sql[] = {
     " AND seq >= ?2 ORDER BY seq"
 
 #define RECOVER_TEXT "the baton process running this turn ended before it finished"
+#define RECOVER_CANCEL_TEXT                                                                        \
+    "the turn was cancelled; the baton process running it ended before it finished"
 
 /* --- names -------------------------------------------------------------- */
 
@@ -1158,6 +1176,7 @@ void bt_store_run_release(struct bt_store_run *r)
     free(r->error_text);
     free(r->stderr_tail);
     free(r->native_session_id);
+    free(r->prompt);
     memset(r, 0, sizeof *r);
 }
 
@@ -1187,7 +1206,7 @@ static int check_not_running(struct bt_store *s, const char *conv)
 }
 
 static int insert_run(struct bt_store *s, const struct bt_store_run_new *o, const char *id,
-                      int64_t now)
+                      const char *prompt, int64_t now)
 {
     int64_t turn = o->turn;
     uint64_t start = 0;
@@ -1208,6 +1227,7 @@ static int insert_run(struct bt_store *s, const struct bt_store_run_new *o, cons
     sqlite3_bind_int64(q, 6, (int64_t)getpid());
     sqlite3_bind_int64(q, 7, (int64_t)start);
     sqlite3_bind_int64(q, 8, now);
+    bt_st_bind_text(q, 9, prompt);
     return bt_st_run(s, q, "create run");
 }
 
@@ -1229,16 +1249,102 @@ static int link_user_message(struct bt_store *s, const struct bt_store_run_new *
     return rc;
 }
 
-/* The body of bt_store_run_create, inside its transaction. */
-static int create_run(struct bt_store *s, const struct bt_store_run_new *o, const char *id,
-                      int64_t *message)
+/* BT_EBUSY unless run is the conversation's newest run. */
+static int check_last_run(struct bt_store *s, const char *conv, const char *run)
 {
-    int64_t now = bt_now_ms();
-    int rc = touch_conversation(s, o->conversation, now);
+    sqlite3_stmt *q = stmt(s, ST_RUN_LAST_ID);
+    if (!q)
+        return BT_ESTORE;
+    bt_st_bind_text(q, 1, conv);
+    int rc = bt_st_step(s, q, "find last run");
+    if (rc != 1)
+        return rc ? rc : bt_st_fail(s, BT_ENOTFOUND, "conversation '%s' has no run", conv);
+    int same = strcmp((const char *)sqlite3_column_text(q, 0), run) == 0;
+    return bt_st_done(q, same ? 0 : bt_st_fail(s, BT_EBUSY, "a newer turn started meanwhile"));
+}
+
+/* The conversation's queued user messages joined in order, each followed
+ * by a blank line (so the next part starts a paragraph). */
+static int queued_text(struct bt_store *s, const char *conv, struct bt_buf *b, int *n)
+{
+    sqlite3_stmt *q = stmt(s, ST_QUEUED_LIST);
+    if (!q)
+        return BT_ESTORE;
+    bt_st_bind_text(q, 1, conv);
+    int rc;
+    *n = 0;
+    while ((rc = bt_st_step(s, q, "list queued messages")) == 1) {
+        bt_buf_add(b, sqlite3_column_text(q, 0), (size_t)sqlite3_column_bytes(q, 0));
+        bt_buf_adds(b, BT_STORE_QUEUE_JOIN);
+        (*n)++;
+    }
+    return rc;
+}
+
+/* The prompt of the new run into b: queued messages, then user_text, or
+ * o->prompt. BT_ENOTFOUND when there is nothing to send. */
+static int build_prompt(struct bt_store *s, const struct bt_store_run_new *o, struct bt_buf *b,
+                        int *n_queued)
+{
+    *n_queued = 0;
+    int rc = o->take_queued ? queued_text(s, o->conversation, b, n_queued) : 0;
+    if (rc)
+        return rc;
+    if (o->user_text)
+        bt_buf_adds(b, o->user_text);
+    else if (*n_queued)
+        b->data[b->len -= strlen(BT_STORE_QUEUE_JOIN)] = '\0';
+    else if (o->prompt)
+        bt_buf_adds(b, o->prompt);
+    else if (o->take_queued && !o->user_message)
+        return bt_st_fail(s, BT_ENOTFOUND, "nothing is queued in conversation '%s'",
+                          o->conversation);
+    if (o->max_prompt && b->len > o->max_prompt)
+        return bt_st_fail(s, BT_ETOOBIG, "the prompt would be %zu bytes, more than %zu", b->len,
+                          o->max_prompt);
+    return 0;
+}
+
+/* Queue o->user_text (inside the transaction) when o asks for it. */
+static int queue_prompt(struct bt_store *s, const struct bt_store_run_new *o, int64_t now,
+                        struct bt_store_submitted *out)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    int n = 0, rc = o->max_prompt ? queued_text(s, o->conversation, &b, &n) : 0;
+    if (rc == 0 && o->max_prompt && b.len + strlen(o->user_text) > o->max_prompt)
+        rc =
+            bt_st_fail(s, BT_ETOOBIG, "what is queued would be more than %zu bytes", o->max_prompt);
+    bt_buf_release(&b);
+    struct bt_store_message_new u = {.conversation = o->conversation,
+                                     .role = BT_STORE_ROLE_USER,
+                                     .state = BT_STORE_MSG_QUEUED,
+                                     .text = o->user_text};
+    return rc ? rc : insert_message(s, &u, now, &out->queued);
+}
+
+/* Link every queued user message of the conversation to run id. */
+static int take_queued(struct bt_store *s, const char *conv, const char *id, int64_t now)
+{
+    sqlite3_stmt *q = stmt(s, ST_QUEUED_LINK);
+    if (!q)
+        return BT_ESTORE;
+    bt_st_bind_text(q, 1, conv);
+    bt_st_bind_text(q, 2, id);
+    sqlite3_bind_int64(q, 3, now);
+    return bt_st_run(s, q, "take queued messages");
+}
+
+/* Insert the run, its new user message and its assistant message. */
+static int insert_turn(struct bt_store *s, const struct bt_store_run_new *o, const char *id,
+                       int64_t now, struct bt_store_submitted *out)
+{
+    int n_queued = 0;
+    struct bt_buf prompt = BT_BUF_INIT;
+    int rc = build_prompt(s, o, &prompt, &n_queued);
     if (rc == 0)
-        rc = check_not_running(s, o->conversation);
-    if (rc == 0)
-        rc = insert_run(s, o, id, now);
+        rc = insert_run(s, o, id, prompt.len ? prompt.data : NULL, now);
+    if (rc == 0 && n_queued)
+        rc = take_queued(s, o->conversation, id, now);
     if (rc == 0 && o->user_text) {
         struct bt_store_message_new u = {.conversation = o->conversation,
                                          .role = BT_STORE_ROLE_USER,
@@ -1252,22 +1358,48 @@ static int create_run(struct bt_store *s, const struct bt_store_run_new *o, cons
                                          .role = BT_STORE_ROLE_ASSISTANT,
                                          .state = BT_STORE_MSG_STREAMING,
                                          .run = id};
-        rc = insert_message(s, &m, now, message);
+        rc = insert_message(s, &m, now, &out->message);
     }
     if (rc == 0 && o->user_message > 0)
         rc = link_user_message(s, o, id, now);
+    if (rc == 0 && prompt.len)
+        out->prompt = bt_buf_detach(&prompt, NULL);
+    bt_buf_release(&prompt);
     return rc;
 }
 
-int bt_store_run_create(struct bt_store *s, const struct bt_store_run_new *o, char id[BT_ID_SIZE],
-                        int64_t *message)
+/* The body of bt_store_run_submit, inside its transaction. */
+static int submit(struct bt_store *s, const struct bt_store_run_new *o, const char *id,
+                  struct bt_store_submitted *out)
+{
+    int64_t now = bt_now_ms();
+    int rc = touch_conversation(s, o->conversation, now);
+    if (rc == 0)
+        rc = check_not_running(s, o->conversation);
+    out->busy = rc == BT_EBUSY;
+    if (rc == 0 && o->after_run)
+        rc = check_last_run(s, o->conversation, o->after_run);
+    if ((out->busy && o->queue == BT_STORE_QUEUE_IF_BUSY) ||
+        (rc == 0 && o->queue == BT_STORE_QUEUE_ALWAYS))
+        return queue_prompt(s, o, now, out);
+    return rc ? rc : insert_turn(s, o, id, now, out);
+}
+
+void bt_store_submitted_release(struct bt_store_submitted *out)
+{
+    if (!out)
+        return;
+    free(out->prompt);
+    memset(out, 0, sizeof *out);
+}
+
+int bt_store_run_submit(struct bt_store *s, const struct bt_store_run_new *o,
+                        struct bt_store_submitted *out)
 {
     char new_id[BT_ID_SIZE];
-    int64_t msg = 0;
-    id[0] = '\0';
-    if (message)
-        *message = 0;
-    if (!o || !o->conversation || !o->coder || o->turn < 0 || (o->user_text && o->user_message))
+    memset(out, 0, sizeof *out);
+    if (!o || !o->conversation || !o->coder || o->turn < 0 || (o->user_text && o->user_message) ||
+        (o->queue && !o->user_text))
         return bt_st_fail(s, -EINVAL, "a run needs a conversation, a coder and at most one prompt");
     int rc = bt_id_new(new_id);
     if (rc)
@@ -1275,12 +1407,108 @@ int bt_store_run_create(struct bt_store *s, const struct bt_store_run_new *o, ch
     rc = bt_st_tx_begin(s);
     if (rc)
         return rc;
-    rc = bt_st_tx_end(s, create_run(s, o, new_id, &msg));
-    if (rc == 0) {
-        memcpy(id, new_id, BT_ID_SIZE);
-        if (message)
-            *message = msg;
+    rc = bt_st_tx_end(s, submit(s, o, new_id, out));
+    if (rc == 0 && !out->queued)
+        memcpy(out->run, new_id, BT_ID_SIZE);
+    if (rc) {
+        int busy = out->busy;
+        bt_store_submitted_release(out);
+        out->busy = busy;
     }
+    return rc;
+}
+
+int bt_store_run_create(struct bt_store *s, const struct bt_store_run_new *o, char id[BT_ID_SIZE],
+                        int64_t *message)
+{
+    struct bt_store_submitted out;
+    id[0] = '\0';
+    if (message)
+        *message = 0;
+    int rc = bt_store_run_submit(s, o, &out);
+    if (rc == 0) {
+        memcpy(id, out.run, BT_ID_SIZE);
+        if (message)
+            *message = out.message;
+    }
+    bt_store_submitted_release(&out);
+    return rc;
+}
+
+int bt_store_run_cancel(struct bt_store *s, const char *conversation, struct bt_store_run *out)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *q = conversation ? write_stmt(s, ST_RUN_CANCEL) : NULL;
+    if (!q)
+        return conversation ? BT_ESTORE : bt_st_fail(s, -EINVAL, "no conversation id");
+    bt_st_bind_text(q, 1, conversation);
+    sqlite3_bind_int64(q, 2, bt_now_ms());
+    int rc = bt_st_run(s, q, "request cancel");
+    if (rc)
+        return rc;
+    if (sqlite3_changes(s->db) == 0)
+        return bt_st_fail(s, BT_ENOTFOUND, "no turn is running in conversation '%s'", conversation);
+    rc = bt_store_run_last(s, conversation, out);
+    if (rc == 0 && out->state != BT_STORE_RUN_RUNNING) { /* it ended meanwhile */
+        bt_store_run_release(out);
+        rc = bt_st_fail(s, BT_ENOTFOUND, "the turn ended meanwhile");
+    }
+    return rc;
+}
+
+int bt_store_run_cancel_requested(struct bt_store *s, const char *run, int *requested)
+{
+    *requested = 0;
+    sqlite3_stmt *q = run ? stmt(s, ST_RUN_CANCELLED) : NULL;
+    if (!q)
+        return run ? BT_ESTORE : bt_st_fail(s, -EINVAL, "no run id");
+    bt_st_bind_text(q, 1, run);
+    int rc = bt_st_step(s, q, "read cancel request");
+    if (rc != 1)
+        return rc ? rc : bt_st_fail(s, BT_ENOTFOUND, "no run '%s'", run);
+    *requested = sqlite3_column_int(q, 0) != 0;
+    return bt_st_done(q, 0);
+}
+
+int bt_store_queued_count(struct bt_store *s, const char *conversation, int64_t *n)
+{
+    sqlite3_stmt *q = conversation ? stmt(s, ST_QUEUED_COUNT) : NULL;
+    *n = 0;
+    if (!q)
+        return conversation ? BT_ESTORE : bt_st_fail(s, -EINVAL, "no conversation id");
+    bt_st_bind_text(q, 1, conversation);
+    return query_int(s, q, "count queued messages", n);
+}
+
+/* Why a discard removed nothing: BT_ENOTFOUND or -EALREADY. */
+static int discard_miss(struct bt_store *s, const char *conv, int64_t msg)
+{
+    sqlite3_stmt *q = stmt(s, ST_MSG_STATE);
+    if (!q)
+        return BT_ESTORE;
+    bt_st_bind_text(q, 1, conv);
+    sqlite3_bind_int64(q, 2, msg);
+    int rc = bt_st_step(s, q, "find message");
+    if (rc != 1)
+        return rc ? rc
+                  : bt_st_fail(s, BT_ENOTFOUND, "conversation has no message %lld of yours",
+                               (long long)msg);
+    const char *run = (const char *)sqlite3_column_text(q, 1);
+    rc = bt_st_fail(s, -EALREADY, "message %lld is not queued: it was sent%s%s", (long long)msg,
+                    run ? " in run " : "", run ? run : "");
+    return bt_st_done(q, rc);
+}
+
+int bt_store_message_discard(struct bt_store *s, const char *conversation, int64_t msg)
+{
+    sqlite3_stmt *q = conversation ? write_stmt(s, ST_MSG_DISCARD) : NULL;
+    if (!q)
+        return conversation ? BT_ESTORE : bt_st_fail(s, -EINVAL, "no conversation id");
+    bt_st_bind_text(q, 1, conversation);
+    sqlite3_bind_int64(q, 2, msg);
+    int rc = bt_st_run(s, q, "discard message");
+    if (rc == 0 && sqlite3_changes(s->db) == 0)
+        rc = discard_miss(s, conversation, msg);
     return rc;
 }
 
@@ -1468,6 +1696,8 @@ static void read_run(sqlite3_stmt *q, struct bt_store_run *r)
     r->message = bt_st_col_i64(q, 25, 0);
     r->started_ms = sqlite3_column_int64(q, 26);
     r->ended_ms = bt_st_col_i64(q, 27, 0);
+    r->prompt = bt_st_col_str(q, 28);
+    r->cancel_ms = bt_st_col_i64(q, 29, 0);
 }
 
 /* Run a RUN_SELECT statement with ?1 = key and read its row. */
@@ -1583,6 +1813,7 @@ struct candidate {
     int pgid;                      /* its coder's group, 0 if never started */
     uint64_t child_start;          /* leader's start time, 0 unknown */
     int64_t started_ms;            /* for the turn's duration */
+    int cancelled;                 /* a cancel was requested: it ends cancelled */
 };
 
 /* Collect the running runs whose owner is dead. */
@@ -1606,6 +1837,7 @@ static int dead_runs(struct bt_store *s, struct candidate **out, size_t *n)
         c->pgid = (int)bt_st_col_i64(q, 4, 0);
         c->child_start = (uint64_t)bt_st_col_i64(q, 5, 0);
         c->started_ms = sqlite3_column_int64(q, 6);
+        c->cancelled = sqlite3_column_int(q, 7) != 0;
     }
     return rc;
 }
@@ -1658,8 +1890,8 @@ static int append_interrupted(struct bt_store *s, const struct candidate *c, int
     ev.run = c->run;
     ev.conversation = c->conversation;
     ev.ts_ms = now;
-    ev.status = BT_TURN_INTERRUPTED;
-    ev.message = RECOVER_TEXT;
+    ev.status = c->cancelled ? BT_TURN_CANCELLED : BT_TURN_INTERRUPTED;
+    ev.message = c->cancelled ? RECOVER_CANCEL_TEXT : RECOVER_TEXT;
     ev.final_text = text;
     ev.duration_ms = now - c->started_ms;
     ev.exit_code = BT_UNKNOWN;
@@ -1679,15 +1911,16 @@ static int append_interrupted(struct bt_store *s, const struct candidate *c, int
     return rc;
 }
 
-/* Run a RECOVER_RUN / RECOVER_MSG update for c. */
-static int recover_update(struct bt_store *s, enum stmt_id which, const char *run, int64_t now)
+/* Mark c's run interrupted (cancelled if a cancel was requested). */
+static int recover_run(struct bt_store *s, const struct candidate *c, int64_t now)
 {
-    sqlite3_stmt *q = stmt(s, which);
+    sqlite3_stmt *q = stmt(s, ST_RECOVER_RUN);
     if (!q)
         return BT_ESTORE;
-    bt_st_bind_text(q, 1, run);
+    bt_st_bind_text(q, 1, c->run);
     sqlite3_bind_int64(q, 2, now);
-    bt_st_bind_text(q, 3, RECOVER_TEXT);
+    bt_st_bind_text(q, 3, c->cancelled ? RECOVER_CANCEL_TEXT : RECOVER_TEXT);
+    bt_st_bind_text(q, 4, c->cancelled ? "cancelled" : "interrupted");
     return bt_st_run(s, q, "mark run interrupted");
 }
 
@@ -1700,8 +1933,9 @@ static int add_to_answer(void *data, const struct bt_store_event *ev)
 
 /* Mark the run's streaming answer interrupted, with the text rebuilt from
  * its stored events (the message itself is only written at the end). */
-static int interrupt_message(struct bt_store *s, const char *run, int64_t now)
+static int interrupt_message(struct bt_store *s, const struct candidate *c, int64_t now)
 {
+    const char *run = c->run;
     struct bt_answer a;
     bt_answer_init(&a);
     int rc = bt_store_event_each(s, run, 1, add_to_answer, &a);
@@ -1711,8 +1945,9 @@ static int interrupt_message(struct bt_store *s, const char *run, int64_t now)
     if (q) {
         bt_st_bind_text(q, 1, run);
         sqlite3_bind_int64(q, 2, now);
-        bt_st_bind_text(q, 3, RECOVER_TEXT);
+        bt_st_bind_text(q, 3, c->cancelled ? RECOVER_CANCEL_TEXT : RECOVER_TEXT);
         bt_st_bind_text(q, 4, text);
+        bt_st_bind_text(q, 5, c->cancelled ? "cancelled" : "interrupted");
         rc = bt_st_run(s, q, "mark message interrupted");
     } else if (!rc) {
         rc = BT_ESTORE;
@@ -1724,11 +1959,11 @@ static int interrupt_message(struct bt_store *s, const char *run, int64_t now)
 /* Mark one run interrupted; *marked is 0 if someone finished it first. */
 static int interrupt_run(struct bt_store *s, const struct candidate *c, int64_t now, int *marked)
 {
-    int rc = recover_update(s, ST_RECOVER_RUN, c->run, now);
+    int rc = recover_run(s, c, now);
     *marked = rc == 0 && sqlite3_changes(s->db) > 0;
     if (rc || !*marked)
         return rc;
-    rc = interrupt_message(s, c->run, now);
+    rc = interrupt_message(s, c, now);
     return rc ? rc : append_interrupted(s, c, now);
 }
 

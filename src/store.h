@@ -279,21 +279,72 @@ struct bt_store_run {
     int64_t message;               /* the run's assistant message id */
     int64_t started_ms;            /* creation time */
     int64_t ended_ms;              /* 0 while running */
+    char *prompt;                  /* the text the run sent; NULL for runs of schema 1 */
+    int64_t cancel_ms;             /* when a cancel was requested, 0 if never */
 };
 
 void bt_store_run_release(struct bt_store_run *r);
 
-struct bt_store_run_new {
-    const char *conversation; /* required */
-    const char *coder;        /* required */
-    const char *model;        /* optional */
-    int64_t turn;             /* 0: one more than the conversation's last */
-    int64_t user_message;     /* optional (0): the prompt this run answers */
-    const char *user_text;    /* optional: a new prompt, stored as a complete
-                                 user message in the same transaction (so a
-                                 refused run leaves no prompt behind); not
-                                 together with user_message */
+/* Queued user messages of one turn are joined with this between them. */
+#define BT_STORE_QUEUE_JOIN "\n\n"
+
+enum bt_store_queue {
+    BT_STORE_QUEUE_NEVER = 0,   /* a running run means BT_EBUSY */
+    BT_STORE_QUEUE_IF_BUSY = 1, /* a running run means: queue user_text */
+    BT_STORE_QUEUE_ALWAYS = 2,  /* queue user_text, start nothing (a worker
+                                   will take it); BT_EBUSY never happens */
 };
+
+struct bt_store_run_new {
+    const char *conversation;  /* required */
+    const char *coder;         /* required */
+    const char *model;         /* optional */
+    int64_t turn;              /* 0: one more than the conversation's last */
+    int64_t user_message;      /* optional (0): the prompt this run answers */
+    const char *user_text;     /* optional: a new prompt, stored as a complete
+                                  user message in the same transaction (so a
+                                  refused run leaves no prompt behind); not
+                                  together with user_message */
+    int take_queued;           /* the conversation's queued user messages go
+                                  first into the prompt, in order, joined by
+                                  BT_STORE_QUEUE_JOIN, and become complete
+                                  messages of the run */
+    enum bt_store_queue queue; /* what to do with user_text (required then) */
+    const char *prompt;        /* the prompt when there is no user_text and
+                                  nothing queued is taken (a retry) */
+    const char *after_run;     /* optional: BT_EBUSY unless this is still the
+                                  conversation's newest run (a retry) */
+    size_t max_prompt;         /* optional bound of the joined prompt (and of
+                                  what may wait queued), bytes: BT_ETOOBIG */
+};
+
+/* What bt_store_run_submit did. */
+struct bt_store_submitted {
+    char run[BT_ID_SIZE]; /* the new run, "" if the prompt was queued */
+    int64_t message;      /* the new run's assistant message */
+    int64_t queued;       /* > 0: user_text was queued as this message */
+    int busy;             /* another run was running (also on BT_EBUSY) */
+    char *prompt;         /* the text the new run sends; NULL if queued */
+};
+
+void bt_store_submitted_release(struct bt_store_submitted *out);
+
+/* Start the conversation's next run or queue its prompt, decided in one
+ * transaction, so a submit racing the end of a running run either sees it
+ * running (and queues) or sees it ended (and starts):
+ * - a running run: with o->queue IF_BUSY user_text becomes a queued user
+ *   message (out->queued), else BT_EBUSY;
+ * - o->queue ALWAYS: user_text becomes a queued message, nothing starts;
+ * - otherwise a run starts as bt_store_run_create does, with the prompt
+ *   built from the queued messages (o->take_queued), then user_text, or
+ *   o->prompt; BT_ENOTFOUND when take_queued finds nothing and no other
+ *   text is given.
+ * The prompt is stored with the run (runs.prompt) and returned. Errors as
+ * bt_store_run_create, plus BT_ETOOBIG (o->max_prompt) and BT_EBUSY when
+ * o->after_run is no longer the newest run. Release out with
+ * bt_store_submitted_release in every case. */
+int bt_store_run_submit(struct bt_store *s, const struct bt_store_run_new *o,
+                        struct bt_store_submitted *out);
 
 /* Start a run in one transaction: insert it (state running, started_ms now,
  * owner = this process and its start time), add o->user_text as a user
@@ -335,6 +386,24 @@ struct bt_store_run_end {
  * conversation active now. -EINVAL for state NONE or RUNNING, BT_ENOTFOUND
  * if no such run, -EALREADY if it has already finished (nothing changes). */
 int bt_store_run_finish(struct bt_store *s, const char *id, const struct bt_store_run_end *e);
+
+/* Record a cancel request for the conversation's running run (the time is
+ * kept if one was already recorded) and fill *out with that run, so the
+ * caller can signal its owner. Recovery then ends the run cancelled rather
+ * than interrupted, so a crash after the request still reads as cancelled.
+ * BT_ENOTFOUND if no run of the conversation is running. */
+int bt_store_run_cancel(struct bt_store *s, const char *conversation, struct bt_store_run *out);
+
+/* *requested = 1 if a cancel of run was requested. BT_ENOTFOUND if no run. */
+int bt_store_run_cancel_requested(struct bt_store *s, const char *run, int *requested);
+
+/* Number of queued user messages of the conversation. */
+int bt_store_queued_count(struct bt_store *s, const char *conversation, int64_t *n);
+
+/* Remove a queued user message before a run takes it. BT_ENOTFOUND if the
+ * conversation has no such user message; -EALREADY if it is no longer
+ * queued (a run took it: the message says which). */
+int bt_store_message_discard(struct bt_store *s, const char *conversation, int64_t msg);
 
 /* Fill *out (owned strings; bt_store_run_release). BT_ENOTFOUND if none. */
 int bt_store_run_get(struct bt_store *s, const char *id, struct bt_store_run *out);
@@ -401,6 +470,60 @@ struct bt_store_orphan {
  * live group's id) or has start time child_start (bt_store_pid_start). */
 int bt_store_recover(struct bt_store *s, int *count, struct bt_store_orphan **orphans,
                      size_t *n_orphans);
+
+/* --- search and removal ------------------------------------------------ */
+
+/* One conversation found by bt_store_search. */
+struct bt_store_search_hit {
+    struct bt_store_conversation conv; /* as bt_store_conversation_list gives it */
+    int64_t message;                   /* best-matching message id, 0 if only the title matched */
+    char *snippet;                     /* excerpt of that message around the match, white space
+                                          runs as one space, cut parts as "…"; NULL if
+                                          only the title matched */
+};
+
+/* Full-text search (FTS5, docs/store.md) of conversation titles and message
+ * texts. text is what a person typed: it is split on white space, and each
+ * word is matched as a literal FTS5 string, never as query syntax (quotes,
+ * AND/OR/NOT/NEAR, '*', '-', "col:" are plain text); matching ignores case
+ * and diacritics, and a word's punctuation only separates the tokens of a
+ * phrase ("don't" is the phrase "don t"). A word of ASCII punctuation only
+ * ("*", "--") is dropped: it could never match. A conversation matches when
+ * its title, or at least one of its messages, holds every word.
+ *
+ * Sets *out to an array of *n hits (NULL when 0; free with
+ * bt_store_search_free), newest activity first as in
+ * bt_store_conversation_list, at most limit of them (0 = no limit); the
+ * snippet comes from the conversation's best-ranked (bm25) matching message.
+ * *more (may be NULL) is set to 1 when more conversations match than limit.
+ * -EINVAL when text is NULL, blank or not valid UTF-8 (message says which);
+ * no match at all, also when every word was dropped, is 0 with *n == 0. */
+int bt_store_search(struct bt_store *s, const char *text, size_t limit,
+                    struct bt_store_search_hit **out, size_t *n, int *more);
+void bt_store_search_free(struct bt_store_search_hit *v, size_t n);
+
+/* What bt_store_conversation_delete removed. */
+struct bt_store_removal {
+    struct bt_store_conversation conv; /* the conversation as it was (owned strings) */
+    char (*runs)[BT_ID_SIZE];          /* ids of its runs, oldest first; NULL if none */
+    size_t n_runs;                     /* entries of runs */
+    int64_t messages;                  /* messages removed */
+    int64_t events;                    /* events removed */
+};
+
+/* Free what r holds and zero it. NULL is a no-op. */
+void bt_store_removal_release(struct bt_store_removal *r);
+
+/* Delete conversation id with its messages, runs and their events, in one
+ * write transaction, and fill *out (zeroed first; release with
+ * bt_store_removal_release) with what it was. The run files
+ * (bt_store_run_file) and the coder's native session are not touched: the
+ * caller removes them, using out, once this has returned 0. BT_EBUSY, with
+ * nothing removed, when the conversation has a running run (checked in the
+ * same transaction, so a run cannot start between the check and the
+ * delete; a run that starts after it finds no conversation); BT_ENOTFOUND
+ * if there is no such conversation. */
+int bt_store_conversation_delete(struct bt_store *s, const char *id, struct bt_store_removal *out);
 
 /* --- helpers ----------------------------------------------------------- */
 

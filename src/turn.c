@@ -385,7 +385,10 @@ static void on_deadline(uv_timer_t *h)
 static void on_tick(uv_timer_t *h)
 {
     struct bt_turn *t = h->data;
-    t->o->on_tick(t->o->data);
+    if (t->o->on_tick(t->o->data) && t->stop_signals_seen == 0) {
+        t->stop_signals_seen = 1; /* a stop signal after this one kills */
+        begin_stop(t, STOP_CANCEL);
+    }
 }
 
 /* SIGINT, SIGTERM, SIGHUP: the first stops the turn politely, the next
@@ -688,16 +691,21 @@ void bt_turn_result_release(struct bt_turn_result *res)
     memset(res, 0, sizeof(*res));
 }
 
-int bt_turn_exit_code(const struct bt_turn_result *res)
+int bt_turn_status_exit_code(enum bt_turn_status status, const char *error_kind)
 {
-    switch (res->status) {
+    switch (status) {
     case BT_TURN_COMPLETED: return 0;
     case BT_TURN_CANCELLED: return 130;
     default: break;
     }
-    if (res->error_kind && strcmp(res->error_kind, "not_installed") == 0)
+    if (error_kind && strcmp(error_kind, "not_installed") == 0)
         return 3;
-    if (res->error_kind && strcmp(res->error_kind, "auth_required") == 0)
+    if (error_kind && strcmp(error_kind, "auth_required") == 0)
         return 4;
     return 1;
+}
+
+int bt_turn_exit_code(const struct bt_turn_result *res)
+{
+    return bt_turn_status_exit_code(res->status, res->error_kind);
 }

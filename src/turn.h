@@ -56,8 +56,10 @@ struct bt_turn_options {
     void (*on_batch)(void *data);
     /* The coder process started (pid = process group id). */
     void (*on_spawn)(void *data, int pid);
-    /* Optional: called every tick_ms while the turn runs (a spinner). */
-    void (*on_tick)(void *data);
+    /* Optional: called every tick_ms while the turn runs (a spinner, a
+     * look for a cancel request); returning non-zero stops the turn as a
+     * first stop signal would (status cancelled). */
+    int (*on_tick)(void *data);
     uint64_t tick_ms;
     void *data;
 };
@@ -89,5 +91,8 @@ void bt_turn_result_release(struct bt_turn_result *res);
 /* Exit code of the CLI for a finished turn (0 completed, 1 failed, 3 coder not
  * installed, 4 auth required, 130 cancelled). */
 int bt_turn_exit_code(const struct bt_turn_result *res);
+/* The same from a turn's status and error kind (NULL if none), e.g. as
+ * stored in its turn.completed event. */
+int bt_turn_status_exit_code(enum bt_turn_status status, const char *error_kind);
 
 #endif

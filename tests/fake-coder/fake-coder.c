@@ -45,6 +45,9 @@
  *   FAKE_CODER_FDS=<file>        "<fd> <target>" per open fd, at start
  *   FAKE_CODER_ARGV=<file>       argv, one per line
  *   FAKE_CODER_LOG_STDIN=<file>  append every stdin line received
+ *   FAKE_CODER_EXCLUSIVE=<file>  take an exclusive flock on <file> for the
+ *                                whole run and append "start"; if another
+ *                                fake coder holds it, append "overlap"
  * The readiness order at start is fixed so tests can synchronise on it:
  * FDS/ARGV files, SIGTERM disposition, grandchild + PIDFILE, then STDERR.
  */
@@ -58,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -563,6 +567,16 @@ static void replay(void)
     }
 }
 
+/* FAKE_CODER_EXCLUSIVE: record whether two runs ever overlap. The lock
+ * fd stays open (close-on-exec) until the process ends. */
+static void take_exclusive(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    write_str(fd, flock(fd, LOCK_EX | LOCK_NB) == 0 ? "start\n" : "overlap\n");
+}
+
 int main(int argc, char **argv)
 {
     if (env("FAKE_CODER_ARGV"))
@@ -575,6 +589,8 @@ int main(int argc, char **argv)
         return 0;
     }
     read_knobs();
+    if (env("FAKE_CODER_EXCLUSIVE"))
+        take_exclusive(env("FAKE_CODER_EXCLUSIVE"));
     if (g.k.ignore_term)
         signal(SIGTERM, SIG_IGN);
     if (g.k.grandchild)

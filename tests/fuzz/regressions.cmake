@@ -5,6 +5,11 @@ set(FUZZ_DIR ${CMAKE_SOURCE_DIR}/tests/fuzz)
 add_executable(replay-framer ${FUZZ_DIR}/fuzz-framer.c ${FUZZ_DIR}/standalone.c)
 target_link_libraries(replay-framer PRIVATE baton_core)
 set(FUZZ_REPLAYS "$<TARGET_FILE:replay-framer> ${FUZZ_DIR}/regressions/framer")
+# stored events read back: the seeds, and every fixture file line by line
+add_executable(replay-event-parse ${FUZZ_DIR}/fuzz-event-parse.c ${FUZZ_DIR}/standalone.c)
+target_link_libraries(replay-event-parse PRIVATE baton_core)
+string(APPEND FUZZ_REPLAYS " && $<TARGET_FILE:replay-event-parse>"
+       " ${FUZZ_DIR}/regressions/event-parse ${CMAKE_SOURCE_DIR}/fixtures")
 foreach(coder codex pi)
   add_executable(replay-parser-${coder} ${FUZZ_DIR}/fuzz-parser.c ${FUZZ_DIR}/standalone.c)
   target_compile_definitions(replay-parser-${coder} PRIVATE BT_FUZZ_CODER="${coder}")

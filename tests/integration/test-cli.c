@@ -19,79 +19,8 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
 #include "support.h"
-
-#define BATON BT_BINARY_DIR "/baton"
-#define FAKE BT_BINARY_DIR "/tests/fake-coder/fake-coder"
-#define FIXTURES BT_SOURCE_DIR "/fixtures/codex/0.171.0"
-#define END ((const char *)NULL) /* ends baton()'s argument list */
-
-struct ctx {
-    char *dir;
-    char *env[16];
-    int nenv;
-};
-
-static int setup(void **state)
-{
-    struct ctx *c = bt_xcalloc(1, sizeof(*c));
-    c->dir = bt_test_mkdtemp(BT_BINARY_DIR, "it");
-    assert_non_null(c->dir);
-    c->env[c->nenv++] = bt_xasprintf("BATON_HOME=%s/home", c->dir);
-    c->env[c->nenv++] = bt_xstrdup("BATON_CODEX_BIN=" FAKE);
-    c->env[c->nenv++] = bt_xstrdup("NO_COLOR=1");
-    *state = c;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct ctx *c = *state;
-    bt_test_rmdir(c->dir);
-    free(c->dir);
-    for (int i = 0; i < c->nenv; i++)
-        free(c->env[i]);
-    free(c);
-    return 0;
-}
-
-static void setenv_kv(struct ctx *c, const char *kv)
-{
-    c->env[c->nenv++] = bt_xstrdup(kv);
-}
-
-static void replay(struct ctx *c, const char *fixture)
-{
-    c->env[c->nenv++] = bt_xasprintf("FAKE_CODER_REPLAY=%s/%s.jsonl", FIXTURES, fixture);
-}
-
-static char *path_in(struct ctx *c, const char *name)
-{
-    return bt_xasprintf("%s/%s", c->dir, name);
-}
-
-/* Run baton with args (NULL-terminated). */
-static void baton(struct ctx *c, struct bt_test_result *res, const char *input, int sigint_ms,
-                  const char *first, ...)
-{
-    const char *argv[24] = {BATON, first};
-    size_t n = 2;
-    va_list ap;
-    va_start(ap, first);
-    while (n < 23 && (argv[n] = va_arg(ap, const char *)) != NULL)
-        n++;
-    va_end(ap);
-    argv[n] = NULL;
-    c->env[c->nenv] = NULL;
-    struct bt_test_run r = {.argv = argv,
-                            .env = (const char *const *)c->env,
-                            .cwd = c->dir,
-                            .input = input,
-                            .timeout_s = 60,
-                            .send_sigint_after_ms = sigint_ms};
-    assert_int_equal(bt_test_exec(&r, res), 0);
-    assert_false(res->timed_out);
-}
 
 static const char *type_of(const cJSON *ev)
 {
@@ -171,16 +100,6 @@ static void test_text_turn(void **state)
     assert_int_equal(count_type(lines, n, "usage", NULL), 1);
     bt_test_lines_free(lines, n);
     bt_test_result_release(&res);
-}
-
-static char *conversation_of(const char *out)
-{
-    cJSON **lines;
-    size_t n = bt_test_json_lines(out, &lines);
-    assert_true(n > 0);
-    char *id = bt_xstrdup(bt_test_jstr(lines[0], "conversation"));
-    bt_test_lines_free(lines, n);
-    return id;
 }
 
 static void test_send_resumes_and_show(void **state)
@@ -390,34 +309,6 @@ static void test_sigterm_and_sighup_cancel(void **state)
 
 /* A send refused because a turn is running leaves nothing behind: the
  * prompt is stored with its run or not at all. */
-static void test_refused_send_stores_nothing(void **state)
-{
-    struct ctx *c = *state;
-    struct bt_test_result res;
-    replay(c, "text");
-    baton(c, &res, NULL, 0, "run", "--json", "first", END);
-    char *conv = conversation_of(res.out.data);
-    bt_test_result_release(&res);
-    setenv_kv(c, "FAKE_CODER_DELAY_MS=150");
-    char *out = path_in(c, "a.out");
-    const char *argv[] = {BATON, "send", "--json", conv, "send A", NULL};
-    c->env[c->nenv] = NULL;
-    pid_t a = bt_test_spawn_bg(argv, (const char *const *)c->env, out);
-    usleep(600000);
-    baton(c, &res, NULL, 0, "send", conv, "send B", END);
-    assert_int_equal(res.exit_code, 1);
-    assert_non_null(strstr(res.err.data, "already has a turn running"));
-    bt_test_result_release(&res);
-    int st;
-    waitpid(a, &st, 0);
-    baton(c, &res, NULL, 0, "show", "--json", conv, END);
-    assert_null(strstr(res.out.data, "send B"));
-    assert_non_null(strstr(res.out.data, "send A"));
-    bt_test_result_release(&res);
-    free(out);
-    free(conv);
-}
-
 static void test_noise_crlf_split_writes(void **state)
 {
     struct ctx *c = *state;
@@ -554,7 +445,6 @@ int main(void)
         T(test_timeout),
         T(test_sigint_cancels),
         T(test_sigterm_and_sighup_cancel),
-        T(test_refused_send_stores_nothing),
         T(test_noise_crlf_split_writes),
         T(test_only_std_fds_in_coder),
         T(test_raw_output_kept),

@@ -120,6 +120,34 @@ static void test_send_resumes_thread(void **state)
     free(conv);
 }
 
+/* `run --detach` returns with the conversation id while the turn goes on in
+ * a detached worker; `baton attach` from another process and directory
+ * shows the whole turn from seq 1 and exits 0. */
+static void test_detach_then_attach(void **state)
+{
+    (void)state;
+    struct bt_test_result res;
+    const char *run[] = {"run", "--detach", "Say detached papaya", NULL};
+    bt_live_baton(bt_live.work, run, &res, 0);
+    assert_int_equal(res.exit_code, 0);
+    char conv[64] = "";
+    assert_int_equal(sscanf(res.out.data, "%63s", conv), 1);
+    assert_non_null(strstr(res.err.data, "baton attach"));
+    bt_test_result_release(&res);
+
+    const char *attach[] = {"attach", "--json", conv, NULL};
+    bt_live_baton(bt_live.other, attach, &res, 0);
+    assert_int_equal(res.exit_code, 0);
+    cJSON **lines;
+    size_t n = bt_live_stream(res.out.data, &lines); /* seq 1..n, started first, one end */
+    assert_int_equal(cJSON_GetObjectItem(lines[0], "seq")->valueint, 1);
+    assert_string_equal(bt_test_jstr(lines[0], "conversation"), conv);
+    assert_string_equal(bt_live_status(lines, n), "completed");
+    assert_non_null(strstr(bt_test_jstr(lines[n - 1], "final_text"), "Say detached papaya"));
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+}
+
 static void test_shell_auto(void **state)
 {
     (void)state;
@@ -208,6 +236,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_turn),
         cmocka_unit_test(test_send_resumes_thread),
+        cmocka_unit_test(test_detach_then_attach),
         cmocka_unit_test(test_shell_auto),
         cmocka_unit_test(test_shell_declined_by_default),
         cmocka_unit_test(test_interrupt_keeps_partial_text),

@@ -3,8 +3,9 @@
 #
 # bench.sh: build and run the benchmarks in tests/bench; prints figures
 # against the targets in DESIGN.md ("Performance targets"), with a Node
-# client's figure on the same recorded stream beside baton's. Never fails on
-# speed.
+# client's figure on the same recorded stream beside baton's, then the
+# search/ls/show times on a store of 10,000 generated conversations. Never
+# fails on speed.
 #
 # usage: bench.sh [BUILD_DIR]
 set -euo pipefail
@@ -17,3 +18,4 @@ if command -v node >/dev/null 2>&1; then
 else
     echo "  reference: node is not installed, skipped"
 fi
+"$build/tests/bench/bench-store"

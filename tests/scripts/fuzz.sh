@@ -28,6 +28,7 @@ for bin in "$build"/tests/fuzz/fuzz-*; do
     case "$target" in
     parser-*) cp "$top"/fixtures/"${target#parser-}"/*/*.jsonl "$corpus"/ 2>/dev/null ;;
     framer) cp "$top"/fixtures/*/*/*.jsonl "$corpus"/ 2>/dev/null ;;
+    event-parse) cp "$top"/fixtures/*/*/*.events.jsonl "$corpus"/ 2>/dev/null ;;
     esac
     log="$work/$target.log"
     (cd "$work" && "$bin" -max_total_time="$secs" -max_len=65536 -timeout=10 \

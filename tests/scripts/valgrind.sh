@@ -256,6 +256,14 @@ for exe in "$build"/tests/replay-*; do
 done
 
 run_wrapped integration-cli "$build/tests/integration" "$build/tests/integration/integration-cli"
+# the detached workers these tests start run natively (baton execs itself,
+# outside the wrapper); the ASan gate covers them
+run_wrapped integration-service "$build/tests/integration" \
+    "$build/tests/integration/integration-service"
+# about 100 baton processes under memcheck against a store of 10,000
+# conversations (~3.5 min here): a limit of its own
+limit=600 run_wrapped integration-browse "$build/tests/integration" \
+    "$build/tests/integration/integration-browse"
 run_wrapped corpus "$build/tests/corpus" "$build/tests/corpus/corpus" "$top/tests/corpus/cases"
 echo "integration-crash: skipped (SIGKILLs baton 30-1330 ms into a run; a baton under memcheck has stored nothing by then, so every point would pass vacuously; crash-recovery stands in)"
 skipped+=(integration-crash)

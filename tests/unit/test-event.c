@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the event encoding and the JSON/UTF-8 helpers under it. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -126,6 +127,23 @@ static void test_unknown_numbers_are_null(void **state)
     cJSON_Delete(j);
 }
 
+/* A cost a coder reported as 1e999 (inf) or a NaN is not a number JSON can
+ * hold: it is unknown, and the line stays parseable. */
+static void test_cost_not_finite_is_null(void **state)
+{
+    (void)state;
+    const double bad[] = {HUGE_VAL, -HUGE_VAL, NAN};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct bt_event ev;
+        bt_event_init(&ev, BT_EVENT_USAGE);
+        ev.usage.cost_usd = bad[i];
+        cJSON *j = encode(&ev); /* fails on invalid JSON */
+        assert_non_null(j);
+        assert_true(cJSON_IsNull(cJSON_GetObjectItem(j, "cost_usd")));
+        cJSON_Delete(j);
+    }
+}
+
 static void test_turn_completed(void **state)
 {
     (void)state;
@@ -197,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_utf8_cut),
         cmocka_unit_test(test_envelope_and_delta),
         cmocka_unit_test(test_unknown_numbers_are_null),
+        cmocka_unit_test(test_cost_not_finite_is_null),
         cmocka_unit_test(test_turn_completed),
         cmocka_unit_test(test_every_type_encodes),
         cmocka_unit_test(test_item_detail_and_exit),

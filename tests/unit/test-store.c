@@ -1258,6 +1258,186 @@ static void test_names(void **state)
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
+/* Submit a prompt with queue mode q; returns the store's code. */
+static int submit_text(struct bt_store *s, const char *conv, const char *text,
+                       enum bt_store_queue q, struct bt_store_submitted *out)
+{
+    struct bt_store_run_new o = {
+        .conversation = conv, .coder = "pi", .user_text = text, .take_queued = 1, .queue = q};
+    return bt_store_run_submit(s, &o, out);
+}
+
+static size_t message_count(struct bt_store *s, const char *conv)
+{
+    struct bt_store_message *v = NULL;
+    size_t n = 0;
+    assert_int_equal(bt_store_message_list(s, conv, &v, &n), 0);
+    bt_store_message_list_free(v, n);
+    return n;
+}
+
+static void finish_completed(struct bt_store *s, const char *run)
+{
+    struct bt_store_run_end e = {.state = BT_STORE_RUN_COMPLETED, .exit_code = 0};
+    assert_int_equal(bt_store_run_finish(s, run, &e), 0);
+}
+
+/* One run per conversation: while it runs a prompt queues (or is refused
+ * with NEVER, storing nothing); the next run takes everything queued, in
+ * order, joined by a blank line; a taken message cannot be discarded. */
+static void test_submit_queue(void **state)
+{
+    struct fixture *f = *state;
+    struct bt_store *s = open_store(f);
+    char conv[BT_ID_SIZE];
+    struct bt_store_submitted a, b, c, d;
+    new_conversation(s, "q", conv);
+    assert_int_equal(submit_text(s, conv, "one", BT_STORE_QUEUE_IF_BUSY, &a), 0);
+    assert_true(bt_id_valid(a.run));
+    assert_string_equal(a.prompt, "one");
+    assert_int_equal(a.queued, 0);
+    assert_int_equal(submit_text(s, conv, "two", BT_STORE_QUEUE_IF_BUSY, &b), 0);
+    assert_true(b.queued > 0);
+    assert_true(b.busy);
+    assert_string_equal(b.run, "");
+    assert_null(b.prompt);
+    assert_int_equal(submit_text(s, conv, "refused", BT_STORE_QUEUE_NEVER, &c), BT_EBUSY);
+    assert_true(c.busy);
+    bt_store_submitted_release(&c);
+    assert_int_equal(message_count(s, conv), 3); /* one, its answer, two */
+    assert_int_equal(submit_text(s, conv, "three", BT_STORE_QUEUE_IF_BUSY, &c), 0);
+    int64_t queued = 0;
+    assert_int_equal(bt_store_queued_count(s, conv, &queued), 0);
+    assert_int_equal(queued, 2);
+    finish_completed(s, a.run);
+    /* the flush: nothing new, everything queued */
+    struct bt_store_run_new flush = {.conversation = conv, .coder = "pi", .take_queued = 1};
+    assert_int_equal(bt_store_run_submit(s, &flush, &d), 0);
+    assert_string_equal(d.prompt, "two" BT_STORE_QUEUE_JOIN "three");
+    assert_int_equal(bt_store_queued_count(s, conv, &queued), 0);
+    struct bt_store_run r;
+    assert_int_equal(bt_store_run_get(s, d.run, &r), 0);
+    assert_string_equal(r.prompt, "two\n\nthree");
+    bt_store_run_release(&r);
+    assert_int_equal(bt_store_message_discard(s, conv, b.queued), -EALREADY);
+    assert_non_null(strstr(bt_store_errmsg(s), d.run));
+    assert_int_equal(bt_store_message_discard(s, conv, 999), BT_ENOTFOUND);
+    finish_completed(s, d.run);
+    struct bt_store_submitted e;
+    assert_int_equal(bt_store_run_submit(s, &flush, &e), BT_ENOTFOUND); /* nothing waits */
+    bt_store_submitted_release(&e);
+    /* a send that finds messages waiting sends them first, then its own */
+    assert_int_equal(submit_text(s, conv, "four", BT_STORE_QUEUE_ALWAYS, &e), 0);
+    assert_true(e.queued > 0);
+    assert_false(e.busy);
+    bt_store_submitted_release(&e);
+    assert_int_equal(submit_text(s, conv, "five", BT_STORE_QUEUE_IF_BUSY, &e), 0);
+    assert_string_equal(e.prompt, "four\n\nfive");
+    bt_store_submitted_release(&e);
+    bt_store_submitted_release(&a);
+    bt_store_submitted_release(&b);
+    bt_store_submitted_release(&c);
+    bt_store_submitted_release(&d);
+    bt_store_close(s);
+}
+
+/* Bounds and guards: the joined prompt stays within max_prompt (nothing is
+ * stored otherwise), a discarded message never goes, a retry names the run
+ * it follows. */
+static void test_submit_bounds(void **state)
+{
+    struct fixture *f = *state;
+    struct bt_store *s = open_store(f);
+    char conv[BT_ID_SIZE];
+    struct bt_store_submitted a, b;
+    new_conversation(s, "b", conv);
+    assert_int_equal(submit_text(s, conv, "running", BT_STORE_QUEUE_IF_BUSY, &a), 0);
+    struct bt_store_run_new big = {.conversation = conv,
+                                   .coder = "pi",
+                                   .user_text = "0123456789",
+                                   .queue = BT_STORE_QUEUE_IF_BUSY,
+                                   .max_prompt = 16};
+    assert_int_equal(bt_store_run_submit(s, &big, &b), 0); /* 10 bytes */
+    int64_t gone = b.queued;
+    bt_store_submitted_release(&b);
+    assert_int_equal(bt_store_run_submit(s, &big, &b), BT_ETOOBIG); /* 10 + 2 + 10 */
+    bt_store_submitted_release(&b);
+    assert_int_equal(message_count(s, conv), 3);
+    assert_int_equal(bt_store_message_discard(s, conv, gone), 0);
+    assert_int_equal(bt_store_message_discard(s, conv, gone), BT_ENOTFOUND);
+    finish_completed(s, a.run);
+    struct bt_store_run_new retry = {.conversation = conv,
+                                     .coder = "pi",
+                                     .prompt = "again",
+                                     .after_run = "0000000000000000000000"};
+    assert_int_equal(bt_store_run_submit(s, &retry, &b), BT_EBUSY);
+    bt_store_submitted_release(&b);
+    retry.after_run = a.run;
+    assert_int_equal(bt_store_run_submit(s, &retry, &b), 0);
+    assert_string_equal(b.prompt, "again");
+    assert_int_equal(message_count(s, conv), 3); /* a retry adds only its answer */
+    bt_store_submitted_release(&b);
+    bt_store_submitted_release(&a);
+    bt_store_close(s);
+}
+
+/* A run whose owner is gone: a cancel request stored before recovery makes
+ * it cancelled, not interrupted. */
+static void test_cancel_request_then_crash(void **state)
+{
+    struct fixture *f = *state;
+    int fds[2];
+    char run[BT_ID_SIZE] = "";
+    assert_int_equal(pipe(fds), 0);
+    pid_t owner = fork();
+    assert_true(owner >= 0);
+    if (owner == 0) {
+        struct bt_store *s = NULL;
+        char conv[BT_ID_SIZE], id[BT_ID_SIZE];
+        struct bt_store_conversation_new co = {.coder = "pi", .cwd = "/", .title = "c"};
+        struct bt_store_run_new o = {.conversation = conv, .coder = "pi"};
+        int rc = bt_store_open(f->home, &s, NULL);
+        rc = rc ? rc : bt_store_conversation_create(s, &co, conv);
+        rc = rc ? rc : bt_store_run_create(s, &o, id, NULL);
+        if (rc == 0 && write(fds[1], id, BT_ID_SIZE) != BT_ID_SIZE)
+            rc = -1;
+        bt_store_close(s);
+        _exit(rc == 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    assert_int_equal(read(fds[0], run, BT_ID_SIZE), BT_ID_SIZE);
+    close(fds[0]);
+    assert_int_equal(wait_child(owner), 0);
+    struct bt_store *s = NULL;
+    assert_int_equal(bt_store_open(f->home, &s, NULL), 0); /* no recovery in open */
+    struct bt_store_run r;
+    assert_int_equal(bt_store_run_get(s, run, &r), 0);
+    char conv[BT_ID_SIZE];
+    memcpy(conv, r.conversation, BT_ID_SIZE);
+    bt_store_run_release(&r);
+    assert_int_equal(bt_store_run_cancel(s, conv, &r), 0);
+    assert_string_equal(r.id, run);
+    assert_true(r.cancel_ms > 0);
+    bt_store_run_release(&r);
+    int requested = 0;
+    assert_int_equal(bt_store_run_cancel_requested(s, run, &requested), 0);
+    assert_true(requested);
+    int count = 0;
+    struct bt_store_orphan *orphans = NULL;
+    size_t n = 0;
+    assert_int_equal(bt_store_recover(s, &count, &orphans, &n), 0);
+    assert_int_equal(count, 1);
+    free(orphans);
+    assert_int_equal(bt_store_run_get(s, run, &r), 0);
+    assert_int_equal(r.state, BT_STORE_RUN_CANCELLED);
+    bt_store_run_release(&r);
+    struct last_event last = {.seq = 0};
+    assert_int_equal(bt_store_event_each(s, run, 1, last_cb, &last), 0);
+    assert_non_null(strstr(last.text, "\"status\":\"cancelled\""));
+    assert_int_equal(bt_store_run_cancel(s, conv, &r), BT_ENOTFOUND); /* nothing runs */
+    bt_store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1266,6 +1446,9 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_pid_start),
         cmocka_unit_test(test_default_home),
+        cmocka_unit_test_setup_teardown(test_submit_queue, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_submit_bounds, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cancel_request_then_crash, setup, teardown),
         T(test_open_modes),
         T(test_open_tightens_modes),
         T(test_open_errors),

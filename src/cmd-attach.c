@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd-attach: `baton attach CONV [--from SEQ] [--json]` follows the running
+ * (or last) turn of a conversation from the store, whichever process runs
+ * it: events are read by sequence number as the owner commits them (after
+ * each read from the coder), so any number of attachers see the same
+ * events in the same order, and one that joins late starts from seq 1. It
+ * ends with the turn's turn.completed and exits with the turn's exit code.
+ * An owner that dies meanwhile is recovered here (the run becomes
+ * interrupted and gets its closing turn.completed).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "error.h"
+#include "render.h"
+#include "store.h"
+#include "turn.h"
+
+#define POLL_MS 50      /* between reads of new events */
+#define RECOVER_MS 1000 /* between checks that the owner still lives */
+
+struct follow {
+    struct bt_render render;
+    int json;
+    int64_t next;  /* next seq to read */
+    int ended;     /* turn.completed seen */
+    int exit_code; /* from turn.completed */
+};
+
+/* Render one stored event; the turn's end decides the exit code. */
+static void show(struct follow *f, const struct bt_store_event *ev)
+{
+    struct bt_event e;
+    struct bt_event_doc *doc = NULL;
+    int parsed = bt_event_parse(ev->data, ev->len, &e, &doc) == 0;
+    if (f->json) {
+        fwrite(ev->data, 1, ev->len, stdout);
+        fputc('\n', stdout);
+        fflush(stdout);
+    } else if (parsed) {
+        bt_render_event(&f->render, &e);
+    }
+    if (parsed && e.type == BT_EVENT_TURN_COMPLETED) {
+        f->ended = 1;
+        f->exit_code = bt_turn_status_exit_code(e.status, e.kind);
+    }
+    bt_event_doc_free(doc);
+}
+
+static int on_stored(void *data, const struct bt_store_event *ev)
+{
+    struct follow *f = data;
+    f->next = ev->seq + 1;
+    show(f, ev);
+    return f->ended;
+}
+
+static int exit_for_state(enum bt_store_run_state st)
+{
+    switch (st) {
+    case BT_STORE_RUN_COMPLETED: return BT_EXIT_OK;
+    case BT_STORE_RUN_CANCELLED: return BT_EXIT_CANCELLED;
+    default: return BT_EXIT_FAILED;
+    }
+}
+
+/* The run's state now; INTERRUPTED if it cannot be read. */
+static enum bt_store_run_state run_state(struct bt_store *s, const char *run)
+{
+    struct bt_store_run r;
+    enum bt_store_run_state st =
+        bt_store_run_get(s, run, &r) == 0 ? r.state : BT_STORE_RUN_INTERRUPTED;
+    bt_store_run_release(&r);
+    return st;
+}
+
+/* Follow run until its end; returns the exit code. */
+static int follow_run(struct bt_store *s, const char *run, struct follow *f)
+{
+    for (unsigned waited = 0;; waited += POLL_MS) {
+        /* the state is read before the events, so events committed before
+         * the run ended are all read below */
+        enum bt_store_run_state st = run_state(s, run);
+        if (bt_store_event_each(s, run, f->next, on_stored, f) < 0)
+            return bt_fail(BT_EXIT_FAILED, "cannot read the run's events: %s", bt_store_errmsg(s));
+        if (f->ended)
+            return f->exit_code;
+        if (st != BT_STORE_RUN_RUNNING)
+            return exit_for_state(st);
+        if (waited % RECOVER_MS == 0)
+            bt_cmd_recover(s);
+        if (!f->json && waited % 100 == 0)
+            bt_render_tick(&f->render);
+        bt_cmd_sleep_ms(POLL_MS);
+    }
+}
+
+static int parse(int argc, char **argv, struct follow *f)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"from", required_argument, NULL, 'f'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    int c;
+    char *end;
+    optind = 1;
+    f->next = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': f->json = 1; break;
+        case 'f':
+            f->next = strtoll(optarg, &end, 10);
+            if (end == optarg || *end || f->next < 1)
+                return bt_fail(BT_EXIT_USAGE, "--from takes an event number, 1 or more");
+            break;
+        case 'h': bt_help(argv[0]); return -1;
+        default: return bt_bad_option(argv);
+        }
+    }
+    return argc - optind == 1 ? 0 : bt_usage(argv[0]);
+}
+
+int bt_cmd_attach(int argc, char **argv)
+{
+    struct follow f = {0};
+    int rc = parse(argc, argv, &f);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    struct bt_store *s;
+    char conv[BT_ID_SIZE];
+    struct bt_store_run run = {0};
+    if ((rc = bt_cmd_open_store(&s)) != 0)
+        return rc;
+    if ((rc = bt_cmd_resolve(s, argv[optind], conv)) != 0)
+        goto out;
+    if (bt_store_run_last(s, conv, &run) != 0) {
+        rc = bt_fail(BT_EXIT_USAGE, "conversation %s has no turn to follow", conv);
+        goto out;
+    }
+    bt_render_init(&f.render, stdout, stderr);
+    rc = follow_run(s, run.id, &f);
+    if (!f.json)
+        fprintf(stderr, "conversation %s\n", conv);
+out:
+    bt_store_run_release(&run);
+    bt_store_close(s);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* harness: shared by the integration tests (see harness.h). */
+#include "harness.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+int setup(void **state)
+{
+    struct ctx *c = bt_xcalloc(1, sizeof(*c));
+    c->dir = bt_test_mkdtemp(BT_BINARY_DIR, "it");
+    assert_non_null(c->dir);
+    c->env[c->nenv++] = bt_xasprintf("BATON_HOME=%s/home", c->dir);
+    c->env[c->nenv++] = bt_xstrdup("BATON_CODEX_BIN=" FAKE);
+    c->env[c->nenv++] = bt_xstrdup("NO_COLOR=1");
+    *state = c;
+    return 0;
+}
+
+int teardown(void **state)
+{
+    struct ctx *c = *state;
+    bt_test_rmdir(c->dir);
+    free(c->dir);
+    for (int i = 0; i < c->nenv; i++)
+        free(c->env[i]);
+    free(c);
+    return 0;
+}
+
+void setenv_kv(struct ctx *c, const char *kv)
+{
+    assert_true(c->nenv < (int)(sizeof c->env / sizeof c->env[0]) - 1);
+    c->env[c->nenv++] = bt_xstrdup(kv);
+}
+
+void replay(struct ctx *c, const char *fixture)
+{
+    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s/%s.jsonl", FIXTURES, fixture);
+    setenv_kv(c, kv);
+    free(kv);
+}
+
+char *path_in(struct ctx *c, const char *name)
+{
+    return bt_xasprintf("%s/%s", c->dir, name);
+}
+
+void baton(struct ctx *c, struct bt_test_result *res, const char *input, int sigint_ms,
+           const char *first, ...)
+{
+    const char *argv[24] = {BATON, first};
+    size_t n = 2;
+    va_list ap;
+    va_start(ap, first);
+    while (n < 23 && (argv[n] = va_arg(ap, const char *)) != NULL)
+        n++;
+    va_end(ap);
+    argv[n] = NULL;
+    c->env[c->nenv] = NULL;
+    struct bt_test_run r = {.argv = argv,
+                            .env = (const char *const *)c->env,
+                            .cwd = c->dir,
+                            .input = input,
+                            .timeout_s = 60,
+                            .send_sigint_after_ms = sigint_ms};
+    assert_int_equal(bt_test_exec(&r, res), 0);
+    assert_false(res->timed_out);
+}
+
+char *conversation_of(const char *out)
+{
+    cJSON **lines;
+    size_t n = bt_test_json_lines(out, &lines);
+    assert_true(n > 0);
+    char *id = bt_xstrdup(bt_test_jstr(lines[0], "conversation"));
+    bt_test_lines_free(lines, n);
+    return id;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness: what the integration tests share: a temporary directory and
+ * BATON_HOME per test, the fake coder as codex, and running the baton
+ * binary with an environment of the test's own.
+ */
+#ifndef BT_TEST_HARNESS_H
+#define BT_TEST_HARNESS_H
+
+#include "support.h"
+
+#define BATON BT_BINARY_DIR "/baton"
+#define FAKE BT_BINARY_DIR "/tests/fake-coder/fake-coder"
+#define FIXTURES BT_SOURCE_DIR "/fixtures/codex/0.171.0"
+#define END ((const char *)NULL) /* ends baton()'s argument list */
+
+struct ctx {
+    char *dir;     /* the test's directory (removed at teardown) */
+    char *env[32]; /* the environment of every baton run */
+    int nenv;
+};
+
+/* cmocka setup/teardown: a ctx with BATON_HOME=<dir>/home, the fake coder
+ * as codex and NO_COLOR. */
+int setup(void **state);
+int teardown(void **state);
+
+/* Add "KEY=value" to the environment. */
+void setenv_kv(struct ctx *c, const char *kv);
+/* Make the fake coder replay fixtures/codex/0.171.0/<fixture>.jsonl. */
+void replay(struct ctx *c, const char *fixture);
+/* <dir>/<name>; caller frees. */
+char *path_in(struct ctx *c, const char *name);
+/* Run baton with args (NULL-terminated, END), input on stdin, SIGINT after
+ * sigint_ms if not 0; asserts it ran and did not time out (60 s). */
+void baton(struct ctx *c, struct bt_test_result *res, const char *input, int sigint_ms,
+           const char *first, ...);
+/* The conversation id of a --json stream (its first event). Caller frees. */
+char *conversation_of(const char *out);
+
+#endif
