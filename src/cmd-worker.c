@@ -128,20 +128,21 @@ int bt_cmd_worker_detach(const char *mode, const char *conv, const struct bt_ser
     if (rc)
         return bt_fail(BT_EXIT_FAILED, "cannot start a worker: %s (what was sent stays queued)",
                        bt_strerror(rc));
-    char line[4096], c[64], r[64];
-    int code = 0, used = 0;
+    char line[4096], c[64], r[64], *end;
     read_report(fd, line, sizeof line);
     close(fd);
     if (sscanf(line, "run %63s %63s", c, r) == 2 && bt_id_valid(c) && bt_id_valid(r))
         return report_started(c, r, json);
-    if (sscanf(line, "end %d %n", &code, &used) == 1 && used > 0) {
-        if (code == BT_EXIT_OK) /* another turn took the queue meanwhile */
-            return report_started(conv, "", json);
-        return bt_fail(code, "%s", line + used);
-    }
-    return bt_fail(BT_EXIT_FAILED,
-                   "the worker ended before it started the turn (see %s/worker.log)",
-                   getenv("BATON_HOME") ? getenv("BATON_HOME") : "the store's home");
+    long code = strncmp(line, "end ", 4) == 0 ? strtol(line + 4, &end, 10) : -1;
+    if (code == BT_EXIT_OK) /* another turn took the queue meanwhile */
+        return report_started(conv, NULL, json);
+    if (code > 0 && code < 256 && *end == ' ')
+        return bt_fail((int)code, "%s", end + 1);
+    char *home = bt_store_default_home();
+    bt_fail(BT_EXIT_FAILED, "the worker ended before it started the turn (see %s/worker.log)",
+            home ? home : "$BATON_HOME");
+    free(home);
+    return BT_EXIT_FAILED;
 }
 
 /* --- the worker ------------------------------------------------------- */
@@ -201,7 +202,8 @@ static int worker_parse(int argc, char **argv, struct bt_service_turn *t, int *n
         else if (rc)
             return rc == 1 ? BT_EXIT_USAGE : rc;
     }
-    if (argc - optind != 2 || (strcmp(argv[optind], "flush") && strcmp(argv[optind], "retry")))
+    if (argc - optind != 2 ||
+        (strcmp(argv[optind], "flush") != 0 && strcmp(argv[optind], "retry") != 0))
         return bt_fail(BT_EXIT_USAGE, "usage: baton __worker flush|retry [OPTIONS] -- CONV");
     return 0;
 }

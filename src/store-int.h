@@ -18,13 +18,15 @@
 #include "store.h"
 #include "util.h"
 
+#define BT_STORE_STMTS_MAX 64 /* room for store.c's statement table */
+
 struct bt_store {
-    sqlite3 *db;          /* the connection */
-    char *home;           /* $BATON_HOME as given */
-    char *db_path;        /* home/baton.db */
-    struct bt_buf err;    /* last error message */
-    int batch;            /* 1 while an event batch transaction is open */
-    sqlite3_stmt **stmts; /* store.c's statement table, prepared on first use */
+    sqlite3 *db;                             /* the connection */
+    char *home;                              /* $BATON_HOME as given */
+    char *db_path;                           /* home/baton.db */
+    struct bt_buf err;                       /* last error message */
+    int batch;                               /* 1 while an event batch transaction is open */
+    sqlite3_stmt *stmts[BT_STORE_STMTS_MAX]; /* store.c's statements, prepared on first use */
     struct {
         const char *sql; /* a static SQL string: the key is its address */
         sqlite3_stmt *q; /* prepared on first use */

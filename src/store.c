@@ -257,6 +257,8 @@ enum stmt_id {
         ST__COUNT
 };
 
+_Static_assert(ST__COUNT <= BT_STORE_STMTS_MAX, "raise BT_STORE_STMTS_MAX");
+
 static const char *const stmt_sql[] = {
 #define STMT_SQL(name, sql) sql,
     STMTS(STMT_SQL)
@@ -764,7 +766,6 @@ int bt_store_open(const char *home, struct bt_store **out, char **errmsg)
     if (errmsg)
         *errmsg = NULL;
     struct bt_store *s = bt_xcalloc(1, sizeof *s);
-    s->stmts = bt_xcalloc(ST__COUNT, sizeof *s->stmts);
     bt_buf_init(&s->err);
     int rc = -EINVAL;
     if (!home || !*home)
@@ -794,11 +795,10 @@ void bt_store_close(struct bt_store *s)
         return;
     if (s->db)
         bt_store_flush(s);
-    for (int i = 0; s->stmts && i < ST__COUNT; i++)
+    for (int i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(s->stmts[i]);
     for (size_t i = 0; i < BT_ARRAY_SIZE(s->cache); i++)
         sqlite3_finalize(s->cache[i].q);
-    free(s->stmts);
     sqlite3_close_v2(s->db);
     bt_buf_release(&s->err);
     free(s->db_path);

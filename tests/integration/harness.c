@@ -58,8 +58,8 @@ void baton(struct ctx *c, struct bt_test_result *res, const char *input, int sig
     size_t n = 2;
     va_list ap;
     va_start(ap, first);
-    while (n < 23 && (argv[n] = va_arg(ap, const char *)) != NULL)
-        n++;
+    for (const char *arg = va_arg(ap, const char *); arg && n < 23; arg = va_arg(ap, const char *))
+        argv[n++] = arg;
     va_end(ap);
     argv[n] = NULL;
     c->env[c->nenv] = NULL;
