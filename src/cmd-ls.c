@@ -32,7 +32,7 @@ static void print_json(const struct bt_store_conversation *c)
     bt_buf_release(&b);
 }
 
-static void print_human(const struct bt_store_conversation *c)
+void bt_cmd_print_conversation(const struct bt_store_conversation *c)
 {
     char ts[32];
     bt_time_rfc3339(c->updated_ms, ts);
@@ -68,7 +68,7 @@ int bt_cmd_ls(int argc, char **argv)
         rc = bt_fail(BT_EXIT_FAILED, "cannot list conversations: %s", bt_store_errmsg(s));
     } else {
         for (size_t i = 0; i < n; i++)
-            json ? print_json(&v[i]) : print_human(&v[i]);
+            json ? print_json(&v[i]) : bt_cmd_print_conversation(&v[i]);
     }
     bt_store_conversation_list_free(v, n);
     bt_store_close(s);

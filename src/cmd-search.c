@@ -38,20 +38,10 @@ static void print_json(const struct bt_store_search_hit *h)
     bt_buf_release(&b);
 }
 
-/* The line `baton ls` prints (cmd-ls.c print_human: same columns and state
- * rule), then the snippet indented on the next line. */
+/* The line `baton ls` prints, then the snippet indented on the next line. */
 static void print_human(const struct bt_store_search_hit *h)
 {
-    const struct bt_store_conversation *c = &h->conv;
-    char ts[32];
-    bt_time_rfc3339(c->updated_ms, ts);
-    ts[16] = '\0'; /* minutes are enough here */
-    const char *state = c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : "new";
-    if (c->status != BT_STORE_CONV_ACTIVE)
-        state = bt_store_conv_status_name(c->status);
-    printf("%.12s  %-6s %-11s %s  ", c->id, c->coder, state, ts);
-    bt_term_write(stdout, c->title, strlen(c->title));
-    putchar('\n');
+    bt_cmd_print_conversation(&h->conv);
     if (h->snippet && *h->snippet) {
         fputs("    ", stdout);
         bt_term_write(stdout, h->snippet, strlen(h->snippet));

@@ -67,6 +67,11 @@ int bt_cmd_open_store(struct bt_store **s);
 /* Mark runs whose owner died interrupted (cancelled if a cancel was asked
  * for) and stop their process groups if still alive and still theirs. */
 void bt_cmd_recover(struct bt_store *s);
+/* One line of `baton ls` for c on stdout: short id, coder, state (the
+ * last run's, or the conversation's status when not active), last activity,
+ * title. */
+struct bt_store_conversation;
+void bt_cmd_print_conversation(const struct bt_store_conversation *c);
 /* Sleep ms milliseconds (signals do not cut it short). */
 void bt_cmd_sleep_ms(unsigned ms);
 /* Resolve CONV (full id or unique prefix) into id; prints why not and

@@ -347,8 +347,10 @@ int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
     return rc;
 }
 
-int bt_service_send(struct bt_store *s, const char *id, const struct bt_service_turn *t,
-                    struct bt_service_outcome *out)
+/* The next turn of conversation id with text (NULL: only what is queued),
+ * after what is queued. */
+static int next_turn(struct bt_store *s, const char *id, const struct bt_service_turn *t,
+                     const char *text, struct bt_service_outcome *out)
 {
     struct located l;
     struct bt_store_conversation conv;
@@ -357,9 +359,9 @@ int bt_service_send(struct bt_store *s, const char *id, const struct bt_service_
         struct bt_store_run_new rn = {.conversation = conv.id,
                                       .coder = conv.coder,
                                       .model = conv.model,
-                                      .user_text = t->prompt,
+                                      .user_text = text,
                                       .take_queued = 1,
-                                      .queue = t->queue,
+                                      .queue = text ? t->queue : BT_STORE_QUEUE_NEVER,
                                       .max_prompt = BT_SERVICE_PROMPT_MAX};
         rc = do_turn(s, &conv, &l, t, &rn, out);
     }
@@ -368,28 +370,22 @@ int bt_service_send(struct bt_store *s, const char *id, const struct bt_service_
     return rc;
 }
 
+int bt_service_send(struct bt_store *s, const char *id, const struct bt_service_turn *t,
+                    struct bt_service_outcome *out)
+{
+    return next_turn(s, id, t, t->prompt, out);
+}
+
 int bt_service_flush(struct bt_store *s, const char *id, const struct bt_service_turn *t,
                      struct bt_service_outcome *out)
 {
-    struct located l;
-    struct bt_store_conversation conv;
-    int rc = load(s, id, &conv, &l, out);
-    if (rc == 0) {
-        struct bt_store_run_new rn = {.conversation = conv.id,
-                                      .coder = conv.coder,
-                                      .model = conv.model,
-                                      .take_queued = 1,
-                                      .max_prompt = BT_SERVICE_PROMPT_MAX};
-        rc = do_turn(s, &conv, &l, t, &rn, out);
-        if (rc == BT_EBUSY) { /* the running turn's owner takes the queue */
-            free(out->message);
-            out->message = NULL;
-            out->exit_code = BT_EXIT_OK;
-            rc = BT_ENOTFOUND;
-        }
+    int rc = next_turn(s, id, t, NULL, out);
+    if (rc == BT_EBUSY) { /* the running turn's owner takes the queue */
+        free(out->message);
+        out->message = NULL;
+        out->exit_code = BT_EXIT_OK;
+        rc = BT_ENOTFOUND;
     }
-    located_release(&l);
-    bt_store_conversation_release(&conv);
     return rc;
 }
 

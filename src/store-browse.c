@@ -45,8 +45,6 @@ static const char SQL_SEARCH[] =
 static const char SQL_SNIPPET[] = "SELECT snippet(messages_fts, 0, '', '', '…', 16)"
                                   " FROM messages_fts WHERE messages_fts MATCH ?1 AND rowid = ?2";
 
-static const char SQL_RUNNING[] = "SELECT id FROM runs WHERE conversation = ?1"
-                                  " AND state = 'running' LIMIT 1";
 static const char SQL_RUN_IDS[] = "SELECT id FROM runs WHERE conversation = ?1"
                                   " ORDER BY started_ms, rowid";
 static const char SQL_COUNT_MESSAGES[] = "SELECT count(*) FROM messages WHERE conversation = ?1";
@@ -258,34 +256,14 @@ void bt_store_removal_release(struct bt_store_removal *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The single integer an SQL statement on ?1 = id yields, into *v. */
+/* The one integer the query sql gives for conversation id. */
 static int count_of(struct bt_store *s, const char *sql, const char *id, int64_t *v)
 {
     sqlite3_stmt *q = bt_st_sql(s, sql);
     if (!q)
         return BT_ESTORE;
     bt_st_bind_text(q, 1, id);
-    int rc = bt_st_step(s, q, "count what a conversation holds");
-    if (rc != 1)
-        return rc ? rc : bt_st_fail(s, BT_ESTORE, "count what a conversation holds: no result");
-    *v = bt_st_col_i64(q, 0, 0);
-    return bt_st_done(q, 0);
-}
-
-/* Refuse with BT_EBUSY if the conversation has a running run. */
-static int check_idle(struct bt_store *s, const char *id)
-{
-    sqlite3_stmt *q = bt_st_sql(s, SQL_RUNNING);
-    if (!q)
-        return BT_ESTORE;
-    bt_st_bind_text(q, 1, id);
-    int rc = bt_st_step(s, q, "find a running run");
-    if (rc != 1)
-        return rc;
-    char run[BT_ID_SIZE];
-    bt_st_col_id(q, 0, run);
-    return bt_st_done(q,
-                      bt_st_fail(s, BT_EBUSY, "conversation '%s' has a running run '%s'", id, run));
+    return bt_st_query_int(s, q, "count what a conversation holds", v);
 }
 
 /* The conversation's run ids into r. */
@@ -317,7 +295,7 @@ int bt_store_conversation_delete(struct bt_store *s, const char *id, struct bt_s
         return rc;
     rc = bt_store_conversation_get(s, id, &out->conv);
     if (rc == 0)
-        rc = check_idle(s, id);
+        rc = bt_st_check_not_running(s, id);
     if (rc == 0)
         rc = list_runs(s, id, out);
     if (rc == 0)

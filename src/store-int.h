@@ -58,6 +58,11 @@ char *bt_st_col_str0(sqlite3_stmt *q, int i);                    /* "" for NULL 
 void bt_st_col_id(sqlite3_stmt *q, int i, char out[BT_ID_SIZE]); /* "" if not an id */
 int64_t bt_st_col_i64(sqlite3_stmt *q, int i, int64_t dflt);     /* dflt for NULL */
 
+/* Step q, a query of one integer column, into *v (BT_ESTORE if no row). */
+int bt_st_query_int(struct bt_store *s, sqlite3_stmt *q, const char *what, int64_t *v);
+/* BT_EBUSY (naming the run) if the conversation has a running run. */
+int bt_st_check_not_running(struct bt_store *s, const char *conv);
+
 /* Commit pending events, then BEGIN IMMEDIATE. */
 int bt_st_tx_begin(struct bt_store *s);
 /* Commit if rc is 0, else roll back keeping the error; returns the result. */

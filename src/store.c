@@ -1180,8 +1180,7 @@ void bt_store_run_release(struct bt_store_run *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Read a one-integer-column query's result into *v. */
-static int query_int(struct bt_store *s, sqlite3_stmt *q, const char *what, int64_t *v)
+int bt_st_query_int(struct bt_store *s, sqlite3_stmt *q, const char *what, int64_t *v)
 {
     int rc = bt_st_step(s, q, what);
     if (rc != 1)
@@ -1190,8 +1189,7 @@ static int query_int(struct bt_store *s, sqlite3_stmt *q, const char *what, int6
     return bt_st_done(q, 0);
 }
 
-/* BT_EBUSY if the conversation has a running run. */
-static int check_not_running(struct bt_store *s, const char *conv)
+int bt_st_check_not_running(struct bt_store *s, const char *conv)
 {
     sqlite3_stmt *q = stmt(s, ST_RUN_BUSY);
     if (!q)
@@ -1214,7 +1212,7 @@ static int insert_run(struct bt_store *s, const struct bt_store_run_new *o, cons
     if (!q)
         return BT_ESTORE;
     bt_st_bind_text(q, 1, o->conversation);
-    int rc = turn > 0 ? bt_st_done(q, 0) : query_int(s, q, "next turn", &turn);
+    int rc = turn > 0 ? bt_st_done(q, 0) : bt_st_query_int(s, q, "next turn", &turn);
     q = rc == 0 ? stmt(s, ST_RUN_INSERT) : NULL;
     if (!q)
         return rc ? rc : BT_ESTORE;
@@ -1375,7 +1373,7 @@ static int submit(struct bt_store *s, const struct bt_store_run_new *o, const ch
     int64_t now = bt_now_ms();
     int rc = touch_conversation(s, o->conversation, now);
     if (rc == 0)
-        rc = check_not_running(s, o->conversation);
+        rc = bt_st_check_not_running(s, o->conversation);
     out->busy = rc == BT_EBUSY;
     if (rc == 0 && o->after_run)
         rc = check_last_run(s, o->conversation, o->after_run);
@@ -1477,7 +1475,7 @@ int bt_store_queued_count(struct bt_store *s, const char *conversation, int64_t 
     if (!q)
         return conversation ? BT_ESTORE : bt_st_fail(s, -EINVAL, "no conversation id");
     bt_st_bind_text(q, 1, conversation);
-    return query_int(s, q, "count queued messages", n);
+    return bt_st_query_int(s, q, "count queued messages", n);
 }
 
 /* Why a discard removed nothing: BT_ENOTFOUND or -EALREADY. */
