@@ -415,6 +415,23 @@ static void test_detach_and_attach(void **state)
     free(pb);
 }
 
+/* `baton run --detach prompt` with the fake coder slowed down; its
+ * conversation id into conv, and the run once it has stored min events. */
+static struct bt_store *detached_run(struct ctx *c, const char *prompt, int64_t min, char conv[64],
+                                     struct bt_store_run *r, struct events *ev)
+{
+    struct bt_test_result res;
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_DELAY_MS=300");
+    baton(c, &res, NULL, 0, "run", "--detach", prompt, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_int_equal(sscanf(res.out.data, "%63s", conv), 1);
+    bt_test_result_release(&res);
+    struct bt_store *s = open_store(c);
+    wait_events(s, conv, min, r, ev);
+    return s;
+}
+
 /* kill -9 of a detached worker mid-turn: the next `baton ls` shows the run
  * interrupted, the events stored before the kill are intact and followed by
  * one turn.completed, and no process of the coder's group is left. */
@@ -422,18 +439,11 @@ static void test_worker_killed(void **state)
 {
     struct ctx *c = *state;
     struct bt_test_result res;
-    replay(c, "text");
-    setenv_kv(c, "FAKE_CODER_DELAY_MS=300");
-    setenv_kv(c, "FAKE_CODER_GRANDCHILD=1");
-    baton(c, &res, NULL, 0, "run", "--detach", "doomed", END);
-    assert_int_equal(res.exit_code, 0);
     char conv[64];
-    assert_int_equal(sscanf(res.out.data, "%63s", conv), 1);
-    bt_test_result_release(&res);
-    struct bt_store *s = open_store(c);
     struct bt_store_run r;
     struct events before = {BT_BUF_INIT, 0}, after = {BT_BUF_INIT, 0};
-    wait_events(s, conv, 4, &r, &before);
+    setenv_kv(c, "FAKE_CODER_GRANDCHILD=1");
+    struct bt_store *s = detached_run(c, "doomed", 4, conv, &r, &before);
     assert_int_equal(kill(r.owner_pid, SIGKILL), 0);
     usleep(100000);
     assert_int_equal(kill(-r.pgid, 0), 0); /* the coder outlived its worker */
@@ -469,17 +479,10 @@ static void test_cancel_survives_owner_crash(void **state)
 {
     struct ctx *c = *state;
     struct bt_test_result res;
-    replay(c, "text");
-    setenv_kv(c, "FAKE_CODER_DELAY_MS=300");
-    baton(c, &res, NULL, 0, "run", "--detach", "stopped owner", END);
-    assert_int_equal(res.exit_code, 0);
     char conv[64];
-    assert_int_equal(sscanf(res.out.data, "%63s", conv), 1);
-    bt_test_result_release(&res);
-    struct bt_store *s = open_store(c);
     struct bt_store_run r;
     struct events ev = {BT_BUF_INIT, 0};
-    wait_events(s, conv, 3, &r, &ev);
+    struct bt_store *s = detached_run(c, "stopped owner", 3, conv, &r, &ev);
     assert_int_equal(kill(r.owner_pid, SIGSTOP), 0); /* it cannot see the request */
     pid_t canceller = baton_bg(c, "cancel.out", "cancel", conv, END);
     int requested = 0;
