@@ -42,6 +42,22 @@ static int codex_build_argv(const struct bt_runner_config *cfg, struct bt_strv *
     return 0;
 }
 
+/* codex's terminal UI resuming the thread: `codex resume [--model=M] ID`
+ * (codex-cli 0.171.0, `codex resume --help`). */
+static int codex_handoff_argv(const struct bt_runner_config *cfg, struct bt_strv *argv)
+{
+    const char *id = cfg->native_session_id;
+    if (!id)
+        return -ENOENT;
+    if (!bt_runner_id_ok(id) || (cfg->model && cfg->model[0] == '-'))
+        return -EINVAL;
+    bt_strv_push(argv, "resume");
+    if (cfg->model)
+        bt_strv_pushf(argv, "--model=%s", cfg->model);
+    bt_strv_push(argv, id);
+    return 0;
+}
+
 /* Where codex keeps a thread's rollout: codex 0.171.0 writes it to
  * $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<thread id>.jsonl
  * (CODEX_HOME defaults to ~/.codex), and moves an archived thread's file
@@ -378,6 +394,7 @@ const struct bt_runner_ops bt_runner_codex = {
     .stdin_pipe = 1,
     .parse_version = codex_parse_version,
     .build_argv = codex_build_argv,
+    .handoff_argv = codex_handoff_argv,
     .delete_session = codex_delete_session,
     .create = codex_create,
     .destroy = codex_destroy,

@@ -39,15 +39,15 @@ static int value_ok(const char *v)
 /* pi 0.73.1 takes "--flag value" only ("--flag=value" is refused as an
  * unknown option), so every value is checked by value_ok first. -m accepts
  * "provider/model" as well as a bare model id. */
-static int pi_build_argv(const struct bt_runner_config *cfg, struct bt_strv *argv)
+/* The model and session arguments, shared by the rpc turn and the terminal
+ * UI (pi 0.73.1 refuses the --flag=value form). */
+static int session_args(const struct bt_runner_config *cfg, struct bt_strv *argv)
 {
     const char *path = cfg->native_session_path;
     if (!path || path[0] != '/')
         return -EINVAL; /* always a file path: a bare id can make pi ask on stdin */
     if (cfg->model && !value_ok(cfg->model))
         return -EINVAL;
-    bt_strv_push(argv, "--mode");
-    bt_strv_push(argv, "rpc");
     if (cfg->model) {
         const char *slash = strchr(cfg->model, '/');
         if (slash && slash != cfg->model && slash[1]) {
@@ -63,6 +63,19 @@ static int pi_build_argv(const struct bt_runner_config *cfg, struct bt_strv *arg
     bt_strv_push(argv, "--session");
     bt_strv_push(argv, path);
     return 0;
+}
+
+static int pi_build_argv(const struct bt_runner_config *cfg, struct bt_strv *argv)
+{
+    bt_strv_push(argv, "--mode");
+    bt_strv_push(argv, "rpc");
+    return session_args(cfg, argv);
+}
+
+/* pi's terminal UI on the same session file: `pi --session FILE`. */
+static int pi_handoff_argv(const struct bt_runner_config *cfg, struct bt_strv *argv)
+{
+    return session_args(cfg, argv);
 }
 
 /* pi's directory name for a cwd: "--" + the path without its leading '/',
@@ -256,6 +269,7 @@ const struct bt_runner_ops bt_runner_pi = {
     .stdin_pipe = 1,
     .parse_version = pi_parse_version,
     .build_argv = pi_build_argv,
+    .handoff_argv = pi_handoff_argv,
     .new_session_path = pi_new_session_path,
     .delete_session = pi_delete_session,
     .create = pi_create,

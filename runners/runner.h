@@ -46,6 +46,14 @@ struct bt_runner_ops {
      * for an unusable config (e.g. a session id that could become a flag). */
     int (*build_argv)(const struct bt_runner_config *cfg, struct bt_strv *argv);
 
+    /* Optional: the arguments after argv[0] of the coder's own interactive
+     * terminal UI resuming cfg's native session (cfg->native_session_id or
+     * native_session_path, with cfg->model), run in cfg->cwd by
+     * `baton handoff`. Returns 0; -ENOENT when cfg names no session yet;
+     * -EINVAL for a session or model that could become a flag. A coder
+     * without this op cannot be handed off. */
+    int (*handoff_argv)(const struct bt_runner_config *cfg, struct bt_strv *argv);
+
     /* Optional, for coders whose native session is a file: the path a new
      * conversation's session file gets (owned), where the coder's own
      * terminal UI finds it. Returns 0 or a negative error. */

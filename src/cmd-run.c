@@ -154,6 +154,7 @@ static int parse(int argc, char **argv, struct run_args *a)
                                          {"cwd", required_argument, NULL, 'C'},
                                          {"json", no_argument, NULL, 'j'},
                                          {"detach", no_argument, NULL, 'd'},
+                                         {"force", no_argument, NULL, 'f'},
                                          {"help", no_argument, NULL, 'h'},
                                          {0}};
     const char *dir = ".";
@@ -173,10 +174,11 @@ static int parse(int argc, char **argv, struct run_args *a)
         case 'C': dir = optarg; break;
         case 'j': a->json = 1; break;
         case 'd': a->detach = 1; break;
+        case 'f': a->turn.force = 1; break;
         case 'h': bt_help(argv[0]); return -1;
         default: return bt_bad_option(argv);
         }
-        if (!is_run && (c == 'c' || c == 'm' || c == 'C'))
+        if ((!is_run && (c == 'c' || c == 'm' || c == 'C')) || (is_run && c == 'f'))
             return bt_usage(argv[0]);
     }
     int want = a->mode == MODE_RUN ? 1 : a->mode == MODE_SEND ? 2 : 1;

@@ -66,6 +66,8 @@ int bt_cmd_worker_start(const char *mode, const char *conv, const struct bt_serv
     argv[i++] = idle;
     if (t->no_retry)
         argv[i++] = "--no-retry";
+    if (t->force)
+        argv[i++] = "--force";
     if (notify_fd)
         argv[i++] = "--notify";
     argv[i++] = "--";
@@ -190,8 +192,10 @@ static void notify_end(struct notify *n, const struct bt_service_outcome *out)
 
 static int worker_parse(int argc, char **argv, struct bt_service_turn *t, int *notify)
 {
-    static const struct option opts[] = {
-        BT_CMD_TURN_OPTIONS, {"notify", no_argument, NULL, 'n'}, {0}};
+    static const struct option opts[] = {BT_CMD_TURN_OPTIONS,
+                                         {"notify", no_argument, NULL, 'n'},
+                                         {"force", no_argument, NULL, 'f'},
+                                         {0}};
     int c;
     optind = 1;
     t->idle_timeout_ms = BT_CMD_IDLE_TIMEOUT_MS;
@@ -199,6 +203,8 @@ static int worker_parse(int argc, char **argv, struct bt_service_turn *t, int *n
         int rc = bt_cmd_turn_option(c, t);
         if (rc == 1 && c == 'n')
             *notify = 1;
+        else if (rc == 1 && c == 'f')
+            t->force = 1;
         else if (rc)
             return rc == 1 ? BT_EXIT_USAGE : rc;
     }

@@ -34,6 +34,7 @@ int bt_cmd_attach(int argc, char **argv);
 int bt_cmd_cancel(int argc, char **argv);
 int bt_cmd_rm_queued(int argc, char **argv);
 int bt_cmd_worker(int argc, char **argv);
+int bt_cmd_handoff(int argc, char **argv);
 int bt_cmd_ls(int argc, char **argv);
 int bt_cmd_show(int argc, char **argv);
 int bt_cmd_search(int argc, char **argv);

@@ -72,6 +72,14 @@ static const struct bt_cmd commands[] = {
      "Deletes the conversation's messages, runs, events and run files, and the\n"
      "coder's own session (codex rollout, pi session file) unless the conversation\n"
      "was handed off to the coder's terminal UI. Refused while a turn runs.\n"},
+    {"handoff", bt_cmd_handoff, "[--tmux | --print] CONV",
+     "continue a conversation in its coder's own terminal UI",
+     "  --tmux                 run it in a detached tmux session baton-<short id>\n"
+     "  --print                print the command line (shell-quoted) and do nothing else\n"
+     "Replaces baton with the coder's interactive command resuming the conversation's\n"
+     "native session (codex resume ID, pi --session FILE) in its directory, with\n"
+     "baton's environment. The conversation becomes transferred: `baton send` then\n"
+     "refuses unless --force. Refused while a turn runs or messages wait queued.\n"},
     {"coders", bt_cmd_coders, "[--json]", "installed coders with version and path",
      "  --json                 one JSON object per coder\n"},
     {"__worker", bt_cmd_worker, "flush|retry [OPTIONS] -- CONV", "a detached worker", ""},

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -706,4 +707,41 @@ int bt_proc_spawn_worker(char *const argv[], const char *err_path, int *notify_f
     else if (notify_p[0] >= 0)
         close(notify_p[0]);
     return rc;
+}
+
+/* ---- handing the terminal over --------------------------------------- */
+
+extern char **environ;
+
+int bt_proc_exec(const char *dir, char *const argv[], char *const env[])
+{
+    if (!dir || !argv || !argv[0] || argv[0][0] != '/')
+        return -EINVAL;
+    if (chdir(dir) < 0)
+        return -errno;
+    execve(argv[0], argv, env ? env : environ);
+    return -errno;
+}
+
+int bt_proc_run(char *const argv[], int quiet)
+{
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int status;
+    if (!argv || !argv[0])
+        return -EINVAL;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (quiet) {
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    }
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        return -rc;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -errno;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -166,4 +166,17 @@ int bt_proc_group_alive(int pgid);
  * negated errno when it could not start (exec failure included). */
 int bt_proc_spawn_worker(char *const argv[], const char *err_path, int *notify_fd);
 
+/* Replace this process with argv[0] (an absolute path) in directory dir,
+ * with environment env (NULL: this process's): chdir, then execve. Every
+ * descriptor above 2 is close-on-exec by the rule above, so only the
+ * terminal reaches the new program. Returns only on failure, with a negated
+ * errno (after a failed execve the working directory is dir). */
+int bt_proc_exec(const char *dir, char *const argv[], char *const env[]);
+
+/* Run argv (argv[0] looked up on PATH) with this process's environment to
+ * its end: stdin /dev/null; stdout and stderr inherited, or /dev/null when
+ * quiet. Blocks. Returns the exit status (0-255), 128 + the signal that
+ * ended it, or a negated errno when it could not start. */
+int bt_proc_run(char *const argv[], int quiet);
+
 #endif

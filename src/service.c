@@ -191,6 +191,11 @@ static int submit_failed(struct bt_store *s, const struct bt_store_conversation 
         out->message = bt_xasprintf("conversation %s has a turn running", conv->id);
     } else if (rc == BT_ENOTFOUND && rn->take_queued && !rn->user_text) {
         out->exit_code = BT_EXIT_OK; /* nothing waits: nothing to do */
+    } else if (rc == -EPERM) {
+        out->exit_code = BT_EXIT_USAGE;
+        out->message = bt_xasprintf("conversation %s was handed off to %s's terminal UI, which "
+                                    "owns the session now (--force sends anyway)",
+                                    conv->id, conv->coder);
     } else if (rc == BT_ETOOBIG) {
         out->exit_code = BT_EXIT_USAGE;
         out->message = bt_xasprintf("%s", bt_store_errmsg(s));
@@ -362,7 +367,8 @@ static int next_turn(struct bt_store *s, const char *id, const struct bt_service
                                       .user_text = text,
                                       .take_queued = 1,
                                       .queue = text ? t->queue : BT_STORE_QUEUE_NEVER,
-                                      .max_prompt = BT_SERVICE_PROMPT_MAX};
+                                      .max_prompt = BT_SERVICE_PROMPT_MAX,
+                                      .force = t->force};
         rc = do_turn(s, &conv, &l, t, &rn, out);
     }
     located_release(&l);
@@ -451,7 +457,8 @@ int bt_service_retry(struct bt_store *s, const char *id, const struct bt_service
                                       .coder = conv.coder,
                                       .model = conv.model,
                                       .prompt = prompt,
-                                      .after_run = last.id};
+                                      .after_run = last.id,
+                                      .force = t->force};
         rc = do_turn(s, &conv, &l, t, &rn, out);
     }
     free(prompt);

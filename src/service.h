@@ -35,6 +35,8 @@ struct bt_service_turn {
     int no_retry;              /* ask the coder not to retry failed requests */
     uint64_t timeout_ms;       /* 0 = none */
     uint64_t idle_timeout_ms;  /* 0 = none */
+    int force;                 /* send, retry: even to a conversation handed
+                                  off to its coder's terminal UI */
     enum bt_store_queue queue; /* run, send: NEVER/IF_BUSY run the turn here
                                   (send queues the prompt while another turn
                                   runs); ALWAYS only stores the prompt as

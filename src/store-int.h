@@ -63,6 +63,11 @@ int bt_st_query_int(struct bt_store *s, sqlite3_stmt *q, const char *what, int64
 /* BT_EBUSY (naming the run) if the conversation has a running run. */
 int bt_st_check_not_running(struct bt_store *s, const char *conv);
 
+/* Inside a write transaction: -EPERM if the conversation was handed off
+ * (transferred) unless force, which makes it active again; BT_ENOTFOUND if
+ * there is no such conversation. */
+int bt_st_check_owner(struct bt_store *s, const char *conv, int force);
+
 /* Commit pending events, then BEGIN IMMEDIATE. */
 int bt_st_tx_begin(struct bt_store *s);
 /* Commit if rc is 0, else roll back keeping the error; returns the result. */

@@ -1373,6 +1373,8 @@ static int submit(struct bt_store *s, const struct bt_store_run_new *o, const ch
     int64_t now = bt_now_ms();
     int rc = touch_conversation(s, o->conversation, now);
     if (rc == 0)
+        rc = bt_st_check_owner(s, o->conversation, o->force);
+    if (rc == 0)
         rc = bt_st_check_not_running(s, o->conversation);
     out->busy = rc == BT_EBUSY;
     if (rc == 0 && o->after_run)

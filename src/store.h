@@ -193,6 +193,14 @@ int bt_store_conversation_set_native(struct bt_store *s, const char *id, const c
 int bt_store_conversation_set_status(struct bt_store *s, const char *id,
                                      enum bt_store_conv_status status);
 
+/* Hand the conversation off to its coder's terminal UI: set its status to
+ * transferred, in one transaction that refuses while a run of it is running
+ * (BT_EBUSY) or user messages wait queued (-EAGAIN: they would never be
+ * sent). Handing off a transferred conversation again is allowed. Turns
+ * are then refused (bt_store_run_submit: -EPERM) unless forced.
+ * BT_ENOTFOUND if no conversation. */
+int bt_store_conversation_hand_off(struct bt_store *s, const char *conv);
+
 /* All conversations (at most limit, 0 = no limit), newest activity first,
  * each with its newest run's state. Sets *out to an array of *n entries
  * (NULL when 0) that the caller frees with bt_store_conversation_list_free. */
@@ -316,6 +324,9 @@ struct bt_store_run_new {
                                   conversation's newest run (a retry) */
     size_t max_prompt;         /* optional bound of the joined prompt (and of
                                   what may wait queued), bytes: BT_ETOOBIG */
+    int force;                 /* send even if the conversation was handed
+                                  off (it becomes active again); without it
+                                  such a conversation refuses with -EPERM */
 };
 
 /* What bt_store_run_submit did. */
@@ -340,8 +351,9 @@ void bt_store_submitted_release(struct bt_store_submitted *out);
  *   o->prompt; BT_ENOTFOUND when take_queued finds nothing and no other
  *   text is given.
  * The prompt is stored with the run (runs.prompt) and returned. Errors as
- * bt_store_run_create, plus BT_ETOOBIG (o->max_prompt) and BT_EBUSY when
- * o->after_run is no longer the newest run. Release out with
+ * bt_store_run_create, plus BT_ETOOBIG (o->max_prompt), BT_EBUSY when
+ * o->after_run is no longer the newest run, and -EPERM when the
+ * conversation was handed off and o->force is 0 (nothing is stored). Release out with
  * bt_store_submitted_release in every case. */
 int bt_store_run_submit(struct bt_store *s, const struct bt_store_run_new *o,
                         struct bt_store_submitted *out);

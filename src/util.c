@@ -449,3 +449,21 @@ void bt_json_member(struct bt_buf *b, const char *key, const char *v)
     else
         bt_buf_adds(b, "null");
 }
+
+void bt_shell_quote(struct bt_buf *b, const char *s)
+{
+    size_t safe = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                            "0123456789_./:=@%+,-");
+    if (*s && !s[safe]) {
+        bt_buf_adds(b, s);
+        return;
+    }
+    bt_buf_addc(b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'')
+            bt_buf_adds(b, "'\\''");
+        else
+            bt_buf_addc(b, *s);
+    }
+    bt_buf_addc(b, '\'');
+}

@@ -59,6 +59,11 @@ void bt_buf_consume(struct bt_buf *b, size_t n);
 /* Hand the bytes to the caller (free() them); the buffer is re-initialised. */
 char *bt_buf_detach(struct bt_buf *b, size_t *len);
 
+/* Append s as one POSIX shell word: unchanged if it holds only characters
+ * no shell treats specially ([A-Za-z0-9_./:=@%+,-], not empty), else in
+ * single quotes with each ' written as '\''. */
+void bt_shell_quote(struct bt_buf *b, const char *s);
+
 /* A NULL-terminated vector of owned strings (argv, envp). v is never NULL
  * after init and v[n] == NULL. */
 struct bt_strv {

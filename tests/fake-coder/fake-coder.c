@@ -44,6 +44,7 @@
  *   FAKE_CODER_READ_STDIN_FIRST  read stdin to EOF before writing anything
  *   FAKE_CODER_FDS=<file>        "<fd> <target>" per open fd, at start
  *   FAKE_CODER_ARGV=<file>       argv, one per line
+ *   FAKE_CODER_CWD=<file>        the working directory, one line
  *   FAKE_CODER_LOG_STDIN=<file>  append every stdin line received
  *   FAKE_CODER_EXCLUSIVE=<file>  take an exclusive flock on <file> for the
  *                                whole run and append "start"; if another
@@ -581,6 +582,11 @@ int main(int argc, char **argv)
 {
     if (env("FAKE_CODER_ARGV"))
         dump_argv(env("FAKE_CODER_ARGV"), argc, argv);
+    if (env("FAKE_CODER_CWD")) {
+        char cwd[PATH_MAX];
+        char *argv1[] = {getcwd(cwd, sizeof cwd) ? cwd : "?"};
+        dump_argv(env("FAKE_CODER_CWD"), 1, argv1);
+    }
     if (env("FAKE_CODER_FDS"))
         dump_fds(env("FAKE_CODER_FDS"));
     if (argc > 1 && strcmp(argv[1], "--version") == 0) {

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -35,6 +36,14 @@ int teardown(void **state)
 
 void setenv_kv(struct ctx *c, const char *kv)
 {
+    size_t key = strcspn(kv, "=") + 1;
+    for (int i = 0; i < c->nenv; i++) {
+        if (strncmp(c->env[i], kv, key) == 0) { /* a later value replaces */
+            free(c->env[i]);
+            c->env[i] = bt_xstrdup(kv);
+            return;
+        }
+    }
     assert_true(c->nenv < (int)(sizeof c->env / sizeof c->env[0]) - 1);
     c->env[c->nenv++] = bt_xstrdup(kv);
 }

@@ -25,7 +25,7 @@ struct ctx {
 int setup(void **state);
 int teardown(void **state);
 
-/* Add "KEY=value" to the environment. */
+/* Set "KEY=value" in the environment (replacing an earlier KEY). */
 void setenv_kv(struct ctx *c, const char *kv);
 /* Make the fake coder replay fixtures/codex/0.171.0/<fixture>.jsonl. */
 void replay(struct ctx *c, const char *fixture);

@@ -12,7 +12,7 @@ PACKAGES=(
     gcc make cmake pkg-config git ca-certificates
     libuv1-dev libsqlite3-dev libcjson-dev libgit2-dev
     libcmocka-dev libmicrohttpd-dev zlib1g-dev bubblewrap curl valgrind
-    clang libclang-rt-14-dev clang-format clang-tidy cppcheck python3
+    clang libclang-rt-14-dev clang-format clang-tidy cppcheck python3 tmux
 )
 
 missing=()

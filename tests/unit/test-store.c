@@ -1438,6 +1438,44 @@ static void test_cancel_request_then_crash(void **state)
     bt_store_close(s);
 }
 
+/* A handoff refuses while a run runs (BT_EBUSY) or messages wait queued
+ * (-EAGAIN); once transferred, turns are refused (-EPERM, nothing stored)
+ * unless forced, which makes the conversation active again. */
+static void test_hand_off(void **state)
+{
+    struct fixture *f = *state;
+    struct bt_store *s = open_store(f);
+    char conv[BT_ID_SIZE];
+    struct bt_store_submitted a, b;
+    new_conversation(s, "h", conv);
+    assert_int_equal(submit_text(s, conv, "running", BT_STORE_QUEUE_IF_BUSY, &a), 0);
+    assert_int_equal(bt_store_conversation_hand_off(s, conv), BT_EBUSY);
+    assert_int_equal(submit_text(s, conv, "waiting", BT_STORE_QUEUE_IF_BUSY, &b), 0);
+    finish_completed(s, a.run);
+    assert_int_equal(bt_store_conversation_hand_off(s, conv), -EAGAIN);
+    assert_int_equal(bt_store_message_discard(s, conv, b.queued), 0);
+    bt_store_submitted_release(&b);
+    assert_int_equal(bt_store_conversation_hand_off(s, conv), 0);
+    assert_int_equal(bt_store_conversation_hand_off(s, conv), 0); /* again: allowed */
+    struct bt_store_conversation c;
+    assert_int_equal(bt_store_conversation_get(s, conv, &c), 0);
+    assert_int_equal(c.status, BT_STORE_CONV_TRANSFERRED);
+    bt_store_conversation_release(&c);
+    size_t before = message_count(s, conv);
+    assert_int_equal(submit_text(s, conv, "refused", BT_STORE_QUEUE_IF_BUSY, &b), -EPERM);
+    bt_store_submitted_release(&b);
+    assert_int_equal(message_count(s, conv), before);
+    struct bt_store_run_new forced = {
+        .conversation = conv, .coder = "pi", .user_text = "forced", .force = 1};
+    assert_int_equal(bt_store_run_submit(s, &forced, &b), 0);
+    assert_int_equal(bt_store_conversation_get(s, conv, &c), 0);
+    assert_int_equal(c.status, BT_STORE_CONV_ACTIVE);
+    bt_store_conversation_release(&c);
+    bt_store_submitted_release(&b);
+    bt_store_submitted_release(&a);
+    bt_store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1449,6 +1487,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_submit_queue, setup, teardown),
         cmocka_unit_test_setup_teardown(test_submit_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_request_then_crash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hand_off, setup, teardown),
         T(test_open_modes),
         T(test_open_tightens_modes),
         T(test_open_errors),

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd-handoff: `baton handoff CONV [--tmux | --print]` continues a
+ * conversation in its coder's own terminal UI, on the same native session
+ * (the runner's handoff_argv: `codex resume ID`, `pi --session FILE`), in
+ * the conversation's directory, with baton's own environment (the one that
+ * made the coder work under baton: its home and config variables).
+ *
+ * - plain: replaces baton (exec) on this terminal; stdin and stdout must be
+ *   terminals.
+ * - --tmux: a detached tmux session named baton-<short id> runs it; one per
+ *   conversation.
+ * - --print: the command line, shell-quoted, and nothing else.
+ *
+ * Handing off marks the conversation `transferred` (store-handoff.c), in a
+ * transaction that refuses while a turn runs or messages wait queued; baton
+ * then sends no turn of it unless forced. Every refusal exits 2 with one
+ * line and changes nothing.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "coder.h"
+#include "error.h"
+#include "proc.h"
+#include "store.h"
+
+extern char **environ;
+
+enum how { HOW_EXEC, HOW_TMUX, HOW_PRINT };
+
+/* What to run: the coder's argv and where. */
+struct handoff {
+    struct bt_store_conversation conv;
+    struct bt_strv argv; /* the coder's TUI, argv[0] its absolute path */
+    char tmux_name[32];  /* baton-<short id> */
+};
+
+static int parse(int argc, char **argv, enum how *how)
+{
+    static const struct option opts[] = {{"tmux", no_argument, NULL, 't'},
+                                         {"print", no_argument, NULL, 'p'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {0}};
+    int c;
+    optind = 1;
+    *how = HOW_EXEC;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'h')
+            return bt_help(argv[0]), -1;
+        if (c != 't' && c != 'p')
+            return bt_bad_option(argv);
+        if (*how != HOW_EXEC)
+            return bt_fail(BT_EXIT_USAGE, "--tmux and --print go alone");
+        *how = c == 't' ? HOW_TMUX : HOW_PRINT;
+    }
+    return argc - optind == 1 ? 0 : bt_usage(argv[0]);
+}
+
+/* The coder's TUI command for the conversation; an exit code on refusal. */
+static int build(struct handoff *h)
+{
+    const struct bt_store_conversation *c = &h->conv;
+    const struct bt_coder *coder = bt_coder_find(c->coder);
+    if (!coder || !coder->runner->handoff_argv)
+        return bt_fail(BT_EXIT_USAGE, "%s has no terminal UI baton can hand a session to",
+                       c->coder);
+    struct stat st;
+    if (stat(c->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
+        return bt_fail(BT_EXIT_USAGE, "the conversation's directory %s is gone", c->cwd);
+    char *bin = bt_coder_locate(coder);
+    if (!bin)
+        return bt_fail(BT_EXIT_NOT_INSTALLED, "%s is not installed: put '%s' on PATH or set %s",
+                       c->coder, coder->runner->bin_name, coder->runner->bin_env);
+    bt_strv_push_take(&h->argv, bin);
+    struct bt_runner_config cfg = {.cwd = c->cwd,
+                                   .model = c->model,
+                                   .native_session_id = c->native_session_id,
+                                   .native_session_path = c->native_session_path};
+    int rc = coder->runner->handoff_argv(&cfg, &h->argv);
+    if (rc == -ENOENT)
+        return bt_fail(BT_EXIT_USAGE, "conversation %s has no %s session yet: nothing to hand off",
+                       c->id, c->coder);
+    if (rc)
+        return bt_fail(BT_EXIT_FAILED, "the stored %s session of %s cannot be passed safely",
+                       c->coder, c->id);
+    snprintf(h->tmux_name, sizeof h->tmux_name, "baton-%.12s", c->id);
+    return 0;
+}
+
+/* `cd DIR && CMD ARGS...`, shell-quoted. */
+static void print_command(const struct handoff *h)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_adds(&b, "cd ");
+    bt_shell_quote(&b, h->conv.cwd);
+    bt_buf_adds(&b, " &&");
+    for (size_t i = 0; i < h->argv.n; i++) {
+        bt_buf_addc(&b, ' ');
+        bt_shell_quote(&b, h->argv.v[i]);
+    }
+    puts(b.data);
+    bt_buf_release(&b);
+}
+
+/* Mark the conversation transferred; an exit code on refusal. */
+static int hand_off(struct bt_store *s, const struct handoff *h)
+{
+    int rc = bt_store_conversation_hand_off(s, h->conv.id);
+    if (rc == BT_EBUSY)
+        return bt_fail(BT_EXIT_USAGE,
+                       "a turn of %s is running: wait for it to end or `baton cancel` it first",
+                       h->conv.id);
+    if (rc == -EAGAIN)
+        return bt_fail(BT_EXIT_USAGE, "%s", bt_store_errmsg(s));
+    if (rc)
+        return bt_fail(BT_EXIT_FAILED, "cannot record the handoff: %s", bt_store_errmsg(s));
+    return 0;
+}
+
+/* --print changes nothing, but refuses what a handoff would refuse. */
+static int check_idle(struct bt_store *s, const struct handoff *h)
+{
+    struct bt_store_run r;
+    int running = bt_store_run_last(s, h->conv.id, &r) == 0 && r.state == BT_STORE_RUN_RUNNING;
+    bt_store_run_release(&r);
+    if (running)
+        return bt_fail(BT_EXIT_USAGE,
+                       "a turn of %s is running: wait for it to end or `baton cancel` it first",
+                       h->conv.id);
+    return 0;
+}
+
+/* Undo hand_off after the coder could not be started. */
+static void take_back(struct bt_store *s, const struct handoff *h)
+{
+    bt_store_conversation_set_status(s, h->conv.id, h->conv.status);
+}
+
+/* The environment as tmux -e arguments (tmux 3.2+), without the variables
+ * tmux sets for its own panes. */
+static void push_env(struct bt_strv *argv)
+{
+    static const char *const skip[] = {"TMUX=", "TMUX_PANE=", "TERM="};
+    for (char **e = environ; *e; e++) {
+        int own = 0;
+        for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+            own |= strncmp(*e, skip[i], strlen(skip[i])) == 0;
+        if (!own && strchr(*e, '=')) {
+            bt_strv_push(argv, "-e");
+            bt_strv_push(argv, *e);
+        }
+    }
+}
+
+static int run_tmux(struct bt_store *s, const struct handoff *h)
+{
+    char target[40];
+    snprintf(target, sizeof target, "=%s", h->tmux_name); /* exact name, not a prefix */
+    char *has[] = {"tmux", "has-session", "-t", target, NULL};
+    int rc = bt_proc_run(has, 1);
+    if (rc == -ENOENT)
+        return bt_fail(BT_EXIT_FAILED, "tmux is not installed");
+    if (rc == 0) {
+        fprintf(stderr, "baton: tmux session %s already exists: tmux attach -t %s\n", h->tmux_name,
+                h->tmux_name);
+        return BT_EXIT_OK;
+    }
+    if ((rc = hand_off(s, h)) != 0)
+        return rc;
+    struct bt_strv argv;
+    bt_strv_init(&argv);
+    const char *head[] = {"tmux",      "new-session", "-d",  "-s", h->tmux_name, "-c",
+                          h->conv.cwd, "-x",          "200", "-y", "50"};
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+        bt_strv_push(&argv, head[i]);
+    push_env(&argv);
+    bt_strv_push(&argv, "--");
+    for (size_t i = 0; i < h->argv.n; i++)
+        bt_strv_push(&argv, h->argv.v[i]);
+    rc = bt_proc_run(argv.v, 0);
+    bt_strv_release(&argv);
+    if (rc != 0) {
+        take_back(s, h);
+        return bt_fail(BT_EXIT_FAILED, "tmux could not start the session (%s)",
+                       rc < 0 ? bt_strerror(rc) : "see its message above");
+    }
+    fprintf(stderr, "baton: %s runs %s in tmux session %s: tmux attach -t %s\n", h->conv.id,
+            h->conv.coder, h->tmux_name, h->tmux_name);
+    return BT_EXIT_OK;
+}
+
+static int run_here(struct bt_store **s, const struct handoff *h)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+        return bt_fail(BT_EXIT_USAGE, "handoff needs a terminal on stdin and stdout: use --tmux "
+                                      "or --print");
+    int rc = hand_off(*s, h);
+    if (rc)
+        return rc;
+    fprintf(stderr, "baton: %s goes on in %s's terminal UI (baton send --force takes it back)\n",
+            h->conv.id, h->conv.coder);
+    bt_store_close(*s); /* commits; nothing of the store reaches the coder */
+    *s = NULL;
+    rc = bt_proc_exec(h->conv.cwd, h->argv.v, NULL);
+    if (bt_cmd_open_store(s) == 0)
+        take_back(*s, h);
+    return bt_fail(BT_EXIT_FAILED, "cannot start %s: %s", h->argv.v[0], bt_strerror(rc));
+}
+
+int bt_cmd_handoff(int argc, char **argv)
+{
+    enum how how;
+    int rc = parse(argc, argv, &how);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    struct bt_store *s = NULL;
+    struct handoff h = {0};
+    char id[BT_ID_SIZE];
+    bt_strv_init(&h.argv);
+    if ((rc = bt_cmd_open_store(&s)) != 0)
+        goto out;
+    if ((rc = bt_cmd_resolve(s, argv[optind], id)) != 0)
+        goto out;
+    if (bt_store_conversation_get(s, id, &h.conv) != 0) {
+        rc = bt_fail(BT_EXIT_FAILED, "cannot read %s: %s", id, bt_store_errmsg(s));
+        goto out;
+    }
+    if ((rc = build(&h)) != 0)
+        goto out;
+    if (how == HOW_PRINT && (rc = check_idle(s, &h)) == 0)
+        print_command(&h);
+    else if (how != HOW_PRINT)
+        rc = how == HOW_TMUX ? run_tmux(s, &h) : run_here(&s, &h);
+out:
+    bt_strv_release(&h.argv);
+    bt_store_conversation_release(&h.conv);
+    bt_store_close(s);
+    return rc;
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * integration tests of `baton handoff` with the fake coder as codex: the
+ * printed command line run by a shell, the tmux session (a tmux server of
+ * the test's own: TMUX_TMPDIR), the transferred status and `send`'s refusal,
+ * and every refusal exiting 2 with nothing changed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define THREAD "01a22760-0481-7d43-b595-86e7298639e7" /* text.jsonl's thread */
+
+/* A conversation of one completed turn; its id (caller frees). */
+static char *conversation(struct ctx *c)
+{
+    struct bt_test_result res;
+    replay(c, "text");
+    baton(c, &res, NULL, 0, "run", "--json", "hand me off", END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    /* the coder in the terminal replays nothing: it waits for input */
+    setenv_kv(c, "FAKE_CODER_REPLAY=");
+    return conv;
+}
+
+/* `baton ls` status column of the only conversation. */
+static void assert_status(struct ctx *c, const char *status)
+{
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "ls", END);
+    assert_int_equal(res.exit_code, 0);
+    if (!strstr(res.out.data, status))
+        fail_msg("ls says '%s', expected %s", res.out.data, status);
+    bt_test_result_release(&res);
+}
+
+/* Run a shell command with the test's environment; its exit code. */
+static int shell(struct ctx *c, const char *cmd, struct bt_test_result *res)
+{
+    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    c->env[c->nenv] = NULL;
+    struct bt_test_run r = {
+        .argv = argv, .env = (const char *const *)c->env, .cwd = c->dir, .timeout_s = 30};
+    assert_int_equal(bt_test_exec(&r, res), 0);
+    return res->exit_code;
+}
+
+static void tmux_env(struct ctx *c)
+{
+    char *kv = bt_xasprintf("TMUX_TMPDIR=%s", c->dir);
+    setenv_kv(c, kv);
+    free(kv);
+}
+
+static void kill_tmux(struct ctx *c)
+{
+    struct bt_test_result res;
+    shell(c, "tmux kill-server 2>/dev/null; true", &res);
+    bt_test_result_release(&res);
+}
+
+/* --print: `cd DIR && CODER resume THREAD`, which a shell runs as the same
+ * session; printing changes nothing. */
+static void test_print_runs_in_a_shell(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *conv = conversation(c);
+    char *argv_file = path_in(c, "argv"), *cwd_file = path_in(c, "cwd");
+    baton(c, &res, NULL, 0, "handoff", "--print", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    char *expect = bt_xasprintf("cd %s && %s resume " THREAD "\n", c->dir, FAKE);
+    assert_string_equal(res.out.data, expect);
+    char *cmd = bt_xasprintf("FAKE_CODER_ARGV=%s FAKE_CODER_CWD=%s; export FAKE_CODER_ARGV "
+                             "FAKE_CODER_CWD; cd / && %s",
+                             argv_file, cwd_file, res.out.data);
+    bt_test_result_release(&res);
+    assert_int_equal(shell(c, cmd, &res), 0);
+    bt_test_result_release(&res);
+    char *argv_text = bt_test_slurp(argv_file, NULL), *cwd_text = bt_test_slurp(cwd_file, NULL);
+    char *want_argv = bt_xasprintf("%s\nresume\n" THREAD "\n", FAKE);
+    char *want_cwd = bt_xasprintf("%s\n", c->dir);
+    assert_string_equal(argv_text, want_argv);
+    assert_string_equal(cwd_text, want_cwd);
+    assert_status(c, "completed"); /* not transferred */
+    free(want_argv);
+    free(want_cwd);
+    free(argv_text);
+    free(cwd_text);
+    free(cmd);
+    free(expect);
+    free(argv_file);
+    free(cwd_file);
+    free(conv);
+}
+
+/* --tmux: a session baton-<short id> runs the coder with baton's
+ * environment in the conversation's directory; the conversation is
+ * transferred, send refuses (exit 2, nothing stored) unless --force; a
+ * second handoff finds the session and starts no other. */
+static void test_tmux_and_transferred(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *conv = conversation(c);
+    char *argv_file = path_in(c, "argv"), *cwd_file = path_in(c, "cwd");
+    char *kv1 = bt_xasprintf("FAKE_CODER_ARGV=%s", argv_file);
+    char *kv2 = bt_xasprintf("FAKE_CODER_CWD=%s", cwd_file);
+    setenv_kv(c, kv1);
+    setenv_kv(c, kv2);
+    tmux_env(c);
+    baton(c, &res, NULL, 0, "handoff", "--tmux", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    char *name = bt_xasprintf("baton-%.12s", conv);
+    assert_non_null(strstr(res.err.data, name));
+    bt_test_result_release(&res);
+    char *argv_text = NULL;
+    for (int i = 0; i < 100 && !argv_text; i++) { /* the pane starts on its own */
+        usleep(50000);
+        argv_text = bt_test_slurp(argv_file, NULL);
+    }
+    char *want = bt_xasprintf("%s\nresume\n" THREAD "\n", FAKE);
+    assert_non_null(argv_text);
+    assert_string_equal(argv_text, want); /* FAKE_CODER_ARGV came from baton's env */
+    assert_status(c, "transferred");
+    baton(c, &res, NULL, 0, "handoff", "--tmux", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.err.data, "already exists"));
+    bt_test_result_release(&res);
+    char *list = bt_xasprintf("tmux list-sessions -F '#{session_name}' | grep -c '^%s$'", name);
+    assert_int_equal(shell(c, list, &res), 0);
+    assert_string_equal(res.out.data, "1\n");
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "send", conv, "not while handed off", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "handed off"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "show", "--json", conv, END);
+    assert_null(strstr(res.out.data, "not while handed off"));
+    assert_non_null(strstr(res.out.data, "\"status\":\"transferred\""));
+    bt_test_result_release(&res);
+    kill_tmux(c);
+    replay(c, "text");
+    baton(c, &res, NULL, 0, "send", "--force", conv, "take it back", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_status(c, "completed");
+    free(list);
+    free(want);
+    free(argv_text);
+    free(name);
+    free(kv1);
+    free(kv2);
+    free(argv_file);
+    free(cwd_file);
+    free(conv);
+}
+
+/* Refusals exit 2 with one line and leave the conversation as it was: no
+ * terminal, a running turn (queued messages: unit-store). */
+static void test_refusals(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *conv = conversation(c);
+    tmux_env(c);
+    baton(c, &res, NULL, 0, "handoff", conv, END); /* stdin and stdout are pipes */
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "--tmux"));
+    assert_null(strchr(strchr(res.err.data, '\n') + 1, '\n')); /* one line */
+    bt_test_result_release(&res);
+    assert_status(c, "completed");
+
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_DELAY_MS=300");
+    const char *argv[] = {BATON, "send", "--json", conv, "a long turn", NULL};
+    c->env[c->nenv] = NULL;
+    char *out = path_in(c, "bg.out");
+    pid_t bg = bt_test_spawn_bg(argv, (const char *const *)c->env, out);
+    for (int i = 0; i < 200; i++) { /* until the turn runs */
+        baton(c, &res, NULL, 0, "ls", END);
+        int running = strstr(res.out.data, "running") != NULL;
+        bt_test_result_release(&res);
+        if (running)
+            break;
+        usleep(50000);
+    }
+    const char *modes[] = {"--tmux", "--print"};
+    for (int i = 0; i < 2; i++) {
+        baton(c, &res, NULL, 0, "handoff", modes[i], conv, END);
+        assert_int_equal(res.exit_code, 2);
+        assert_non_null(strstr(res.err.data, "is running"));
+        assert_int_equal(res.out.len, 0);
+        bt_test_result_release(&res);
+    }
+    int st;
+    assert_int_equal(waitpid(bg, &st, 0), bg);
+    kill_tmux(c);
+    free(out);
+    free(conv);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_print_runs_in_a_shell),
+        T(test_tmux_and_transferred),
+        T(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
