@@ -10,6 +10,7 @@
  * is never hit; an owner that died meanwhile is recovered here, and its run
  * reads as cancelled because the request was stored first.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,8 +90,9 @@ out:
 static int parse_msg(const char *text, int64_t *msg)
 {
     char *end;
+    errno = 0;
     long long v = strtoll(text, &end, 10);
-    if (end == text || *end || v <= 0 || text[0] == '+' || text[0] == ' ')
+    if (end == text || *end || v <= 0 || errno == ERANGE || text[0] == '+' || text[0] == ' ')
         return -1;
     *msg = v;
     return 0;

@@ -216,11 +216,9 @@ static void tick(void *data)
 static void say_queued(const struct bt_service_outcome *out)
 {
     fprintf(stderr,
-            "baton: queued as message %lld of %s: it goes out when the running turn ends\n"
-            "       (follow with `baton attach %.12s`, take it back with "
-            "`baton rm-queued %.12s %lld`)\n",
-            (long long)out->queued, out->conversation, out->conversation, out->conversation,
-            (long long)out->queued);
+            "baton: queued as message %lld of %s: it goes out when the running turn "
+            "completes\n       (`baton rm-queued %.12s %lld` takes it back)\n",
+            (long long)out->queued, out->conversation, out->conversation, (long long)out->queued);
 }
 
 /* After a completed turn, what others queued meanwhile goes out in a
@@ -290,8 +288,8 @@ static int detached(struct bt_store *s, struct run_args *a, const char *conv)
         say_queued(&out);
         return BT_EXIT_OK;
     }
-    return bt_cmd_worker_detach(a->mode == MODE_RETRY ? "retry" : "flush", out.conversation,
-                                &a->turn, a->json);
+    return bt_cmd_worker_detach(s, a->mode == MODE_RETRY ? "retry" : "flush", out.conversation,
+                                out.queued, &a->turn, a->json);
 }
 
 static int execute(int argc, char **argv, enum mode mode)

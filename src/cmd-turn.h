@@ -39,8 +39,11 @@ int bt_cmd_worker_start(const char *mode, const char *conv, const struct bt_serv
 
 /* Start a worker and wait until its run exists; print the conversation id
  * (with json, one JSON object) and return 0, or print why the worker could
- * not start the turn and return its exit code. */
-int bt_cmd_worker_detach(const char *mode, const char *conv, const struct bt_service_turn *t,
-                         int json);
+ * not start the turn and return its exit code. queued (> 0) is the message
+ * the worker was to send: when no turn started, it is taken back, so a
+ * failed detach leaves nothing queued. */
+struct bt_store;
+int bt_cmd_worker_detach(struct bt_store *s, const char *mode, const char *conv, int64_t queued,
+                         const struct bt_service_turn *t, int json);
 
 #endif

@@ -122,22 +122,11 @@ static int report_started(const char *conv, const char *run, int json)
     return BT_EXIT_OK;
 }
 
-int bt_cmd_worker_detach(const char *mode, const char *conv, const struct bt_service_turn *t,
-                         int json)
+/* Why no turn started, from the worker's report (an exit code). */
+static int report_failure(const char *line)
 {
-    int fd = -1;
-    int rc = bt_cmd_worker_start(mode, conv, t, &fd);
-    if (rc)
-        return bt_fail(BT_EXIT_FAILED, "cannot start a worker: %s (what was sent stays queued)",
-                       bt_strerror(rc));
-    char line[4096], c[64], r[64], *end;
-    read_report(fd, line, sizeof line);
-    close(fd);
-    if (sscanf(line, "run %63s %63s", c, r) == 2 && bt_id_valid(c) && bt_id_valid(r))
-        return report_started(c, r, json);
+    char *end;
     long code = strncmp(line, "end ", 4) == 0 ? strtol(line + 4, &end, 10) : -1;
-    if (code == BT_EXIT_OK) /* another turn took the queue meanwhile */
-        return report_started(conv, NULL, json);
     if (code > 0 && code < 256 && *end == ' ')
         return bt_fail((int)code, "%s", end + 1);
     char *home = bt_store_default_home();
@@ -145,6 +134,29 @@ int bt_cmd_worker_detach(const char *mode, const char *conv, const struct bt_ser
             home ? home : "$BATON_HOME");
     free(home);
     return BT_EXIT_FAILED;
+}
+
+int bt_cmd_worker_detach(struct bt_store *s, const char *mode, const char *conv, int64_t queued,
+                         const struct bt_service_turn *t, int json)
+{
+    int fd = -1;
+    int rc = bt_cmd_worker_start(mode, conv, t, &fd);
+    char line[4096] = "", c[64], r[64];
+    if (rc == 0) {
+        read_report(fd, line, sizeof line);
+        close(fd);
+        if (sscanf(line, "run %63s %63s", c, r) == 2 && bt_id_valid(c) && bt_id_valid(r))
+            return report_started(c, r, json);
+        if (strncmp(line, "end 0 ", 6) == 0) /* another turn took the queue meanwhile */
+            return report_started(conv, NULL, json);
+        rc = report_failure(line);
+    } else {
+        rc = bt_fail(BT_EXIT_FAILED, "cannot start a worker: %s", bt_strerror(rc));
+    }
+    if (queued > 0 && bt_store_message_discard(s, conv, queued) == 0)
+        fprintf(stderr, "baton: nothing was sent (message %lld was taken back)\n",
+                (long long)queued);
+    return rc;
 }
 
 /* --- the worker ------------------------------------------------------- */

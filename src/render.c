@@ -128,7 +128,11 @@ void bt_render_event(struct bt_render *r, const struct bt_event *ev)
     case BT_EVENT_TURN_COMPLETED:
         end_line(r);
         if (ev->status == BT_TURN_CANCELLED)
-            message_line(r, YELLOW, "cancelled", "the turn was interrupted");
+            message_line(r, YELLOW, "cancelled",
+                         ev->message ? ev->message : "the turn was interrupted");
+        else if (ev->status == BT_TURN_INTERRUPTED) /* recovered: no error event before it */
+            message_line(r, YELLOW, "interrupted",
+                         ev->message ? ev->message : "the turn did not finish");
         break;
     default: break;
     }

@@ -279,13 +279,72 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
     return 0;
 }
 
+/* A turn's settings as text, kept with a queued message: they are the
+ * sender's, not those of whichever process sends the queue later. */
+static char *settings_text(const struct bt_service_turn *t)
+{
+    return bt_xasprintf("approval=%d timeout_ms=%llu idle_timeout_ms=%llu no_retry=%d",
+                        (int)t->approval, (unsigned long long)t->timeout_ms,
+                        (unsigned long long)t->idle_timeout_ms, t->no_retry);
+}
+
+/* The number after "key=" in text, or dflt. */
+static uint64_t setting(const char *text, const char *key, uint64_t dflt)
+{
+    size_t n = strlen(key);
+    const char *p = text;
+    while ((p = strstr(p, key)) != NULL && ((p > text && p[-1] != ' ') || p[n] != '='))
+        p += n; /* idle_timeout_ms is not timeout_ms */
+    char *end;
+    if (!p)
+        return dflt;
+    unsigned long long v = strtoull(p + n + 1, &end, 10);
+    return end == p + n + 1 ? dflt : (uint64_t)v;
+}
+
+/* The shorter of two limits, 0 meaning none. */
+static uint64_t shorter(uint64_t a, uint64_t b)
+{
+    return a == 0 ? b : b == 0 ? a : a < b ? a : b;
+}
+
+/* Narrow t by one queued message's settings: the least permissive
+ * approval, the shorter limits, no retries if it asked for none. A message
+ * without settings (stored by an older baton) asks for the default
+ * approval, deny. */
+static void narrow(struct bt_service_turn *t, const char *text)
+{
+    uint64_t approval = setting(text, "approval", BT_APPROVAL_DENY);
+    if (approval < (uint64_t)t->approval)
+        t->approval = (enum bt_approval)approval;
+    t->timeout_ms = shorter(t->timeout_ms, setting(text, "timeout_ms", 0));
+    t->idle_timeout_ms = shorter(t->idle_timeout_ms, setting(text, "idle_timeout_ms", 0));
+    t->no_retry |= setting(text, "no_retry", 0) != 0;
+}
+
+/* The settings a run that took queued messages runs with: those of the
+ * messages (and of t when it sends text of its own), narrowed together. */
+static struct bt_service_turn turn_settings(const struct bt_service_turn *t, int own_text,
+                                            const struct bt_strv *queued)
+{
+    struct bt_service_turn eff = *t;
+    if (!own_text && queued->n > 0) { /* a flush: only the senders count */
+        eff.approval = BT_APPROVAL_NEVER;
+        eff.timeout_ms = eff.idle_timeout_ms = 0;
+        eff.no_retry = 0;
+    }
+    for (size_t i = 0; i < queued->n; i++)
+        narrow(&eff, queued->v[i]);
+    return eff;
+}
+
 /* Submit rn (start a run or queue its prompt) and, if a run started, run
  * its turn. */
 static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
                    const struct located *l, const struct bt_service_turn *t,
                    const struct bt_store_run_new *rn, struct bt_service_outcome *out)
 {
-    int rc = rn->queue == BT_STORE_QUEUE_ALWAYS ? 0 : check_cwd(conv, out);
+    int rc = check_cwd(conv, out);
     if (rc)
         return rc;
     struct bt_store_submitted sub;
@@ -295,10 +354,11 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
         out->queued = sub.queued;
         out->exit_code = BT_EXIT_OK;
     } else if (rc == 0) {
+        struct bt_service_turn eff = turn_settings(t, rn->user_text != NULL, &sub.options);
         memcpy(out->run, sub.run, BT_ID_SIZE);
         if (t->on_run)
             t->on_run(t->data, conv->id, out->run);
-        rc = run_engine(s, conv, l, t, sub.prompt, out);
+        rc = run_engine(s, conv, l, &eff, sub.prompt, out);
         bt_store_queued_count(s, conv->id, &out->waiting);
     } else {
         submit_failed(s, conv, rn, rc, out);
@@ -344,7 +404,10 @@ int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
                                           .user_text = t->prompt,
                                           .queue = t->queue,
                                           .max_prompt = BT_SERVICE_PROMPT_MAX};
+            char *settings = settings_text(t);
+            rn.options = settings;
             rc = rc ? store_error(s, out, rc) : do_turn(s, &conv, &l, t, &rn, out);
+            free(settings);
             bt_store_conversation_release(&conv);
         }
     }
@@ -369,7 +432,10 @@ static int next_turn(struct bt_store *s, const char *id, const struct bt_service
                                       .queue = text ? t->queue : BT_STORE_QUEUE_NEVER,
                                       .max_prompt = BT_SERVICE_PROMPT_MAX,
                                       .force = t->force};
+        char *settings = settings_text(t);
+        rn.options = settings;
         rc = do_turn(s, &conv, &l, t, &rn, out);
+        free(settings);
     }
     located_release(&l);
     bt_store_conversation_release(&conv);

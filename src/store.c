@@ -134,6 +134,8 @@ static const char *const migrations[] = {
     " INSERT INTO titles_fts (rowid, title) VALUES (new.rowid, new.title); END;"
     "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');"
     "INSERT INTO titles_fts (titles_fts) VALUES ('rebuild');",
+    /* 2 -> 3: the turn settings a queued message was sent with */
+    "ALTER TABLE messages ADD COLUMN options TEXT;",
 };
 
 #define N_MIGRATIONS ((int)BT_ARRAY_SIZE(migrations))
@@ -210,7 +212,8 @@ _Static_assert(BT_ARRAY_SIZE(migrations) == BT_STORE_SCHEMA_VERSION,
     X(RUN_CANCEL, "UPDATE runs SET cancel_ms = coalesce(cancel_ms, ?2)"                            \
                   " WHERE conversation = ?1 AND state = 'running'")                                \
     X(RUN_CANCELLED, "SELECT cancel_ms IS NOT NULL FROM runs WHERE id = ?1")                       \
-    X(QUEUED_LIST, "SELECT text FROM messages WHERE conversation = ?1"                             \
+    X(MSG_SET_OPTIONS, "UPDATE messages SET options = ?2 WHERE id = ?1")                           \
+    X(QUEUED_LIST, "SELECT text, options FROM messages WHERE conversation = ?1"                    \
                    " AND state = 'queued' AND role = 'user' ORDER BY seq")                         \
     X(QUEUED_LINK, "UPDATE messages SET run = ?2, state = 'complete', updated_ms = ?3"             \
                    " WHERE conversation = ?1 AND state = 'queued' AND role = 'user'")              \
@@ -1263,7 +1266,8 @@ static int check_last_run(struct bt_store *s, const char *conv, const char *run)
 
 /* The conversation's queued user messages joined in order, each followed
  * by a blank line (so the next part starts a paragraph). */
-static int queued_text(struct bt_store *s, const char *conv, struct bt_buf *b, int *n)
+static int queued_text(struct bt_store *s, const char *conv, struct bt_buf *b, int *n,
+                       struct bt_strv *options)
 {
     sqlite3_stmt *q = stmt(s, ST_QUEUED_LIST);
     if (!q)
@@ -1274,6 +1278,10 @@ static int queued_text(struct bt_store *s, const char *conv, struct bt_buf *b, i
     while ((rc = bt_st_step(s, q, "list queued messages")) == 1) {
         bt_buf_add(b, sqlite3_column_text(q, 0), (size_t)sqlite3_column_bytes(q, 0));
         bt_buf_adds(b, BT_STORE_QUEUE_JOIN);
+        if (options) {
+            const unsigned char *opt = sqlite3_column_text(q, 1);
+            bt_strv_push(options, opt ? (const char *)opt : "");
+        }
         (*n)++;
     }
     return rc;
@@ -1282,10 +1290,10 @@ static int queued_text(struct bt_store *s, const char *conv, struct bt_buf *b, i
 /* The prompt of the new run into b: queued messages, then user_text, or
  * o->prompt. BT_ENOTFOUND when there is nothing to send. */
 static int build_prompt(struct bt_store *s, const struct bt_store_run_new *o, struct bt_buf *b,
-                        int *n_queued)
+                        int *n_queued, struct bt_strv *options)
 {
     *n_queued = 0;
-    int rc = o->take_queued ? queued_text(s, o->conversation, b, n_queued) : 0;
+    int rc = o->take_queued ? queued_text(s, o->conversation, b, n_queued, options) : 0;
     if (rc)
         return rc;
     if (o->user_text)
@@ -1308,7 +1316,7 @@ static int queue_prompt(struct bt_store *s, const struct bt_store_run_new *o, in
                         struct bt_store_submitted *out)
 {
     struct bt_buf b = BT_BUF_INIT;
-    int n = 0, rc = o->max_prompt ? queued_text(s, o->conversation, &b, &n) : 0;
+    int n = 0, rc = o->max_prompt ? queued_text(s, o->conversation, &b, &n, NULL) : 0;
     if (rc == 0 && o->max_prompt && b.len + strlen(o->user_text) > o->max_prompt)
         rc =
             bt_st_fail(s, BT_ETOOBIG, "what is queued would be more than %zu bytes", o->max_prompt);
@@ -1317,7 +1325,18 @@ static int queue_prompt(struct bt_store *s, const struct bt_store_run_new *o, in
                                      .role = BT_STORE_ROLE_USER,
                                      .state = BT_STORE_MSG_QUEUED,
                                      .text = o->user_text};
-    return rc ? rc : insert_message(s, &u, now, &out->queued);
+    rc = rc ? rc : insert_message(s, &u, now, &out->queued);
+    if (rc || !o->options)
+        return rc;
+    sqlite3_stmt *q = stmt(s, ST_MSG_SET_OPTIONS);
+    if (!q) {
+        rc = BT_ESTORE;
+    } else {
+        sqlite3_bind_int64(q, 1, out->queued);
+        bt_st_bind_text(q, 2, o->options);
+        rc = bt_st_run(s, q, "store the message's settings");
+    }
+    return rc;
 }
 
 /* Link every queued user message of the conversation to run id. */
@@ -1338,7 +1357,7 @@ static int insert_turn(struct bt_store *s, const struct bt_store_run_new *o, con
 {
     int n_queued = 0;
     struct bt_buf prompt = BT_BUF_INIT;
-    int rc = build_prompt(s, o, &prompt, &n_queued);
+    int rc = build_prompt(s, o, &prompt, &n_queued, &out->options);
     if (rc == 0)
         rc = insert_run(s, o, id, prompt.len ? prompt.data : NULL, now);
     if (rc == 0 && n_queued)
@@ -1379,7 +1398,7 @@ static int submit(struct bt_store *s, const struct bt_store_run_new *o, const ch
     out->busy = rc == BT_EBUSY;
     if (rc == 0 && o->after_run)
         rc = check_last_run(s, o->conversation, o->after_run);
-    if ((out->busy && o->queue == BT_STORE_QUEUE_IF_BUSY) ||
+    if ((out->busy && o->queue != BT_STORE_QUEUE_NEVER) ||
         (rc == 0 && o->queue == BT_STORE_QUEUE_ALWAYS))
         return queue_prompt(s, o, now, out);
     return rc ? rc : insert_turn(s, o, id, now, out);
@@ -1390,6 +1409,7 @@ void bt_store_submitted_release(struct bt_store_submitted *out)
     if (!out)
         return;
     free(out->prompt);
+    bt_strv_release(&out->options);
     memset(out, 0, sizeof *out);
 }
 
@@ -1398,6 +1418,7 @@ int bt_store_run_submit(struct bt_store *s, const struct bt_store_run_new *o,
 {
     char new_id[BT_ID_SIZE];
     memset(out, 0, sizeof *out);
+    bt_strv_init(&out->options);
     if (!o || !o->conversation || !o->coder || o->turn < 0 || (o->user_text && o->user_message) ||
         (o->queue && !o->user_text))
         return bt_st_fail(s, -EINVAL, "a run needs a conversation, a coder and at most one prompt");
@@ -1491,7 +1512,7 @@ static int discard_miss(struct bt_store *s, const char *conv, int64_t msg)
     int rc = bt_st_step(s, q, "find message");
     if (rc != 1)
         return rc ? rc
-                  : bt_st_fail(s, BT_ENOTFOUND, "conversation has no message %lld of yours",
+                  : bt_st_fail(s, BT_ENOTFOUND, "the conversation has no user message %lld",
                                (long long)msg);
     const char *run = (const char *)sqlite3_column_text(q, 1);
     rc = bt_st_fail(s, -EALREADY, "message %lld is not queued: it was sent%s%s", (long long)msg,

@@ -31,7 +31,7 @@
 #include "event.h"
 #include "id.h"
 
-#define BT_STORE_SCHEMA_VERSION 2                    /* PRAGMA user_version this code writes */
+#define BT_STORE_SCHEMA_VERSION 3                    /* PRAGMA user_version this code writes */
 #define BT_STORE_BUSY_TIMEOUT_MS 5000                /* wait for another writer at most this long */
 #define BT_STORE_TITLE_MAX 80                        /* bytes of a conversation title */
 #define BT_STORE_STDERR_TAIL_MAX ((size_t)64 * 1024) /* bytes of a run's stderr tail kept */
@@ -324,6 +324,9 @@ struct bt_store_run_new {
                                   conversation's newest run (a retry) */
     size_t max_prompt;         /* optional bound of the joined prompt (and of
                                   what may wait queued), bytes: BT_ETOOBIG */
+    const char *options;       /* optional: the sender's turn settings, kept
+                                  with user_text when it is queued (opaque
+                                  text for the service) */
     int force;                 /* send even if the conversation was handed
                                   off (it becomes active again); without it
                                   such a conversation refuses with -EPERM */
@@ -331,11 +334,13 @@ struct bt_store_run_new {
 
 /* What bt_store_run_submit did. */
 struct bt_store_submitted {
-    char run[BT_ID_SIZE]; /* the new run, "" if the prompt was queued */
-    int64_t message;      /* the new run's assistant message */
-    int64_t queued;       /* > 0: user_text was queued as this message */
-    int busy;             /* another run was running (also on BT_EBUSY) */
-    char *prompt;         /* the text the new run sends; NULL if queued */
+    char run[BT_ID_SIZE];   /* the new run, "" if the prompt was queued */
+    int64_t message;        /* the new run's assistant message */
+    int64_t queued;         /* > 0: user_text was queued as this message */
+    int busy;               /* another run was running (also on BT_EBUSY) */
+    char *prompt;           /* the text the new run sends; NULL if queued */
+    struct bt_strv options; /* the settings of each queued message the run
+                               took, in order ("" when none were stored) */
 };
 
 void bt_store_submitted_release(struct bt_store_submitted *out);

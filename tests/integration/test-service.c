@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -230,15 +231,17 @@ static void test_queue_while_running(void **state)
     setenv_kv(c, kv2);
     char *conv = first_turn(c);
     setenv_kv(c, "FAKE_CODER_DELAY_MS=300");
-    pid_t a = baton_bg(c, "a.out", "send", "--json", conv, "send A", END);
+    /* the running turn may do anything; what is queued asks for nothing */
+    pid_t a = baton_bg(c, "a.out", "send", "--json", "--approval", "never", conv, "send A", END);
     wait_running(c, conv, 3);
     baton(c, &res, NULL, 0, "send", conv, "queued B", END);
     assert_int_equal(res.exit_code, 0);
     assert_non_null(strstr(res.err.data, "queued as message"));
     assert_int_equal(res.out.len, 0);
     bt_test_result_release(&res);
-    baton(c, &res, NULL, 0, "send", conv, "queued C", END);
+    baton(c, &res, NULL, 0, "send", "--detach", conv, "queued C", END); /* queues too */
     assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.err.data, "queued as message"));
     bt_test_result_release(&res);
     assert_int_equal(wait_exit(a), 0);
     cJSON *doc = settled(c, conv, 7); /* first + answer, A + answer, B, C + answer */
@@ -255,6 +258,15 @@ static void test_queue_while_running(void **state)
     char *p = last_prompt(log);
     assert_string_equal(p, "queued B\n\nqueued C");
     free(p);
+    /* the queued turn ran with its senders' settings, not the owner's */
+    char *all = bt_test_slurp(log, NULL);
+    const char *resume = strstr(all, "thread/resume"), *last = NULL;
+    for (; resume; resume = strstr(resume + 1, "thread/resume"))
+        last = resume;
+    assert_non_null(last);
+    assert_non_null(strstr(all, "\"approvalPolicy\":\"never\"")); /* turn A */
+    assert_non_null(strstr(last, "\"approvalPolicy\":\"untrusted\""));
+    free(all);
     free(conv);
     free(kv1);
     free(kv2);
@@ -292,9 +304,14 @@ static void test_rm_queued(void **state)
     assert_int_equal(res.exit_code, 2);
     assert_non_null(strstr(res.err.data, "not queued"));
     bt_test_result_release(&res);
-    baton(c, &res, NULL, 0, "rm-queued", conv, "x1", END);
-    assert_int_equal(res.exit_code, 2);
-    bt_test_result_release(&res);
+    const char *bad[] = {"x1", "0", "-1", "99999999999999999999", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        baton(c, &res, NULL, 0, "rm-queued", conv, bad[i], END);
+        assert_int_equal(res.exit_code, 2);
+        if (bad[i][0] != '-') /* "-1" is an unknown option to getopt */
+            assert_non_null(strstr(res.err.data, "message number"));
+        bt_test_result_release(&res);
+    }
     assert_int_equal(wait_exit(a), 0);
     cJSON *doc = settled(c, conv, 4);
     char *all = cJSON_PrintUnformatted(doc);
@@ -453,6 +470,10 @@ static void test_worker_killed(void **state)
     bt_test_result_release(&res);
     assert_int_equal(kill(-r.pgid, 0), -1);
     assert_int_equal(errno, ESRCH);
+    baton(c, &res, NULL, 0, "attach", conv, END); /* says why it ended */
+    assert_int_equal(res.exit_code, 1);
+    assert_non_null(strstr(res.err.data, "interrupted"));
+    bt_test_result_release(&res);
     struct bt_store_run r2;
     assert_int_equal(bt_store_run_get(s, r.id, &r2), 0);
     assert_int_equal(r2.state, BT_STORE_RUN_INTERRUPTED);
@@ -509,12 +530,42 @@ static void test_cancel_survives_owner_crash(void **state)
     bt_test_result_release(&res);
 }
 
+/* A detached send to a conversation whose directory is gone is refused
+ * like a foreground one, and stores nothing. */
+static void test_detach_refusal_stores_nothing(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *sub = path_in(c, "project");
+    assert_int_equal(mkdir(sub, 0700), 0);
+    replay(c, "text");
+    baton(c, &res, NULL, 0, "run", "--json", "-C", sub, "first", END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    assert_int_equal(rmdir(sub), 0);
+    baton(c, &res, NULL, 0, "send", "--detach", conv, "deploy", END);
+    assert_int_equal(res.exit_code, 1);
+    assert_non_null(strstr(res.err.data, "nothing was sent"));
+    bt_test_result_release(&res);
+    cJSON *doc = messages_of(c, conv);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "messages")), 2);
+    cJSON_Delete(doc);
+    free(conv);
+    free(sub);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_queue_while_running), T(test_rm_queued),     T(test_cancel_then_retry),
-        T(test_detach_and_attach),   T(test_worker_killed), T(test_cancel_survives_owner_crash),
+        T(test_queue_while_running),
+        T(test_rm_queued),
+        T(test_cancel_then_retry),
+        T(test_detach_and_attach),
+        T(test_worker_killed),
+        T(test_cancel_survives_owner_crash),
+        T(test_detach_refusal_stores_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
