@@ -1539,7 +1539,10 @@ int bt_store_run_started(struct bt_store *s, const char *id, int pid, int pgid,
     uint64_t start = 0;
     if (!id || pid <= 0 || pgid <= 0)
         return bt_st_fail(s, -EINVAL, "a started run needs an id, a pid and a process group");
-    sqlite3_stmt *q = write_stmt(s, ST_RUN_STARTED);
+    /* inside an open event batch, so the first events and the process group
+     * commit together: a crash can never leave stored events of a run whose
+     * group nobody can find */
+    sqlite3_stmt *q = s->batch ? stmt(s, ST_RUN_STARTED) : write_stmt(s, ST_RUN_STARTED);
     if (!q)
         return BT_ESTORE;
     bt_store_pid_start(pid, &start);

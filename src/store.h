@@ -377,7 +377,9 @@ int bt_store_run_create(struct bt_store *s, const struct bt_store_run_new *o, ch
                         int64_t *message);
 
 /* Record the spawned coder: its pid, process group, version (optional) and
- * the pid's start time read now from /proc. BT_ENOTFOUND if no such run. */
+ * the pid's start time read now from /proc. With an event batch open the
+ * record joins the batch (bt_store_flush commits both at once). BT_ENOTFOUND
+ * if no such run. */
 int bt_store_run_started(struct bt_store *s, const char *id, int pid, int pgid,
                          const char *coder_version);
 
