@@ -93,7 +93,9 @@ EOF
 }
 
 # check_for_update_on_startup, analytics and plugins are off because each
-# reaches public hosts at start; the retry counts are 0 so a scripted HTTP
+# reaches public hosts at start; daemon_auto_start is off because codex's
+# terminal UI (`baton handoff`) otherwise copies itself (about 424 MB) into
+# CODEX_HOME and starts a background app-server that outlives it; the retry counts are 0 so a scripted HTTP
 # error fails the turn at once (the default is 30 requests over about 27 s).
 write_config() {
     local dir="$1" port="$2" model="$3"
@@ -109,6 +111,7 @@ enabled = false
 
 [features]
 plugins = false
+daemon_auto_start = false
 
 [model_providers.baton-standin]
 name = "baton-standin"

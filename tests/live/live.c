@@ -47,9 +47,9 @@ static void env_script_lines(const char *script, const char *home, const char *p
     free(dir);
     if (res.exit_code)
         fail_msg("%s failed: %s", script, res.err.data);
-    /* three more entries follow these lines */
+    /* four more entries follow these lines */
     for (char *line = strtok(res.out.data, "\n"); line; line = strtok(NULL, "\n")) {
-        assert_true(*k + 3 < (int)BT_ARRAY_SIZE(bt_live.env));
+        assert_true(*k + 4 < (int)BT_ARRAY_SIZE(bt_live.env));
         bt_live.env[(*k)++] = bt_xstrdup(line);
     }
     bt_test_result_release(&res);
@@ -73,6 +73,7 @@ void bt_live_setup(const char *prefix, const char *env_script, const char *home,
     g->env[k++] = bt_xasprintf("BATON_HOME=%s/baton-home", g->dir);
     g->env[k++] = bt_xasprintf("%s=%s", bin_var, bin);
     g->env[k++] = bt_xstrdup("NO_COLOR=1");
+    g->env[k++] = bt_xasprintf("TMUX_TMPDIR=%s", g->dir); /* a tmux server of our own */
     g->work = bt_xasprintf("%s/work", g->dir);
     g->other = bt_xasprintf("%s/other", g->dir);
     mkdir(g->work, 0700);
@@ -85,6 +86,10 @@ void bt_live_setup(const char *prefix, const char *env_script, const char *home,
 void bt_live_teardown(void)
 {
     struct bt_live *g = &bt_live;
+    const char *kill_server[] = {"kill-server", NULL};
+    struct bt_test_result res;
+    bt_live_tmux(kill_server, &res); /* fails harmlessly when none was started */
+    bt_test_result_release(&res);
     kill(g->standin, SIGTERM);
     waitpid(g->standin, NULL, 0);
     bt_test_rmdir(g->dir);
@@ -172,4 +177,130 @@ char *bt_live_last_request(void)
     char *copy = bt_xstrdup(last ? last + 1 : log);
     free(log);
     return copy;
+}
+
+void bt_live_tmux(const char *const *args, struct bt_test_result *res)
+{
+    const char *argv[16] = {"tmux"};
+    size_t n = 1;
+    for (; args[n - 1] && n < 15; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    struct bt_test_run r = {
+        .argv = argv, .env = (const char *const *)bt_live.env, .cwd = bt_live.dir, .timeout_s = 30};
+    assert_int_equal(bt_test_exec(&r, res), 0);
+}
+
+/* 1 if text holds every needle. */
+static int holds_all(const char *text, const char *const *needles)
+{
+    for (; *needles; needles++)
+        if (!strstr(text, *needles))
+            return 0;
+    return 1;
+}
+
+char *bt_live_tmux_wait(const char *session, const char *const *needles, int timeout_s)
+{
+    char *target = bt_xasprintf("=%s:", session); /* exact session, its current pane */
+    const char *args[] = {"capture-pane", "-p", "-t", target, NULL};
+    struct bt_test_result res = {0};
+    for (int i = 0; i < timeout_s * 4; i++) {
+        bt_test_result_release(&res);
+        bt_live_tmux(args, &res);
+        if (res.exit_code == 0 && holds_all(res.out.data, needles)) {
+            free(target);
+            char *screen = bt_xstrdup(res.out.data);
+            bt_test_result_release(&res);
+            return screen;
+        }
+        usleep(250000);
+    }
+    print_error("tmux session %s, last screen:\n%s%s\n", session, res.out.data, res.err.data);
+    fail_msg("the screen did not show what was expected in %d s", timeout_s);
+    return NULL;
+}
+
+void bt_live_tmux_submit(const char *session, const char *text)
+{
+    char *target = bt_xasprintf("=%s:", session); /* exact session, its current pane */
+    const char *type[] = {"send-keys", "-t", target, "-l", text, NULL};
+    const char *enter[] = {"send-keys", "-t", target, "Enter", NULL};
+    const char *shown[] = {text, NULL};
+    struct bt_test_result res;
+    bt_live_tmux(type, &res);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    free(bt_live_tmux_wait(session, shown, 30)); /* typed text and Enter apart: not a paste */
+    bt_live_tmux(enter, &res);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    free(target);
+}
+
+int bt_live_request_with(const char *const *needles, int timeout_s)
+{
+    for (int i = 0; i < timeout_s * 4; i++) {
+        char *log = bt_test_slurp(bt_live.log, NULL);
+        int found = 0;
+        for (char *line = log ? strtok(log, "\n") : NULL; line && !found; line = strtok(NULL, "\n"))
+            found = holds_all(line, needles);
+        free(log);
+        if (found)
+            return 1;
+        usleep(250000);
+    }
+    return 0;
+}
+
+void bt_live_handoff_scenario(const char *const *run_opts, const char *const *ready)
+{
+    struct bt_test_result res;
+    const char *run[12] = {"run", "--json"};
+    size_t n = 2;
+    for (; run_opts && *run_opts && n < 10; run_opts++)
+        run[n++] = *run_opts;
+    run[n++] = "Remember the word PELICAN-ONE please";
+    run[n] = NULL;
+    bt_live_baton(bt_live.work, run, &res, 0);
+    assert_int_equal(res.exit_code, 0);
+    cJSON **lines;
+    size_t k = bt_live_stream(res.out.data, &lines);
+    char *conv = bt_xstrdup(bt_test_jstr(lines[0], "conversation"));
+    bt_test_lines_free(lines, k);
+    bt_test_result_release(&res);
+    const char *send[] = {"send", "--json", conv, "Second turn with ZEBRA-TWO", NULL};
+    bt_live_baton(bt_live.other, send, &res, 0);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+
+    const char *handoff[] = {"handoff", "--tmux", conv, NULL};
+    bt_live_baton(bt_live.other, handoff, &res, 0);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    char *session = bt_xasprintf("baton-%.12s", conv);
+    /* the earlier conversation on screen, and the coder ready for input */
+    const char *earlier[] = {"PELICAN-ONE", "You said: Second turn with ZEBRA-TWO", NULL};
+    free(bt_live_tmux_wait(session, earlier, 90));
+    free(bt_live_tmux_wait(session, ready, 90));
+    bt_live_tmux_submit(session, "Third turn CHARLIE-THREE");
+    /* the typed turn reaches the model with the earlier turns as history */
+    const char *history[] = {"PELICAN-ONE", "ZEBRA-TWO", "Third turn CHARLIE-THREE", NULL};
+    assert_true(bt_live_request_with(history, 90));
+    const char *answered[] = {"You said: Third turn CHARLIE-THREE", NULL};
+    free(bt_live_tmux_wait(session, answered, 90));
+
+    const char *ls[] = {"ls", NULL};
+    bt_live_baton(bt_live.other, ls, &res, 0);
+    assert_non_null(strstr(res.out.data, "transferred"));
+    bt_test_result_release(&res);
+    const char *again[] = {"send", conv, "not now", NULL};
+    bt_live_baton(bt_live.other, again, &res, 0);
+    assert_int_equal(res.exit_code, 2);
+    bt_test_result_release(&res);
+    const char *kill_session[] = {"kill-session", "-t", session, NULL};
+    bt_live_tmux(kill_session, &res);
+    bt_test_result_release(&res);
+    free(session);
+    free(conv);
 }

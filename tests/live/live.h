@@ -17,7 +17,8 @@ struct bt_live {
     char *dir;     /* scratch root, in the build tree (codex refuses /tmp) */
     char *log;     /* the stand-in's request log */
     pid_t standin; /* the stand-in's pid */
-    char *env[24]; /* the env script's lines, BATON_HOME, the coder bin, NO_COLOR */
+    char *env[24]; /* the env script's lines, BATON_HOME, the coder bin, NO_COLOR,
+                      TMUX_TMPDIR */
     char *work;    /* project directory for runs */
     char *other;   /* another directory, for `send` */
 };
@@ -49,5 +50,27 @@ const char *bt_live_status(cJSON **lines, size_t n);
 const cJSON *bt_live_command_item(cJSON **lines, size_t n);
 /* The body of the last request the stand-in received; caller frees. */
 char *bt_live_last_request(void);
+
+/* tmux with args (NULL-terminated, without "tmux") on the harness's own tmux
+ * server (TMUX_TMPDIR is the scratch directory, also in baton's env). */
+void bt_live_tmux(const char *const *args, struct bt_test_result *res);
+/* Poll session's screen (4 times a second, up to timeout_s) until it shows
+ * every needle (NULL-terminated); returns the screen (caller frees), or
+ * fails the test printing the last screen. */
+char *bt_live_tmux_wait(const char *session, const char *const *needles, int timeout_s);
+/* Type text into session, wait until it shows, then press Enter (typed
+ * text and Enter in one send-keys read as a paste and do not submit). */
+void bt_live_tmux_submit(const char *session, const char *text);
+/* 1 once a request in the stand-in's log holds every needle (polls up to
+ * timeout_s), else 0. */
+int bt_live_request_with(const char *const *needles, int timeout_s);
+
+/* The handoff acceptance, for any coder: two turns through baton (run with
+ * run_opts, e.g. {"-c", "pi", NULL}), `baton handoff --tmux`, the coder's
+ * terminal UI shows both earlier turns, then ready (strings on its screen
+ * once it takes input); a message typed with send-keys reaches the stand-in
+ * with the earlier turns in its history and is answered on screen; the
+ * conversation reads transferred and `send` refuses (exit 2). */
+void bt_live_handoff_scenario(const char *const *run_opts, const char *const *ready);
 
 #endif

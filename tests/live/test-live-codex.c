@@ -148,6 +148,14 @@ static void test_detach_then_attach(void **state)
     bt_test_result_release(&res);
 }
 
+/* Handoff to codex's own terminal UI in tmux: `codex resume THREAD`. */
+static void test_handoff_tmux(void **state)
+{
+    (void)state;
+    const char *ready[] = {"baton-test default", NULL}; /* the model line of the composer */
+    bt_live_handoff_scenario(NULL, ready);
+}
+
 static void test_shell_auto(void **state)
 {
     (void)state;
@@ -237,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_text_turn),
         cmocka_unit_test(test_send_resumes_thread),
         cmocka_unit_test(test_detach_then_attach),
+        cmocka_unit_test(test_handoff_tmux),
         cmocka_unit_test(test_shell_auto),
         cmocka_unit_test(test_shell_declined_by_default),
         cmocka_unit_test(test_interrupt_keeps_partial_text),

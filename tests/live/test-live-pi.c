@@ -103,6 +103,15 @@ static void test_send_from_another_directory(void **state)
     free(conv);
 }
 
+/* Handoff to pi's own terminal UI in tmux: `pi --session FILE`. */
+static void test_handoff_tmux(void **state)
+{
+    (void)state;
+    const char *opts[] = {"-c", "pi", "-m", MODEL, NULL};
+    const char *ready[] = {"baton-test", NULL}; /* the model, at the right of the footer */
+    bt_live_handoff_scenario(opts, ready);
+}
+
 static void test_bash_tool(void **state)
 {
     (void)state;
@@ -231,6 +240,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_text_turn),
         cmocka_unit_test(test_send_from_another_directory),
+        cmocka_unit_test(test_handoff_tmux),
         cmocka_unit_test(test_bash_tool),
         cmocka_unit_test(test_abort_is_quick),
         /* pi 0.73.1 saves set_auto_retry in its settings.json: the run with
