@@ -36,6 +36,34 @@ static char *read_port(const char *path)
     return NULL;
 }
 
+/* 1 if path is dir or below it. */
+static int under(const char *path, const char *dir)
+{
+    size_t n = dir ? strlen(dir) : 0;
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return n > 0 && strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Where scratch directories go: the build tree, unless it is in the
+ * temporary directory (a checkout under /tmp), where codex refuses to put
+ * its helper binaries: then $HOME/.cache/baton/live. Caller frees. */
+static char *scratch_base(void)
+{
+    const char *home = getenv("HOME");
+    if (!under(BT_BINARY_DIR, "/tmp") && !under(BT_BINARY_DIR, getenv("TMPDIR")))
+        return bt_xstrdup(BT_BINARY_DIR);
+    assert_non_null(home);
+    char *cache = bt_xasprintf("%s/.cache", home), *baton = bt_xasprintf("%s/baton", cache);
+    char *base = bt_xasprintf("%s/live", baton);
+    mkdir(cache, 0700);
+    mkdir(baton, 0700);
+    mkdir(base, 0700);
+    free(cache);
+    free(baton);
+    return base;
+}
+
 /* Run the env script and keep its KEY=VALUE lines. */
 static void env_script_lines(const char *script, const char *home, const char *port, int *k)
 {
@@ -59,7 +87,9 @@ void bt_live_setup(const char *prefix, const char *env_script, const char *home,
                    const char *bin_var, const char *bin)
 {
     struct bt_live *g = &bt_live;
-    g->dir = bt_test_mkdtemp(BT_BINARY_DIR, prefix);
+    char *base = scratch_base();
+    g->dir = bt_test_mkdtemp(base, prefix);
+    free(base);
     assert_non_null(g->dir);
     char *portfile = bt_xasprintf("%s/port", g->dir);
     g->log = bt_xasprintf("%s/standin.log", g->dir);

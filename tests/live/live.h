@@ -14,7 +14,8 @@
 #include "support.h"
 
 struct bt_live {
-    char *dir;     /* scratch root, in the build tree (codex refuses /tmp) */
+    char *dir;     /* scratch root: the build tree, or ~/.cache/baton/live when that is
+                      under /tmp (codex refuses the temporary directory) */
     char *log;     /* the stand-in's request log */
     pid_t standin; /* the stand-in's pid */
     char *env[24]; /* the env script's lines, BATON_HOME, the coder bin, NO_COLOR,
