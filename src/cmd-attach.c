@@ -10,6 +10,7 @@
  * interrupted and gets its closing turn.completed).
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,15 @@
 
 #define POLL_MS 50      /* between reads of new events */
 #define RECOVER_MS 1000 /* between checks that the owner still lives */
+
+/* Ctrl-C (or SIGTERM) stops following; the turn is not ours to stop. */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
 
 struct follow {
     struct bt_render render;
@@ -91,6 +101,9 @@ static int follow_run(struct bt_store *s, const char *run, struct follow *f)
             return f->exit_code;
         if (st != BT_STORE_RUN_RUNNING)
             return exit_for_state(st);
+        if (interrupted)
+            return bt_fail(BT_EXIT_CANCELLED, "stopped following; the turn goes on "
+                                              "(baton cancel stops it)");
         if (waited % RECOVER_MS == 0)
             bt_cmd_recover(s);
         if (!f->json && waited % 100 == 0)
@@ -142,6 +155,9 @@ int bt_cmd_attach(int argc, char **argv)
         goto out;
     }
     bt_render_init(&f.render, stdout, stderr);
+    struct sigaction sa = {.sa_handler = on_interrupt};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     rc = follow_run(s, run.id, &f);
     if (!f.json)
         fprintf(stderr, "conversation %s\n", conv);

@@ -217,7 +217,8 @@ static void say_queued(const struct bt_service_outcome *out)
 {
     fprintf(stderr,
             "baton: queued as message %lld of %s: it goes out when the running turn "
-            "completes\n       (`baton rm-queued %.12s %lld` takes it back)\n",
+            "completes\n       (if that turn fails or is cancelled, with the next send; "
+            "`baton rm-queued %.12s %lld` takes it back)\n",
             (long long)out->queued, out->conversation, out->conversation, (long long)out->queued);
 }
 

@@ -120,7 +120,9 @@ int bt_cmd_search(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             json ? print_json(&v[i]) : print_human(&v[i]);
         if (more)
-            fprintf(stderr, "baton: more than %zu conversations match; --limit N shows more\n",
+            fprintf(stderr,
+                    "baton: showing the newest %zu; more conversations match (--limit N "
+                    "shows more)\n",
                     limit);
     }
     bt_store_search_free(v, n);

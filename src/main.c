@@ -8,7 +8,7 @@
 
 #include "cmd.h"
 
-#define TURN_OPTIONS                                                                               \
+#define TURN_FLAGS                                                                                 \
     "  --json                 the event stream as JSON lines on stdout, nothing else there\n"      \
     "  --approval POLICY      deny (default): decline every approval request;\n"                   \
     "                         auto: accept every request;\n"                                       \
@@ -17,7 +17,9 @@
     "  --idle-timeout S       stop a coder silent for S seconds: stalled (default 600, 0 = off)\n" \
     "  --no-retry             ask the coder not to retry failed model requests (pi)\n"             \
     "  --detach               run the turn in a detached worker that outlives this shell;\n"       \
-    "                         print the conversation id (`baton attach` follows it)\n"             \
+    "                         print the conversation id (`baton attach` follows it)\n"
+
+#define PROMPT_NOTE                                                                                \
     "PROMPT is the text of the turn, or - to read it from stdin. Put -- before a\n"                \
     "prompt that starts with '-'.\n"
 
@@ -28,21 +30,27 @@ static const struct bt_cmd commands[] = {
      "start a conversation with one turn",
      "  -c, --coder CODER      the coder to drive (default codex; see `baton coders`)\n"
      "  -m, --model MODEL      the model, as the coder names it (default: the coder's)\n"
-     "  -C, --cwd DIR          the project directory (default: the current one)\n" TURN_OPTIONS},
+     "  -C, --cwd DIR          the project directory (default: the current one)\n" TURN_FLAGS
+         PROMPT_NOTE},
     {"send", bt_cmd_send,
-     "[--json] [--detach] [--approval deny|auto|never] [--timeout S] [--idle-timeout S] "
-     "[--no-retry] CONV PROMPT|-",
+     "[--json] [--detach] [--force] [--approval deny|auto|never] [--timeout S] "
+     "[--idle-timeout S] [--no-retry] CONV PROMPT|-",
      "next turn of a conversation, queued while one runs",
-     "CONV is a conversation id or a unique prefix of one. The turn runs in the\n"
-     "conversation's own directory with its coder and model, resuming its native\n"
-     "session. While a turn of CONV runs (from any terminal), the prompt is queued\n"
-     "instead and send exits 0 at once; when the running turn completes, everything\n"
-     "queued goes out as the next turn, joined by blank lines.\n" TURN_OPTIONS},
+     TURN_FLAGS "  --force                send to a conversation handed off to the coder's UI\n"
+                "\n" PROMPT_NOTE
+                "CONV is a conversation id or a unique prefix of one. The turn runs in the\n"
+                "conversation's own directory with its coder and model, resuming its native\n"
+                "session. While a turn of CONV runs (from any terminal), the prompt is queued\n"
+                "instead and send exits 0 at once; when the running turn completes, everything\n"
+                "queued goes out as the next turn, joined by blank lines (after a failed or\n"
+                "cancelled turn it waits for the next send).\n"},
     {"retry", bt_cmd_retry,
-     "[--json] [--detach] [--approval deny|auto|never] [--timeout S] [--idle-timeout S] "
-     "[--no-retry] CONV",
+     "[--json] [--detach] [--force] [--approval deny|auto|never] [--timeout S] "
+     "[--idle-timeout S] [--no-retry] CONV",
      "run the last prompt again after a failed, cancelled or interrupted turn",
-     "A completed turn is never sent again (exit 2).\n" TURN_OPTIONS},
+     TURN_FLAGS "  --force                retry in a conversation handed off to the coder's UI\n"
+                "\nCONV is a conversation id or a unique prefix of one. A completed turn is never\n"
+                "sent again (exit 2).\n"},
     {"attach", bt_cmd_attach, "[--json] [--from SEQ] CONV",
      "follow the running (or last) turn of a conversation",
      "  --json                 the events as JSON lines on stdout\n"
@@ -127,8 +135,9 @@ int bt_help(const char *cmd)
 {
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (strcmp(commands[i].name, cmd) == 0)
-            printf("usage: baton %s %s\n\n%s.\n\noptions:\n%s", cmd, commands[i].usage,
-                   commands[i].summary, commands[i].options);
+            printf("usage: baton %s %s\n\n%s.\n\n%s%s", cmd, commands[i].usage, commands[i].summary,
+                   strncmp(commands[i].options, "  -", 3) == 0 ? "options:\n" : "",
+                   commands[i].options);
     return BT_EXIT_OK;
 }
 

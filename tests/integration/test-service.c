@@ -95,6 +95,10 @@ static cJSON *settled(struct ctx *c, const char *conv, int n)
         cJSON *doc = messages_of(c, conv);
         const cJSON *m = cJSON_GetObjectItem(doc, "messages"), *it;
         int busy = cJSON_GetArraySize(m) != n;
+        if (cJSON_GetArraySize(m) > n) { /* never settles as expected */
+            char *all = cJSON_Print(doc);
+            fail_msg("conversation %s has more than %d messages:\n%s", conv, n, all);
+        }
         cJSON_ArrayForEach(it, m)
         {
             const char *st = bt_test_jstr(it, "state");
@@ -230,7 +234,9 @@ static void test_queue_while_running(void **state)
     setenv_kv(c, kv1);
     setenv_kv(c, kv2);
     char *conv = first_turn(c);
-    setenv_kv(c, "FAKE_CODER_DELAY_MS=300");
+    /* a 12 s turn: both sends land while it runs, even under memcheck on a
+     * loaded machine */
+    setenv_kv(c, "FAKE_CODER_DELAY_MS=600");
     /* the running turn may do anything; what is queued asks for nothing */
     pid_t a = baton_bg(c, "a.out", "send", "--json", "--approval", "never", conv, "send A", END);
     wait_running(c, conv, 3);
