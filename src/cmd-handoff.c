@@ -73,6 +73,10 @@ static int build(struct handoff *h)
     struct stat st;
     if (stat(c->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
         return bt_fail(BT_EXIT_USAGE, "the conversation's directory %s is gone", c->cwd);
+    /* pi 0.73.1 starts a new, empty session on a missing file, silently */
+    if (c->native_session_path && (stat(c->native_session_path, &st) != 0 || !S_ISREG(st.st_mode)))
+        return bt_fail(BT_EXIT_USAGE, "the %s session file %s is gone: nothing to hand off",
+                       c->coder, c->native_session_path);
     char *bin = bt_coder_locate(coder);
     if (!bin)
         return bt_fail(BT_EXIT_NOT_INSTALLED, "%s is not installed: put '%s' on PATH or set %s",

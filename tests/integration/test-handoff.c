@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "store.h"
 
 #define THREAD "01a22760-0481-7d43-b595-86e7298639e7" /* text.jsonl's thread */
 
@@ -212,6 +213,30 @@ static void test_refusals(void **state)
     free(conv);
 }
 
+/* A pi conversation whose session file is gone is refused (pi would start
+ * an empty session on it without a word). */
+static void test_session_file_gone(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *home = path_in(c, "home"), *file = path_in(c, "gone.jsonl");
+    struct bt_store *s = NULL;
+    char conv[BT_ID_SIZE];
+    assert_int_equal(bt_store_open(home, &s, NULL), 0);
+    struct bt_store_conversation_new cn = {.coder = "pi", .cwd = c->dir, .title = "pi"};
+    assert_int_equal(bt_store_conversation_create(s, &cn, conv), 0);
+    assert_int_equal(bt_store_conversation_set_native(s, conv, "sid", file), 0);
+    bt_store_close(s);
+    setenv_kv(c, "BATON_PI_BIN=" FAKE);
+    baton(c, &res, NULL, 0, "handoff", "--print", conv, END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "is gone"));
+    assert_int_equal(res.out.len, 0);
+    bt_test_result_release(&res);
+    free(home);
+    free(file);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -219,6 +244,7 @@ int main(void)
         T(test_print_runs_in_a_shell),
         T(test_tmux_and_transferred),
         T(test_refusals),
+        T(test_session_file_gone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
