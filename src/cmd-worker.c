@@ -141,8 +141,8 @@ int bt_cmd_worker_detach(struct bt_store *s, const char *mode, const char *conv,
 {
     int fd = -1;
     int rc = bt_cmd_worker_start(mode, conv, t, &fd);
-    char line[4096] = "", c[64], r[64];
     if (rc == 0) {
+        char line[4096] = "", c[64], r[64];
         read_report(fd, line, sizeof line);
         close(fd);
         if (sscanf(line, "run %63s %63s", c, r) == 2 && bt_id_valid(c) && bt_id_valid(r))

@@ -266,12 +266,13 @@ static void test_queue_while_running(void **state)
     free(p);
     /* the queued turn ran with its senders' settings, not the owner's */
     char *all = bt_test_slurp(log, NULL);
+    if (!all) /* then the checks below fail */
+        all = bt_xstrdup("");
     const char *resume = strstr(all, "thread/resume"), *last = NULL;
     for (; resume; resume = strstr(resume + 1, "thread/resume"))
         last = resume;
-    assert_non_null(last);
     assert_non_null(strstr(all, "\"approvalPolicy\":\"never\"")); /* turn A */
-    assert_non_null(strstr(last, "\"approvalPolicy\":\"untrusted\""));
+    assert_non_null(last ? strstr(last, "\"approvalPolicy\":\"untrusted\"") : NULL);
     free(all);
     free(conv);
     free(kv1);
