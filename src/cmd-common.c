@@ -17,10 +17,12 @@
 static void stop_orphan(const struct bt_store_orphan *o)
 {
     uint64_t start = 0;
-    int rc = bt_store_pid_start(o->pgid, &start);
-    if (rc == 0 && (!o->child_start || start != o->child_start))
-        return;
-    bt_proc_group_kill(o->pgid, 1000);
+    int rc = o->pgid > 0 ? bt_store_pid_start(o->pgid, &start) : -ESRCH;
+    if (o->pgid > 0 && !(rc == 0 && (!o->child_start || start != o->child_start)))
+        bt_proc_group_kill(o->pgid, 1000);
+    /* whatever of the run is left: its group was never recorded, or a
+     * process left the group (both carry the run's tag) */
+    bt_proc_kill_tagged(o->run);
 }
 
 int bt_cmd_open_store(struct bt_store **s)

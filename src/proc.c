@@ -745,3 +745,57 @@ int bt_proc_run(char *const argv[], int quiet)
             return -errno;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
+
+/* ---- a run's processes by their tag ---------------------------------- */
+
+/* 1 if process pid's environment holds exactly the entry tag. */
+static int has_tag(const char *pid, const char *tag)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%s/environ", pid);
+    size_t len;
+    char *env = bt_read_file(path, &len);
+    if (!env) /* gone, or not ours to read */
+        return 0;
+    int found = 0;
+    for (size_t i = 0; i < len && !found; i += strlen(env + i) + 1)
+        found = strcmp(env + i, tag) == 0;
+    free(env);
+    return found;
+}
+
+/* SIGKILL the tagged processes; their pids into pids (at most cap). */
+static size_t kill_tagged_once(const char *tag, pid_t *pids, size_t cap)
+{
+    DIR *d = opendir("/proc");
+    size_t n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 1 || pid == getpid() || !has_tag(e->d_name, tag))
+            continue;
+        if (kill((pid_t)pid, SIGKILL) == 0 && n < cap)
+            pids[n++] = (pid_t)pid;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+int bt_proc_kill_tagged(const char *run)
+{
+    if (!run || !*run)
+        return 0;
+    char *tag = bt_xasprintf("%s=%s", BT_PROC_RUN_TAG, run);
+    pid_t pids[256];
+    /* twice: a process may fork while the first pass runs */
+    size_t n = kill_tagged_once(tag, pids, 256);
+    n += kill_tagged_once(tag, pids + n, 256 - n);
+    for (size_t i = 0; i < n; i++)
+        for (unsigned waited = 0; waited < BT_PROC_REAP_WAIT_MS && kill(pids[i], 0) == 0;
+             waited += 20)
+            usleep(20000);
+    free(tag);
+    return (int)n;
+}

@@ -166,6 +166,19 @@ int bt_proc_group_alive(int pgid);
  * negated errno when it could not start (exec failure included). */
 int bt_proc_spawn_worker(char *const argv[], const char *err_path, int *notify_fd);
 
+/* The environment variable that tags every process of a run: the coder
+ * gets BATON_RUN=<run id> and its children inherit it, so a run's
+ * processes can be found even when its process group is unknown (baton
+ * killed between the fork and recording the group) or a child left the
+ * group. */
+#define BT_PROC_RUN_TAG "BATON_RUN"
+
+/* SIGKILL every process of this user whose environment holds exactly
+ * BATON_RUN=<run> (read from /proc/<pid>/environ; unreadable ones are
+ * skipped), then wait up to BT_PROC_REAP_WAIT_MS for them to go. Never
+ * this process. Returns how many were signalled. */
+int bt_proc_kill_tagged(const char *run);
+
 /* Replace this process with argv[0] (an absolute path) in directory dir,
  * with environment env (NULL: this process's): chdir, then execve. Every
  * descriptor above 2 is close-on-exec by the rule above, so only the

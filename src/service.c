@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "error.h"
+#include "proc.h"
 #include "turn.h"
 
 extern char **environ;
@@ -205,6 +206,18 @@ static int submit_failed(struct bt_store *s, const struct bt_store_conversation 
     return rc;
 }
 
+/* baton's environment for the coder, tagged with the run (BT_PROC_RUN_TAG):
+ * recovery finds the run's processes by it. */
+static void coder_env(const char *run, struct bt_strv *env)
+{
+    size_t n = strlen(BT_PROC_RUN_TAG);
+    bt_strv_init(env);
+    for (char **e = environ; *e; e++)
+        if (strncmp(*e, BT_PROC_RUN_TAG, n) != 0 || (*e)[n] != '=')
+            bt_strv_push(env, *e);
+    bt_strv_pushf(env, "%s=%s", BT_PROC_RUN_TAG, run);
+}
+
 /* Run the turn of the run just created and record its end. */
 static int run_engine(struct bt_store *s, const struct bt_store_conversation *conv,
                       const struct located *l, const struct bt_service_turn *t, const char *prompt,
@@ -224,11 +237,13 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
     }
     struct turn_ctx c = {
         .store = s, .t = t, .run = out->run, .conversation = conv->id, .coder_version = l->version};
+    struct bt_strv env;
+    coder_env(out->run, &env);
     struct bt_turn_options o = {
         .coder = l->coder,
         .bin = l->bin,
         .coder_version = l->version,
-        .env = environ,
+        .env = env.v,
         .cfg = {.prompt = prompt,
                 .model = conv->model,
                 .cwd = conv->cwd,
@@ -251,6 +266,7 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
     };
     struct bt_turn_result res;
     rc = bt_turn_run(&o, &res);
+    bt_strv_release(&env);
     if (o.raw_out_fd >= 0)
         close(o.raw_out_fd);
     if (o.raw_err_fd >= 0)

@@ -2001,7 +2001,10 @@ static int interrupt_all(struct bt_store *s, const struct candidate *c, size_t n
         if (rc)
             return rc;
         *count += marked;
-        if (!marked || !group_may_live(c[i].pgid))
+        /* a run whose group was never recorded (killed between the coder's
+         * fork and the first commit) is returned with pgid 0: its
+         * processes are found by the tag in their environment */
+        if (!marked || (c[i].pgid > 0 && !group_may_live(c[i].pgid)))
             continue;
         struct bt_store_orphan *o = &orphans[(*n_orphans)++];
         memcpy(o->run, c[i].run, BT_ID_SIZE);

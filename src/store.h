@@ -470,7 +470,7 @@ int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, b
 /* A recovered run whose process group may still be alive. */
 struct bt_store_orphan {
     char run[BT_ID_SIZE]; /* the run */
-    int pgid;             /* its coder's process group */
+    int pgid;             /* its coder's process group, 0 if never recorded */
     uint64_t child_start; /* start time of the group leader (pid == pgid), 0 unknown */
 };
 
@@ -483,7 +483,9 @@ struct bt_store_orphan {
  *
  * *count (may be NULL) is set to the number of runs marked. *orphans is set
  * to an array of *n_orphans (free() it; NULL when 0) for those marked runs
- * whose process group kill(-pgid, 0) says may still exist. Before signalling
+ * whose process group kill(-pgid, 0) says may still exist, and those whose
+ * group was never recorded (pgid 0: the caller finds their processes by
+ * the run's tag in their environment, bt_proc_kill_tagged). Before signalling
  * such a group the caller must check it still belongs to the run: the leader
  * pgid either no longer exists (Linux does not reuse a pid while it is a
  * live group's id) or has start time child_start (bt_store_pid_start). */

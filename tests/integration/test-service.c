@@ -562,6 +562,65 @@ static void test_detach_refusal_stores_nothing(void **state)
     free(sub);
 }
 
+/* In a child: a run owned by this child and a process of that run (tagged
+ * BATON_RUN=<run>, in a session of its own, ignoring SIGTERM) that nobody
+ * recorded; reports "<run> <pid>" on fd and exits, leaving both behind. */
+static void untracked_child(struct ctx *c, int fd)
+{
+    char *home = path_in(c, "home");
+    struct bt_store *s = NULL;
+    char conv[BT_ID_SIZE], run[BT_ID_SIZE];
+    struct bt_store_conversation_new cn = {.coder = "codex", .cwd = c->dir, .title = "t"};
+    struct bt_store_run_new rn = {.conversation = conv, .coder = "codex"};
+    int rc = bt_store_open(home, &s, NULL);
+    rc = rc ? rc : bt_store_conversation_create(s, &cn, conv);
+    rc = rc ? rc : bt_store_run_create(s, &rn, run, NULL);
+    bt_store_close(s);
+    pid_t pid = rc ? -1 : fork();
+    if (pid == 0) {
+        setsid();
+        signal(SIGTERM, SIG_IGN);
+        setenv("BATON_RUN", run, 1);
+        execl("/bin/sleep", "sleep", "120", (char *)NULL);
+        _exit(127);
+    }
+    dprintf(fd, "%s %d\n", run, (int)pid);
+    _exit(pid > 0 ? 0 : 1);
+}
+
+/* A run whose owner died before it recorded the coder's process group (or
+ * whose process left the group): recovery finds the run's processes by the
+ * BATON_RUN tag in their environment and stops them. */
+static void test_untracked_processes_stopped(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0)
+        untracked_child(c, fds[1]);
+    close(fds[1]);
+    char buf[128] = "";
+    assert_true(read(fds[0], buf, sizeof buf - 1) > 0);
+    close(fds[0]);
+    assert_int_equal(wait_exit(child), 0);
+    char *sp = strchr(buf, ' ');
+    int pid = sp ? (int)strtol(sp + 1, NULL, 10) : 0;
+    assert_true(pid > 0);
+    assert_int_equal(kill(pid, 0), 0);
+    baton(c, &res, NULL, 0, "ls", END); /* recovers the dead owner's run */
+    assert_non_null(strstr(res.out.data, "interrupted"));
+    bt_test_result_release(&res);
+    int gone = 0;
+    for (int i = 0; i < 100 && !gone; i++) { /* init reaps it */
+        gone = kill(pid, 0) != 0;
+        usleep(20000);
+    }
+    assert_true(gone);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -573,6 +632,7 @@ int main(void)
         T(test_worker_killed),
         T(test_cancel_survives_owner_crash),
         T(test_detach_refusal_stores_nothing),
+        T(test_untracked_processes_stopped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
