@@ -749,10 +749,10 @@ int bt_proc_run(char *const argv[], int quiet)
 /* ---- a run's processes by their tag ---------------------------------- */
 
 /* 1 if process pid's environment holds exactly the entry tag. */
-static int has_tag(const char *pid, const char *tag)
+static int has_tag(long pid, const char *tag)
 {
     char path[64];
-    snprintf(path, sizeof path, "/proc/%s/environ", pid);
+    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
     size_t len;
     char *env = bt_read_file(path, &len);
     if (!env) /* gone, or not ours to read */
@@ -773,7 +773,7 @@ static size_t kill_tagged_once(const char *tag, pid_t *pids, size_t cap)
     while (d && (e = readdir(d)) != NULL) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 1 || pid == getpid() || !has_tag(e->d_name, tag))
+        if (*end || pid <= 1 || pid == getpid() || !has_tag(pid, tag))
             continue;
         if (kill((pid_t)pid, SIGKILL) == 0 && n < cap)
             pids[n++] = (pid_t)pid;
