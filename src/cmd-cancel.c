@@ -24,18 +24,6 @@
  * takes at most two grace periods of 3 s, plus the coder's linger. */
 #define CANCEL_WAIT_MS 20000
 
-/* Only the options every command takes: --help. Returns 0, or an exit code
- * (-1 after --help). */
-static int no_options(int argc, char **argv, int nargs)
-{
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-        return c == 'h' ? (bt_help(argv[0]), -1) : bt_bad_option(argv);
-    return argc - optind == nargs ? 0 : bt_usage(argv[0]);
-}
-
 /* Wait for run to end; its final state or RUNNING after the wait. */
 static enum bt_store_run_state wait_end(struct bt_store *s, const char *run)
 {
@@ -54,7 +42,7 @@ static enum bt_store_run_state wait_end(struct bt_store *s, const char *run)
 
 int bt_cmd_cancel(int argc, char **argv)
 {
-    int rc = no_options(argc, argv, 1);
+    int rc = bt_cmd_plain_args(argc, argv, 1);
     if (rc)
         return rc < 0 ? 0 : rc;
     struct bt_store *s;
@@ -100,7 +88,7 @@ static int parse_msg(const char *text, int64_t *msg)
 
 int bt_cmd_rm_queued(int argc, char **argv)
 {
-    int rc = no_options(argc, argv, 2);
+    int rc = bt_cmd_plain_args(argc, argv, 2);
     if (rc)
         return rc < 0 ? 0 : rc;
     int64_t msg;

@@ -2,6 +2,7 @@
 /* cmd-common: what several commands share: opening the store and
  * resolving a conversation id typed by the user. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -70,4 +71,14 @@ int bt_cmd_resolve(struct bt_store *s, const char *text, char *id)
     if (rc)
         return bt_fail(BT_EXIT_USAGE, "no conversation matches '%s'", text);
     return 0;
+}
+
+int bt_cmd_plain_args(int argc, char **argv, int nargs)
+{
+    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
+        return c == 'h' ? (bt_help(argv[0]), -1) : bt_bad_option(argv);
+    return argc - optind == nargs ? 0 : bt_usage(argv[0]);
 }

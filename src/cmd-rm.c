@@ -99,16 +99,12 @@ static int remove_native_session(const struct bt_store_conversation *c)
 
 int bt_cmd_rm(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-        return c == 'h' ? bt_help(argv[0]) : bt_bad_option(argv);
-    if (argc - optind != 1)
-        return bt_usage(argv[0]);
+    int rc = bt_cmd_plain_args(argc, argv, 1);
+    if (rc)
+        return rc < 0 ? 0 : rc;
     struct bt_store *s;
     char id[BT_ID_SIZE];
-    int rc = bt_cmd_open_store(&s);
+    rc = bt_cmd_open_store(&s);
     if (rc)
         return rc;
     if ((rc = bt_cmd_resolve(s, argv[optind], id)) != 0) {

@@ -73,6 +73,10 @@ void bt_cmd_recover(struct bt_store *s);
  * title. */
 struct bt_store_conversation;
 void bt_cmd_print_conversation(const struct bt_store_conversation *c);
+/* Parse a command that takes only --help and nargs arguments (they start
+ * at optind): 0, -1 after printing the help, or an exit code after saying
+ * what is wrong. */
+int bt_cmd_plain_args(int argc, char **argv, int nargs);
 /* Sleep ms milliseconds (signals do not cut it short). */
 void bt_cmd_sleep_ms(unsigned ms);
 /* Resolve CONV (full id or unique prefix) into id; prints why not and

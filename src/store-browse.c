@@ -104,46 +104,6 @@ static char *fts_query(const char *text)
     return bt_buf_detach(&q, NULL);
 }
 
-/* The value of a stored name (name_of(i) == text), 0 if none. */
-static int value_of(const char *(*name_of)(int), const unsigned char *text)
-{
-    if (!text)
-        return 0;
-    for (int i = 1; strcmp(name_of(i), "none") != 0; i++)
-        if (strcmp(name_of(i), (const char *)text) == 0)
-            return i;
-    return 0;
-}
-
-static const char *conv_status_name(int v)
-{
-    return bt_store_conv_status_name((enum bt_store_conv_status)v);
-}
-
-static const char *run_state_name(int v)
-{
-    return bt_store_run_state_name((enum bt_store_run_state)v);
-}
-
-/* Fill c from the first 12 columns of an SQL_SEARCH row (as store.c reads
- * CONV_SELECT). */
-static void read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c)
-{
-    bt_st_col_id(q, 0, c->id);
-    c->title = bt_st_col_str0(q, 1);
-    c->coder = bt_st_col_str0(q, 2);
-    c->model = bt_st_col_str(q, 3);
-    c->cwd = bt_st_col_str0(q, 4);
-    c->native_session_id = bt_st_col_str(q, 5);
-    c->native_session_path = bt_st_col_str(q, 6);
-    c->status = (enum bt_store_conv_status)value_of(conv_status_name, sqlite3_column_text(q, 7));
-    c->created_ms = sqlite3_column_int64(q, 8);
-    c->updated_ms = sqlite3_column_int64(q, 9);
-    bt_st_col_id(q, 10, c->last_run);
-    c->last_run_state =
-        (enum bt_store_run_state)value_of(run_state_name, sqlite3_column_text(q, 11));
-}
-
 /* text with every run of white space made one space, trimmed; in place. */
 static void squeeze_space(char *text)
 {
@@ -228,7 +188,7 @@ int bt_store_search(struct bt_store *s, const char *text, size_t limit,
         }
         struct bt_store_search_hit *h = &(*out)[(*n)++];
         memset(h, 0, sizeof *h);
-        read_conversation(q, &h->conv);
+        bt_st_read_conversation(q, &h->conv); /* its first 12 columns */
         h->message = bt_st_col_i64(q, 12, 0);
     }
     for (size_t i = 0; rc == 0 && i < *n; i++)

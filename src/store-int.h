@@ -68,6 +68,11 @@ int bt_st_check_not_running(struct bt_store *s, const char *conv);
  * there is no such conversation. */
 int bt_st_check_owner(struct bt_store *s, const char *conv, int force);
 
+/* Fill c (owned strings) from the first 12 columns of a row shaped like
+ * store.c's CONV_SELECT: id, title, coder, model, cwd, native session id and
+ * path, status, created, updated, last run id and state. */
+void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c);
+
 /* Commit pending events, then BEGIN IMMEDIATE. */
 int bt_st_tx_begin(struct bt_store *s);
 /* Commit if rc is 0, else roll back keeping the error; returns the result. */

@@ -853,8 +853,7 @@ void bt_store_conversation_release(struct bt_store_conversation *c)
     memset(c, 0, sizeof *c);
 }
 
-/* Fill c from a CONV_SELECT row. */
-static void read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c)
+void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c)
 {
     bt_st_col_id(q, 0, c->id);
     c->title = bt_st_col_str0(q, 1);
@@ -907,7 +906,7 @@ int bt_store_conversation_get(struct bt_store *s, const char *id, struct bt_stor
     int rc = bt_st_step(s, q, "get conversation");
     if (rc != 1)
         return rc ? rc : bt_st_fail(s, BT_ENOTFOUND, "no conversation '%s'", id);
-    read_conversation(q, out);
+    bt_st_read_conversation(q, out);
     return bt_st_done(q, 0);
 }
 
@@ -1010,7 +1009,7 @@ int bt_store_conversation_list(struct bt_store *s, size_t limit, struct bt_store
             cap = cap ? cap * 2 : 16;
             *out = bt_xrealloc(*out, cap * sizeof **out);
         }
-        read_conversation(q, &(*out)[(*n)++]);
+        bt_st_read_conversation(q, &(*out)[(*n)++]);
     }
     if (rc) {
         bt_store_conversation_list_free(*out, *n);
