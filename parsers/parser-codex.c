@@ -6,6 +6,7 @@
 #include "parser-codex.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -597,6 +598,20 @@ static void on_request(struct codex_parser *p, const cJSON *msg, const char *m, 
     cJSON_free(id);
 }
 
+/* The initialize answer's userAgent is "<originator>/<codex version> (os;
+ * arch) terminal (client; version)" (codex-cli 0.171.0): the version after
+ * the first '/' is codex's own. */
+static void signal_version(const char *user_agent, const struct bt_parser_sink *sink)
+{
+    const char *slash = user_agent ? strchr(user_agent, '/') : NULL;
+    char *v = slash && isdigit((unsigned char)slash[1]) ? bt_find_version(slash + 1) : NULL;
+    if (!v)
+        return;
+    struct bt_signal sig = {.type = BT_SIGNAL_CODER_VERSION, .coder_version = v};
+    sink->signal(sink->data, &sig);
+    free(v);
+}
+
 static void on_response(struct codex_parser *p, const cJSON *msg, const struct bt_parser_sink *sink)
 {
     const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
@@ -616,6 +631,8 @@ static void on_response(struct codex_parser *p, const cJSON *msg, const struct b
         set_turn(p, sig.turn_id);
     }
     sink->signal(sink->data, &sig);
+    if (res)
+        signal_version(jstr(res, "userAgent"), sink);
 }
 
 static void codex_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink)

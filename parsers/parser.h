@@ -22,6 +22,7 @@ enum bt_signal_type {
     BT_SIGNAL_REQUEST,      /* a coder->client request that needs an answer */
     BT_SIGNAL_TURN_END,     /* the coder's terminal event for the turn */
     BT_SIGNAL_TURN_RESUMED, /* a tentative end was not the end (a retry began) */
+    BT_SIGNAL_CODER_VERSION, /* the coder named its own version */
 };
 
 /* A protocol fact the write side (runner) needs. Strings borrowed. */
@@ -48,6 +49,8 @@ struct bt_signal {
     const char *message;    /* curated sentence, NULL on success */
     int tentative;          /* 1: final unless TURN_RESUMED follows soon (a
                                coder that may retry after this end) */
+    /* CODER_VERSION */
+    const char *coder_version; /* "0.171.0" */
 };
 
 struct bt_parser_sink {

@@ -28,7 +28,7 @@ struct codex_runner {
 static int codex_parse_version(const char *text, char **version)
 {
     /* `codex --version` prints "codex-cli 0.171.0" */
-    *version = bt_runner_find_version(text);
+    *version = bt_find_version(text);
     return *version ? 0 : BT_EPROTO;
 }
 
@@ -392,7 +392,9 @@ const struct bt_runner_ops bt_runner_codex = {
     .bin_name = "codex",
     .bin_env = "BATON_CODEX_BIN",
     .stdin_pipe = 1,
+    .reports_version = 1, /* initialize's userAgent (parser-codex.c) */
     .parse_version = codex_parse_version,
+    .resolve_launcher = bt_codex_resolve_launcher,
     .build_argv = codex_build_argv,
     .handoff_argv = codex_handoff_argv,
     .delete_session = codex_delete_session,

@@ -26,4 +26,8 @@ enum {
 
 extern const struct bt_runner_ops bt_runner_codex;
 
+/* The runner's resolve_launcher op (runners/codex-launcher.c): the native
+ * binary npm's bin/codex.js would run, and the environment it would give. */
+int bt_codex_resolve_launcher(const char *path, char **native, struct bt_strv *env);
+
 #endif

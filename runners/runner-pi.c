@@ -20,7 +20,7 @@ struct pi_runner {
 static int pi_parse_version(const char *text, char **version)
 {
     /* `pi --version` prints "0.73.1" (on stderr) */
-    *version = bt_runner_find_version(text);
+    *version = bt_find_version(text);
     return *version ? 0 : BT_EPROTO;
 }
 

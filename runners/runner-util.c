@@ -19,29 +19,6 @@ int bt_runner_id_ok(const char *id)
     return 1;
 }
 
-char *bt_runner_find_version(const char *text)
-{
-    for (const char *p = text; *p; p++) {
-        if (!isdigit((unsigned char)*p) || (p > text && isalnum((unsigned char)p[-1])))
-            continue;
-        const char *q = p;
-        int dots = 0;
-        while (isdigit((unsigned char)*q) || (*q == '.' && isdigit((unsigned char)q[1]))) {
-            dots += *q == '.';
-            q++;
-        }
-        if (dots >= 2) {
-            /* keep a pre-release suffix such as -alpha.3 */
-            while (*q == '-' || isalnum((unsigned char)*q) ||
-                   (*q == '.' && isalnum((unsigned char)q[1])))
-                q++;
-            return bt_xstrndup(p, (size_t)(q - p));
-        }
-        p = q - 1 >= p ? q - 1 : p;
-    }
-    return NULL;
-}
-
 void bt_runner_put_json(struct bt_buf *out, struct cJSON *msg)
 {
     char *s = cJSON_PrintUnformatted(msg);

@@ -38,10 +38,23 @@ struct bt_runner_ops {
     const char *bin_name; /* executable looked up on PATH */
     const char *bin_env;  /* env var overriding the path, "BATON_CODEX_BIN" */
     int stdin_pipe;       /* 1 if the protocol uses stdin */
+    /* 1 if the coder names its version in its protocol on every run (its
+     * parser then signals BT_SIGNAL_CODER_VERSION), so no `--version` probe
+     * is needed to learn it. */
+    int reports_version;
 
     /* Parse the output of `<bin> --version` into an owned version string
      * ("0.171.0"). Returns 0, or BT_EPROTO if unrecognised. */
     int (*parse_version)(const char *text, char **version);
+    /* Optional, for coders installed behind a launcher (a script that only
+     * finds and starts the real program): given the located executable
+     * (an absolute realpath), set *native to the program the launcher would
+     * start (owned realpath) and append to env the changes to the
+     * environment it would make: "NAME=VALUE" sets, a bare "NAME" unsets;
+     * later entries win. Returns 0; -ENOENT when path is not such a launcher
+     * or its program cannot be found (baton then runs path itself), with
+     * nothing set. File-system reads only, never a process. */
+    int (*resolve_launcher)(const char *path, char **native, struct bt_strv *env);
     /* Append the arguments after argv[0] for one turn. Returns 0 or -EINVAL
      * for an unusable config (e.g. a session id that could become a flag). */
     int (*build_argv)(const struct bt_runner_config *cfg, struct bt_strv *argv);
@@ -99,7 +112,5 @@ void bt_runner_fail(const struct bt_parser_sink *sink, const char *kind, const c
 /* 1 if id is safe to pass as a CLI value: non-empty, at most 256 bytes, only
  * [A-Za-z0-9._:-], and not starting with '-'. */
 int bt_runner_id_ok(const char *id);
-/* Find the first "N.N.N" version number in text; owned copy or NULL. */
-char *bt_runner_find_version(const char *text);
 
 #endif

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd-coders: `baton coders` lists every known coder, its path and version. */
+/*
+ * cmd-coders: `baton coders` lists every known coder, the executable baton
+ * runs for it (the program behind an npm launcher, which is named too) and
+ * its version, asked with `--version` (the one place baton still asks: a
+ * turn takes the version from the coder's protocol or the store).
+ */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,17 +13,32 @@
 #include "cmd.h"
 #include "coder.h"
 
-static void print_json(const struct bt_coder *c, const char *path, const char *version)
+static void print_json(const struct bt_coder *c, const struct bt_coder_exe *exe,
+                       const char *version)
 {
     struct bt_buf b = BT_BUF_INIT;
     bt_buf_addc(&b, '{');
     bt_json_member(&b, "coder", c->name);
-    bt_buf_addf(&b, ",\"installed\":%s", path ? "true" : "false");
-    bt_json_member(&b, "path", path);
+    bt_buf_addf(&b, ",\"installed\":%s", exe->path ? "true" : "false");
+    bt_json_member(&b, "path", exe->path);
+    bt_json_member(&b, "launcher", exe->launcher);
     bt_json_member(&b, "version", version);
     bt_buf_adds(&b, "}\n");
     fputs(b.data, stdout);
     bt_buf_release(&b);
+}
+
+static void print_human(const struct bt_coder *c, const struct bt_coder_exe *exe,
+                        const char *version)
+{
+    if (!exe->path)
+        printf("%-10s %-12s (set %s or put %s on PATH)\n", c->name, "not installed",
+               c->runner->bin_env, c->runner->bin_name);
+    else if (exe->launcher)
+        printf("%-10s %-12s %s (run directly; found behind the launcher %s)\n", c->name,
+               version ? version : "unknown", exe->path, exe->launcher);
+    else
+        printf("%-10s %-12s %s\n", c->name, version ? version : "unknown", exe->path);
 }
 
 int bt_cmd_coders(int argc, char **argv)
@@ -36,19 +56,16 @@ int bt_cmd_coders(int argc, char **argv)
         return bt_usage(argv[0]);
     for (size_t i = 0; bt_coders[i]; i++) {
         const struct bt_coder *cd = bt_coders[i];
-        char *path = bt_coder_locate(cd);
+        struct bt_coder_exe exe;
         char *version = NULL;
-        if (path)
-            bt_coder_version(cd, path, &version);
+        if (bt_coder_resolve(cd, &exe) == 0)
+            bt_coder_version(cd, exe.path, &version);
         if (json)
-            print_json(cd, path, version);
-        else if (path)
-            printf("%-10s %-12s %s\n", cd->name, version ? version : "unknown", path);
+            print_json(cd, &exe, version);
         else
-            printf("%-10s %-12s (set %s or put %s on PATH)\n", cd->name, "not installed",
-                   cd->runner->bin_env, cd->runner->bin_name);
+            print_human(cd, &exe, version);
         free(version);
-        free(path);
+        bt_coder_exe_release(&exe);
     }
     return BT_EXIT_OK;
 }

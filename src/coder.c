@@ -58,6 +58,72 @@ char *bt_coder_locate(const struct bt_coder *c)
     return found;
 }
 
+int bt_coder_resolve(const struct bt_coder *c, struct bt_coder_exe *exe)
+{
+    *exe = (struct bt_coder_exe){0};
+    bt_strv_init(&exe->env);
+    char *found = bt_coder_locate(c);
+    if (!found)
+        return BT_ENOTINSTALLED;
+    char *native = NULL;
+    if (c->runner->resolve_launcher && c->runner->resolve_launcher(found, &native, &exe->env) == 0) {
+        exe->path = native;
+        exe->launcher = found;
+    } else {
+        bt_strv_release(&exe->env);
+        bt_strv_init(&exe->env);
+        exe->path = found;
+    }
+    return 0;
+}
+
+void bt_coder_exe_release(struct bt_coder_exe *exe)
+{
+    free(exe->path);
+    free(exe->launcher);
+    bt_strv_release(&exe->env);
+    *exe = (struct bt_coder_exe){0};
+}
+
+/* Length of the name of "NAME=VALUE" or "NAME". */
+static size_t name_len(const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    return eq ? (size_t)(eq - kv) : strlen(kv);
+}
+
+static int same_name(const char *a, const char *b)
+{
+    size_t n = name_len(a);
+    return b && name_len(b) == n && strncmp(a, b, n) == 0;
+}
+
+/* 1 if one of the n entries of list names the variable of kv. */
+static int named_in(const char *kv, char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (same_name(kv, list[i]))
+            return 1;
+    return 0;
+}
+
+void bt_coder_env(const struct bt_coder_exe *exe, char *const *env, const char *extra,
+                  struct bt_strv *out)
+{
+    char *const *ch = exe->env.v;
+    size_t n = exe->env.n;
+    bt_strv_init(out);
+    for (char *const *e = env; e && *e; e++)
+        if (!named_in(*e, ch, n) && !same_name(*e, extra))
+            bt_strv_push(out, *e);
+    for (size_t i = 0; i < n; i++) /* the last change of a name wins */
+        if (strchr(ch[i], '=') && !named_in(ch[i], ch + i + 1, n - i - 1) &&
+            !same_name(ch[i], extra))
+            bt_strv_push(out, ch[i]);
+    if (extra)
+        bt_strv_push(out, extra);
+}
+
 struct probe {
     struct bt_buf out;
     int done;

@@ -26,6 +26,27 @@ const struct bt_coder *bt_coder_find(const char *name);
  * Returns an owned absolute path, or NULL when not installed. */
 char *bt_coder_locate(const struct bt_coder *c);
 
+/* What baton runs for a coder: the located executable, or the program
+ * behind it when it is a launcher the runner can see through
+ * (resolve_launcher). */
+struct bt_coder_exe {
+    char *path;          /* what to run: an absolute realpath */
+    char *launcher;      /* the launcher found in its place, NULL if none */
+    struct bt_strv env;  /* environment changes of the launcher ("K=V" sets,
+                            "K" unsets); empty without a launcher */
+};
+
+/* Locate the coder (bt_coder_locate) and see through its launcher. Returns
+ * 0 with *exe filled (release with bt_coder_exe_release), or
+ * BT_ENOTINSTALLED with *exe empty. */
+int bt_coder_resolve(const struct bt_coder *c, struct bt_coder_exe *exe);
+void bt_coder_exe_release(struct bt_coder_exe *exe);
+
+/* env (NULL-terminated) with exe's changes applied and extra ("K=V", may be
+ * NULL) set last: the coder's environment, in out (initialised here). */
+void bt_coder_env(const struct bt_coder_exe *exe, char *const *env, const char *extra,
+                  struct bt_strv *out);
+
 /* Run `<path> --version` (10 s bound, no shell) and parse it with the
  * runner. Returns 0 and an owned *version, BT_EPROTO when the output is not
  * understood, or a negative error when it could not run. */

@@ -15,13 +15,22 @@
 
 extern char **environ;
 
+/* A coder resolved to an executable and version, or why not. */
+struct located {
+    const struct bt_coder *coder;
+    struct bt_coder_exe exe; /* what runs */
+    struct bt_store_exe id;  /* its identity, the key of its stored version */
+    int have_id;             /* id could be read */
+    char *version;           /* NULL: not known before the coder says it */
+};
+
 /* Everything one turn needs while it runs. */
 struct turn_ctx {
     struct bt_store *store;
     const struct bt_service_turn *t;
     const char *run;
     const char *conversation;
-    const char *coder_version;
+    const struct located *l; /* the coder run */
     int store_failed; /* a write failed: the run's record is incomplete */
 };
 
@@ -63,8 +72,19 @@ static void ctx_batch(void *data)
 static void ctx_spawn(void *data, int pid)
 {
     struct turn_ctx *c = data;
-    store_check(c, bt_store_run_started(c->store, c->run, pid, pid, c->coder_version));
+    store_check(c, bt_store_run_started(c->store, c->run, pid, pid, c->l->version));
     store_check(c, bt_store_flush(c->store));
+}
+
+/* The coder named its version: it is the run's, and the stored one for
+ * this executable from now on. Failing to store it costs a later turn a
+ * probe at most, so it is not a store failure of the run. */
+static void ctx_version(void *data, const char *version)
+{
+    struct turn_ctx *c = data;
+    store_check(c, bt_store_run_set_version(c->store, c->run, version));
+    if (c->l->have_id && !(c->l->version && strcmp(c->l->version, version) == 0))
+        bt_store_coder_version_put(c->store, &c->l->id, version);
 }
 
 /* Spinner, and the cancel request of `baton cancel` from any process. */
@@ -97,14 +117,24 @@ static enum bt_store_run_state run_state(enum bt_turn_status st)
     return BT_STORE_RUN_FAILED;
 }
 
-/* A coder resolved to an executable and version, or why not. */
-struct located {
-    const struct bt_coder *coder;
-    char *bin;
-    char *version;
-};
+/* The coder's version without starting it when that can be helped: the
+ * one stored for this very executable, else nothing for a coder that names
+ * its version in its protocol (the turn stores it then), else one probe,
+ * stored for next time. A store that cannot keep it costs a probe a turn,
+ * nothing more. */
+static void find_version(struct bt_store *s, struct located *l)
+{
+    l->have_id = bt_store_exe_stat(l->exe.path, &l->id) == 0;
+    if (l->have_id && bt_store_coder_version_get(s, &l->id, &l->version) == 0)
+        return;
+    if (l->coder->runner->reports_version)
+        return;
+    if (bt_coder_version(l->coder, l->exe.path, &l->version) == 0 && l->have_id)
+        bt_store_coder_version_put(s, &l->id, l->version);
+}
 
-static int locate(const char *name, struct located *l, struct bt_service_outcome *out)
+static int locate(struct bt_store *s, const char *name, struct located *l,
+                  struct bt_service_outcome *out)
 {
     l->coder = bt_coder_find(name);
     if (!l->coder) {
@@ -112,20 +142,19 @@ static int locate(const char *name, struct located *l, struct bt_service_outcome
         out->message = bt_xasprintf("unknown coder '%s' (see `baton coders`)", name);
         return -EINVAL;
     }
-    l->bin = bt_coder_locate(l->coder);
-    if (!l->bin) {
+    if (bt_coder_resolve(l->coder, &l->exe) != 0) {
         out->exit_code = BT_EXIT_NOT_INSTALLED;
         out->message = bt_xasprintf("%s is not installed: put '%s' on PATH or set %s", name,
                                     l->coder->runner->bin_name, l->coder->runner->bin_env);
         return BT_ENOTINSTALLED;
     }
-    bt_coder_version(l->coder, l->bin, &l->version);
+    find_version(s, l);
     return 0;
 }
 
 static void located_release(struct located *l)
 {
-    free(l->bin);
+    bt_coder_exe_release(&l->exe);
     free(l->version);
 }
 
@@ -206,16 +235,13 @@ static int submit_failed(struct bt_store *s, const struct bt_store_conversation 
     return rc;
 }
 
-/* baton's environment for the coder, tagged with the run (BT_PROC_RUN_TAG):
- * recovery finds the run's processes by it. */
-static void coder_env(const char *run, struct bt_strv *env)
+/* baton's environment for the coder (with its launcher's changes), tagged
+ * with the run (BT_PROC_RUN_TAG): recovery finds the run's processes by it. */
+static void coder_env(const struct located *l, const char *run, struct bt_strv *env)
 {
-    size_t n = strlen(BT_PROC_RUN_TAG);
-    bt_strv_init(env);
-    for (char **e = environ; *e; e++)
-        if (strncmp(*e, BT_PROC_RUN_TAG, n) != 0 || (*e)[n] != '=')
-            bt_strv_push(env, *e);
-    bt_strv_pushf(env, "%s=%s", BT_PROC_RUN_TAG, run);
+    char *tag = bt_xasprintf("%s=%s", BT_PROC_RUN_TAG, run);
+    bt_coder_env(&l->exe, environ, tag, env);
+    free(tag);
 }
 
 /* Run the turn of the run just created and record its end. */
@@ -236,12 +262,12 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
         return rc;
     }
     struct turn_ctx c = {
-        .store = s, .t = t, .run = out->run, .conversation = conv->id, .coder_version = l->version};
+        .store = s, .t = t, .run = out->run, .conversation = conv->id, .l = l};
     struct bt_strv env;
-    coder_env(out->run, &env);
+    coder_env(l, out->run, &env);
     struct bt_turn_options o = {
         .coder = l->coder,
-        .bin = l->bin,
+        .bin = l->exe.path,
         .coder_version = l->version,
         .env = env.v,
         .cfg = {.prompt = prompt,
@@ -260,6 +286,7 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
         .on_event = ctx_event,
         .on_batch = ctx_batch,
         .on_spawn = ctx_spawn,
+        .on_version = ctx_version,
         .on_tick = ctx_tick,
         .tick_ms = 100,
         .data = &c,
@@ -396,7 +423,7 @@ static int load(struct bt_store *s, const char *id, struct bt_store_conversation
         return rc;
     }
     memcpy(out->conversation, conv->id, BT_ID_SIZE);
-    return locate(conv->coder, l, out);
+    return locate(s, conv->coder, l, out);
 }
 
 int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
@@ -404,7 +431,7 @@ int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
 {
     struct located l = {0};
     memset(out, 0, sizeof(*out));
-    int rc = locate(t->coder, &l, out);
+    int rc = locate(s, t->coder, &l, out);
     if (rc == 0) {
         struct bt_store_conversation_new cn = {
             .coder = t->coder, .model = t->model, .cwd = t->cwd, .title = t->prompt};

@@ -136,6 +136,16 @@ static const char *const migrations[] = {
     "INSERT INTO titles_fts (titles_fts) VALUES ('rebuild');",
     /* 2 -> 3: the turn settings a queued message was sent with */
     "ALTER TABLE messages ADD COLUMN options TEXT;",
+    /* 3 -> 4: coders' versions by executable identity (store-coder.c), so
+     * a turn runs no `--version` probe; recovery's look for running runs
+     * reads a partial index instead of every run */
+    "CREATE TABLE coder_versions ("
+    " path TEXT PRIMARY KEY NOT NULL,"
+    " dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL,"
+    " mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,"
+    " version TEXT NOT NULL,"
+    " seen_ms INTEGER NOT NULL) WITHOUT ROWID;"
+    "CREATE INDEX runs_running ON runs(state) WHERE state = 'running';",
 };
 
 #define N_MIGRATIONS ((int)BT_ARRAY_SIZE(migrations))

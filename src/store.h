@@ -31,7 +31,7 @@
 #include "event.h"
 #include "id.h"
 
-#define BT_STORE_SCHEMA_VERSION 3                    /* PRAGMA user_version this code writes */
+#define BT_STORE_SCHEMA_VERSION 4                    /* PRAGMA user_version this code writes */
 #define BT_STORE_BUSY_TIMEOUT_MS 5000                /* wait for another writer at most this long */
 #define BT_STORE_TITLE_MAX 80                        /* bytes of a conversation title */
 #define BT_STORE_STDERR_TAIL_MAX ((size_t)64 * 1024) /* bytes of a run's stderr tail kept */
@@ -464,6 +464,36 @@ typedef int (*bt_store_event_fn)(void *data, const struct bt_store_event *ev);
  * 0, fn's non-zero value, or BT_ESTORE. An unknown run has no events. */
 int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, bt_store_event_fn fn,
                         void *data);
+
+/* --- coder versions ---------------------------------------------------- */
+
+/* A coder's executable as stat(2) saw it: a new install or upgrade changes
+ * its inode and ctime, so a version stored for one identity is never given
+ * for another. */
+struct bt_store_exe {
+    const char *path; /* the absolute realpath baton runs */
+    int64_t dev, ino, size;
+    int64_t mtime_ns, ctime_ns;
+};
+
+/* Fill exe's identity from stat(path); exe->path = path (borrowed).
+ * Returns 0 or the negated errno of stat. */
+int bt_store_exe_stat(const char *path, struct bt_store_exe *exe);
+
+/* The version stored for exe's path, if its identity is the same as when it
+ * was stored: 0 and an owned *version; BT_ENOTFOUND (with *version NULL)
+ * when nothing is stored or the executable has changed since. */
+int bt_store_coder_version_get(struct bt_store *s, const struct bt_store_exe *exe,
+                               char **version);
+
+/* Store version (non-empty) for exe, replacing what was stored for its
+ * path. */
+int bt_store_coder_version_put(struct bt_store *s, const struct bt_store_exe *exe,
+                               const char *version);
+
+/* Set the coder version of a run (the version the coder named in its
+ * protocol, which wins over a stored one). BT_ENOTFOUND for no such run. */
+int bt_store_run_set_version(struct bt_store *s, const char *run, const char *version);
 
 /* --- crash recovery ---------------------------------------------------- */
 

@@ -53,6 +53,7 @@ struct bt_turn {
     char *session_path; /* native session file, when the coder names one */
     uv_signal_t signals[N_STOP_SIGNALS];
     int ended;        /* the coder's terminal event was seen */
+    int version_seen; /* the coder named its version */
     int spawn_failed; /* the result was settled when spawning failed */
     int stdout_eof;   /* stdout ended before the terminal event */
     int write_error;  /* writing to the coder failed (negative code) */
@@ -265,6 +266,12 @@ static void sink_signal(void *data, const struct bt_signal *sig)
     }
     if (sig->type == BT_SIGNAL_TURN_RESUMED) {
         clear_pending(t);
+        return;
+    }
+    if (sig->type == BT_SIGNAL_CODER_VERSION) {
+        if (t->o->on_version && sig->coder_version && !t->version_seen)
+            t->o->on_version(t->o->data, sig->coder_version);
+        t->version_seen = 1;
         return;
     }
     if (sig->session_path) {

@@ -37,7 +37,7 @@ struct bt_turn;
 struct bt_turn_options {
     const struct bt_coder *coder;
     const char *bin;           /* resolved executable path */
-    const char *coder_version; /* from the version probe, may be NULL */
+    const char *coder_version; /* for turn.started; NULL: not known yet */
     char *const *env;          /* environment for the coder */
     struct bt_runner_config cfg;
     const char *run_id;          /* stamped on every event */
@@ -56,6 +56,9 @@ struct bt_turn_options {
     void (*on_batch)(void *data);
     /* The coder process started (pid = process group id). */
     void (*on_spawn)(void *data, int pid);
+    /* Optional: the coder named its version in its protocol (borrowed, for
+     * the call), once per run, before the events that follow it. */
+    void (*on_version)(void *data, const char *version);
     /* Optional: called every tick_ms while the turn runs (a spinner, a
      * look for a cancel request); returning non-zero stops the turn as a
      * first stop signal would (status cancelled). */

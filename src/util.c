@@ -2,6 +2,7 @@
 /* util: allocation wrappers, bt_buf, time and JSON/UTF-8 string helpers. */
 #include "util.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,4 +467,27 @@ void bt_shell_quote(struct bt_buf *b, const char *s)
             bt_buf_addc(b, *s);
     }
     bt_buf_addc(b, '\'');
+}
+
+char *bt_find_version(const char *text)
+{
+    for (const char *p = text; *p; p++) {
+        if (!isdigit((unsigned char)*p) || (p > text && isalnum((unsigned char)p[-1])))
+            continue;
+        const char *q = p;
+        int dots = 0;
+        while (isdigit((unsigned char)*q) || (*q == '.' && isdigit((unsigned char)q[1]))) {
+            dots += *q == '.';
+            q++;
+        }
+        if (dots >= 2) {
+            /* keep a pre-release suffix such as -alpha.3 */
+            while (*q == '-' || isalnum((unsigned char)*q) ||
+                   (*q == '.' && isalnum((unsigned char)q[1])))
+                q++;
+            return bt_xstrndup(p, (size_t)(q - p));
+        }
+        p = q - 1 >= p ? q - 1 : p;
+    }
+    return NULL;
 }

@@ -82,6 +82,10 @@ void bt_strv_release(struct bt_strv *sv);
  * says why). Caller frees. */
 char *bt_read_file(const char *path, size_t *len);
 
+/* The first "N.N.N" version number in text (with a pre-release suffix such
+ * as -alpha.3); owned copy, or NULL if there is none. */
+char *bt_find_version(const char *text);
+
 /* Milliseconds since the Unix epoch (CLOCK_REALTIME). */
 int64_t bt_now_ms(void);
 /* Milliseconds from CLOCK_MONOTONIC, for durations. */

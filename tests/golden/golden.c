@@ -60,6 +60,10 @@ static void on_signal(void *data, const struct bt_signal *sig)
         bt_buf_adds(&r->events, "#turn-resumed\n");
         return;
     }
+    if (sig->type == BT_SIGNAL_CODER_VERSION) {
+        bt_buf_addf(&r->events, "#coder-version %s\n", sig->coder_version);
+        return;
+    }
     r->coder->runner->on_signal(r->runner, sig, &r->writes, &r->sink);
 }
 

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * integration tests of what a turn costs beyond the coder: one coder process
+ * per turn (the version comes from the coder's protocol or from the store,
+ * probed once per executable), npm's codex launcher seen through to the
+ * binary it would start, and the bounded, compressed run files. The coder is
+ * tests/fake-coder behind a small sh wrapper that logs each start.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "support.h"
+
+#define PI_FIXTURES BT_SOURCE_DIR "/fixtures/pi/0.73.1"
+
+/* Write an executable sh script at path that appends "$0|$*|<managed>"
+ * to log and execs the fake coder. */
+static void wrapper(const char *path, const char *log)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "#!/bin/sh\n"
+            "printf '%%s|%%s|%%s\\n' \"$0\" \"$*\" \"${CODEX_MANAGED_BY_NPM:-}\" >> '%s'\n"
+            "exec '%s' \"$@\"\n",
+            log, FAKE);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* Lines of the start log holding needle. */
+static int starts(const char *log, const char *needle)
+{
+    char *text = bt_test_slurp(log, NULL);
+    int n = 0;
+    for (char *p = text; p && (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    free(text);
+    return n;
+}
+
+/* The coder_version of the turn.started of a --json stream ("null" if
+ * null); caller frees. */
+static char *started_version(const char *out)
+{
+    cJSON **lines;
+    size_t n = bt_test_json_lines(out, &lines);
+    assert_true(n >= 2);
+    const cJSON *v = cJSON_GetObjectItem(lines[0], "coder_version");
+    char *s = bt_xstrdup(cJSON_IsString(v) ? v->valuestring : "null");
+    bt_test_lines_free(lines, n);
+    return s;
+}
+
+/* pi names no version in its rpc protocol: the first turn probes once, the
+ * next turns start pi alone; a reinstalled pi is probed again. */
+static void test_pi_probed_once(void **state)
+{
+    struct ctx *c = *state;
+    char *bin = path_in(c, "pi"), *log = path_in(c, "starts.log");
+    wrapper(bin, log);
+    char *kv = bt_xasprintf("BATON_PI_BIN=%s", bin);
+    setenv_kv(c, kv);
+    char *agent = bt_xasprintf("PI_CODING_AGENT_DIR=%s/pi-agent", c->dir);
+    setenv_kv(c, agent);
+    setenv_kv(c, "FAKE_CODER_REPLAY=" PI_FIXTURES "/text.jsonl");
+    setenv_kv(c, "FAKE_CODER_VERSION=0.73.1");
+
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "-c", "pi", "--json", "one", END);
+    assert_int_equal(res.exit_code, 0);
+    char *v = started_version(res.out.data);
+    assert_string_equal(v, "0.73.1");
+    free(v);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    assert_int_equal(starts(log, "|--version|"), 1);
+    assert_int_equal(starts(log, "--mode rpc"), 1);
+
+    for (int i = 0; i < 2; i++) {
+        baton(c, &res, NULL, 0, "send", "--json", conv, "again", END);
+        assert_int_equal(res.exit_code, 0);
+        v = started_version(res.out.data);
+        assert_string_equal(v, "0.73.1");
+        free(v);
+        bt_test_result_release(&res);
+    }
+    assert_int_equal(starts(log, "|--version|"), 1);
+    assert_int_equal(starts(log, "--mode rpc"), 3);
+
+    /* an upgrade: a new file in its place, another version */
+    char *tmp = path_in(c, "pi.new");
+    wrapper(tmp, log);
+    assert_int_equal(rename(tmp, bin), 0);
+    setenv_kv(c, "FAKE_CODER_VERSION=0.73.2");
+    baton(c, &res, NULL, 0, "send", "--json", conv, "upgraded", END);
+    assert_int_equal(res.exit_code, 0);
+    v = started_version(res.out.data);
+    assert_string_equal(v, "0.73.2");
+    free(v);
+    bt_test_result_release(&res);
+    assert_int_equal(starts(log, "|--version|"), 2);
+    free(tmp);
+    free(conv);
+    free(agent);
+    free(kv);
+    free(log);
+    free(bin);
+}
+
+/* codex names its version in initialize's answer: it is never probed. The
+ * first turn's turn.started cannot know it yet; the run's record has it,
+ * and so has every later turn.started. */
+static void test_codex_never_probed(void **state)
+{
+    struct ctx *c = *state;
+    char *bin = path_in(c, "codex"), *log = path_in(c, "starts.log");
+    wrapper(bin, log);
+    char *kv = bt_xasprintf("BATON_CODEX_BIN=%s", bin);
+    setenv_kv(c, kv);
+    replay(c, "text");
+
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--json", "one", END);
+    assert_int_equal(res.exit_code, 0);
+    char *v = started_version(res.out.data);
+    assert_string_equal(v, "null");
+    free(v);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+
+    baton(c, &res, NULL, 0, "show", "--debug", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "codex 0.171.0"));
+    bt_test_result_release(&res);
+
+    baton(c, &res, NULL, 0, "send", "--json", conv, "two", END);
+    assert_int_equal(res.exit_code, 0);
+    v = started_version(res.out.data);
+    assert_string_equal(v, "0.171.0");
+    free(v);
+    bt_test_result_release(&res);
+    assert_int_equal(starts(log, "|--version|"), 0);
+    assert_int_equal(starts(log, "app-server"), 2);
+    free(conv);
+    free(kv);
+    free(log);
+    free(bin);
+}
+
+/* An npm prefix whose platform package's binary is the logging wrapper:
+ * baton runs it directly (the launcher, a Node script, would fail here),
+ * with the environment the launcher gives, and `baton coders` says so. */
+static void test_codex_launcher_seen_through(void **state)
+{
+    struct ctx *c = *state;
+    const char *triple = NULL, *pkg = NULL;
+#if defined(__x86_64__)
+    pkg = "codex-linux-x64";
+    triple = "x86_64-unknown-linux-musl";
+#elif defined(__aarch64__)
+    pkg = "codex-linux-arm64";
+    triple = "aarch64-unknown-linux-musl";
+#endif
+    if (!triple)
+        skip();
+    char *root = path_in(c, "npm/node_modules/@openai/codex");
+    char *cmd = bt_xasprintf("mkdir -p '%s/bin' '%s/../%s/vendor/%s/bin' '%s/../../.bin'", root,
+                             root, pkg, triple, root);
+    assert_int_equal(system(cmd), 0);
+    char *pj = bt_xasprintf("%s/package.json", root);
+    FILE *f = fopen(pj, "w");
+    fputs("{\"name\": \"@openai/codex\", \"version\": \"0.171.0\"}\n", f);
+    fclose(f);
+    char *js = bt_xasprintf("%s/bin/codex.js", root);
+    f = fopen(js, "w");
+    fputs("#!/bin/sh\necho launcher >&2\nexit 1\n", f);
+    fclose(f);
+    chmod(js, 0755);
+    char *ppj = bt_xasprintf("%s/../%s/package.json", root, pkg);
+    f = fopen(ppj, "w");
+    fputs("{\"name\": \"@openai/codex\"}\n", f);
+    fclose(f);
+    char *native = bt_xasprintf("%s/../%s/vendor/%s/bin/codex", root, pkg, triple);
+    char *log = path_in(c, "starts.log");
+    wrapper(native, log);
+    char *link = bt_xasprintf("%s/../../.bin/codex", root);
+    assert_int_equal(symlink("../@openai/codex/bin/codex.js", link), 0);
+    char *kv = bt_xasprintf("BATON_CODEX_BIN=%s", link);
+    setenv_kv(c, kv);
+    replay(c, "text");
+
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--json", "through", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(starts(log, "app-server --listen stdio://|1"), 1);
+
+    baton(c, &res, NULL, 0, "coders", "--json", END);
+    assert_int_equal(res.exit_code, 0);
+    cJSON **lines;
+    size_t n = bt_test_json_lines(res.out.data, &lines);
+    assert_true(n >= 1);
+    char *real_native = realpath(native, NULL), *real_js = realpath(js, NULL);
+    assert_string_equal(bt_test_jstr(lines[0], "coder"), "codex");
+    assert_string_equal(bt_test_jstr(lines[0], "path"), real_native);
+    assert_string_equal(bt_test_jstr(lines[0], "launcher"), real_js);
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "coders", END);
+    assert_non_null(strstr(res.out.data, "behind the launcher"));
+    bt_test_result_release(&res);
+    free(real_native);
+    free(real_js);
+    free(kv);
+    free(link);
+    free(log);
+    free(native);
+    free(ppj);
+    free(js);
+    free(pj);
+    free(cmd);
+    free(root);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_pi_probed_once),
+        T(test_codex_never_probed),
+        T(test_codex_launcher_seen_through),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
