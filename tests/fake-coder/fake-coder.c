@@ -49,6 +49,10 @@
  *   FAKE_CODER_EXCLUSIVE=<file>  take an exclusive flock on <file> for the
  *                                whole run and append "start"; if another
  *                                fake coder holds it, append "overlap"
+ *   FAKE_CODER_STAMP=<token>     in each written line, the first <token> is
+ *                                replaced by CLOCK_REALTIME in ns (decimal)
+ *                                taken just before the write, for latency
+ *                                benchmarks (tests/bench/bench-latency.c)
  * The readiness order at start is fixed so tests can synchronise on it:
  * FDS/ARGV files, SIGTERM disposition, grandchild + PIDFILE, then STDERR.
  */
@@ -86,6 +90,7 @@ struct knobs {
     long crash_after; /* -1 = never */
     long hang_after;  /* -1 = never */
     const char *log_stdin;
+    const char *stamp;
 };
 
 /* Everything lives here so it stays reachable (and LeakSanitizer quiet)
@@ -238,6 +243,7 @@ static void read_knobs(void)
     k->crash_after = env_long("FAKE_CODER_CRASH_AFTER", -1);
     k->hang_after = env_long("FAKE_CODER_HANG_AFTER", -1);
     k->log_stdin = env("FAKE_CODER_LOG_STDIN");
+    k->stamp = env("FAKE_CODER_STAMP");
 }
 
 /* ---- stdin ---------------------------------------------------------- */
@@ -478,9 +484,36 @@ static void checkpoint(void)
 
 /* ---- writing --------------------------------------------------------- */
 
+/* FAKE_CODER_STAMP: a copy of the line with the first token replaced by
+ * the time now, or NULL when the line has none. Caller frees. */
+static char *stamped(const char *s, size_t *n)
+{
+    size_t tn = strlen(g.k.stamp);
+    const char *at = NULL;
+    for (size_t i = 0; tn && !at && i + tn <= *n; i++)
+        if (s[i] == g.k.stamp[0] && memcmp(s + i, g.k.stamp, tn) == 0)
+            at = s + i;
+    if (!at)
+        return NULL;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char num[32];
+    int k = snprintf(num, sizeof(num), "%lld%09ld", (long long)ts.tv_sec, ts.tv_nsec);
+    size_t pre = (size_t)(at - s), len = *n - tn + (size_t)k;
+    char *out = xrealloc(NULL, len);
+    memcpy(out, s, pre);
+    memcpy(out + pre, num, (size_t)k);
+    memcpy(out + pre + (size_t)k, at + tn, *n - pre - tn);
+    *n = len;
+    return out;
+}
+
 static void emit(const char *s, size_t n, bool nl)
 {
     const char *eol = !nl ? "" : g.k.crlf ? "\r\n" : "\n";
+    char *copy = g.k.stamp ? stamped(s, &n) : NULL;
+    if (copy)
+        s = copy;
     if (g.k.split && n > 1) {
         write_all(1, s, n / 2);
         sleep_ms(10);
@@ -495,6 +528,7 @@ static void emit(const char *s, size_t n, bool nl)
     memcpy(buf + n, eol, eol_len + 1); /* with its NUL */
     write_all(1, buf, n + strlen(eol));
     free(buf);
+    free(copy);
 }
 
 static void emit_noise(void)
