@@ -8,9 +8,10 @@
  * median peak RSS from wait4() (the largest of the process and the
  * descendants it waited for), and the difference and ratio of its median
  * to a reference command's (the first one unless -r names another).
- * With -m, the peak RSS of the process itself (VmHWM of /proc/PID/status,
- * read every 2 ms while it runs: what it reached up to the last read) is
- * reported too, apart from its descendants'. Figures only: it exits 0
+ * With -m, the peak RSS (VmHWM of /proc/PID/status) and the CPU time
+ * (/proc/PID/schedstat) of the process itself, apart from its
+ * descendants', are reported too: read every 2 ms while it runs, they are
+ * what it had reached at the last read, up to 2 ms before its exit. Figures only: it exits 0
  * whatever the times, and also when a command fails (the failed runs are
  * counted and left out).
  *
@@ -22,10 +23,12 @@
  *   -C DIR    working directory             -e K=V  set, -u K unset in the env
  *   -r REF    the label of the reference command for this one
  *   -b BYTES  also report BYTES / median wall time as MB/s (1 MB = 10^6 B)
- *   -m 1      poll the process's own VmHWM (wakes this process every 2 ms)
+ *   -m 1      poll the process's own VmHWM and CPU time (wakes this process
+ *             every 2 ms)
  *   -T TSV    append one tab-separated line per command to TSV: label, good
  *             runs, runs, median ms, p90 ms, min ms, cpu ms, rss KiB, ref,
- *             diff ms, ratio, MB/s, own rss KiB (-m; else empty)
+ *             diff ms, ratio, MB/s, own rss KiB, own cpu ms (these two with -m,
+ *             else empty)
  * A ";" argument (quote it in a shell) ends a SPEC; so does the end.
  */
 #include <errno.h>
@@ -51,7 +54,7 @@ struct spec {
     char **argv;  /* into the program's argv */
     char **env;   /* built from environ and -e/-u */
     double bytes; /* 0: no MB/s */
-    double wall[MAX_RUNS], cpu[MAX_RUNS], rss[MAX_RUNS], own[MAX_RUNS];
+    double wall[MAX_RUNS], cpu[MAX_RUNS], rss[MAX_RUNS], own[MAX_RUNS], own_cpu[MAX_RUNS];
     int hwm; /* -m: poll VmHWM */
     int good, runs, last_status;
 };
@@ -157,24 +160,29 @@ static void parse_spec(int argc, char **argv, int *i)
     s->env = build_env(sets, nsets, unsets, nunsets);
 }
 
-/* VmHWM of a running process in KiB, or 0. */
-static double vm_hwm(pid_t pid)
+/* VmHWM (KiB) and CPU time (ms) of a running process so far; each
+ * left as it was if it cannot be read. */
+static void own_stats(pid_t pid, double *hwm, double *cpu)
 {
     char path[64], line[256];
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
     FILE *f = fopen(path, "re");
-    double kib = 0;
     while (f && fgets(line, sizeof(line), f))
         if (strncmp(line, "VmHWM:", 6) == 0)
-            kib = strtod(line + 6, NULL);
+            *hwm = strtod(line + 6, NULL);
     if (f)
         fclose(f);
-    return kib;
+    snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+    f = fopen(path, "re");
+    if (f && fgets(line, sizeof(line), f))
+        *cpu = strtod(line, NULL) / 1e6; /* ns on the CPU */
+    if (f)
+        fclose(f);
 }
 
 /* One run of s; returns 0 and fills the figures, or -1. */
 static int run_once(struct spec *s, int timeout_s, double *wall, double *cpu, double *rss,
-                    double *own)
+                    double *own, double *own_cpu)
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
@@ -217,6 +225,7 @@ static int run_once(struct spec *s, int timeout_s, double *wall, double *cpu, do
     struct timespec left = {timeout_s, 0};
     double deadline = t0 + timeout_s * 1e3;
     *own = 0;
+    *own_cpu = 0;
     for (;;) {
         pid_t w = wait4(pid, &status, WNOHANG, &ru);
         if (w == pid)
@@ -231,8 +240,7 @@ static int run_once(struct spec *s, int timeout_s, double *wall, double *cpu, do
             return -1;
         }
         if (s->hwm) {
-            double k = vm_hwm(pid);
-            *own = k > *own ? k : *own;
+            own_stats(pid, own, own_cpu);
             rest = rest < 2 ? rest : 2;
         }
         left.tv_sec = (time_t)(rest / 1e3);
@@ -268,7 +276,7 @@ static double rank(const double *v, int n, double p)
 }
 
 struct figures {
-    double med, p90, min, cpu, rss, own;
+    double med, p90, min, cpu, rss, own, own_cpu;
 };
 
 static struct figures figures_of(struct spec *s)
@@ -282,6 +290,7 @@ static struct figures figures_of(struct spec *s)
     f.cpu = median(s->cpu, s->good);
     f.rss = median(s->rss, s->good);
     f.own = s->hwm ? median(s->own, s->good) : 0;
+    f.own_cpu = s->hwm ? median(s->own_cpu, s->good) : 0;
     return f;
 }
 
@@ -315,8 +324,8 @@ int main(int argc, char **argv)
     for (long r = -warm; r < runs; r++) {
         for (int k = 0; k < nspecs; k++) {
             struct spec *s = &specs[(k + (r < 0 ? 0 : r)) % nspecs];
-            double w, c, m, o;
-            int ok = run_once(s, (int)timeout_s, &w, &c, &m, &o) == 0;
+            double w, c, m, o, oc;
+            int ok = run_once(s, (int)timeout_s, &w, &c, &m, &o, &oc) == 0;
             if (r < 0)
                 continue;
             s->runs++;
@@ -325,6 +334,7 @@ int main(int argc, char **argv)
                 s->cpu[s->good] = c;
                 s->rss[s->good] = m;
                 s->own[s->good] = o;
+                s->own_cpu[s->good] = oc;
                 s->good++;
             }
         }
@@ -345,7 +355,7 @@ int main(int argc, char **argv)
             printf("  %-44s failed: %d of %d runs (last exit %d)\n", s->label, s->runs - s->good,
                    s->runs, s->last_status);
             if (t)
-                fprintf(t, "%s\t0\t%d\t\t\t\t\t\t\t\t\t\t\n", s->label, s->runs);
+                fprintf(t, "%s\t0\t%d\t\t\t\t\t\t\t\t\t\t\t\n", s->label, s->runs);
             continue;
         }
         double diff = f->med - fig[ref].med;
@@ -354,7 +364,7 @@ int main(int argc, char **argv)
         printf("  %-44s %8.1f ms  p90 %8.1f  cpu %8.1f ms  rss %6.1f MiB", s->label, f->med, f->p90,
                f->cpu, f->rss / 1024);
         if (s->hwm)
-            printf("  own %5.1f MiB", f->own / 1024);
+            printf("  own: rss %.1f MiB, cpu %.1f ms", f->own / 1024, f->own_cpu);
         if (mbps > 0)
             printf("  %7.1f MB/s", mbps);
         if (k != ref && specs[ref].good)
@@ -369,7 +379,7 @@ int main(int argc, char **argv)
                 s->good, s->runs, f->med, f->p90, f->min, f->cpu, f->rss,
                 k != ref ? specs[ref].label : "", k != ref ? diff : 0, k != ref ? ratio : 1, mbps);
         if (s->hwm)
-            fprintf(t, "%.0f", f->own);
+            fprintf(t, "%.0f\t%.2f", f->own, f->own_cpu);
         fprintf(t, "\n");
     }
     if (t)

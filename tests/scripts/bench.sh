@@ -1,21 +1,478 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# bench.sh: build and run the benchmarks in tests/bench; prints figures
-# against the targets in DESIGN.md ("Performance targets"), with a Node
-# client's figure on the same recorded stream beside baton's, then the
-# search/ls/show times on a store of 10,000 generated conversations. Never
-# fails on speed.
+# bench.sh: the benchmarks of tests/bench, against the targets in DESIGN.md
+# ("Performance targets"). Whole processes timed side by side in one sitting
+# (tests/bench/bench-time.c: medians of 7 or more runs, each figure with its
+# difference and ratio to its reference), what a user pays:
+#   fixed       baton run with the fake coder vs the fake coder alone: the
+#               fixed cost of a turn, and baton's own peak RSS
+#   codex       the real codex against the stand-in model: baton run (native
+#               binary, npm launcher) vs a direct C client of app-server
+#               (bench-drive), codex exec --json, and @openai/codex-sdk
+#   pi          the real pi against the stand-in: baton run vs bench-drive
+#               vs pi's own RpcClient
+#   throughput  baton run -c pi on the recorded 42 MB pi stream (replayed
+#               by the fake coder) vs cat, a cJSON reader, Node, Python
+#   latency     coder writes a line -> the event is on baton's stdout
+#               (FAKE_CODER_STAMP), vs the fake coder read directly
+#   disk        bytes kept per turn: store growth and run files
+#   pipeline    in-process read path (bench-pipeline)
+#   store       search/ls/show on 10,000 generated conversations
+# then a summary table (markdown) of the figures, as in docs/performance.md.
+# Figures only: no timing is ever asserted; a missing coder or package is
+# reported as "skipped: reason" and the run goes on; exit status 0 unless the
+# build fails or an argument is wrong.
 #
-# usage: bench.sh [BUILD_DIR]
-set -euo pipefail
+# usage: bench.sh [--rev REV] [--runs N] [SECTION...]   (default: all)
+#   --rev REV  measure the baton of commit REV (exported with git archive and
+#              built apart, under the cache); everything else (fake coder,
+#              stand-in, bench tools) comes from this checkout's build
+#   --runs N   runs per command for the real coders (default 21, pi 15)
+# Environment: BATON_CACHE (default ~/.cache/baton): npm caches (npm, npm-pi,
+# npm-bench) and the scratch directory bench/ (not under /tmp: codex refuses
+# its temporary directory); BENCH_KEEP=1 keeps the scratch directory.
+set -uo pipefail
+
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
-build="${1:-$top/build}"
-bash "$top/tests/scripts/build.sh" "$build" >/dev/null
-"$build/tests/bench/bench-pipeline"
-if command -v node >/dev/null 2>&1; then
-    node "$top/tests/bench/reference-node.js" "$top/fixtures/pi/0.73.1/large.jsonl.gz"
+build="$top/build"
+cache="${BATON_CACHE:-$HOME/.cache/baton}"
+rev=""
+runs_real=21
+runs_pi=15
+sections=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --rev) rev="${2:?--rev needs a commit}"; shift 2 ;;
+    --runs) runs_real="${2:?--runs needs a number}"; runs_pi="$2"; shift 2 ;;
+    -h | --help) sed -n '4,34p' "$0"; exit 0 ;;
+    fixed | codex | pi | throughput | latency | disk | pipeline | store) sections+=("$1"); shift ;;
+    *) echo "bench.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+[ ${#sections[@]} -gt 0 ] ||
+    sections=(fixed codex pi throughput latency disk pipeline store)
+want() {
+    local s
+    for s in "${sections[@]}"; do [ "$s" = "$1" ] && return 0; done
+    return 1
+}
+
+# ---- build --------------------------------------------------------------
+
+echo "bench: building $build" >&2
+bash "$top/tests/scripts/build.sh" "$build" >/dev/null || { echo "bench.sh: build failed" >&2; exit 1; }
+baton="$build/baton"
+if [ -n "$rev" ]; then
+    sha="$(git -C "$top" rev-parse --verify "$rev^{commit}")" || exit 2
+    rdir="$cache/bench/rev-${sha:0:12}"
+    if [ ! -x "$rdir/build/baton" ]; then
+        echo "bench: building baton at ${sha:0:12} in $rdir" >&2
+        rm -rf "$rdir" && mkdir -p "$rdir/src" &&
+            git -C "$top" archive "$sha" | tar -x -C "$rdir/src" &&
+            cmake -S "$rdir/src" -B "$rdir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+                -DBATON_TESTS=OFF >/dev/null &&
+            cmake --build "$rdir/build" -j "$(nproc)" --target baton >/dev/null ||
+            { echo "bench.sh: build of $rev failed" >&2; exit 1; }
+    fi
+    baton="$rdir/build/baton"
+    measured="${sha:0:12} (--rev $rev)"
 else
-    echo "  reference: node is not installed, skipped"
+    measured="$(git -C "$top" rev-parse --short=12 HEAD)"
+    if [ -n "$(git -C "$top" status --porcelain -- src runners parsers CMakeLists.txt)" ]; then
+        measured="$measured + uncommitted changes in src/runners/parsers"
+    fi
 fi
-"$build/tests/bench/bench-store"
+bt="$build/tests/bench"
+fake="$build/tests/fake-coder/fake-coder"
+standin_bin="$build/tests/standin/baton-standin"
+fx="$top/fixtures"
+prompt="Say hello banana"
+
+mkdir -p "$cache/bench" || exit 1
+run="$(mktemp -d "$cache/bench/run.XXXXXX")" || exit 1
+standin_pid=""
+cleanup() {
+    [ -n "$standin_pid" ] && kill "$standin_pid" 2>/dev/null && wait "$standin_pid" 2>/dev/null
+    if [ "${BENCH_KEEP:-}" = 1 ]; then echo "bench: kept $run" >&2; else rm -rf "$run"; fi
+}
+trap cleanup EXIT
+tsv="$run/results.tsv"
+summary="$run/summary.md"
+: >"$tsv"
+: >"$summary"
+mkdir -p "$run/work"
+
+echo "baton measured: $measured ($baton)"
+echo "machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(uname -sr)"
+echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+
+# ---- helpers --------------------------------------------------------------
+
+# One summary row: figure | baton | reference | difference | target | command
+row() {
+    printf '| %s | %s | %s | %s | %s | `bash tests/scripts/bench.sh %s` |\n' "$@" >>"$summary"
+}
+
+# A field of the last TSV line of a label: tsvf LABEL COLUMN (1-based).
+tsvf() {
+    awk -F'\t' -v l="$1" -v c="$2" '$1 == l { v = $c } END { print v }' "$tsv"
+}
+
+# "12.3 ms" from a median, or "failed".
+ms() {
+    local v
+    v="$(tsvf "$1" 4)"
+    [ -n "$v" ] && printf '%.1f ms' "$v" || printf 'failed'
+}
+
+# "+1.2 ms (x1.10)" of a label against its reference.
+vs() {
+    local d r
+    d="$(tsvf "$1" 10)" r="$(tsvf "$1" 11)"
+    [ -n "$d" ] && printf '%+.1f ms (x%.2f)' "$d" "$r" || printf '-'
+}
+
+# -e K=V arguments for bench-time from an env script's KEY=VALUE lines.
+env_args() {
+    local line
+    while IFS= read -r line; do
+        [ -n "$line" ] && printf -- '-e\n%s\n' "$line"
+    done
+}
+
+section() { printf '\n== %s\n' "$*"; }
+
+# Start the stand-in model once; sets $port.
+port=""
+start_standin() {
+    [ -n "$port" ] && return 0
+    [ -x "$standin_bin" ] || { echo "  skipped: no $standin_bin"; return 1; }
+    "$standin_bin" --port-file "$run/standin.port" >"$run/standin.out" 2>&1 &
+    standin_pid=$!
+    for _ in $(seq 100); do
+        [ -s "$run/standin.port" ] && break
+        sleep 0.05
+    done
+    port="$(head -n 1 "$run/standin.port" 2>/dev/null)"
+    [ -n "$port" ] || { echo "  skipped: the stand-in did not start"; return 1; }
+}
+
+# Bytes in a baton home: "<store bytes> <run-file bytes>".
+home_bytes() {
+    local store=0 runs=0 f
+    for f in "$1"/baton.db "$1"/baton.db-wal "$1"/baton.db-shm; do
+        [ -f "$f" ] && store=$((store + $(stat -c %s "$f")))
+    done
+    if [ -d "$1/runs" ]; then
+        runs=$(find "$1/runs" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+    fi
+    echo "$store $runs"
+}
+
+text_replay="$fx/codex/0.171.0/text.jsonl"
+text_input="$fx/codex/0.171.0/text.input.jsonl"
+# The same baton command for every codex turn: approval never and the
+# model, as bench-drive and the fixture's recorded requests have them.
+baton_turn=(run --json --approval never -m baton-test "$prompt")
+
+# ---- 1a. fixed overhead with the fake coder --------------------------------
+
+if want fixed; then
+    section "fixed overhead of a turn: fake coder replaying fixtures/codex/0.171.0/text.jsonl"
+    "$bt/bench-time" -n 21 -w 3 -T "$tsv" \
+        "fake coder alone" -i "$text_input" -e "FAKE_CODER_REPLAY=$text_replay" \
+        -- "$fake" app-server --listen stdio:// ";" \
+        "baton run (fake coder)" -e "FAKE_CODER_REPLAY=$text_replay" -e "BATON_CODEX_BIN=$fake" \
+        -e "BATON_HOME=$run/home-fixed" -E "$run/fixed.err" -C "$run/work" \
+        -- "$baton" "${baton_turn[@]}" ";" \
+        "baton --version" -r "fake coder alone" -- "$baton" --version ";" \
+        "/bin/true" -- /bin/true
+    echo "  (rss of a baton run is its own: the fake coder's peak RSS is the 'fake coder alone' row)"
+    row "fixed overhead of a turn, fake coder (median of 21)" "$(ms "baton run (fake coder)")" \
+        "fake coder alone: $(ms "fake coder alone")" "$(vs "baton run (fake coder)")" \
+        "< 5 ms" fixed
+    rss="$(tsvf "baton run (fake coder)" 8)"
+    [ -n "$rss" ] && rss="$(awk -v k="$rss" 'BEGIN { printf "%.1f MiB", k / 1024 }')"
+    frss="$(tsvf "fake coder alone" 8)"
+    [ -n "$frss" ] && frss="$(awk -v k="$frss" 'BEGIN { printf "%.1f MiB", k / 1024 }')"
+    row "peak RSS of baton itself (wait4 maxrss, fake coder)" "${rss:-failed}" \
+        "fake coder alone: ${frss:-failed}" "-" "< 8 MiB" fixed
+fi
+
+# ---- 1b/1c. real coders against the stand-in --------------------------------
+
+if want codex; then
+    section "codex 0.171.0 against the stand-in: one text turn"
+    if ! codex="$(bash "$top/tests/scripts/install-codex.sh" 2>"$run/install-codex.err")"; then
+        echo "  skipped: codex is not installed ($(tail -n 1 "$run/install-codex.err"))"
+    elif start_standin; then
+        launcher="${codex%%/node_modules/*}/node_modules/.bin/codex"
+        mapfile -t cenv < <(bash "$top/tests/live/codex-env.sh" "$run/codex-home" "$port" | env_args)
+        sdk_dir="$cache/npm-bench/node_modules/@openai/codex-sdk"
+        # The newest @openai/codex-sdk (0.163.0) pins @openai/codex 0.163.0;
+        # the optional platform packages (its own native codex) are left out:
+        # codexPathOverride points it at the pinned 0.171.0 binary.
+        sdk_version=0.163.0
+        sdk=()
+        if ! command -v node >/dev/null 2>&1; then
+            echo "  @openai/codex-sdk skipped: node is not installed"
+        elif [ "$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$sdk_dir/package.json" 2>/dev/null | head -n 1)" = "$sdk_version" ] ||
+            npm install --prefix "$cache/npm-bench" --save-exact --no-audit --no-fund \
+                --no-update-notifier --loglevel=error --omit=optional \
+                "@openai/codex-sdk@$sdk_version" >"$run/npm-sdk.log" 2>&1; then
+            sdk=(";" "@openai/codex-sdk $sdk_version" "${cenv[@]}" -E "$run/codex.err" -C "$run/work"
+                -- "$(command -v node)" "$top/tests/bench/sdk-codex.mjs" "$sdk_dir" "$codex"
+                baton-test "$prompt"
+                ";" "node + import of the SDK, no turn" -r "@openai/codex-sdk $sdk_version"
+                -- "$(command -v node)" --input-type=module -e "await import('$sdk_dir/dist/index.js')")
+        else
+            echo "  @openai/codex-sdk skipped: npm install failed ($(tail -n 1 "$run/npm-sdk.log"))"
+        fi
+        launcher_row=()
+        if [ -x "$launcher" ]; then
+            launcher_row=(";" "baton run (codex npm launcher)" "${cenv[@]}"
+                -e "BATON_CODEX_BIN=$launcher" -e "BATON_HOME=$run/home-codex" -E "$run/codex.err"
+                -C "$run/work" -- "$baton" "${baton_turn[@]}")
+        else
+            echo "  npm launcher row skipped: no $launcher"
+        fi
+        printf '%s\n' "$prompt" >"$run/prompt.txt"
+        "$bt/bench-time" -n "$runs_real" -w 1 -T "$tsv" \
+            "direct app-server client (bench-drive)" "${cenv[@]}" -E "$run/codex.err" -C "$run/work" \
+            -- "$bt/bench-drive" codex -m baton-test "$prompt" "$codex" ";" \
+            "baton run (codex native)" "${cenv[@]}" -e "BATON_CODEX_BIN=$codex" \
+            -e "BATON_HOME=$run/home-codex" -E "$run/codex.err" -C "$run/work" \
+            -- "$baton" "${baton_turn[@]}" ";" \
+            "baton run (codex native), own RSS and CPU polled" -m 1 "${cenv[@]}" -e "BATON_CODEX_BIN=$codex" \
+            -e "BATON_HOME=$run/home-codex" -E "$run/codex.err" -C "$run/work" \
+            -r "baton run (codex native)" -- "$baton" "${baton_turn[@]}" \
+            "${launcher_row[@]}" ";" \
+            "codex exec --json" "${cenv[@]}" -i "$run/prompt.txt" -E "$run/codex.err" -C "$run/work" \
+            -- "$codex" exec --json -m baton-test -s workspace-write --skip-git-repo-check \
+            -c 'approval_policy="never"' "${sdk[@]}"
+        d="direct app-server client (bench-drive)"
+        row "codex turn: baton run vs direct client (median of $runs_real)" \
+            "$(ms "baton run (codex native)")" "bench-drive: $(ms "$d")" \
+            "$(vs "baton run (codex native)")" "< 5 ms" codex
+        [ ${#launcher_row[@]} -gt 0 ] &&
+            row "codex turn: baton run through the npm launcher" \
+                "$(ms "baton run (codex npm launcher)")" "bench-drive: $(ms "$d")" \
+                "$(vs "baton run (codex npm launcher)")" "< 5 ms" codex
+        own="$(tsvf "baton run (codex native), own RSS and CPU polled" 13)"
+        [ -n "$own" ] && row "peak RSS of baton itself, codex turn (VmHWM polled every 2 ms)" \
+            "$(awk -v k="$own" 'BEGIN { printf "%.1f MiB", k / 1024 }')" \
+            "codex: $(awk -v k="$(tsvf "baton run (codex native)" 8)" 'BEGIN { printf "%.1f MiB", k / 1024 }')" \
+            "-" "< 8 MiB" codex
+        row "codex turn: codex exec --json (no client)" "-" "$(ms "codex exec --json")" \
+            "$(vs "codex exec --json") vs bench-drive" "-" codex
+        if [ ${#sdk[@]} -gt 0 ]; then
+            s="@openai/codex-sdk $sdk_version"
+            e="$(tsvf "codex exec --json" 4)" v="$(tsvf "$s" 4)"
+            over_exec="-"
+            [ -n "$e" ] && [ -n "$v" ] &&
+                over_exec="$(awk -v a="$v" -v b="$e" 'BEGIN { printf "%+.1f ms", a - b }')"
+            echo "  SDK adds $(vs "$s") a turn over the direct app-server client, $over_exec over codex exec --json (the process it runs)"
+            row "codex turn: official SDK (@openai/codex-sdk $sdk_version)" "-" "$(ms "$s")" \
+                "$(vs "$s") vs bench-drive; $over_exec vs codex exec" "-" codex
+        fi
+    fi
+fi
+
+if want pi; then
+    section "pi 0.73.1 against the stand-in: one text turn"
+    if ! pi="$(bash "$top/tests/scripts/install-pi.sh" 2>"$run/install-pi.err")"; then
+        echo "  skipped: pi is not installed ($(tail -n 1 "$run/install-pi.err"))"
+    elif start_standin; then
+        mapfile -t penv < <(bash "$top/tests/live/pi-env.sh" "$run/pi-agent" "$port" | env_args)
+        pkg="$(cd "$(dirname "$(readlink -f "$pi")")/.." && pwd -P)"
+        mkdir -p "$run/pi-agent/sessions/bench"
+        "$bt/bench-time" -n "$runs_pi" -w 1 -T "$tsv" \
+            "direct rpc client (bench-drive)" "${penv[@]}" -E "$run/pi.err" -C "$run/work" \
+            -- "$bt/bench-drive" pi -p baton-standin -m baton-test -s "$run/pi-agent/sessions/bench" \
+            "$prompt" "$pi" ";" \
+            "baton run -c pi" "${penv[@]}" -e "BATON_PI_BIN=$pi" -e "BATON_HOME=$run/home-pi" \
+            -E "$run/pi.err" -C "$run/work" \
+            -- "$baton" run -c pi -m baton-standin/baton-test --json "$prompt" ";" \
+            "pi RpcClient (pi-coding-agent 0.73.1)" "${penv[@]}" -E "$run/pi.err" -C "$run/work" \
+            -- "$(command -v node)" "$top/tests/bench/sdk-pi.mjs" "$pkg" baton-standin baton-test \
+            "$run/pi-agent/sessions/bench" "$prompt" ";" \
+            "pi --version" "${penv[@]}" -r "direct rpc client (bench-drive)" -- "$pi" --version ";" \
+            "node + import of pi-coding-agent, no turn" -r "pi RpcClient (pi-coding-agent 0.73.1)" \
+            -- "$(command -v node)" --input-type=module -e "await import('$pkg/dist/index.js')"
+        d="direct rpc client (bench-drive)"
+        row "pi turn: baton run vs direct client (median of $runs_pi)" "$(ms "baton run -c pi")" \
+            "bench-drive: $(ms "$d")" "$(vs "baton run -c pi")" "< 5 ms" pi
+        s="pi RpcClient (pi-coding-agent 0.73.1)"
+        echo "  RpcClient adds $(vs "$s") a turn over the direct rpc client"
+        row "pi turn: pi's own RpcClient" "-" "$(ms "$s")" "$(vs "$s") vs bench-drive" "-" pi
+    fi
+fi
+
+# ---- 2. throughput on the recorded pi stream --------------------------------
+
+large="$cache/bench/large.jsonl"
+gz="$fx/pi/0.73.1/large.jsonl.gz"
+decompress_large() {
+    if [ ! -s "$large" ] || [ "$gz" -nt "$large" ]; then
+        gzip -dc "$gz" >"$large.tmp" && mv "$large.tmp" "$large"
+    fi
+}
+
+if want throughput; then
+    section "throughput: pi 0.73.1 recorded stream of a 200 KB answer (fixtures/pi/0.73.1/large.jsonl.gz)"
+    decompress_large
+    bytes="$(stat -c %s "$large")"
+    echo "  $(awk -v b="$bytes" 'BEGIN { printf "%.1f MB", b / 1e6 }'), $(wc -l <"$large") lines"
+    node_row=()
+    command -v node >/dev/null 2>&1 &&
+        node_row=(";" "Node readline + JSON.parse" -b "$bytes"
+            -- "$(command -v node)" "$top/tests/bench/readlines-node.js" "$large")
+    py_row=()
+    command -v python3 >/dev/null 2>&1 &&
+        py_row=(";" "Python json.loads per line" -b "$bytes" -- "$(command -v python3)" -c \
+            'import json, sys
+for line in open(sys.argv[1], "rb"):
+    json.loads(line)' "$large")
+    # the fake coder holds the whole replay in memory and classifies every
+    # line with cJSON before writing: its row is the floor of baton's
+    "$bt/bench-time" -n 9 -w 1 -T "$tsv" \
+        "cJSON per line (bench-readlines)" -b "$bytes" -- "$bt/bench-readlines" "$large" ";" \
+        "cat > /dev/null" -b "$bytes" -- /bin/cat "$large" ";" \
+        "fake coder alone (replay to /dev/null)" -b "$bytes" -e "FAKE_CODER_REPLAY=$large" \
+        -i "$fx/pi/0.73.1/large.input.jsonl" -- "$fake" --mode rpc ";" \
+        "baton run -c pi --json (fake coder)" -b "$bytes" -e "FAKE_CODER_REPLAY=$large" \
+        -r "fake coder alone (replay to /dev/null)" \
+        -e "BATON_PI_BIN=$fake" -e "PI_CODING_AGENT_DIR=$run/pi-fake" \
+        -e "BATON_HOME=$run/home-large" -E "$run/large.err" -C "$run/work" \
+        -- "$baton" run -c pi -m baton-standin/baton-test --json "[[large:200000]]" ";" \
+        "baton run, own RSS and CPU polled" -m 1 -r "baton run -c pi --json (fake coder)" \
+        -e "FAKE_CODER_REPLAY=$large" -e "BATON_PI_BIN=$fake" -e "PI_CODING_AGENT_DIR=$run/pi-fake" \
+        -e "BATON_HOME=$run/home-large" -E "$run/large.err" -C "$run/work" \
+        -- "$baton" run -c pi -m baton-standin/baton-test --json "[[large:200000]]" \
+        "${node_row[@]}" "${py_row[@]}"
+    b="baton run -c pi --json (fake coder)"
+    f="fake coder alone (replay to /dev/null)"
+    p="baton run, own RSS and CPU polled"
+    mbps() { awk -v v="$(tsvf "$1" 12)" 'BEGIN { if (v != "") printf "%.0f MB/s", v; else printf "failed" }'; }
+    row "throughput, whole baton run -c pi --json on 42 MB of pi stdout (wall, median of 9)" \
+        "$(mbps "$b")" \
+        "fake coder alone $(mbps "$f"); readers of the file: cJSON $(mbps "cJSON per line (bench-readlines)"), Node $(mbps "Node readline + JSON.parse"), Python $(mbps "Python json.loads per line"), cat $(mbps "cat > /dev/null")" \
+        "$(vs "$b") vs the fake coder alone" ">= 600 MB/s" throughput
+    oc="$(tsvf "$p" 14)"
+    if [ -n "$oc" ]; then
+        rate="$(awk -v c="$oc" -v n="$bytes" 'BEGIN { if (c > 0) printf "%.0f MB/s a CPU second (%.1f ms CPU)", n / 1e6 / (c / 1e3), c }')"
+        echo "  baton's own CPU time (schedstat, polled): $rate"
+        row "throughput, baton's own CPU time on the same stream (schedstat polled every 2 ms)" \
+            "$rate" "cJSON reader: $(tsvf "cJSON per line (bench-readlines)" 7) ms CPU" "-" \
+            ">= 600 MB/s on one core" throughput
+    fi
+    own="$(tsvf "$p" 13)"
+    [ -n "$own" ] && row "peak RSS of baton itself, 42 MB pi turn (VmHWM polled every 2 ms)" \
+        "$(awk -v k="$own" 'BEGIN { printf "%.1f MiB", k / 1024 }')" \
+        "fake coder (holds the whole replay): $(awk -v k="$(tsvf "$f" 8)" 'BEGIN { printf "%.1f MiB", k / 1024 }')" \
+        "-" "< 8 MiB" throughput
+fi
+
+# ---- 3. added latency ------------------------------------------------------
+
+if want latency; then
+    section "added latency: coder writes a line -> the event is on stdout (300 deltas, 2 ms apart)"
+    if command -v python3 >/dev/null 2>&1; then
+        # text.jsonl with its deltas replaced by 300 stamped ones; the
+        # completed message holds no stamp (lines with two are not counted).
+        python3 - "$text_replay" "$run/latency.jsonl" <<'EOF'
+import json, sys
+src, dst = sys.argv[1], sys.argv[2]
+lines = open(src).read().splitlines()
+delta = [l for l in lines if '"item/agentMessage/delta"' in l][0]
+out, done = [], False
+for l in lines:
+    if '"item/agentMessage/delta"' in l:
+        if not done:
+            m = json.loads(delta)
+            for i in range(300):
+                m["params"]["delta"] = "bt-stamp=@@STAMP@@ %03d " % i
+                out.append(json.dumps(m, separators=(",", ":")))
+            done = True
+        continue
+    out.append(l)
+open(dst, "w").write("\n".join(out) + "\n")
+EOF
+        (cd "$run/work" && FAKE_CODER_STAMP=@@STAMP@@ FAKE_CODER_DELAY_MS=2 \
+            FAKE_CODER_REPLAY="$run/latency.jsonl" BATON_CODEX_BIN="$fake" \
+            BATON_HOME="$run/home-latency" "$bt/bench-latency" -n 7 -T "$run/latency.tsv" \
+            "fake coder read directly (pipe)" -i "$text_input" \
+            -- "$fake" app-server --listen stdio:// ";" \
+            "baton run --json (fake coder)" -- "$baton" "${baton_turn[@]}")
+        l="baton run --json (fake coder)"
+        lat() { awk -F'\t' -v l="$1" -v c="$2" '$1 == l { v = $c } END { print v }' "$run/latency.tsv"; }
+        if [ -n "$(lat "$l" 5)" ]; then
+            row "added latency, coder line -> event on stdout (p50 / p99, 2100 lines)" \
+                "$(lat "$l" 3) / $(lat "$l" 5) us" \
+                "fake read directly: $(lat "fake coder read directly (pipe)" 3) / $(lat "fake coder read directly (pipe)" 5) us" \
+                "$(lat "$l" 7) / $(lat "$l" 8) us" "p99 < 1 ms" latency
+        fi
+    else
+        echo "  skipped: python3 is not installed (it writes the replay)"
+    fi
+fi
+
+# ---- 4. disk -----------------------------------------------------------------
+
+if want disk; then
+    section "disk: bytes kept per turn (store: baton.db + -wal + -shm; run files: runs/)"
+    h="$run/home-disk"
+    turn() {
+        (cd "$run/work" && env FAKE_CODER_REPLAY="$text_replay" BATON_CODEX_BIN="$fake" \
+            BATON_HOME="$h" "$baton" "${baton_turn[@]}" >/dev/null 2>>"$run/disk.err")
+    }
+    turn
+    read -r s1 r1 <<<"$(home_bytes "$h")"
+    for _ in $(seq 10); do turn; done
+    read -r s2 r2 <<<"$(home_bytes "$h")"
+    st=$(((s2 - s1) / 10)) rt=$(((r2 - r1) / 10))
+    tb="$(stat -c %s "$text_replay")"
+    echo "  first turn (creates the store): store $s1 B, run files $r1 B"
+    echo "  text turn (mean of 10 more): store +$st B, run files +$rt B ($tb B of coder stdout)"
+    row "disk per text turn (store + run files)" "$((st + rt)) B (store $st, runs $rt)" \
+        "coder stdout $tb B" "x$(awk -v a=$((st + rt)) -v b="$tb" 'BEGIN { printf "%.2f", a / b }') of stdout" \
+        "bounded (raw run files compressed)" disk
+    decompress_large
+    lb="$(stat -c %s "$large")"
+    (cd "$run/work" && env FAKE_CODER_REPLAY="$large" BATON_PI_BIN="$fake" \
+        PI_CODING_AGENT_DIR="$run/pi-fake" BATON_HOME="$h" \
+        "$baton" run -c pi -m baton-standin/baton-test --json "[[large:200000]]" >/dev/null 2>>"$run/disk.err")
+    read -r s3 r3 <<<"$(home_bytes "$h")"
+    echo "  42 MB pi turn: store +$((s3 - s2)) B, run files +$((r3 - r2)) B ($lb B of coder stdout)"
+    row "disk per 42 MB pi turn (store + run files)" \
+        "$((s3 - s2 + r3 - r2)) B (store $((s3 - s2)), runs $((r3 - r2)))" "coder stdout $lb B" \
+        "x$(awk -v a=$((s3 - s2 + r3 - r2)) -v b="$lb" 'BEGIN { printf "%.2f", a / b }') of stdout" \
+        "bounded (raw run files compressed)" disk
+fi
+
+# ---- in-process benchmarks -------------------------------------------------
+
+if want pipeline; then
+    section "in-process read path (bench-pipeline)"
+    "$bt/bench-pipeline"
+    if command -v node >/dev/null 2>&1; then
+        node "$top/tests/bench/reference-node.js" "$gz"
+    else
+        echo "  reference: node is not installed, skipped"
+    fi
+fi
+if want store; then
+    section "store browsing (bench-store)"
+    "$bt/bench-store"
+fi
+
+# ---- summary -----------------------------------------------------------------
+
+if [ -s "$summary" ]; then
+    section "summary (baton $measured)"
+    echo "| figure | baton | reference | difference | DESIGN.md target | command |"
+    echo "|---|---|---|---|---|---|"
+    cat "$summary"
+fi
+exit 0
