@@ -204,7 +204,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < nspecs; k++) {
         struct spec *s = &specs[k];
         if (s->n == 0) {
-            printf("  %-44s no stamped lines read (%d runs failed)\n", s->label, s->failed);
+            printf("  %-50s no stamped lines read (%d runs failed)\n", s->label, s->failed);
             continue;
         }
         qsort(s->us, s->n, sizeof(*s->us), cmp_double);
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
             ref50 = p50;
             ref99 = p99;
         }
-        printf("  %-44s %6zu lines  p50 %7.1f us  p90 %7.1f  p99 %7.1f  max %8.1f", s->label, s->n,
+        printf("  %-50s %6zu lines  p50 %7.1f us  p90 %7.1f  p99 %7.1f  max %8.1f", s->label, s->n,
                p50, p90, p99, max);
         if (k > 0)
             printf("  (p50 %+.1f us, p99 %+.1f us vs %s)", p50 - ref50, p99 - ref99,

@@ -352,7 +352,7 @@ int main(int argc, char **argv)
             if (strcmp(specs[j].label, s->ref) == 0)
                 ref = j;
         if (s->good == 0) {
-            printf("  %-44s failed: %d of %d runs (last exit %d)\n", s->label, s->runs - s->good,
+            printf("  %-50s failed: %d of %d runs (last exit %d)\n", s->label, s->runs - s->good,
                    s->runs, s->last_status);
             if (t)
                 fprintf(t, "%s\t0\t%d\t\t\t\t\t\t\t\t\t\t\t\n", s->label, s->runs);
@@ -361,7 +361,7 @@ int main(int argc, char **argv)
         double diff = f->med - fig[ref].med;
         double ratio = fig[ref].med > 0 ? f->med / fig[ref].med : 0;
         double mbps = s->bytes > 0 ? s->bytes / 1e6 / (f->med / 1e3) : 0;
-        printf("  %-44s %8.1f ms  p90 %8.1f  cpu %8.1f ms  rss %6.1f MiB", s->label, f->med, f->p90,
+        printf("  %-50s %8.1f ms  p90 %8.1f  cpu %8.1f ms  rss %6.1f MiB", s->label, f->med, f->p90,
                f->cpu, f->rss / 1024);
         if (s->hwm)
             printf("  own: rss %.1f MiB, cpu %.1f ms", f->own / 1024, f->own_cpu);
