@@ -105,7 +105,10 @@ mkdir -p "$run/work"
 
 echo "baton measured: $measured ($baton)"
 echo "machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(uname -sr)"
-echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "date: $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+load0="$(cut -d' ' -f1 /proc/loadavg)"
+awk -v l="$load0" 'BEGIN { exit !(l > 0.5) }' &&
+    echo "warning: the machine is busy (load $load0): figures will be noisy"
 
 # ---- helpers --------------------------------------------------------------
 
@@ -151,7 +154,9 @@ env_args() {
     done
 }
 
-section() { printf '\n== %s\n' "$*"; }
+# Each section says the load average it starts at: figures taken while
+# something else keeps the cores busy are not comparable.
+section() { printf '\n== %s  [load %s]\n' "$*" "$(cut -d' ' -f1-3 /proc/loadavg)"; }
 
 # "4.3 MiB, 5.6 ms CPU": the own peak RSS and CPU time of a polled (-m) row.
 own_of() {
@@ -495,7 +500,7 @@ fi
 # ---- summary -----------------------------------------------------------------
 
 if [ -s "$summary" ]; then
-    section "summary (baton $measured)"
+    section "summary (baton $measured; load average at the start $load0)"
     echo "| figure | baton | reference | difference | DESIGN.md target | command |"
     echo "|---|---|---|---|---|---|"
     cat "$summary"
