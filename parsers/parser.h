@@ -18,10 +18,10 @@
 #include "event.h"
 
 enum bt_signal_type {
-    BT_SIGNAL_RESPONSE,     /* a response to one of the runner's requests */
-    BT_SIGNAL_REQUEST,      /* a coder->client request that needs an answer */
-    BT_SIGNAL_TURN_END,     /* the coder's terminal event for the turn */
-    BT_SIGNAL_TURN_RESUMED, /* a tentative end was not the end (a retry began) */
+    BT_SIGNAL_RESPONSE,      /* a response to one of the runner's requests */
+    BT_SIGNAL_REQUEST,       /* a coder->client request that needs an answer */
+    BT_SIGNAL_TURN_END,      /* the coder's terminal event for the turn */
+    BT_SIGNAL_TURN_RESUMED,  /* a tentative end was not the end (a retry began) */
     BT_SIGNAL_CODER_VERSION, /* the coder named its own version */
 };
 

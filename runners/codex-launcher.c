@@ -114,8 +114,8 @@ static char *find_platform_package(const char *dir, const char *pkg)
     char *found = NULL;
     for (;;) {
         if (strcmp(base_name(d), "node_modules") != 0) {
-            char *cand = bt_xasprintf("%s/node_modules/%s/package.json", strcmp(d, "/") ? d : "",
-                                      pkg);
+            char *cand =
+                bt_xasprintf("%s/node_modules/%s/package.json", strcmp(d, "/") ? d : "", pkg);
             struct stat st;
             if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
                 char *real = realpath(cand, NULL);
@@ -165,7 +165,7 @@ static int pnpm_owned(const char *root)
 int bt_codex_resolve_launcher(const char *path, char **native, struct bt_strv *env)
 {
     *native = NULL;
-    const char *pkg, *triple;
+    const char *pkg = NULL, *triple = NULL;
     if (strcmp(base_name(path), "codex.js") != 0 || platform(&pkg, &triple) != 0)
         return -ENOENT;
     char *bin_dir = dir_name(path);

@@ -35,7 +35,7 @@ static const char *plural(int64_t n, const char *one, const char *many)
 /* Unlink the run files of r; returns BT_EXIT_FAILED if one could not go. */
 static int remove_run_files(struct bt_store *s, const struct bt_store_removal *r)
 {
-    static const char *const suffixes[] = {".out", ".err"};
+    static const char *const suffixes[] = {".out.zst", ".err.zst", ".out", ".err"};
     int rc = 0;
     for (size_t i = 0; i < r->n_runs; i++) {
         for (size_t k = 0; k < BT_ARRAY_SIZE(suffixes); k++) {

@@ -1,14 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd-show: `baton show CONV` prints a conversation's messages in order;
- * --debug adds each run's record (exit, error, stderr tail); --last N
- * keeps only the last N messages. */
+ * --debug adds each run's record (exit, error, stderr tail, the size of its
+ * raw output); --last N keeps only the last N messages; --raw writes the
+ * raw stdout of the last run as the coder wrote it (for re-parsing). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "error.h"
+#include "runfile.h"
 #include "store.h"
+
+/* The raw stream of a run ("out" or "err") into out: runs/<run>.<stream>.zst,
+ * or the plain file of a run from before schema 4. Returns 0 or an error
+ * of bt_runfile_read (-ENOENT when the run has none). */
+static int read_raw(struct bt_store *s, const char *run, const char *stream, struct bt_buf *out,
+                    int *truncated)
+{
+    static const char *const forms[] = {BT_RUNFILE_SUFFIX, ""};
+    int rc = -ENOENT;
+    for (size_t i = 0; i < BT_ARRAY_SIZE(forms) && rc == -ENOENT; i++) {
+        char *suffix = bt_xasprintf(".%s%s", stream, forms[i]);
+        char *path = bt_store_run_file(s, run, suffix);
+        rc = path ? bt_runfile_read(path, out, truncated) : -EINVAL;
+        free(path);
+        free(suffix);
+    }
+    return rc;
+}
 
 static void json_conv(struct bt_buf *b, const struct bt_store_conversation *c)
 {
@@ -67,6 +88,12 @@ static void print_run(struct bt_store *s, const char *run)
     if (r.error_kind)
         printf(", %s", r.error_kind);
     printf("]\n");
+    struct bt_buf raw = BT_BUF_INIT;
+    int truncated = 0;
+    if (read_raw(s, r.id, "out", &raw, &truncated) == 0)
+        printf("  [raw stdout: %zu bytes kept%s; `baton show --raw` prints the last run's]\n",
+               raw.len, truncated ? ", ended early (baton stopped while writing)" : "");
+    bt_buf_release(&raw);
     if (r.stderr_tail_len) {
         /* the coder's own colours are noise here, and break NO_COLOR */
         char *tail = bt_strip_ansi(r.stderr_tail, r.stderr_tail_len);
@@ -126,6 +153,31 @@ static size_t parse_count(const char *text)
     return v;
 }
 
+/* Write the raw stdout of the conversation's last run. */
+static int print_raw(struct bt_store *s, const char *conv)
+{
+    struct bt_store_run r = {0};
+    if (bt_store_run_last(s, conv, &r) != 0)
+        return bt_fail(BT_EXIT_USAGE, "conversation %s has no run yet", conv);
+    struct bt_buf raw = BT_BUF_INIT;
+    int truncated = 0, rc = read_raw(s, r.id, "out", &raw, &truncated);
+    if (rc == 0 || rc == BT_EPROTO)
+        fwrite(raw.data, 1, raw.len, stdout);
+    if (rc == -ENOENT)
+        rc = bt_fail(BT_EXIT_FAILED, "run %s kept no raw output", r.id);
+    else if (rc)
+        rc = bt_fail(BT_EXIT_FAILED, "the raw output of run %s cannot be read%s: %s", r.id,
+                     raw.len ? " past what was printed" : "", bt_strerror(rc));
+    else if (truncated)
+        fprintf(stderr,
+                "baton: the raw output of run %s ends early: baton stopped while "
+                "writing it\n",
+                r.id);
+    bt_buf_release(&raw);
+    bt_store_run_release(&r);
+    return rc;
+}
+
 /* Print the last `last` of the n messages v (all when last is 0; v is NULL
  * when n is 0). */
 static void print_tail(struct bt_store *s, const struct bt_store_conversation *c,
@@ -141,12 +193,11 @@ static void print_tail(struct bt_store *s, const struct bt_store_conversation *c
 
 int bt_cmd_show(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"debug", no_argument, NULL, 'd'},
-                                         {"last", required_argument, NULL, 'l'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
-    int json = 0, debug = 0, c;
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},       {"debug", no_argument, NULL, 'd'},
+        {"last", required_argument, NULL, 'l'}, {"raw", no_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},       {0}};
+    int json = 0, debug = 0, raw = 0, c;
     size_t last = 0; /* 0: every message */
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -154,6 +205,8 @@ int bt_cmd_show(int argc, char **argv)
             json = 1;
         } else if (c == 'd') {
             debug = 1;
+        } else if (c == 'r') {
+            raw = 1;
         } else if (c == 'l') {
             if ((last = parse_count(optarg)) == 0) {
                 bt_fail(BT_EXIT_USAGE, "--last takes a positive number, not '%s'", optarg);
@@ -174,7 +227,9 @@ int bt_cmd_show(int argc, char **argv)
     struct bt_store_message *v = NULL;
     size_t n = 0;
     if ((rc = bt_cmd_resolve(s, argv[optind], id)) == 0) {
-        if (bt_store_conversation_get(s, id, &conv) || bt_store_message_list(s, id, &v, &n))
+        if (raw)
+            rc = print_raw(s, id);
+        else if (bt_store_conversation_get(s, id, &conv) || bt_store_message_list(s, id, &v, &n))
             rc = bt_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id, bt_store_errmsg(s));
         else
             print_tail(s, &conv, v, n, last, json, debug);

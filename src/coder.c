@@ -66,7 +66,8 @@ int bt_coder_resolve(const struct bt_coder *c, struct bt_coder_exe *exe)
     if (!found)
         return BT_ENOTINSTALLED;
     char *native = NULL;
-    if (c->runner->resolve_launcher && c->runner->resolve_launcher(found, &native, &exe->env) == 0) {
+    if (c->runner->resolve_launcher &&
+        c->runner->resolve_launcher(found, &native, &exe->env) == 0) {
         exe->path = native;
         exe->launcher = found;
     } else {

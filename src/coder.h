@@ -30,10 +30,10 @@ char *bt_coder_locate(const struct bt_coder *c);
  * behind it when it is a launcher the runner can see through
  * (resolve_launcher). */
 struct bt_coder_exe {
-    char *path;          /* what to run: an absolute realpath */
-    char *launcher;      /* the launcher found in its place, NULL if none */
-    struct bt_strv env;  /* environment changes of the launcher ("K=V" sets,
-                            "K" unsets); empty without a launcher */
+    char *path;         /* what to run: an absolute realpath */
+    char *launcher;     /* the launcher found in its place, NULL if none */
+    struct bt_strv env; /* environment changes of the launcher ("K=V" sets,
+                           "K" unsets); empty without a launcher */
 };
 
 /* Locate the coder (bt_coder_locate) and see through its launcher. Returns

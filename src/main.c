@@ -63,12 +63,13 @@ static const struct bt_cmd commands[] = {
      "MSG is the message number `baton send` printed (also in `baton show`).\n"},
     {"ls", bt_cmd_ls, "[--json]", "list conversations, newest first",
      "  --json                 one JSON object per conversation\n"},
-    {"show", bt_cmd_show, "[--json] [--debug] [--last N] CONV",
+    {"show", bt_cmd_show, "[--json] [--debug] [--last N] [--raw] CONV",
      "show a conversation's messages and runs",
      "  --json                 the conversation and its messages as one JSON object\n"
      "  --debug                each answer's run: state, coder version, exit, error kind,\n"
-     "                         and the coder's stderr tail\n"
-     "  --last N               only the last N messages\n"},
+     "                         the coder's stderr tail and the size of its raw output\n"
+     "  --last N               only the last N messages\n"
+     "  --raw                  the last run's raw coder stdout, as the coder wrote it\n"},
     {"search", bt_cmd_search, "[--json] [--limit N] WORD...",
      "find conversations by words in their title or messages",
      "  --json                 one JSON object per conversation\n"

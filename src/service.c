@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "proc.h"
+#include "runfile.h"
 #include "turn.h"
 
 extern char **environ;
@@ -31,7 +32,7 @@ struct turn_ctx {
     const char *run;
     const char *conversation;
     const struct located *l; /* the coder run */
-    int store_failed; /* a write failed: the run's record is incomplete */
+    int store_failed;        /* a write failed: the run's record is incomplete */
 };
 
 /* Report the first failed write; the turn goes on (the coder's work is not
@@ -98,12 +99,19 @@ static int ctx_tick(void *data)
     return requested;
 }
 
-static int open_run_file(struct bt_store *s, const char *run, const char *suffix)
+/* The run file runs/<run><suffix>.zst, or NULL: a run without its raw copy
+ * still runs (the events are in the store). */
+static struct bt_runfile *open_run_file(struct bt_store *s, const char *run, const char *suffix,
+                                        uint64_t max)
 {
-    char *path = bt_store_run_file(s, run, suffix);
-    int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    char *name = bt_xasprintf("%s%s", suffix, BT_RUNFILE_SUFFIX);
+    char *path = bt_store_run_file(s, run, name);
+    struct bt_runfile *f = NULL;
+    if (path)
+        bt_runfile_create(path, max, &f);
     free(path);
-    return fd;
+    free(name);
+    return f;
 }
 
 static enum bt_store_run_state run_state(enum bt_turn_status st)
@@ -261,8 +269,7 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
                                                        .error_text = out->message});
         return rc;
     }
-    struct turn_ctx c = {
-        .store = s, .t = t, .run = out->run, .conversation = conv->id, .l = l};
+    struct turn_ctx c = {.store = s, .t = t, .run = out->run, .conversation = conv->id, .l = l};
     struct bt_strv env;
     coder_env(l, out->run, &env);
     struct bt_turn_options o = {
@@ -279,8 +286,8 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
                 .no_retry = t->no_retry},
         .run_id = out->run,
         .conversation_id = conv->id,
-        .raw_out_fd = open_run_file(s, out->run, ".out"),
-        .raw_err_fd = open_run_file(s, out->run, ".err"),
+        .raw_out = open_run_file(s, out->run, ".out", BT_TURN_RAW_OUT_MAX),
+        .raw_err = open_run_file(s, out->run, ".err", BT_TURN_RAW_ERR_MAX),
         .timeout_ms = t->timeout_ms,
         .idle_timeout_ms = t->idle_timeout_ms,
         .on_event = ctx_event,
@@ -294,10 +301,8 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
     struct bt_turn_result res;
     rc = bt_turn_run(&o, &res);
     bt_strv_release(&env);
-    if (o.raw_out_fd >= 0)
-        close(o.raw_out_fd);
-    if (o.raw_err_fd >= 0)
-        close(o.raw_err_fd);
+    bt_runfile_close(o.raw_out);
+    bt_runfile_close(o.raw_err);
     free(session_path);
     if (rc) {
         out->exit_code = BT_EXIT_FAILED;

@@ -54,8 +54,7 @@ static void bind_exe(sqlite3_stmt *q, const struct bt_store_exe *exe)
     sqlite3_bind_int64(q, 6, exe->ctime_ns);
 }
 
-int bt_store_coder_version_get(struct bt_store *s, const struct bt_store_exe *exe,
-                               char **version)
+int bt_store_coder_version_get(struct bt_store *s, const struct bt_store_exe *exe, char **version)
 {
     *version = NULL;
     if (!exe || !exe->path)

@@ -483,8 +483,7 @@ int bt_store_exe_stat(const char *path, struct bt_store_exe *exe);
 /* The version stored for exe's path, if its identity is the same as when it
  * was stored: 0 and an owned *version; BT_ENOTFOUND (with *version NULL)
  * when nothing is stored or the executable has changed since. */
-int bt_store_coder_version_get(struct bt_store *s, const struct bt_store_exe *exe,
-                               char **version);
+int bt_store_coder_version_get(struct bt_store *s, const struct bt_store_exe *exe, char **version);
 
 /* Store version (non-empty) for exe, replacing what was stored for its
  * path. */

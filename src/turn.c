@@ -15,6 +15,7 @@
 #include "error.h"
 #include "framer.h"
 #include "proc.h"
+#include "runfile.h"
 
 enum stop_reason { STOP_NONE, STOP_CANCEL, STOP_STALL, STOP_TIMEOUT, STOP_BROKEN };
 
@@ -25,12 +26,6 @@ static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 /* Warnings of one kind kept per run before the rest are dropped: a coder
  * printing noise must not turn every line into a stored event. */
 #define WARNINGS_PER_KIND 100
-
-/* A run file and how much of it is written. */
-struct raw_file {
-    int fd;
-    uint64_t written, max;
-};
 
 struct bt_turn {
     const struct bt_turn_options *o;
@@ -66,7 +61,6 @@ struct bt_turn {
     char *end_kind, *end_message;
     enum stop_reason stop;
     int stop_signals_seen;
-    struct raw_file raw_out, raw_err; /* run files */
     struct bt_usage usage;
     struct bt_answer answer; /* the answer text so far */
     char *session_id;
@@ -320,40 +314,10 @@ static void on_too_long(void *data, size_t dropped)
 
 static const struct bt_framer_ops framer_ops = {on_line, on_too_long};
 
-static void write_all(int fd, const char *buf, size_t n)
-{
-    while (fd >= 0 && n) {
-        ssize_t w = write(fd, buf, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        buf += w;
-        n -= (size_t)w;
-    }
-}
-
-/* Keep a raw copy, up to its bound: a coder writing without end must not
- * fill the disk. One note marks where the copy stops. */
-static void copy_to(struct raw_file *f, const char *buf, size_t n)
-{
-    if (f->fd < 0 || f->written > f->max)
-        return;
-    if (f->written + n > f->max) {
-        static const char note[] = "\n[baton: the rest of this stream was not kept]\n";
-        write_all(f->fd, buf, (size_t)(f->max - f->written));
-        write_all(f->fd, note, sizeof(note) - 1);
-        f->written = f->max + 1;
-        return;
-    }
-    write_all(f->fd, buf, n);
-    f->written += n;
-}
-
 static void on_stdout(void *data, const char *buf, size_t n)
 {
     struct bt_turn *t = data;
-    copy_to(&t->raw_out, buf, n);
+    bt_runfile_write(t->o->raw_out, buf, n);
     if (t->o->idle_timeout_ms && !t->ended)
         uv_timer_again(&t->idle);
     bt_framer_feed(&t->framer, buf, n);
@@ -374,7 +338,7 @@ static void on_stdout_eof(void *data)
 static void on_stderr(void *data, const char *buf, size_t n)
 {
     struct bt_turn *t = data;
-    copy_to(&t->raw_err, buf, n);
+    bt_runfile_write(t->o->raw_err, buf, n);
 }
 
 /* ---- watchdogs and signals ------------------------------------------ */
@@ -662,8 +626,6 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
     if (rc)
         return rc;
     t.t0 = bt_mono_ms();
-    t.raw_out = (struct raw_file){o->raw_out_fd, 0, BT_TURN_RAW_OUT_MAX};
-    t.raw_err = (struct raw_file){o->raw_err_fd, 0, BT_TURN_RAW_ERR_MAX};
     bt_answer_init(&t.answer);
     bt_usage_init(&t.usage);
     bt_framer_init(&t.framer, 0, &framer_ops, &t);

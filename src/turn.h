@@ -23,6 +23,8 @@
 #include "coder.h"
 #include "event.h"
 
+struct bt_runfile;
+
 struct bt_turn;
 
 /* How long a tentative end (a coder that may still retry) waits for the
@@ -30,7 +32,8 @@ struct bt_turn;
  * with auto_retry_start right after agent_end. */
 #define BT_TURN_SETTLE_MS 1500
 
-/* Bounds of the raw copies of a run's stdout and stderr (run files). */
+/* Bounds of the raw copies of a run's stdout and stderr (run files), in
+ * bytes of the stream (the files hold them compressed). */
 #define BT_TURN_RAW_OUT_MAX ((uint64_t)1 << 30) /* 1 GiB */
 #define BT_TURN_RAW_ERR_MAX ((uint64_t)8 << 20) /* 8 MiB */
 
@@ -42,8 +45,8 @@ struct bt_turn_options {
     struct bt_runner_config cfg;
     const char *run_id;          /* stamped on every event */
     const char *conversation_id; /* stamped on every event */
-    int raw_out_fd;              /* copy of raw stdout (first BT_TURN_RAW_OUT_MAX), -1: none */
-    int raw_err_fd;              /* copy of raw stderr (first BT_TURN_RAW_ERR_MAX), -1: none */
+    struct bt_runfile *raw_out;  /* copy of raw stdout (runfile.h), NULL: none */
+    struct bt_runfile *raw_err;  /* copy of raw stderr, NULL: none */
     uint64_t timeout_ms;         /* whole turn; 0 = none */
     uint64_t idle_timeout_ms;    /* no output for this long = stalled; 0 = none */
     uint64_t grace_ms;           /* each stop step; 0 = 3000 */

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "runfile.h"
 #include "support.h"
 
 static const char *type_of(const cJSON *ev)
@@ -365,17 +366,19 @@ static void test_raw_output_kept(void **state)
     baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", END);
     cJSON **lines;
     size_t n = stream(res.out.data, &lines);
-    char *raw = bt_xasprintf("%s/home/runs/%s.out", c->dir, bt_test_jstr(lines[0], "run"));
-    size_t got_len, want_len;
-    char *got = bt_test_slurp(raw, &got_len);
+    char *raw = bt_xasprintf("%s/home/runs/%s.out.zst", c->dir, bt_test_jstr(lines[0], "run"));
+    size_t want_len;
+    struct bt_buf got = BT_BUF_INIT;
+    int truncated = 1;
+    assert_int_equal(bt_runfile_read(raw, &got, &truncated), 0);
+    assert_int_equal(truncated, 0);
     char *want = bt_test_slurp(FIXTURES "/text.jsonl", &want_len);
-    assert_non_null(got);
-    assert_int_equal(got_len, want_len);
-    assert_memory_equal(got, want, want_len);
+    assert_int_equal(got.len, want_len);
+    assert_memory_equal(got.data, want, want_len);
     struct stat st;
     assert_int_equal(stat(raw, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
-    free(got);
+    bt_buf_release(&got);
     free(want);
     free(raw);
     bt_test_lines_free(lines, n);

@@ -13,12 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cmocka.h>
 
 #include "harness.h"
+#include "runfile.h"
 #include "support.h"
 
 #define PI_FIXTURES BT_SOURCE_DIR "/fixtures/pi/0.73.1"
@@ -36,6 +40,24 @@ static void wrapper(const char *path, const char *log)
             log, FAKE);
     fclose(f);
     assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* mkdir -p path (0700). */
+static void mkdir_p(const char *path)
+{
+    char *p = bt_xstrdup(path);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        mkdir(p, 0700);
+        *s = '/';
+    }
+    mkdir(p, 0700);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    free(p);
 }
 
 /* Lines of the start log holding needle. */
@@ -164,20 +186,21 @@ static void test_codex_never_probed(void **state)
 static void test_codex_launcher_seen_through(void **state)
 {
     struct ctx *c = *state;
-    const char *triple = NULL, *pkg = NULL;
 #if defined(__x86_64__)
-    pkg = "codex-linux-x64";
-    triple = "x86_64-unknown-linux-musl";
+    const char *pkg = "codex-linux-x64", *triple = "x86_64-unknown-linux-musl";
 #elif defined(__aarch64__)
-    pkg = "codex-linux-arm64";
-    triple = "aarch64-unknown-linux-musl";
+    const char *pkg = "codex-linux-arm64", *triple = "aarch64-unknown-linux-musl";
+#else
+    const char *pkg = NULL, *triple = NULL;
+    skip(); /* a platform npm's codex has no binary for */
 #endif
-    if (!triple)
-        skip();
     char *root = path_in(c, "npm/node_modules/@openai/codex");
-    char *cmd = bt_xasprintf("mkdir -p '%s/bin' '%s/../%s/vendor/%s/bin' '%s/../../.bin'", root,
-                             root, pkg, triple, root);
-    assert_int_equal(system(cmd), 0);
+    char *d1 = bt_xasprintf("%s/bin", root);
+    char *d2 = bt_xasprintf("%s/../%s/vendor/%s/bin", root, pkg, triple);
+    char *d3 = bt_xasprintf("%s/../../.bin", root);
+    mkdir_p(d1);
+    mkdir_p(d2);
+    mkdir_p(d3);
     char *pj = bt_xasprintf("%s/package.json", root);
     FILE *f = fopen(pj, "w");
     fputs("{\"name\": \"@openai/codex\", \"version\": \"0.171.0\"}\n", f);
@@ -229,8 +252,146 @@ static void test_codex_launcher_seen_through(void **state)
     free(ppj);
     free(js);
     free(pj);
-    free(cmd);
+    free(d3);
+    free(d2);
+    free(d1);
     free(root);
+}
+
+/* path.gz (a recorded stream) decompressed to dst. */
+static void gunzip_to(const char *gz_path, const char *dst)
+{
+    gzFile in = gzopen(gz_path, "rb");
+    assert_non_null(in);
+    FILE *out = fopen(dst, "wb");
+    assert_non_null(out);
+    char buf[65536];
+    int n;
+    while ((n = gzread(in, buf, sizeof buf)) > 0)
+        assert_int_equal(fwrite(buf, 1, (size_t)n, out), (size_t)n);
+    assert_int_equal(n, 0);
+    gzclose(in);
+    fclose(out);
+}
+
+static char *run_of(const char *out)
+{
+    cJSON **lines;
+    size_t n = bt_test_json_lines(out, &lines);
+    assert_true(n >= 1);
+    char *run = bt_xstrdup(bt_test_jstr(lines[0], "run"));
+    bt_test_lines_free(lines, n);
+    return run;
+}
+
+/* pi's 200 KB answer is 42 MB of stdout: the run file keeps all of it in
+ * well under 1 MB, and gives it back byte for byte (`show --raw` too). */
+static void test_run_file_compressed(void **state)
+{
+    struct ctx *c = *state;
+    char *stream = path_in(c, "large.jsonl");
+    gunzip_to(PI_FIXTURES "/large.jsonl.gz", stream);
+    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", stream);
+    setenv_kv(c, kv);
+    setenv_kv(c, "BATON_PI_BIN=" FAKE);
+    char *agent = bt_xasprintf("PI_CODING_AGENT_DIR=%s/pi-agent", c->dir);
+    setenv_kv(c, agent);
+
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "-c", "pi", "--json", "large", END);
+    assert_int_equal(res.exit_code, 0);
+    char *run = run_of(res.out.data), *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    char *file = bt_xasprintf("%s/home/runs/%s.out.zst", c->dir, run);
+    struct stat st, orig;
+    assert_int_equal(stat(file, &st), 0);
+    assert_int_equal(stat(stream, &orig), 0);
+    assert_true(orig.st_size > 40000000L);
+    assert_true(st.st_size < 1000000L);
+    size_t want_len;
+    char *want = bt_test_slurp(stream, &want_len);
+    struct bt_buf got = BT_BUF_INIT;
+    int truncated = 1;
+    assert_int_equal(bt_runfile_read(file, &got, &truncated), 0);
+    assert_int_equal(truncated, 0);
+    assert_int_equal(got.len, want_len);
+    assert_memory_equal(got.data, want, want_len);
+    bt_buf_release(&got);
+
+    baton(c, &res, NULL, 0, "show", "--raw", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_int_equal(res.out.len, want_len);
+    assert_memory_equal(res.out.data, want, want_len);
+    bt_test_result_release(&res);
+    free(want);
+    free(file);
+    free(conv);
+    free(run);
+    free(agent);
+    free(kv);
+    free(stream);
+}
+
+/* baton killed with SIGKILL mid-turn: the run file is a readable prefix of
+ * what the coder wrote, everything read before the kill, and `show --raw`
+ * says it ends early. */
+static void test_run_file_after_kill(void **state)
+{
+    struct ctx *c = *state;
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_HANG_AFTER=12"); /* two message deltas */
+    char *out = path_in(c, "bg.out");
+    const char *argv[] = {BATON, "run", "--json", "hang", NULL};
+    c->env[c->nenv] = NULL;
+    pid_t pid = bt_test_spawn_bg(argv, (const char *const *)c->env, out);
+    assert_true(pid > 0);
+    /* wait for the events of those lines to be out */
+    char *text = NULL;
+    for (int i = 0; i < 500; i++) {
+        free(text);
+        text = bt_test_slurp(out, NULL);
+        const char *d = text ? strstr(text, "\"item.delta\"") : NULL;
+        if (d && strstr(d + 1, "\"item.delta\""))
+            break;
+        usleep(10000);
+    }
+    assert_non_null(text);
+    const char *d1 = strstr(text, "\"item.delta\"");
+    assert_non_null(d1);
+    assert_non_null(strstr(d1 + 1, "\"item.delta\""));
+    kill(pid, SIGKILL);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    char *run = run_of(text), *conv = conversation_of(text);
+
+    /* the first twelve recorded lines, exactly */
+    size_t len;
+    char *rec = bt_test_slurp(FIXTURES "/text.jsonl", &len);
+    char *p = rec;
+    for (int i = 0; i < 12; i++)
+        p = strchr(p, '\n') + 1;
+    size_t want = (size_t)(p - rec);
+    char *file = bt_xasprintf("%s/home/runs/%s.out.zst", c->dir, run);
+    struct bt_buf got = BT_BUF_INIT;
+    int truncated = 0;
+    assert_int_equal(bt_runfile_read(file, &got, &truncated), 0);
+    assert_int_equal(truncated, 1);
+    assert_int_equal(got.len, want);
+    assert_memory_equal(got.data, rec, want);
+    bt_buf_release(&got);
+
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "show", "--raw", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_int_equal(res.out.len, want);
+    assert_non_null(strstr(res.err.data, "ends early"));
+    bt_test_result_release(&res);
+    free(file);
+    free(rec);
+    free(conv);
+    free(run);
+    free(text);
+    free(out);
 }
 
 int main(void)
@@ -240,6 +401,8 @@ int main(void)
         T(test_pi_probed_once),
         T(test_codex_never_probed),
         T(test_codex_launcher_seen_through),
+        T(test_run_file_compressed),
+        T(test_run_file_after_kill),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,7 @@ set -euo pipefail
 PACKAGES=(
     gcc make cmake pkg-config git ca-certificates
     libuv1-dev libsqlite3-dev libcjson-dev libgit2-dev
-    libcmocka-dev libmicrohttpd-dev zlib1g-dev bubblewrap curl valgrind
+    libcmocka-dev libmicrohttpd-dev zlib1g-dev libzstd-dev zstd bubblewrap curl valgrind
     clang libclang-rt-14-dev clang-format clang-tidy cppcheck python3 tmux
 )
 

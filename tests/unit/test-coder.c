@@ -140,7 +140,10 @@ static void npm_tree(const struct fixture *f, int with_platform, int with_binary
     }
     if (with_binary) {
         char *exe = bt_xasprintf("p/node_modules/@openai/%s/vendor/%s/bin/codex", pkg, triple);
-        put(f, exe, "\x7f" "ELF", 0755);
+        put(f, exe,
+            "\x7f"
+            "ELF",
+            0755);
         free(exe);
     }
     setenv("BATON_CODEX_BIN", link, 1);
@@ -164,13 +167,13 @@ static void test_npm_launcher(void **state)
     platform(&pkg, &triple);
     struct bt_coder_exe exe;
     assert_int_equal(bt_coder_resolve(bt_coder_find("codex"), &exe), 0);
-    char *want = bt_xasprintf("%s/p/node_modules/@openai/%s/vendor/%s/bin/codex", f->real, pkg,
-                              triple);
+    char *want =
+        bt_xasprintf("%s/p/node_modules/@openai/%s/vendor/%s/bin/codex", f->real, pkg, triple);
     char *launcher = at(f, "p/node_modules/@openai/codex/bin/codex.js");
     assert_string_equal(exe.path, want);
     assert_string_equal(exe.launcher, launcher);
-    char *root = bt_xasprintf("CODEX_MANAGED_PACKAGE_ROOT=%s/p/node_modules/@openai/codex",
-                              f->real);
+    char *root =
+        bt_xasprintf("CODEX_MANAGED_PACKAGE_ROOT=%s/p/node_modules/@openai/codex", f->real);
     assert_true(env_has(&exe.env, root));
     assert_true(env_has(&exe.env, "CODEX_MANAGED_BY_NPM=1"));
     assert_true(env_has(&exe.env, "CODEX_MANAGED_BY_BUN")); /* unset */

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runfile: a run's raw coder output on disk ($BATON_HOME/runs/<run>.out.zst
+ * and .err.zst), zstd-compressed as it streams, so old conversations can be
+ * re-parsed after a parser fix without keeping gigabytes: pi 0.73.1 repeats
+ * the whole partial message on every update, and a 200 KB answer is 42 MB
+ * of stdout, about 50 KB here.
+ *
+ * Crash safety: every bt_runfile_write ends in a zstd flush (the end of a
+ * block) written to the file, so what a killed baton leaves is a readable
+ * prefix of the stream: a zstd frame without its end, which
+ * bt_runfile_read (and `zstdcat`, which then says the frame is truncated)
+ * decompresses up to the last write.
+ *
+ * Format: one zstd frame (level 1, window 2 MiB: a pi line repeats the one
+ * before it, up to 0.6 MB back), no checksum. Files of runs from before
+ * schema 4 are plain (<run>.out); bt_runfile_read reads both.
+ */
+#ifndef BT_RUNFILE_H
+#define BT_RUNFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define BT_RUNFILE_SUFFIX ".zst"              /* after ".out" / ".err" */
+#define BT_RUNFILE_READ_MAX ((size_t)2 << 30) /* bytes bt_runfile_read gives at most */
+#define BT_RUNFILE_NOTE "\n[baton: the rest of this stream was not kept]\n"
+
+struct bt_runfile;
+
+/* Create path (O_EXCL is not used: a run's file is its own; mode 0600,
+ * truncated) for a stream of which the first max bytes are kept; the
+ * rest is replaced by BT_RUNFILE_NOTE. Returns 0 and *out, or the negated
+ * errno of open. */
+int bt_runfile_create(const char *path, uint64_t max, struct bt_runfile **out);
+
+/* Compress and write n bytes (borrowed), then flush them to the file.
+ * Returns 0, or the negated errno of the first failed write: the file then
+ * stops growing (what it holds stays readable) and later calls do nothing. */
+int bt_runfile_write(struct bt_runfile *f, const void *buf, size_t n);
+
+/* End the frame, close and free f (NULL is allowed). Returns 0 or the first
+ * error the file had. */
+int bt_runfile_close(struct bt_runfile *f);
+
+/* Bytes given to bt_runfile_write so far, and bytes on disk. */
+uint64_t bt_runfile_bytes_in(const struct bt_runfile *f);
+uint64_t bt_runfile_bytes_out(const struct bt_runfile *f);
+
+/* The stream a run file holds, appended to out: path is decompressed when
+ * it is a zstd frame (a truncated frame gives what it holds, with
+ * *truncated set to 1 when truncated is not NULL), copied when it is plain.
+ * At most BT_RUNFILE_READ_MAX bytes. Returns 0; the negated errno of
+ * open/read; BT_EPROTO for a corrupt frame (out holds what came before the
+ * damage); BT_ETOOBIG past the bound. */
+int bt_runfile_read(const char *path, struct bt_buf *out, int *truncated);
+
+#endif
