@@ -154,9 +154,30 @@ env_args() {
     done
 }
 
-# Each section says the load average it starts at: figures taken while
-# something else keeps the cores busy are not comparable.
-section() { printf '\n== %s  [load %s]\n' "$*" "$(cut -d' ' -f1-3 /proc/loadavg)"; }
+# Each section ends with the CPU time other processes used while it ran
+# (all CPUs' busy time in /proc/stat less this script's children's):
+# figures taken while something else keeps the cores busy are not
+# comparable. The largest share goes into the summary.
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+# utime stime cutime cstime of this shell (fields after the ")" of comm)
+own_ticks() { sed 's/.*) //' "/proc/$$/stat" | awk '{ print $12 + $13 + $14 + $15 }'; }
+sec_name="" sec_t0=0 sec_busy0=0 sec_own0=0 others_max=0
+section_end() {
+    [ -n "$sec_name" ] || return 0
+    local t1 b1 o1
+    t1="$(date +%s.%N)" b1="$(busy_ticks)" o1="$(own_ticks)"
+    local pct
+    pct="$(awk -v t="$t1" -v t0="$sec_t0" -v b="$((b1 - sec_busy0))" -v o="$((o1 - sec_own0))" \
+        'BEGIN { w = (t - t0) * 100; p = w > 0 ? (b - o) / w * 100 : 0; printf "%.0f", p < 0 ? 0 : p }')"
+    echo "  [other processes used ${pct}% of one core during this section]"
+    [ "$pct" -gt "$others_max" ] && others_max="$pct"
+    sec_name=""
+}
+section() {
+    section_end
+    printf '\n== %s\n' "$*"
+    sec_name="$*" sec_t0="$(date +%s.%N)" sec_busy0="$(busy_ticks)" sec_own0="$(own_ticks)"
+}
 
 # "4.3 MiB, 5.6 ms CPU": the own peak RSS and CPU time of a polled (-m) row.
 own_of() {
@@ -499,8 +520,10 @@ fi
 
 # ---- summary -----------------------------------------------------------------
 
+section_end
 if [ -s "$summary" ]; then
-    section "summary (baton $measured; load average at the start $load0)"
+    printf '\n== summary (baton %s; other processes used up to %s%% of one core during a section)\n' \
+        "$measured" "$others_max"
     echo "| figure | baton | reference | difference | DESIGN.md target | command |"
     echo "|---|---|---|---|---|---|"
     cat "$summary"
