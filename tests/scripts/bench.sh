@@ -27,7 +27,9 @@
 # usage: bench.sh [--rev REV] [--runs N] [SECTION...]   (default: all)
 #   --rev REV  measure the baton of commit REV (exported with git archive and
 #              built apart, under the cache); everything else (fake coder,
-#              stand-in, bench tools) comes from this checkout's build
+#              stand-in, bench tools) comes from this checkout's build; the
+#              in-process sections (pipeline, store) always measure the
+#              checkout's own build
 #   --runs N   runs per command for the real coders (default 21, pi 15)
 # Environment: BATON_CACHE (default ~/.cache/baton): npm caches (npm, npm-pi,
 # npm-bench) and the scratch directory bench/ (not under /tmp: codex refuses
@@ -45,7 +47,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --rev) rev="${2:?--rev needs a commit}"; shift 2 ;;
     --runs) runs_real="${2:?--runs needs a number}"; runs_pi="$2"; shift 2 ;;
-    -h | --help) sed -n '4,34p' "$0"; exit 0 ;;
+    -h | --help) sed -n '4,36p' "$0"; exit 0 ;;
     fixed | codex | pi | throughput | latency | disk | pipeline | store) sections+=("$1"); shift ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
