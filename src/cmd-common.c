@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "perf.h"
 #include "error.h"
 #include "proc.h"
 #include "store.h"
@@ -41,7 +42,9 @@ int bt_cmd_open_store(struct bt_store **s)
         return BT_EXIT_FAILED;
     }
     free(home);
+    bt_perf_mark("store opened");
     bt_cmd_recover(*s);
+    bt_perf_mark("earlier runs recovered");
     return 0;
 }
 

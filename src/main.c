@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "perf.h"
 
 #define TURN_FLAGS                                                                                 \
     "  --json                 the event stream as JSON lines on stdout, nothing else there\n"      \
@@ -146,6 +147,7 @@ int main(int argc, char **argv)
 {
     /* A coder that closes its stdin early must not kill baton. */
     signal(SIGPIPE, SIG_IGN);
+    bt_perf_mark("main");
     opterr = 0; /* commands report bad options themselves (bt_bad_option) */
     if (argc < 2)
         return help(stderr), BT_EXIT_USAGE;
@@ -155,8 +157,11 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "--version") == 0)
         return printf("baton %s\n", BATON_VERSION), BT_EXIT_OK;
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (strcmp(commands[i].name, argv[1]) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(commands[i].name, argv[1]) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            bt_perf_mark("done");
+            return rc;
+        }
     bt_fail(BT_EXIT_USAGE, "unknown command '%s'", argv[1]);
     help(stderr);
     return BT_EXIT_USAGE;

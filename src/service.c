@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "error.h"
+#include "perf.h"
 #include "proc.h"
 #include "runfile.h"
 #include "turn.h"
@@ -157,6 +158,7 @@ static int locate(struct bt_store *s, const char *name, struct located *l,
         return BT_ENOTINSTALLED;
     }
     find_version(s, l);
+    bt_perf_mark("coder located");
     return 0;
 }
 
@@ -315,6 +317,7 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
         return rc;
     }
     finish_run(&c, &res);
+    bt_perf_mark("run recorded");
     out->exit_code = bt_turn_exit_code(&res);
     out->completed = res.status == BT_TURN_COMPLETED;
     if (c.store_failed && out->exit_code == BT_EXIT_OK) {
@@ -397,6 +400,7 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
         return rc;
     struct bt_store_submitted sub;
     rc = bt_store_run_submit(s, rn, &sub);
+    bt_perf_mark("prompt stored");
     out->busy = sub.busy;
     if (rc == 0 && sub.queued) {
         out->queued = sub.queued;

@@ -112,7 +112,8 @@ char *bt_store_default_home(void);
  * (new directories get mode 0700; existing ones are left alone), create
  * home/baton.db with mode 0600 (an existing db, -wal or -shm file with group
  * or other bits set is chmod'ed to 0600; SQLite gives new -wal/-shm files the
- * db's mode), set WAL journal mode, synchronous=NORMAL, foreign_keys=ON and a
+ * db's mode), set WAL journal mode, synchronous=NORMAL, foreign_keys=ON, no
+ * checkpoint on close (commits checkpoint a WAL over 128 pages) and a
  * busy timeout of BT_STORE_BUSY_TIMEOUT_MS, and migrate the schema forward to
  * BT_STORE_SCHEMA_VERSION, one transaction per step. SQLite opens its files
  * with O_CLOEXEC, so no descriptor of the store leaks into a coder.

@@ -14,6 +14,7 @@
 #include "answer.h"
 #include "error.h"
 #include "framer.h"
+#include "perf.h"
 #include "proc.h"
 #include "runfile.h"
 
@@ -49,6 +50,7 @@ struct bt_turn {
     uv_signal_t signals[N_STOP_SIGNALS];
     int ended;        /* the coder's terminal event was seen */
     int version_seen; /* the coder named its version */
+    int read_any;     /* stdout gave something */
     int spawn_failed; /* the result was settled when spawning failed */
     int stdout_eof;   /* stdout ended before the terminal event */
     int write_error;  /* writing to the coder failed (negative code) */
@@ -317,6 +319,9 @@ static const struct bt_framer_ops framer_ops = {on_line, on_too_long};
 static void on_stdout(void *data, const char *buf, size_t n)
 {
     struct bt_turn *t = data;
+    if (!t->read_any)
+        bt_perf_mark("coder's first output");
+    t->read_any = 1;
     bt_runfile_write(t->o->raw_out, buf, n);
     if (t->o->idle_timeout_ms && !t->ended)
         uv_timer_again(&t->idle);
@@ -634,10 +639,12 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
     t.sink = (struct bt_parser_sink){sink_event, sink_signal, &t};
     timers_start(&t);
     emit_started(&t);
+    bt_perf_mark("turn.started");
     rc = spawn(&t);
     if (rc) {
         spawn_failed(&t, rc, res);
     } else {
+        bt_perf_mark("coder spawned");
         if (o->on_spawn)
             o->on_spawn(o->data, bt_proc_pid(t.proc));
         o->coder->runner->start(t.runner, &t.wbuf);
@@ -645,6 +652,7 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
         while (!t.done)
             uv_run(&t.loop, UV_RUN_ONCE);
     }
+    bt_perf_mark("coder done");
     finish(&t, res);
     teardown(&t);
     return 0;
