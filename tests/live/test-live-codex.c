@@ -233,6 +233,63 @@ static void test_http_500_fails(void **state)
     bt_test_result_release(&res);
 }
 
+/* The BATON_CODEX_BIN entry of the harness's environment. */
+static char **bin_entry(void)
+{
+    for (size_t i = 0; bt_live.env[i]; i++)
+        if (strncmp(bt_live.env[i], "BATON_CODEX_BIN=", 16) == 0)
+            return &bt_live.env[i];
+    fail_msg("no BATON_CODEX_BIN in the live environment");
+    return NULL;
+}
+
+/* The coder found is npm's launcher (`node_modules/.bin/codex` of the same
+ * install): baton runs the native binary behind it, says so in `coders`,
+ * and the turn completes; its version comes from codex's own answer. */
+static void test_npm_launcher_seen_through(void **state)
+{
+    (void)state;
+    const char *native = getenv("BATON_TEST_CODEX_BIN");
+    const char *nm = strstr(native, "/node_modules/");
+    assert_non_null(nm);
+    char *launcher = bt_xasprintf("%.*s/node_modules/.bin/codex", (int)(nm - native), native);
+    assert_int_equal(access(launcher, X_OK), 0);
+    char **entry = bin_entry();
+    char *saved = *entry;
+    *entry = bt_xasprintf("BATON_CODEX_BIN=%s", launcher);
+
+    struct bt_test_result res;
+    const char *coders[] = {"coders", "--json", NULL};
+    bt_live_baton(bt_live.work, coders, &res, 0);
+    assert_int_equal(res.exit_code, 0);
+    cJSON **lines;
+    size_t n = bt_test_json_lines(res.out.data, &lines);
+    char *real = realpath(native, NULL);
+    assert_string_equal(bt_test_jstr(lines[0], "path"), real);
+    const char *via = bt_test_jstr(lines[0], "launcher");
+    assert_non_null(via);
+    assert_non_null(strstr(via, "/@openai/codex/bin/codex.js"));
+    assert_string_equal(bt_test_jstr(lines[0], "version"), "0.171.0");
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+
+    const char *run[] = {"run", "--json", "Say hello through the launcher", NULL};
+    bt_live_baton(bt_live.work, run, &res, 0);
+    assert_int_equal(res.exit_code, 0);
+    n = bt_live_stream(res.out.data, &lines);
+    assert_string_equal(bt_live_status(lines, n), "completed");
+    const char *v = bt_test_jstr(lines[0], "coder_version");
+    /* known from an earlier test's turn of the same binary */
+    assert_true(v == NULL || strcmp(v, "0.171.0") == 0);
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+
+    free(*entry);
+    *entry = saved;
+    free(real);
+    free(launcher);
+}
+
 int main(void)
 {
     const char *bin = getenv("BATON_TEST_CODEX_BIN");
@@ -250,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_shell_declined_by_default),
         cmocka_unit_test(test_interrupt_keeps_partial_text),
         cmocka_unit_test(test_http_500_fails),
+        cmocka_unit_test(test_npm_launcher_seen_through),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
