@@ -34,6 +34,7 @@ struct turn_ctx {
     const char *conversation;
     const struct located *l; /* the coder run */
     int store_failed;        /* a write failed: the run's record is incomplete */
+    int version_named;       /* the coder named its version */
 };
 
 /* Report the first failed write; the turn goes on (the coder's work is not
@@ -84,9 +85,27 @@ static void ctx_spawn(void *data, int pid)
 static void ctx_version(void *data, const char *version)
 {
     struct turn_ctx *c = data;
+    c->version_named = 1;
     store_check(c, bt_store_run_set_version(c->store, c->run, version));
     if (c->l->have_id && !(c->l->version && strcmp(c->l->version, version) == 0))
         bt_store_coder_version_put(c->store, &c->l->id, version);
+}
+
+/* A coder that should have named its version and did not (a release that
+ * no longer does, a run that failed first) is probed once the turn is over,
+ * and the answer stored, so the next turns start no probe either. */
+static void late_probe(struct turn_ctx *c)
+{
+    const struct located *l = c->l;
+    char *v = NULL;
+    if (c->version_named || l->version || !l->coder->runner->reports_version)
+        return;
+    if (bt_coder_version(l->coder, l->exe.path, &v) == 0) {
+        bt_store_run_set_version(c->store, c->run, v);
+        if (l->have_id)
+            bt_store_coder_version_put(c->store, &l->id, v);
+    }
+    free(v);
 }
 
 /* Spinner, and the cancel request of `baton cancel` from any process. */
@@ -302,6 +321,7 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
     };
     struct bt_turn_result res;
     rc = bt_turn_run(&o, &res);
+    late_probe(&c);
     bt_strv_release(&env);
     bt_runfile_close(o.raw_out);
     bt_runfile_close(o.raw_err);

@@ -180,6 +180,55 @@ static void test_codex_never_probed(void **state)
     free(bin);
 }
 
+/* A codex that does not name its version (no userAgent in its initialize
+ * answer) is probed once, after its first turn, and not again. */
+static void test_codex_silent_version_probed_after(void **state)
+{
+    struct ctx *c = *state;
+    char *bin = path_in(c, "codex"), *log = path_in(c, "starts.log");
+    wrapper(bin, log);
+    char *kv = bt_xasprintf("BATON_CODEX_BIN=%s", bin);
+    setenv_kv(c, kv);
+    /* the text recording without its userAgent member */
+    size_t len;
+    char *rec = bt_test_slurp(FIXTURES "/text.jsonl", &len);
+    char *ua = strstr(rec, "\"userAgent\":\"");
+    assert_non_null(ua);
+    char *end = strstr(ua + 13, "\",");
+    assert_non_null(end);
+    memmove(ua, end + 2, strlen(end + 2) + 1);
+    char *replay_path = path_in(c, "silent.jsonl");
+    FILE *f = fopen(replay_path, "w");
+    fputs(rec, f);
+    fclose(f);
+    char *rkv = bt_xasprintf("FAKE_CODER_REPLAY=%s", replay_path);
+    setenv_kv(c, rkv);
+
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--json", "one", END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    assert_int_equal(starts(log, "|--version|"), 1);
+    baton(c, &res, NULL, 0, "show", "--debug", conv, END);
+    assert_non_null(strstr(res.out.data, "codex 0.171.0"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "send", "--json", conv, "two", END);
+    assert_int_equal(res.exit_code, 0);
+    char *v = started_version(res.out.data);
+    assert_string_equal(v, "0.171.0");
+    free(v);
+    bt_test_result_release(&res);
+    assert_int_equal(starts(log, "|--version|"), 1);
+    free(conv);
+    free(rkv);
+    free(replay_path);
+    free(rec);
+    free(kv);
+    free(log);
+    free(bin);
+}
+
 /* An npm prefix whose platform package's binary is the logging wrapper:
  * baton runs it directly (the launcher, a Node script, would fail here),
  * with the environment the launcher gives, and `baton coders` says so. */
@@ -400,6 +449,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_pi_probed_once),
         T(test_codex_never_probed),
+        T(test_codex_silent_version_probed_after),
         T(test_codex_launcher_seen_through),
         T(test_run_file_compressed),
         T(test_run_file_after_kill),
