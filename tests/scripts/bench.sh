@@ -30,6 +30,9 @@
 #              stand-in, bench tools) comes from this checkout's build; the
 #              in-process sections (pipeline, store) always measure the
 #              checkout's own build
+#   --vs REV   also time the baton of commit REV in the same sitting, in
+#              the sections that use the fake coder (fixed, throughput,
+#              latency): a before/after of a change to baton
 #   --runs N   runs per command for the real coders (default 21, pi 15)
 # Environment: BATON_CACHE (default ~/.cache/baton): npm caches (npm, npm-pi,
 # npm-bench) and the scratch directory bench/ (not under /tmp: codex refuses
@@ -40,12 +43,14 @@ top="$(cd "$(dirname "$0")/../.." && pwd -P)"
 build="$top/build"
 cache="${BATON_CACHE:-$HOME/.cache/baton}"
 rev=""
+vs_rev=""
 runs_real=21
 runs_pi=15
 sections=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --rev) rev="${2:?--rev needs a commit}"; shift 2 ;;
+    --vs) vs_rev="${2:?--vs needs a commit}"; shift 2 ;;
     --runs) runs_real="${2:?--runs needs a number}"; runs_pi="$2"; shift 2 ;;
     -h | --help) sed -n '4,36p' "$0"; exit 0 ;;
     fixed | codex | pi | throughput | latency | disk | pipeline | store) sections+=("$1"); shift ;;
@@ -65,8 +70,10 @@ want() {
 echo "bench: building $build" >&2
 bash "$top/tests/scripts/build.sh" "$build" >/dev/null || { echo "bench.sh: build failed" >&2; exit 1; }
 baton="$build/baton"
-if [ -n "$rev" ]; then
-    sha="$(git -C "$top" rev-parse --verify "$rev^{commit}")" || exit 2
+# The baton of commit $1, built apart under the cache; prints its path.
+baton_at() {
+    local sha rdir
+    sha="$(git -C "$top" rev-parse --verify "$1^{commit}")" || return 1
     rdir="$cache/bench/rev-${sha:0:12}"
     if [ ! -x "$rdir/build/baton" ]; then
         echo "bench: building baton at ${sha:0:12} in $rdir" >&2
@@ -74,16 +81,24 @@ if [ -n "$rev" ]; then
             git -C "$top" archive "$sha" | tar -x -C "$rdir/src" &&
             cmake -S "$rdir/src" -B "$rdir/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
                 -DBATON_TESTS=OFF >/dev/null &&
-            cmake --build "$rdir/build" -j "$(nproc)" --target baton >/dev/null ||
-            { echo "bench.sh: build of $rev failed" >&2; exit 1; }
+            cmake --build "$rdir/build" -j "$(nproc)" --target baton >/dev/null || return 1
     fi
-    baton="$rdir/build/baton"
-    measured="${sha:0:12} (--rev $rev)"
+    echo "$rdir/build/baton"
+}
+short() { git -C "$top" rev-parse --short=12 "$1^{commit}"; }
+if [ -n "$rev" ]; then
+    baton="$(baton_at "$rev")" || { echo "bench.sh: build of $rev failed" >&2; exit 1; }
+    measured="$(short "$rev") (--rev $rev)"
 else
     measured="$(git -C "$top" rev-parse --short=12 HEAD)"
     if [ -n "$(git -C "$top" status --porcelain -- src runners parsers CMakeLists.txt)" ]; then
         measured="$measured + uncommitted changes in src/runners/parsers"
     fi
+fi
+baton_b="" vs_label=""
+if [ -n "$vs_rev" ]; then
+    baton_b="$(baton_at "$vs_rev")" || { echo "bench.sh: build of $vs_rev failed" >&2; exit 1; }
+    vs_label="$(short "$vs_rev")"
 fi
 bt="$build/tests/bench"
 fake="$build/tests/fake-coder/fake-coder"
@@ -106,6 +121,7 @@ summary="$run/summary.md"
 mkdir -p "$run/work"
 
 echo "baton measured: $measured ($baton)"
+[ -n "$baton_b" ] && echo "beside it: baton at $vs_label ($baton_b)"
 echo "machine: $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $(uname -sr)"
 echo "date: $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 load0="$(cut -d' ' -f1 /proc/loadavg)"
@@ -225,12 +241,18 @@ baton_turn=(run --json --approval never -m baton-test "$prompt")
 
 if want fixed; then
     section "fixed overhead of a turn: fake coder replaying fixtures/codex/0.171.0/text.jsonl"
+    fixed_b=()
+    [ -n "$baton_b" ] && fixed_b=("baton run (fake coder) at $vs_label" -r "baton run (fake coder)"
+        -e "FAKE_CODER_REPLAY=$text_replay" -e "BATON_CODEX_BIN=$fake"
+        -e "BATON_HOME=$run/home-fixed-b" -E "$run/fixed.err" -C "$run/work"
+        -- "$baton_b" "${baton_turn[@]}" ";")
     "$bt/bench-time" -n 21 -w 3 -T "$tsv" \
         "fake coder alone" -i "$text_input" -e "FAKE_CODER_REPLAY=$text_replay" \
         -- "$fake" app-server --listen stdio:// ";" \
         "baton run (fake coder)" -e "FAKE_CODER_REPLAY=$text_replay" -e "BATON_CODEX_BIN=$fake" \
         -e "BATON_HOME=$run/home-fixed" -E "$run/fixed.err" -C "$run/work" \
         -- "$baton" "${baton_turn[@]}" ";" \
+        "${fixed_b[@]}" \
         "baton --version" -r "fake coder alone" -- "$baton" --version ";" \
         "/bin/true" -- /bin/true
     echo "  (rss of a baton run is its own: the fake coder's peak RSS is the 'fake coder alone' row)"
@@ -387,6 +409,12 @@ if want throughput; then
             'import json, sys
 for line in open(sys.argv[1], "rb"):
     json.loads(line)' "$large")
+    large_b=()
+    [ -n "$baton_b" ] && large_b=(";" "baton run at $vs_label, own RSS and CPU polled" -m 1 -b "$bytes"
+        -r "baton run, own RSS and CPU polled"
+        -e "FAKE_CODER_REPLAY=$large" -e "BATON_PI_BIN=$fake" -e "PI_CODING_AGENT_DIR=$run/pi-fake"
+        -e "BATON_HOME=$run/home-large-b" -E "$run/large.err" -C "$run/work"
+        -- "$baton_b" run -c pi -m baton-standin/baton-test --json "[[large:200000]]")
     # the fake coder holds the whole replay in memory and classifies every
     # line with cJSON before writing: its row is the floor of baton's
     "$bt/bench-time" -n 9 -w 1 -T "$tsv" \
@@ -403,7 +431,7 @@ for line in open(sys.argv[1], "rb"):
         -e "FAKE_CODER_REPLAY=$large" -e "BATON_PI_BIN=$fake" -e "PI_CODING_AGENT_DIR=$run/pi-fake" \
         -e "BATON_HOME=$run/home-large" -E "$run/large.err" -C "$run/work" \
         -- "$baton" run -c pi -m baton-standin/baton-test --json "[[large:200000]]" \
-        "${node_row[@]}" "${py_row[@]}"
+        "${large_b[@]}" "${node_row[@]}" "${py_row[@]}"
     b="baton run -c pi --json (fake coder)"
     f="fake coder alone (replay to /dev/null)"
     p="baton run, own RSS and CPU polled"
@@ -452,12 +480,16 @@ for l in lines:
     out.append(l)
 open(dst, "w").write("\n".join(out) + "\n")
 EOF
+        lat_b=()
+        # a home of its own: an older baton refuses a newer store's schema
+        [ -n "$baton_b" ] && lat_b=(";" "baton run --json at $vs_label" -- /usr/bin/env
+            "BATON_HOME=$run/home-latency-b" "$baton_b" "${baton_turn[@]}")
         (cd "$run/work" && FAKE_CODER_STAMP=@@STAMP@@ FAKE_CODER_DELAY_MS=2 \
             FAKE_CODER_REPLAY="$run/latency.jsonl" BATON_CODEX_BIN="$fake" \
             BATON_HOME="$run/home-latency" "$bt/bench-latency" -n 7 -T "$run/latency.tsv" \
             "fake coder read directly (pipe)" -i "$text_input" \
             -- "$fake" app-server --listen stdio:// ";" \
-            "baton run --json (fake coder)" -- "$baton" "${baton_turn[@]}")
+            "baton run --json (fake coder)" -- "$baton" "${baton_turn[@]}" "${lat_b[@]}")
         l="baton run --json (fake coder)"
         lat() { awk -F'\t' -v l="$1" -v c="$2" '$1 == l { v = $c } END { print v }' "$run/latency.tsv"; }
         if [ -n "$(lat "$l" 5)" ]; then
