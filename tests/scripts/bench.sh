@@ -219,16 +219,31 @@ start_standin() {
     [ -n "$port" ] || { echo "  skipped: the stand-in did not start"; return 1; }
 }
 
-# Bytes in a baton home: "<store bytes> <run-file bytes>".
+# Bytes in a baton home: "<store> <run files> <store files as they lie>".
+# The store is baton.db once its WAL is checkpointed into it (done on a
+# copy, with Python's sqlite3): what a turn keeps, apart from the WAL that
+# baton leaves between commands (bounded by its checkpoint threshold). As
+# they lie: baton.db + -wal + -shm. Without python3 both are the latter.
 home_bytes() {
-    local store=0 runs=0 f
+    local raw=0 runs=0 f db
     for f in "$1"/baton.db "$1"/baton.db-wal "$1"/baton.db-shm; do
-        [ -f "$f" ] && store=$((store + $(stat -c %s "$f")))
+        [ -f "$f" ] && raw=$((raw + $(stat -c %s "$f")))
     done
+    db="$raw"
+    if command -v python3 >/dev/null 2>&1 && [ -f "$1/baton.db" ]; then
+        rm -rf "$run/ckpt" && mkdir -p "$run/ckpt" &&
+            cp "$1/baton.db" "$run/ckpt/" &&
+            { [ ! -f "$1/baton.db-wal" ] || cp "$1/baton.db-wal" "$run/ckpt/"; } &&
+            python3 -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+c.close()' "$run/ckpt/baton.db" 2>>"$run/disk.err" &&
+            db="$(stat -c %s "$run/ckpt/baton.db")"
+    fi
     if [ -d "$1/runs" ]; then
         runs=$(find "$1/runs" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
     fi
-    echo "$store $runs"
+    echo "$db $runs $raw"
 }
 
 text_replay="$fx/codex/0.171.0/text.jsonl"
@@ -506,20 +521,21 @@ fi
 # ---- 4. disk -----------------------------------------------------------------
 
 if want disk; then
-    section "disk: bytes kept per turn (store: baton.db + -wal + -shm; run files: runs/)"
+    section "disk: bytes kept per turn (store: baton.db with its WAL checkpointed; run files: runs/)"
     h="$run/home-disk"
     turn() {
         (cd "$run/work" && env FAKE_CODER_REPLAY="$text_replay" BATON_CODEX_BIN="$fake" \
             BATON_HOME="$h" "$baton" "${baton_turn[@]}" >/dev/null 2>>"$run/disk.err")
     }
     turn
-    read -r s1 r1 <<<"$(home_bytes "$h")"
-    for _ in $(seq 10); do turn; done
-    read -r s2 r2 <<<"$(home_bytes "$h")"
-    st=$(((s2 - s1) / 10)) rt=$(((r2 - r1) / 10))
+    read -r s1 r1 w1 <<<"$(home_bytes "$h")"
+    for _ in $(seq 20); do turn; done
+    read -r s2 r2 w2 <<<"$(home_bytes "$h")"
+    st=$(((s2 - s1) / 20)) rt=$(((r2 - r1) / 20))
     tb="$(stat -c %s "$text_replay")"
     echo "  first turn (creates the store): store $s1 B, run files $r1 B"
-    echo "  text turn (mean of 10 more): store +$st B, run files +$rt B ($tb B of coder stdout)"
+    echo "  text turn (mean of 20 more): store +$st B, run files +$rt B ($tb B of coder stdout)"
+    echo "  store files as they lie after the 21 turns: $w2 B (db + WAL + shm; $s2 B checkpointed)"
     row "disk per text turn (store + run files)" "$((st + rt)) B (store $st, runs $rt)" \
         "coder stdout $tb B" "x$(awk -v a=$((st + rt)) -v b="$tb" 'BEGIN { printf "%.2f", a / b }') of stdout" \
         "bounded (raw run files compressed)" disk
@@ -528,8 +544,9 @@ if want disk; then
     (cd "$run/work" && env FAKE_CODER_REPLAY="$large" BATON_PI_BIN="$fake" \
         PI_CODING_AGENT_DIR="$run/pi-fake" BATON_HOME="$h" \
         "$baton" run -c pi -m baton-standin/baton-test --json "[[large:200000]]" >/dev/null 2>>"$run/disk.err")
-    read -r s3 r3 <<<"$(home_bytes "$h")"
+    read -r s3 r3 w3 <<<"$(home_bytes "$h")"
     echo "  42 MB pi turn: store +$((s3 - s2)) B, run files +$((r3 - r2)) B ($lb B of coder stdout)"
+    echo "  store files as they lie after it: $w3 B"
     row "disk per 42 MB pi turn (store + run files)" \
         "$((s3 - s2 + r3 - r2)) B (store $((s3 - s2)), runs $((r3 - r2)))" "coder stdout $lb B" \
         "x$(awk -v a=$((s3 - s2 + r3 - r2)) -v b="$lb" 'BEGIN { printf "%.2f", a / b }') of stdout" \
