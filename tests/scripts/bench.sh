@@ -26,7 +26,8 @@
 #
 # usage: bench.sh [--rev REV] [--runs N] [SECTION...]   (default: all)
 #   --rev REV  measure the baton of commit REV (exported with git archive and
-#              built apart, under the cache); everything else (fake coder,
+#              built apart, under the cache, which keeps the 8 builds used
+#              last); everything else (fake coder,
 #              stand-in, bench tools) comes from this checkout's build; the
 #              in-process sections (pipeline, store) always measure the
 #              checkout's own build
@@ -83,6 +84,11 @@ baton_at() {
                 -DBATON_TESTS=OFF >/dev/null &&
             cmake --build "$rdir/build" -j "$(nproc)" --target baton >/dev/null || return 1
     fi
+    touch "$rdir"
+    # keep the 8 builds used last (about 9 MB each)
+    ls -dt "$cache"/bench/rev-* 2>/dev/null | tail -n +9 | while IFS= read -r old; do
+        rm -rf "$old"
+    done
     echo "$rdir/build/baton"
 }
 short() { git -C "$top" rev-parse --short=12 "$1^{commit}"; }
