@@ -26,8 +26,9 @@
 #
 # usage: bench.sh [--rev REV] [--runs N] [SECTION...]   (default: all)
 #   --rev REV  measure the baton of commit REV (exported with git archive and
-#              built apart, under the cache, which keeps the 8 builds used
-#              last); everything else (fake coder,
+#              built apart, under the cache, one build per state of src/,
+#              runners/, parsers/ and CMakeLists.txt, the 8 used last kept);
+#              everything else (fake coder,
 #              stand-in, bench tools) comes from this checkout's build; the
 #              in-process sections (pipeline, store) always measure the
 #              checkout's own build
@@ -73,9 +74,12 @@ bash "$top/tests/scripts/build.sh" "$build" >/dev/null || { echo "bench.sh: buil
 baton="$build/baton"
 # The baton of commit $1, built apart under the cache; prints its path.
 baton_at() {
-    local sha rdir
+    local sha key rdir
     sha="$(git -C "$top" rev-parse --verify "$1^{commit}")" || return 1
-    rdir="$cache/bench/rev-${sha:0:12}"
+    # commits with the same sources share a build
+    key="$(git -C "$top" rev-parse "$sha:src" "$sha:runners" "$sha:parsers" \
+        "$sha:CMakeLists.txt" 2>/dev/null | sha1sum | cut -c1-12)"
+    rdir="$cache/bench/rev-$key"
     if [ ! -x "$rdir/build/baton" ]; then
         echo "bench: building baton at ${sha:0:12} in $rdir" >&2
         rm -rf "$rdir" && mkdir -p "$rdir/src" &&
