@@ -90,9 +90,8 @@ baton_at() {
     fi
     touch "$rdir"
     # keep the 8 builds used last (about 9 MB each)
-    ls -dt "$cache"/bench/rev-* 2>/dev/null | tail -n +9 | while IFS= read -r old; do
-        rm -rf "$old"
-    done
+    find "$cache/bench" -maxdepth 1 -name 'rev-*' -printf '%T@ %p\n' | sort -rn | tail -n +9 |
+        cut -d' ' -f2- | while IFS= read -r old; do rm -rf "$old"; done
     echo "$rdir/build/baton"
 }
 short() { git -C "$top" rev-parse --short=12 "$1^{commit}"; }
@@ -538,7 +537,7 @@ if want disk; then
             BATON_HOME="$h" "$baton" "${baton_turn[@]}" >/dev/null 2>>"$run/disk.err")
     }
     turn
-    read -r s1 r1 w1 <<<"$(home_bytes "$h")"
+    read -r s1 r1 _ <<<"$(home_bytes "$h")"
     for _ in $(seq 20); do turn; done
     read -r s2 r2 w2 <<<"$(home_bytes "$h")"
     st=$(((s2 - s1) / 20)) rt=$(((r2 - r1) / 20))
