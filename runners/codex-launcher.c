@@ -26,6 +26,7 @@
  */
 #include "runner-codex.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -84,18 +85,23 @@ static char *dir_name(const char *path)
     return bt_xstrndup(path, (size_t)(slash - path));
 }
 
-/* 1 if root/package.json names the package @openai/codex. */
+#define PACKAGE_JSON_MAX (1 << 20) /* bytes: a package.json is a few KB */
+
+/* 1 if root/package.json (a regular file) names the package
+ * @openai/codex. */
 static int is_codex_package(const char *root)
 {
     char *pj = bt_xasprintf("%s/package.json", root);
+    struct stat st;
+    char *text = NULL;
     size_t len = 0;
-    char *text = bt_read_file(pj, &len);
+    if (stat(pj, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < PACKAGE_JSON_MAX)
+        text = bt_read_file(pj, &len);
     free(pj);
-    /* a bounded look for the name member is enough to tell the package
-     * apart; the launcher itself never reads it */
-    int ok = text && len < (1 << 20) && strstr(text, "\"name\": \"@openai/codex\"") != NULL;
-    if (text && !ok)
-        ok = strstr(text, "\"name\":\"@openai/codex\"") != NULL;
+    cJSON *doc = text ? cJSON_ParseWithLength(text, len) : NULL;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(doc, "name");
+    int ok = cJSON_IsString(name) && strcmp(name->valuestring, "@openai/codex") == 0;
+    cJSON_Delete(doc);
     free(text);
     return ok;
 }

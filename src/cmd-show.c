@@ -76,6 +76,17 @@ static void print_json(const struct bt_store_conversation *c, const struct bt_st
     bt_buf_release(&b);
 }
 
+/* Why a run file could not be read, for the user. */
+static const char *raw_problem(int rc)
+{
+    switch (rc) {
+    case BT_ECORRUPT: return "the run file is damaged";
+    case -EINVAL: return "the run file is not a regular file (a link, a FIFO, a directory)";
+    case BT_ETOOBIG: return "the run file holds more than baton reads back";
+    default: return bt_strerror(rc);
+    }
+}
+
 static void print_run(struct bt_store *s, const char *run)
 {
     struct bt_store_run r;
@@ -89,10 +100,12 @@ static void print_run(struct bt_store *s, const char *run)
         printf(", %s", r.error_kind);
     printf("]\n");
     struct bt_buf raw = BT_BUF_INIT;
-    int truncated = 0;
-    if (read_raw(s, r.id, "out", &raw, &truncated) == 0)
+    int truncated = 0, rrc = read_raw(s, r.id, "out", &raw, &truncated);
+    if (rrc == 0)
         printf("  [raw stdout: %zu bytes kept%s; `baton show --raw` prints the last run's]\n",
                raw.len, truncated ? ", ended early (baton stopped while writing)" : "");
+    else if (rrc != -ENOENT)
+        printf("  [raw stdout: %s]\n", raw_problem(rrc));
     bt_buf_release(&raw);
     if (r.stderr_tail_len) {
         /* the coder's own colours are noise here, and break NO_COLOR */
@@ -161,13 +174,17 @@ static int print_raw(struct bt_store *s, const char *conv)
         return bt_fail(BT_EXIT_USAGE, "conversation %s has no run yet", conv);
     struct bt_buf raw = BT_BUF_INIT;
     int truncated = 0, rc = read_raw(s, r.id, "out", &raw, &truncated);
-    if (rc == 0 || rc == BT_EPROTO)
+    if (rc == 0 || rc == BT_ECORRUPT)
         fwrite(raw.data, 1, raw.len, stdout);
     if (rc == -ENOENT)
         rc = bt_fail(BT_EXIT_FAILED, "run %s kept no raw output", r.id);
+    else if (rc == BT_ECORRUPT && raw.len)
+        rc = bt_fail(BT_EXIT_FAILED,
+                     "the raw output of run %s is damaged after the %zu bytes printed", r.id,
+                     raw.len);
     else if (rc)
-        rc = bt_fail(BT_EXIT_FAILED, "the raw output of run %s cannot be read%s: %s", r.id,
-                     raw.len ? " past what was printed" : "", bt_strerror(rc));
+        rc = bt_fail(BT_EXIT_FAILED, "the raw output of run %s cannot be read: %s", r.id,
+                     raw_problem(rc));
     else if (truncated)
         fprintf(stderr,
                 "baton: the raw output of run %s ends early: baton stopped while "

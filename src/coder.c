@@ -2,7 +2,9 @@
 /* coder: registry of coders, executable lookup and version probe. */
 #include "coder.h"
 
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #include <uv.h>
@@ -30,9 +32,11 @@ const struct bt_coder *bt_coder_find(const char *name)
     return NULL;
 }
 
+/* A regular file baton may run (a directory passes access(X_OK) too). */
 static int executable(const char *path)
 {
-    return access(path, X_OK) == 0;
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
 char *bt_coder_locate(const struct bt_coder *c)
@@ -128,10 +132,14 @@ void bt_coder_env(const struct bt_coder_exe *exe, char *const *env, const char *
 struct probe {
     struct bt_buf out;
     int done;
+    int signo; /* a stop signal that came meanwhile */
     struct bt_proc_result res;
     uv_timer_t timer;
+    uv_signal_t signals[3];
     struct bt_proc *proc;
 };
+
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 static void probe_out(void *data, const char *buf, size_t n)
 {
@@ -154,6 +162,16 @@ static void probe_timeout(uv_timer_t *t)
     bt_proc_stop(p->proc, 0, 500);
 }
 
+/* Ctrl-C while the coder is asked: the probe (its own process group, out
+ * of the terminal's reach) goes too, and the caller hears -EINTR. */
+static void probe_signal(uv_signal_t *h, int signo)
+{
+    struct probe *p = h->data;
+    p->signo = signo;
+    if (!p->done)
+        bt_proc_stop(p->proc, 0, 200);
+}
+
 int bt_coder_version(const struct bt_coder *c, const char *path, char **version)
 {
     uv_loop_t loop;
@@ -172,14 +190,22 @@ int bt_coder_version(const struct bt_coder *c, const char *path, char **version)
     uv_loop_init(&loop);
     uv_timer_init(&loop, &p.timer);
     p.timer.data = &p;
+    for (size_t i = 0; i < BT_ARRAY_SIZE(stop_signals); i++) {
+        uv_signal_init(&loop, &p.signals[i]);
+        p.signals[i].data = &p;
+    }
     int rc = bt_proc_spawn(&loop, &o, &p.proc);
     if (rc == 0) {
-        uv_timer_start(&p.timer, probe_timeout, 10000, 0);
+        for (size_t i = 0; i < BT_ARRAY_SIZE(stop_signals); i++)
+            uv_signal_start(&p.signals[i], probe_signal, stop_signals[i]);
+        uv_timer_start(&p.timer, probe_timeout, BT_CODER_PROBE_MS, 0);
         while (!p.done)
             uv_run(&loop, UV_RUN_ONCE);
         bt_proc_free(p.proc);
-        rc = c->runner->parse_version(p.out.data, version);
+        rc = p.signo ? -EINTR : c->runner->parse_version(p.out.data, version);
     }
+    for (size_t i = 0; i < BT_ARRAY_SIZE(stop_signals); i++)
+        uv_close((uv_handle_t *)&p.signals[i], NULL);
     uv_close((uv_handle_t *)&p.timer, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);

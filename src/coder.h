@@ -47,9 +47,13 @@ void bt_coder_exe_release(struct bt_coder_exe *exe);
 void bt_coder_env(const struct bt_coder_exe *exe, char *const *env, const char *extra,
                   struct bt_strv *out);
 
-/* Run `<path> --version` (10 s bound, no shell) and parse it with the
- * runner. Returns 0 and an owned *version, BT_EPROTO when the output is not
- * understood, or a negative error when it could not run. */
+#define BT_CODER_PROBE_MS 10000 /* bound of a `--version` probe */
+
+/* Run `<path> --version` (BT_CODER_PROBE_MS bound, no shell) and parse it
+ * with the runner. Returns 0 and an owned *version; BT_EPROTO when the
+ * output is not understood (or the probe was stopped at its bound); -EINTR
+ * when SIGINT, SIGTERM or SIGHUP came meanwhile (the probe's process group
+ * is stopped); or a negative error when it could not run. */
 int bt_coder_version(const struct bt_coder *c, const char *path, char **version);
 
 #endif

@@ -19,7 +19,8 @@ void bt_perf_mark(const char *step)
 {
     if (state == 0) {
         const char *v = getenv("BATON_TRACE_PERF");
-        state = v && *v && strcmp(v, "0") != 0 ? 2 : 1;
+        state =
+            v && (strcmp(v, "1") == 0 || strcmp(v, "yes") == 0 || strcmp(v, "true") == 0) ? 2 : 1;
         clock_gettime(CLOCK_MONOTONIC, &first);
     }
     if (state != 2)
@@ -28,6 +29,5 @@ void bt_perf_mark(const char *step)
     clock_gettime(CLOCK_MONOTONIC, &now);
     clock_gettime(CLOCK_REALTIME, &wall);
     fprintf(stderr, "baton perf: %lld %.3f %s\n",
-            (long long)wall.tv_sec * 1000000 + wall.tv_nsec / 1000, ms_between(&first, &now),
-            step);
+            (long long)wall.tv_sec * 1000000 + wall.tv_nsec / 1000, ms_between(&first, &now), step);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * perf: where a command's time goes, for docs/performance.md. With
- * BATON_TRACE_PERF set (to anything but "" or "0"), bt_perf_mark writes one
- * line per step to stderr:
+ * BATON_TRACE_PERF=1 (or yes, true), bt_perf_mark writes one line per step
+ * to stderr (a detached worker's stderr is $BATON_HOME/worker.log):
  *   baton perf: <unix time, us> <ms since the first mark> <step>
  * so a benchmark can line baton's steps up with its own clock (the time
  * from its fork to baton's first mark is the loader's). Unset, a mark costs

@@ -4,7 +4,7 @@
  * and .err.zst), zstd-compressed as it streams, so old conversations can be
  * re-parsed after a parser fix without keeping gigabytes: pi 0.73.1 repeats
  * the whole partial message on every update, and a 200 KB answer is 42 MB
- * of stdout, about 50 KB here.
+ * of stdout, about 79 KB here.
  *
  * Crash safety: every bt_runfile_write ends in a zstd flush (the end of a
  * block) written to the file, so what a killed baton leaves is a readable
@@ -12,9 +12,9 @@
  * bt_runfile_read (and `zstdcat`, which then says the frame is truncated)
  * decompresses up to the last write.
  *
- * Format: one zstd frame (level 1, window 2 MiB: a pi line repeats the one
- * before it, up to 0.6 MB back), no checksum. Files of runs from before
- * schema 4 are plain (<run>.out); bt_runfile_read reads both.
+ * Format: one zstd frame (level 1, window 1 MiB: a pi line repeats the one
+ * before it, up to 0.6 MB back) with its content checksum. Files of runs
+ * from before schema 4 are plain (<run>.out); bt_runfile_read reads both.
  */
 #ifndef BT_RUNFILE_H
 #define BT_RUNFILE_H
@@ -49,12 +49,15 @@ int bt_runfile_close(struct bt_runfile *f);
 uint64_t bt_runfile_bytes_in(const struct bt_runfile *f);
 uint64_t bt_runfile_bytes_out(const struct bt_runfile *f);
 
-/* The stream a run file holds, appended to out: path is decompressed when
- * it is a zstd frame (a truncated frame gives what it holds, with
- * *truncated set to 1 when truncated is not NULL), copied when it is plain.
- * At most BT_RUNFILE_READ_MAX bytes. Returns 0; the negated errno of
- * open/read; BT_EPROTO for a corrupt frame (out holds what came before the
- * damage); BT_ETOOBIG past the bound. */
+/* The stream a run file holds, appended to out: a path ending in
+ * BT_RUNFILE_SUFFIX is decompressed (a frame without its end, or an empty
+ * file, gives what it holds, with *truncated set to 1 when truncated is not
+ * NULL), any other is copied as it is. Only a regular file is read: never
+ * through a symbolic link, never waiting on a FIFO. At most
+ * BT_RUNFILE_READ_MAX bytes. Returns 0; the negated errno of open/read
+ * (-EINVAL for a link or anything but a regular file); BT_ECORRUPT for a
+ * damaged frame (out holds what the blocks before the damage gave);
+ * BT_ETOOBIG past the bound. */
 int bt_runfile_read(const char *path, struct bt_buf *out, int *truncated);
 
 #endif

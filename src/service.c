@@ -91,23 +91,6 @@ static void ctx_version(void *data, const char *version)
         bt_store_coder_version_put(c->store, &c->l->id, version);
 }
 
-/* A coder that should have named its version and did not (a release that
- * no longer does, a run that failed first) is probed once the turn is over,
- * and the answer stored, so the next turns start no probe either. */
-static void late_probe(struct turn_ctx *c)
-{
-    const struct located *l = c->l;
-    char *v = NULL;
-    if (c->version_named || l->version || !l->coder->runner->reports_version)
-        return;
-    if (bt_coder_version(l->coder, l->exe.path, &v) == 0) {
-        bt_store_run_set_version(c->store, c->run, v);
-        if (l->have_id)
-            bt_store_coder_version_put(c->store, &l->id, v);
-    }
-    free(v);
-}
-
 /* Spinner, and the cancel request of `baton cancel` from any process. */
 static int ctx_tick(void *data)
 {
@@ -145,20 +128,43 @@ static enum bt_store_run_state run_state(enum bt_turn_status st)
     return BT_STORE_RUN_FAILED;
 }
 
+/* Ask the coder its version (`--version`) and store the answer for this
+ * executable, no answer included (garbage, silence or a hang: asked again
+ * only when the file changes). Returns bt_coder_version's result. */
+static int probe(struct bt_store *s, struct located *l)
+{
+    free(l->version);
+    l->version = NULL;
+    int rc = bt_coder_version(l->coder, l->exe.path, &l->version);
+    if ((rc == 0 || rc == BT_EPROTO) && l->have_id)
+        bt_store_coder_version_put(s, &l->id, l->version);
+    return rc;
+}
+
 /* The coder's version without starting it when that can be helped: the
  * one stored for this very executable, else nothing for a coder that names
  * its version in its protocol (the turn stores it then), else one probe,
  * stored for next time. A store that cannot keep it costs a probe a turn,
- * nothing more. */
-static void find_version(struct bt_store *s, struct located *l)
+ * nothing more. -EINTR when a signal ended the probe. */
+static int find_version(struct bt_store *s, struct located *l)
 {
-    l->have_id = bt_store_exe_stat(l->exe.path, &l->id) == 0;
+    l->have_id = bt_store_exe_stat(l->coder->name, l->exe.path, &l->id) == 0;
     if (l->have_id && bt_store_coder_version_get(s, &l->id, &l->version) == 0)
-        return;
+        return 0;
     if (l->coder->runner->reports_version)
+        return 0;
+    return probe(s, l) == -EINTR ? -EINTR : 0;
+}
+
+/* A coder that should have named its version and did not (a release that
+ * no longer does, a run that failed first) is asked once its run is
+ * recorded, and the answer stored, so the next turns start no probe. */
+static void late_probe(struct bt_store *s, struct located *l, const char *run, int named)
+{
+    if (named || l->version || !l->coder->runner->reports_version)
         return;
-    if (bt_coder_version(l->coder, l->exe.path, &l->version) == 0 && l->have_id)
-        bt_store_coder_version_put(s, &l->id, l->version);
+    if (probe(s, l) == 0 && l->version)
+        bt_store_run_set_version(s, run, l->version);
 }
 
 static int locate(struct bt_store *s, const char *name, struct located *l,
@@ -176,7 +182,12 @@ static int locate(struct bt_store *s, const char *name, struct located *l,
                                     l->coder->runner->bin_name, l->coder->runner->bin_env);
         return BT_ENOTINSTALLED;
     }
-    find_version(s, l);
+    if (find_version(s, l) == -EINTR) {
+        out->exit_code = BT_EXIT_CANCELLED;
+        out->message =
+            bt_xasprintf("interrupted while asking %s for its version; nothing was sent", name);
+        return -EINTR;
+    }
     bt_perf_mark("coder located");
     return 0;
 }
@@ -275,7 +286,7 @@ static void coder_env(const struct located *l, const char *run, struct bt_strv *
 
 /* Run the turn of the run just created and record its end. */
 static int run_engine(struct bt_store *s, const struct bt_store_conversation *conv,
-                      const struct located *l, const struct bt_service_turn *t, const char *prompt,
+                      struct located *l, const struct bt_service_turn *t, const char *prompt,
                       struct bt_service_outcome *out)
 {
     char *session_path = NULL;
@@ -321,7 +332,6 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
     };
     struct bt_turn_result res;
     rc = bt_turn_run(&o, &res);
-    late_probe(&c);
     bt_strv_release(&env);
     bt_runfile_close(o.raw_out);
     bt_runfile_close(o.raw_err);
@@ -338,6 +348,7 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
     }
     finish_run(&c, &res);
     bt_perf_mark("run recorded");
+    late_probe(s, l, out->run, c.version_named);
     out->exit_code = bt_turn_exit_code(&res);
     out->completed = res.status == BT_TURN_COMPLETED;
     if (c.store_failed && out->exit_code == BT_EXIT_OK) {
@@ -411,9 +422,9 @@ static struct bt_service_turn turn_settings(const struct bt_service_turn *t, int
 
 /* Submit rn (start a run or queue its prompt) and, if a run started, run
  * its turn. */
-static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
-                   const struct located *l, const struct bt_service_turn *t,
-                   const struct bt_store_run_new *rn, struct bt_service_outcome *out)
+static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv, struct located *l,
+                   const struct bt_service_turn *t, const struct bt_store_run_new *rn,
+                   struct bt_service_outcome *out)
 {
     int rc = check_cwd(conv, out);
     if (rc)

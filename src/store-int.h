@@ -26,6 +26,7 @@ struct bt_store {
     char *db_path;                           /* home/baton.db */
     struct bt_buf err;                       /* last error message */
     int batch;                               /* 1 while an event batch transaction is open */
+    int wal_pages;                           /* pages in the WAL after this handle's last commit */
     sqlite3_stmt *stmts[BT_STORE_STMTS_MAX]; /* store.c's statements, prepared on first use */
     struct {
         const char *sql; /* a static SQL string: the key is its address */

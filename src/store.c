@@ -140,11 +140,11 @@ static const char *const migrations[] = {
      * a turn runs no `--version` probe; recovery's look for running runs
      * reads a partial index instead of every run */
     "CREATE TABLE coder_versions ("
-    " path TEXT PRIMARY KEY NOT NULL,"
+    " coder TEXT NOT NULL, path TEXT NOT NULL,"
     " dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL,"
     " mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,"
-    " version TEXT NOT NULL,"
-    " seen_ms INTEGER NOT NULL) WITHOUT ROWID;"
+    " version TEXT CHECK (version IS NULL OR version <> ''),"
+    " seen_ms INTEGER NOT NULL, PRIMARY KEY (coder, path)) WITHOUT ROWID;"
     "CREATE INDEX runs_running ON runs(state) WHERE state = 'running';",
 };
 
@@ -687,6 +687,19 @@ static int exec(struct bt_store *s, const char *sql, const char *what)
 }
 
 #define WAL_CHECKPOINT_PAGES 128 /* 512 KiB: about three text turns */
+#define WAL_MAX_PAGES 4096       /* 16 MiB: checkpoint even mid-turn */
+
+/* After each commit (SQLite's WAL hook, which replaces its own
+ * autocheckpoint): note the WAL's size for bt_store_close, and checkpoint
+ * at once only when a very long turn has made it large. */
+static int on_wal_commit(void *data, sqlite3 *db, const char *name, int pages)
+{
+    struct bt_store *s = data;
+    s->wal_pages = pages;
+    if (pages >= WAL_MAX_PAGES)
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return SQLITE_OK;
+}
 
 static int set_wal(struct bt_store *s)
 {
@@ -714,17 +727,23 @@ static int open_db(struct bt_store *s)
     sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
     rc = set_wal(s);
     if (rc == 0)
-        rc = exec(s, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON", "pragma");
+        rc = exec(s,
+                  "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+                  " PRAGMA journal_size_limit=4194304",
+                  "pragma");
     /* Every baton command is a short process, and the last connection to
      * close would checkpoint the WAL into the db, fsync both and delete it:
      * about 3 ms of each turn. The WAL is durable as it is (kill -9 loses
      * nothing; synchronous=NORMAL never promised more against power loss),
-     * so closing leaves it, and commits checkpoint it once it holds
-     * WAL_CHECKPOINT_PAGES pages, which also bounds what the next opener
-     * reads to rebuild the WAL index (0.6 ms per MB here). */
+     * so closing leaves it. Nor does a commit checkpoint (SQLite's default
+     * past 1000 pages): two fsyncs on the event loop stall a streaming
+     * turn, by 200 ms on a busy disk. bt_store_close checkpoints instead,
+     * after the turn, once the WAL holds WAL_CHECKPOINT_PAGES pages; that
+     * also bounds what the next opener reads to rebuild the WAL index (0.6
+     * ms per MB here). */
     if (rc == 0) {
         sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
-        sqlite3_wal_autocheckpoint(s->db, WAL_CHECKPOINT_PAGES);
+        sqlite3_wal_hook(s->db, on_wal_commit, s);
     }
     return rc;
 }
@@ -815,12 +834,26 @@ int bt_store_open(const char *home, struct bt_store **out, char **errmsg)
     return rc;
 }
 
+/* Copy the WAL into the db and empty it, unless another connection is in
+ * the way (then it waits for a later close: never for the busy timeout).
+ * Emptied, not only copied: the next process to open the store finds no
+ * other connection and rebuilds the WAL index, which forgets what was
+ * copied, so a WAL only ever copied would grow without end. */
+static void checkpoint_on_close(struct bt_store *s)
+{
+    sqlite3_busy_timeout(s->db, 0);
+    if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
+        sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+}
+
 void bt_store_close(struct bt_store *s)
 {
     if (!s)
         return;
     if (s->db)
         bt_store_flush(s);
+    if (s->db && s->wal_pages >= WAL_CHECKPOINT_PAGES)
+        checkpoint_on_close(s);
     for (int i = 0; i < ST__COUNT; i++)
         sqlite3_finalize(s->stmts[i]);
     for (size_t i = 0; i < BT_ARRAY_SIZE(s->cache); i++)

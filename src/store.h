@@ -472,22 +472,25 @@ int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, b
  * its inode and ctime, so a version stored for one identity is never given
  * for another. */
 struct bt_store_exe {
-    const char *path; /* the absolute realpath baton runs */
+    const char *coder; /* "pi": one file may serve several coders */
+    const char *path;  /* the absolute realpath baton runs */
     int64_t dev, ino, size;
     int64_t mtime_ns, ctime_ns;
 };
 
-/* Fill exe's identity from stat(path); exe->path = path (borrowed).
- * Returns 0 or the negated errno of stat. */
-int bt_store_exe_stat(const char *path, struct bt_store_exe *exe);
+/* Fill exe's identity from stat(path); exe->coder = coder and exe->path =
+ * path (both borrowed). Returns 0 or the negated errno of stat. */
+int bt_store_exe_stat(const char *coder, const char *path, struct bt_store_exe *exe);
 
-/* The version stored for exe's path, if its identity is the same as when it
- * was stored: 0 and an owned *version; BT_ENOTFOUND (with *version NULL)
- * when nothing is stored or the executable has changed since. */
+/* What is stored for exe's coder and path, if the file's identity is the
+ * same as when it was stored: 0 and an owned *version, or 0 with *version
+ * NULL when the coder was asked and gave no version (so it is not asked
+ * again); BT_ENOTFOUND (with *version NULL) when nothing is stored or the
+ * executable has changed since. */
 int bt_store_coder_version_get(struct bt_store *s, const struct bt_store_exe *exe, char **version);
 
-/* Store version (non-empty) for exe, replacing what was stored for its
- * path. */
+/* Store version for exe (NULL: asked, no answer; "" is refused),
+ * replacing what was stored for its coder and path. */
 int bt_store_coder_version_put(struct bt_store *s, const struct bt_store_exe *exe,
                                const char *version);
 

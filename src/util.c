@@ -383,6 +383,13 @@ size_t bt_utf8_invalid_at(const char *str, size_t n)
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0;
     while (i < n) {
+        uint64_t w;
+        /* eight ASCII bytes at a time: coders' lines are mostly ASCII, and
+         * a byte at a time was a quarter of baton's CPU on a pi stream */
+        if (n - i >= 8 && (memcpy(&w, s + i, 8), (w & 0x8080808080808080u) == 0)) {
+            i += 8;
+            continue;
+        }
         size_t len = s[i] < 0x80 ? 1 : utf8_seq(s + i, n - i);
         if (!len)
             return i;

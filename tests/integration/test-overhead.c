@@ -229,6 +229,151 @@ static void test_codex_silent_version_probed_after(void **state)
     free(bin);
 }
 
+/* An sh wrapper whose --version is given by body (sh code), otherwise
+ * logging each start and exec'ing the fake coder. */
+static void wrapper_version(const char *path, const char *log, const char *body)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "#!/bin/sh\n"
+            "printf '%%s|%%s|\\n' \"$0\" \"$*\" >> '%s'\n"
+            "if [ \"$1\" = --version ]; then %s; fi\n"
+            "exec '%s' \"$@\"\n",
+            log, body, FAKE);
+    fclose(f);
+    assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* One file run as codex and as pi: each coder keeps its own version. */
+static void test_one_file_two_coders(void **state)
+{
+    struct ctx *c = *state;
+    char *bin = path_in(c, "coder"), *log = path_in(c, "starts.log");
+    wrapper(bin, log);
+    char *kc = bt_xasprintf("BATON_CODEX_BIN=%s", bin), *kp = bt_xasprintf("BATON_PI_BIN=%s", bin);
+    setenv_kv(c, kc);
+    setenv_kv(c, kp);
+    char *agent = bt_xasprintf("PI_CODING_AGENT_DIR=%s/pi-agent", c->dir);
+    setenv_kv(c, agent);
+    struct bt_test_result res;
+    replay(c, "text");
+    baton(c, &res, NULL, 0, "run", "--json", "codex first", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    setenv_kv(c, "FAKE_CODER_REPLAY=" PI_FIXTURES "/text.jsonl");
+    setenv_kv(c, "FAKE_CODER_VERSION=0.73.1");
+    for (int i = 0; i < 2; i++) {
+        baton(c, &res, NULL, 0, "run", "-c", "pi", "--json", "then pi", END);
+        assert_int_equal(res.exit_code, 0);
+        char *v = started_version(res.out.data);
+        assert_string_equal(v, "0.73.1");
+        free(v);
+        bt_test_result_release(&res);
+    }
+    assert_int_equal(starts(log, "|--version|"), 1);
+    free(agent);
+    free(kp);
+    free(kc);
+    free(log);
+    free(bin);
+}
+
+/* A pi whose --version says nothing usable is asked once per executable,
+ * not every turn; its turns carry no version. */
+static void test_pi_garbage_version_asked_once(void **state)
+{
+    struct ctx *c = *state;
+    char *bin = path_in(c, "pi"), *log = path_in(c, "starts.log");
+    wrapper_version(bin, log, "echo 'no version here'; exit 0");
+    char *kv = bt_xasprintf("BATON_PI_BIN=%s", bin);
+    setenv_kv(c, kv);
+    char *agent = bt_xasprintf("PI_CODING_AGENT_DIR=%s/pi-agent", c->dir);
+    setenv_kv(c, agent);
+    setenv_kv(c, "FAKE_CODER_REPLAY=" PI_FIXTURES "/text.jsonl");
+    struct bt_test_result res;
+    for (int i = 0; i < 3; i++) {
+        baton(c, &res, NULL, 0, "run", "-c", "pi", "--json", "hello", END);
+        assert_int_equal(res.exit_code, 0);
+        char *v = started_version(res.out.data);
+        assert_string_equal(v, "null");
+        free(v);
+        bt_test_result_release(&res);
+    }
+    assert_int_equal(starts(log, "|--version|"), 1);
+    free(agent);
+    free(kv);
+    free(log);
+    free(bin);
+}
+
+/* A codex that names no version and whose --version hangs: the run is
+ * recorded completed before the probe; Ctrl-C during the probe stops it
+ * (and its process group) without touching the recorded run. */
+static void test_late_probe_after_the_run(void **state)
+{
+    struct ctx *c = *state;
+    char *bin = path_in(c, "codex"), *log = path_in(c, "starts.log");
+    char *pidfile = path_in(c, "probe.pid");
+    char *body = bt_xasprintf("echo $$ > '%s'; exec sleep 30", pidfile);
+    wrapper_version(bin, log, body);
+    char *kv = bt_xasprintf("BATON_CODEX_BIN=%s", bin);
+    setenv_kv(c, kv);
+    size_t len;
+    char *rec = bt_test_slurp(FIXTURES "/text.jsonl", &len);
+    char *ua = strstr(rec, "\"userAgent\":\"");
+    char *end = strstr(ua + 13, "\",");
+    memmove(ua, end + 2, strlen(end + 2) + 1);
+    char *replay_path = path_in(c, "silent.jsonl");
+    FILE *f = fopen(replay_path, "w");
+    fputs(rec, f);
+    fclose(f);
+    char *rkv = bt_xasprintf("FAKE_CODER_REPLAY=%s", replay_path);
+    setenv_kv(c, rkv);
+
+    char *out = path_in(c, "bg.out");
+    const char *argv[] = {BATON, "run", "--json", "late", NULL};
+    c->env[c->nenv] = NULL;
+    pid_t pid = bt_test_spawn_bg(argv, (const char *const *)c->env, out);
+    assert_true(pid > 0);
+    int probe = 0;
+    for (int i = 0; i < 1000 && probe <= 0; i++) { /* the probe has started */
+        char *p = bt_test_slurp(pidfile, NULL);
+        probe = p ? (int)strtol(p, NULL, 10) : 0;
+        free(p);
+        usleep(10000);
+    }
+    assert_true(probe > 0);
+    char *text = bt_test_slurp(out, NULL);
+    assert_non_null(strstr(text, "\"turn.completed\""));
+    char *conv = conversation_of(text);
+    kill(pid, SIGINT);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    for (int i = 0; i < 100 && kill(probe, 0) == 0; i++)
+        usleep(10000);
+    assert_int_not_equal(kill(probe, 0), 0);
+
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "show", "--debug", conv, END);
+    assert_non_null(strstr(res.out.data, ": completed,"));
+    assert_null(strstr(res.out.data, "ended early"));
+    bt_test_result_release(&res);
+    free(conv);
+    free(text);
+    free(out);
+    free(rkv);
+    free(replay_path);
+    free(rec);
+    free(kv);
+    free(body);
+    free(pidfile);
+    free(log);
+    free(bin);
+}
+
 /* An npm prefix whose platform package's binary is the logging wrapper:
  * baton runs it directly (the launcher, a Node script, would fail here),
  * with the environment the launcher gives, and `baton coders` says so. */
@@ -450,6 +595,9 @@ int main(void)
         T(test_pi_probed_once),
         T(test_codex_never_probed),
         T(test_codex_silent_version_probed_after),
+        T(test_one_file_two_coders),
+        T(test_pi_garbage_version_asked_once),
+        T(test_late_probe_after_the_run),
         T(test_codex_launcher_seen_through),
         T(test_run_file_compressed),
         T(test_run_file_after_kill),

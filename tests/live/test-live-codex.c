@@ -249,7 +249,9 @@ static char **bin_entry(void)
 static void test_npm_launcher_seen_through(void **state)
 {
     (void)state;
-    const char *native = getenv("BATON_TEST_CODEX_BIN");
+    const char *native = getenv("BATON_TEST_CODEX_BIN"); /* main checked it */
+    if (!native)
+        native = "";
     const char *nm = strstr(native, "/node_modules/");
     assert_non_null(nm);
     char *launcher = bt_xasprintf("%.*s/node_modules/.bin/codex", (int)(nm - native), native);

@@ -274,6 +274,38 @@ static void test_pnpm_install(void **state)
     bt_coder_exe_release(&exe);
 }
 
+/* A directory is not an executable, whatever its name or mode. */
+static void test_directory_is_not_a_coder(void **state)
+{
+    struct fixture *f = *state;
+    char *p = at(f, "codex.js");
+    assert_int_equal(mkdir(p, 0755), 0);
+    setenv("BATON_CODEX_BIN", p, 1);
+    struct bt_coder_exe exe;
+    assert_int_equal(bt_coder_resolve(bt_coder_find("codex"), &exe), BT_ENOTINSTALLED);
+    bt_coder_exe_release(&exe);
+    setenv("BATON_CODEX_BIN", "/usr", 1);
+    assert_int_equal(bt_coder_resolve(bt_coder_find("codex"), &exe), BT_ENOTINSTALLED);
+    bt_coder_exe_release(&exe);
+    free(p);
+}
+
+/* package.json is read as JSON: any spacing names the package. */
+static void test_package_json_formatting(void **state)
+{
+    struct fixture *f = *state;
+    npm_tree(f, 1, 1);
+    put(f, "p/node_modules/@openai/codex/package.json",
+        "{\n\t\"version\" : \"0.171.0\",\n\t\"name\"\t:\t\"@openai/codex\"\n}\n", 0644);
+    struct bt_coder_exe exe;
+    assert_int_equal(bt_coder_resolve(bt_coder_find("codex"), &exe), 0);
+    assert_non_null(exe.launcher);
+    bt_coder_exe_release(&exe);
+    /* not JSON at all: the launcher runs as it is */
+    put(f, "p/node_modules/@openai/codex/package.json", "\"name\": \"@openai/codex\"", 0644);
+    expect_as_is(f, "p/node_modules/@openai/codex/bin/codex.js");
+}
+
 static void test_not_installed(void **state)
 {
     struct fixture *f = *state;
@@ -298,7 +330,7 @@ static void test_version_by_identity(void **state)
     char *path = at(f, "bin/pi");
     struct bt_store_exe id;
     char *v = NULL;
-    assert_int_equal(bt_store_exe_stat(path, &id), 0);
+    assert_int_equal(bt_store_exe_stat("pi", path, &id), 0);
     assert_int_equal(bt_store_coder_version_get(s, &id, &v), BT_ENOTFOUND);
     assert_null(v);
     assert_int_equal(bt_store_coder_version_put(s, &id, "0.73.1"), 0);
@@ -311,7 +343,7 @@ static void test_version_by_identity(void **state)
     put(f, "bin/pi.new", "#!/bin/sh\necho 0.73.2\n", 0755);
     assert_int_equal(rename(tmp, path), 0);
     struct bt_store_exe id2;
-    assert_int_equal(bt_store_exe_stat(path, &id2), 0);
+    assert_int_equal(bt_store_exe_stat("pi", path, &id2), 0);
     assert_int_equal(bt_store_coder_version_get(s, &id2, &v), BT_ENOTFOUND);
     assert_int_equal(bt_store_coder_version_put(s, &id2, "0.73.2"), 0);
     assert_int_equal(bt_store_coder_version_get(s, &id2, &v), 0);
@@ -331,7 +363,24 @@ static void test_version_by_identity(void **state)
     id3.path = tmp;
     assert_int_equal(bt_store_coder_version_get(s, &id3, &v), BT_ENOTFOUND);
 
-    assert_int_equal(bt_store_exe_stat(tmp, &id3), -ENOENT);
+    /* one file serving two coders: each has its own answer */
+    id3 = id2;
+    id3.coder = "codex";
+    assert_int_equal(bt_store_coder_version_get(s, &id3, &v), BT_ENOTFOUND);
+    assert_int_equal(bt_store_coder_version_put(s, &id3, "0.171.0"), 0);
+    assert_int_equal(bt_store_coder_version_get(s, &id2, &v), 0);
+    assert_string_equal(v, "0.73.2");
+    free(v);
+    assert_int_equal(bt_store_coder_version_get(s, &id3, &v), 0);
+    assert_string_equal(v, "0.171.0");
+    free(v);
+    /* asked, no answer: stored as such, so it is not asked again */
+    assert_int_equal(bt_store_coder_version_put(s, &id3, NULL), 0);
+    v = (char *)"x";
+    assert_int_equal(bt_store_coder_version_get(s, &id3, &v), 0);
+    assert_null(v);
+
+    assert_int_equal(bt_store_exe_stat("pi", tmp, &id3), -ENOENT);
     assert_int_equal(bt_store_coder_version_put(s, &id2, ""), -EINVAL);
     assert_int_equal(bt_store_run_set_version(s, "0mx4nosuchrun00000000", "1.0.0"), BT_ENOTFOUND);
     bt_store_close(s);
@@ -373,6 +422,8 @@ int main(void)
         T(test_plain_executable),
         T(test_pnpm_install),
         T(test_not_installed),
+        T(test_directory_is_not_a_coder),
+        T(test_package_json_formatting),
         T(test_version_by_identity),
         T(test_run_version),
     };

@@ -205,9 +205,40 @@ static void test_item_detail_and_exit(void **state)
     cJSON_Delete(j);
 }
 
+/* The first invalid UTF-8 byte is found wherever it lies against the
+ * eight-byte ASCII steps: every offset and length up to 40, with a bad
+ * lead, a lone continuation, a cut sequence and a valid 2-, 3- and 4-byte
+ * character in place. */
+static void test_utf8_invalid_at_every_offset(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *bytes;
+        size_t len, bad; /* bad: offset of the first invalid byte in bytes, or len */
+    } pieces[] = {
+        {"\xff", 1, 0},     {"\x80", 1, 0},         {"\xe2\x82", 2, 0},
+        {"\xc3\xa9", 2, 2}, {"\xe2\x82\xac", 3, 3}, {"\xf0\x9f\x98\x80", 4, 4},
+    };
+    char buf[64];
+    for (size_t p = 0; p < BT_ARRAY_SIZE(pieces); p++) {
+        for (size_t at = 0; at <= 40; at++) {
+            for (size_t tail = 0; tail <= 9; tail++) {
+                size_t n = at + pieces[p].len + tail;
+                memset(buf, 'a', sizeof buf);
+                memcpy(buf + at, pieces[p].bytes, pieces[p].len);
+                size_t want = pieces[p].bad == pieces[p].len ? n : at + pieces[p].bad;
+                /* a cut sequence at the very end is invalid where it starts */
+                assert_int_equal(bt_utf8_invalid_at(buf, n), want);
+            }
+        }
+    }
+    assert_int_equal(bt_utf8_invalid_at("", 0), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_utf8_invalid_at_every_offset),
         cmocka_unit_test(test_quote_escapes),
         cmocka_unit_test(test_quote_separators_and_bad_utf8),
         cmocka_unit_test(test_quote_nul_byte),
