@@ -374,6 +374,36 @@ static void test_late_probe_after_the_run(void **state)
     free(bin);
 }
 
+/* The WAL that closing leaves behind stays bounded across many short
+ * processes (each rebuilds the WAL index, which forgets what was copied
+ * into the db: only an emptied WAL starts over). */
+static void test_wal_stays_bounded(void **state)
+{
+    struct ctx *c = *state;
+    replay(c, "text");
+    struct bt_test_result res;
+    char *wal = bt_xasprintf("%s/home/baton.db-wal", c->dir);
+    off_t most = 0;
+    for (int i = 0; i < 30; i++) {
+        baton(c, &res, NULL, 0, "run", "--json", "again", END);
+        assert_int_equal(res.exit_code, 0);
+        bt_test_result_release(&res);
+        struct stat st;
+        if (stat(wal, &st) == 0 && st.st_size > most)
+            most = st.st_size;
+    }
+    /* 128 pages before a close checkpoints, plus one turn's pages */
+    assert_true(most < 1024 * 1024);
+    baton(c, &res, NULL, 0, "ls", END);
+    assert_int_equal(res.exit_code, 0);
+    size_t lines = 0;
+    for (const char *p = res.out.data; (p = strchr(p, '\n')) != NULL; p++)
+        lines++;
+    assert_int_equal(lines, 30);
+    bt_test_result_release(&res);
+    free(wal);
+}
+
 /* An npm prefix whose platform package's binary is the logging wrapper:
  * baton runs it directly (the launcher, a Node script, would fail here),
  * with the environment the launcher gives, and `baton coders` says so. */
@@ -598,6 +628,7 @@ int main(void)
         T(test_one_file_two_coders),
         T(test_pi_garbage_version_asked_once),
         T(test_late_probe_after_the_run),
+        T(test_wal_stays_bounded),
         T(test_codex_launcher_seen_through),
         T(test_run_file_compressed),
         T(test_run_file_after_kill),
