@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -701,12 +702,33 @@ static int on_wal_commit(void *data, sqlite3 *db, const char *name, int pages)
     return SQLITE_OK;
 }
 
+/* PRAGMA journal_mode=WAL, waiting for other openers: on a new db, the
+ * switch to WAL needs a lock that SQLite's busy handler does not wait for
+ * (three batons opening a new store at once failed "database is locked"
+ * one time in five). */
+static int step_journal_mode(struct bt_store *s, sqlite3_stmt **q)
+{
+    int waited = 0;
+    for (;;) {
+        int rc = *q ? SQLITE_OK : sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, q, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(*q);
+        if (rc == SQLITE_ROW)
+            return 0;
+        if ((rc & 0xff) != SQLITE_BUSY || waited >= BT_STORE_BUSY_TIMEOUT_MS)
+            return bt_st_db_fail(s, "journal_mode");
+        if (*q)
+            sqlite3_reset(*q);
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        waited += 5;
+    }
+}
+
 static int set_wal(struct bt_store *s)
 {
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &q, NULL) != SQLITE_OK)
-        return bt_st_db_fail(s, "journal_mode");
-    int rc = sqlite3_step(q) == SQLITE_ROW ? 0 : bt_st_db_fail(s, "journal_mode");
+    int rc = step_journal_mode(s, &q);
     const char *mode = rc == 0 ? (const char *)sqlite3_column_text(q, 0) : NULL;
     if (rc == 0 && (!mode || strcmp(mode, "wal") != 0))
         rc = bt_st_fail(s, BT_ESTORE, "'%s' cannot use WAL mode (journal_mode is %s)", s->db_path,

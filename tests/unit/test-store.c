@@ -1219,6 +1219,40 @@ static void test_concurrent_writers(void **state)
     bt_store_close(s);
 }
 
+/* Several processes opening a store that does not exist yet, at the same
+ * moment: every one opens it (the switch to WAL mode once made about one
+ * in five fail with "database is locked"). */
+static void test_concurrent_first_open(void **state)
+{
+    struct fixture *f = *state;
+    enum { N = 4, ROUNDS = 25 };
+    for (int round = 0; round < ROUNDS; round++) {
+        char *home = bt_xasprintf("%s/fresh%d", f->dir, round);
+        int go[2];
+        assert_int_equal(pipe(go), 0);
+        pid_t kids[N];
+        for (int i = 0; i < N; i++) {
+            kids[i] = fork();
+            assert_true(kids[i] >= 0);
+            if (kids[i] == 0) {
+                char c;
+                close(go[1]);
+                if (read(go[0], &c, 1) != 0) /* EOF: all start together */
+                    _exit(3);
+                struct bt_store *s = NULL;
+                int rc = bt_store_open(home, &s, NULL);
+                bt_store_close(s);
+                _exit(rc == 0 ? 0 : 1);
+            }
+        }
+        close(go[0]);
+        close(go[1]);
+        for (int i = 0; i < N; i++)
+            assert_int_equal(wait_child(kids[i]), 0);
+        free(home);
+    }
+}
+
 static void test_two_handles_interleaved(void **state)
 {
     struct fixture *f = *state;
@@ -1510,6 +1544,7 @@ int main(void)
         T(test_recover),
         T(test_recover_pid_reuse),
         T(test_concurrent_writers),
+        T(test_concurrent_first_open),
         T(test_two_handles_interleaved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
