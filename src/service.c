@@ -23,6 +23,7 @@ struct located {
     struct bt_coder_exe exe; /* what runs */
     struct bt_store_exe id;  /* its identity, the key of its stored version */
     int have_id;             /* id could be read */
+    int asked;               /* the coder was asked (now, or the store says so) */
     char *version;           /* NULL: not known before the coder says it */
 };
 
@@ -135,6 +136,7 @@ static int probe(struct bt_store *s, struct located *l)
 {
     free(l->version);
     l->version = NULL;
+    l->asked = 1;
     int rc = bt_coder_version(l->coder, l->exe.path, &l->version);
     if ((rc == 0 || rc == BT_EPROTO) && l->have_id)
         bt_store_coder_version_put(s, &l->id, l->version);
@@ -149,8 +151,10 @@ static int probe(struct bt_store *s, struct located *l)
 static int find_version(struct bt_store *s, struct located *l)
 {
     l->have_id = bt_store_exe_stat(l->coder->name, l->exe.path, &l->id) == 0;
-    if (l->have_id && bt_store_coder_version_get(s, &l->id, &l->version) == 0)
+    if (l->have_id && bt_store_coder_version_get(s, &l->id, &l->version) == 0) {
+        l->asked = !l->version; /* a stored "no answer" */
         return 0;
+    }
     if (l->coder->runner->reports_version)
         return 0;
     return probe(s, l) == -EINTR ? -EINTR : 0;
@@ -161,7 +165,7 @@ static int find_version(struct bt_store *s, struct located *l)
  * recorded, and the answer stored, so the next turns start no probe. */
 static void late_probe(struct bt_store *s, struct located *l, const char *run, int named)
 {
-    if (named || l->version || !l->coder->runner->reports_version)
+    if (named || l->version || l->asked || !l->coder->runner->reports_version)
         return;
     if (probe(s, l) == 0 && l->version)
         bt_store_run_set_version(s, run, l->version);

@@ -307,6 +307,41 @@ static void test_pi_garbage_version_asked_once(void **state)
     free(bin);
 }
 
+/* A codex that names no version and whose --version says nothing usable:
+ * asked once, after its first turn, never again for the same file. */
+static void test_codex_silent_garbage_asked_once(void **state)
+{
+    struct ctx *c = *state;
+    char *bin = path_in(c, "codex"), *log = path_in(c, "starts.log");
+    wrapper_version(bin, log, "echo nothing; exit 0");
+    char *kv = bt_xasprintf("BATON_CODEX_BIN=%s", bin);
+    setenv_kv(c, kv);
+    size_t len;
+    char *rec = bt_test_slurp(FIXTURES "/text.jsonl", &len);
+    char *ua = strstr(rec, "\"userAgent\":\"");
+    char *end = strstr(ua + 13, "\",");
+    memmove(ua, end + 2, strlen(end + 2) + 1);
+    char *replay_path = path_in(c, "silent.jsonl");
+    FILE *f = fopen(replay_path, "w");
+    fputs(rec, f);
+    fclose(f);
+    char *rkv = bt_xasprintf("FAKE_CODER_REPLAY=%s", replay_path);
+    setenv_kv(c, rkv);
+    struct bt_test_result res;
+    for (int i = 0; i < 3; i++) {
+        baton(c, &res, NULL, 0, "run", "--json", "quiet", END);
+        assert_int_equal(res.exit_code, 0);
+        bt_test_result_release(&res);
+    }
+    assert_int_equal(starts(log, "|--version|"), 1);
+    free(rkv);
+    free(replay_path);
+    free(rec);
+    free(kv);
+    free(log);
+    free(bin);
+}
+
 /* A codex that names no version and whose --version hangs: the run is
  * recorded completed before the probe; Ctrl-C during the probe stops it
  * (and its process group) without touching the recorded run. */
@@ -628,6 +663,7 @@ int main(void)
         T(test_one_file_two_coders),
         T(test_pi_garbage_version_asked_once),
         T(test_late_probe_after_the_run),
+        T(test_codex_silent_garbage_asked_once),
         T(test_wal_stays_bounded),
         T(test_codex_launcher_seen_through),
         T(test_run_file_compressed),
