@@ -2,8 +2,10 @@
 /*
  * cmd-coders: `baton coders` lists every known coder, the executable baton
  * runs for it (the program behind an npm launcher, which is named too) and
- * its version, asked with `--version` (the one place baton still asks: a
- * turn takes the version from the coder's protocol or the store).
+ * its version, asked with `--version` (the one place baton always asks: a
+ * turn takes the version from the coder's protocol or the store). What it
+ * hears is stored for the turns, so `baton coders` also refreshes a version
+ * a wrapper script in front of a coder kept from an older program.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,6 +14,18 @@
 
 #include "cmd.h"
 #include "coder.h"
+#include "error.h"
+#include "store.h"
+
+/* Store what the coder said for the turns to come; a store that cannot be
+ * opened only costs a turn a probe. */
+static void remember(struct bt_store *s, const struct bt_coder *c, const struct bt_coder_exe *exe,
+                     int rc, const char *version)
+{
+    struct bt_store_exe id;
+    if (s && (rc == 0 || rc == BT_EPROTO) && bt_store_exe_stat(c->name, exe->path, &id) == 0)
+        bt_store_coder_version_put(s, &id, version);
+}
 
 static void print_json(const struct bt_coder *c, const struct bt_coder_exe *exe,
                        const char *version)
@@ -54,12 +68,19 @@ int bt_cmd_coders(int argc, char **argv)
     }
     if (optind != argc)
         return bt_usage(argv[0]);
+    char *home = bt_store_default_home();
+    struct bt_store *s = NULL;
+    if (home)
+        bt_store_open(home, &s, NULL);
+    free(home);
     for (size_t i = 0; bt_coders[i]; i++) {
         const struct bt_coder *cd = bt_coders[i];
         struct bt_coder_exe exe;
         char *version = NULL;
-        if (bt_coder_resolve(cd, &exe) == 0)
-            bt_coder_version(cd, exe.path, &version);
+        if (bt_coder_resolve(cd, &exe) == 0) {
+            int rc = bt_coder_version(cd, exe.path, &version);
+            remember(s, cd, &exe, rc, version);
+        }
         if (json)
             print_json(cd, &exe, version);
         else
@@ -67,5 +88,6 @@ int bt_cmd_coders(int argc, char **argv)
         free(version);
         bt_coder_exe_release(&exe);
     }
+    bt_store_close(s);
     return BT_EXIT_OK;
 }

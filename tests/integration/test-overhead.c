@@ -342,6 +342,52 @@ static void test_codex_silent_garbage_asked_once(void **state)
     free(bin);
 }
 
+/* A wrapper script in front of pi stays the same file while the program
+ * behind it changes: turns keep the stored version until `baton coders`
+ * (which always asks) refreshes it. */
+static void test_coders_refreshes_version(void **state)
+{
+    struct ctx *c = *state;
+    char *bin = path_in(c, "pi"), *log = path_in(c, "starts.log");
+    char *vfile = path_in(c, "version.txt");
+    char *body = bt_xasprintf("cat '%s'; exit 0", vfile);
+    wrapper_version(bin, log, body);
+    FILE *f = fopen(vfile, "w");
+    fputs("0.73.1\n", f);
+    fclose(f);
+    char *kv = bt_xasprintf("BATON_PI_BIN=%s", bin);
+    setenv_kv(c, kv);
+    char *agent = bt_xasprintf("PI_CODING_AGENT_DIR=%s/pi-agent", c->dir);
+    setenv_kv(c, agent);
+    setenv_kv(c, "FAKE_CODER_REPLAY=" PI_FIXTURES "/text.jsonl");
+    const char *want[] = {"0.73.1", "0.73.1", "0.74.0"};
+    struct bt_test_result res;
+    for (int i = 0; i < 3; i++) {
+        if (i == 1) { /* the program behind the wrapper is upgraded */
+            f = fopen(vfile, "w");
+            fputs("0.74.0\n", f);
+            fclose(f);
+        }
+        if (i == 2) {
+            baton(c, &res, NULL, 0, "coders", END);
+            assert_non_null(strstr(res.out.data, "0.74.0"));
+            bt_test_result_release(&res);
+        }
+        baton(c, &res, NULL, 0, "run", "-c", "pi", "--json", "hello", END);
+        assert_int_equal(res.exit_code, 0);
+        char *v = started_version(res.out.data);
+        assert_string_equal(v, want[i]);
+        free(v);
+        bt_test_result_release(&res);
+    }
+    free(agent);
+    free(kv);
+    free(body);
+    free(vfile);
+    free(log);
+    free(bin);
+}
+
 /* A codex that names no version and whose --version hangs: the run is
  * recorded completed before the probe; Ctrl-C during the probe stops it
  * (and its process group) without touching the recorded run. */
@@ -664,6 +710,7 @@ int main(void)
         T(test_pi_garbage_version_asked_once),
         T(test_late_probe_after_the_run),
         T(test_codex_silent_garbage_asked_once),
+        T(test_coders_refreshes_version),
         T(test_wal_stays_bounded),
         T(test_codex_launcher_seen_through),
         T(test_run_file_compressed),
