@@ -45,10 +45,14 @@ static void print_json(const struct bt_coder *c, const struct bt_coder_exe *exe,
 static void print_human(const struct bt_coder *c, const struct bt_coder_exe *exe,
                         const char *version)
 {
-    if (!exe->path)
+    if (!exe->path && getenv(c->runner->bin_env) && *getenv(c->runner->bin_env)) {
+        char *why = bt_coder_not_found(c); /* the override is wrong: say so */
+        printf("%-10s %-12s (%s)\n", c->name, "not installed", why);
+        free(why);
+    } else if (!exe->path) {
         printf("%-10s %-12s (set %s or put %s on PATH)\n", c->name, "not installed",
                c->runner->bin_env, c->runner->bin_name);
-    else if (exe->launcher)
+    } else if (exe->launcher)
         printf("%-10s %-12s %s (run directly; found behind the launcher %s)\n", c->name,
                version ? version : "unknown", exe->path, exe->launcher);
     else

@@ -78,9 +78,12 @@ static int build(struct handoff *h)
         return bt_fail(BT_EXIT_USAGE, "the %s session file %s is gone: nothing to hand off",
                        c->coder, c->native_session_path);
     char *bin = bt_coder_locate(coder);
-    if (!bin)
-        return bt_fail(BT_EXIT_NOT_INSTALLED, "%s is not installed: put '%s' on PATH or set %s",
-                       c->coder, coder->runner->bin_name, coder->runner->bin_env);
+    if (!bin) {
+        char *why = bt_coder_not_found(coder);
+        int rc = bt_fail(BT_EXIT_NOT_INSTALLED, "%s", why);
+        free(why);
+        return rc;
+    }
     bt_strv_push_take(&h->argv, bin);
     struct bt_runner_config cfg = {.cwd = c->cwd,
                                    .model = c->model,

@@ -14,18 +14,25 @@
 #include "store.h"
 
 /* The raw stream of a run ("out" or "err") into out: runs/<run>.<stream>.zst,
- * or the plain file of a run from before schema 4. Returns 0 or an error
+ * or the plain file of a run from before schema 4. *where is the file read
+ * (the .zst one when there is none; caller frees). Returns 0 or an error
  * of bt_runfile_read (-ENOENT when the run has none). */
 static int read_raw(struct bt_store *s, const char *run, const char *stream, struct bt_buf *out,
-                    int *truncated)
+                    int *truncated, char **where)
 {
     static const char *const forms[] = {BT_RUNFILE_SUFFIX, ""};
     int rc = -ENOENT;
+    *where = NULL;
     for (size_t i = 0; i < BT_ARRAY_SIZE(forms) && rc == -ENOENT; i++) {
         char *suffix = bt_xasprintf(".%s%s", stream, forms[i]);
         char *path = bt_store_run_file(s, run, suffix);
         rc = path ? bt_runfile_read(path, out, truncated) : -EINVAL;
-        free(path);
+        if (!*where || rc != -ENOENT) {
+            free(*where);
+            *where = path;
+        } else {
+            free(path);
+        }
         free(suffix);
     }
     return rc;
@@ -92,20 +99,26 @@ static void print_run(struct bt_store *s, const char *run)
     struct bt_store_run r;
     if (bt_store_run_get(s, run, &r) != 0)
         return;
-    printf("  [run %s: %s, %s %s, exit %lld", r.id, bt_store_run_state_name(r.state), r.coder,
-           r.coder_version ? r.coder_version : "?", (long long)r.exit_code);
+    printf("  [run %s: %s, %s %s", r.id, bt_store_run_state_name(r.state), r.coder,
+           r.coder_version ? r.coder_version : "?");
+    if (r.state != BT_STORE_RUN_RUNNING)
+        printf(", exit %lld", (long long)r.exit_code);
     if (r.exit_signal)
         printf(", signal %d", r.exit_signal);
     if (r.error_kind)
         printf(", %s", r.error_kind);
     printf("]\n");
     struct bt_buf raw = BT_BUF_INIT;
-    int truncated = 0, rrc = read_raw(s, r.id, "out", &raw, &truncated);
+    char *where;
+    int truncated = 0, rrc = read_raw(s, r.id, "out", &raw, &truncated, &where);
+    const char *early = !truncated                        ? ""
+                        : r.state == BT_STORE_RUN_RUNNING ? " so far"
+                                                          : ", ended early (baton was killed)";
     if (rrc == 0)
-        printf("  [raw stdout: %zu bytes kept%s; `baton show --raw` prints the last run's]\n",
-               raw.len, truncated ? ", ended early (baton stopped while writing)" : "");
+        printf("  [raw stdout: %zu bytes%s in %s]\n", raw.len, early, where);
     else if (rrc != -ENOENT)
-        printf("  [raw stdout: %s]\n", raw_problem(rrc));
+        printf("  [raw stdout: %s: %s]\n", where, raw_problem(rrc));
+    free(where);
     bt_buf_release(&raw);
     if (r.stderr_tail_len) {
         /* the coder's own colours are noise here, and break NO_COLOR */
@@ -173,11 +186,15 @@ static int print_raw(struct bt_store *s, const char *conv)
     if (bt_store_run_last(s, conv, &r) != 0)
         return bt_fail(BT_EXIT_USAGE, "conversation %s has no run yet", conv);
     struct bt_buf raw = BT_BUF_INIT;
-    int truncated = 0, rc = read_raw(s, r.id, "out", &raw, &truncated);
+    char *where;
+    int truncated = 0, rc = read_raw(s, r.id, "out", &raw, &truncated, &where);
     if (rc == 0 || rc == BT_ECORRUPT)
         fwrite(raw.data, 1, raw.len, stdout);
     if (rc == -ENOENT)
-        rc = bt_fail(BT_EXIT_FAILED, "run %s kept no raw output", r.id);
+        rc = bt_fail(BT_EXIT_FAILED,
+                     "the raw output of run %s is not there (%s): removed, or never "
+                     "written",
+                     r.id, where);
     else if (rc == BT_ECORRUPT && raw.len)
         rc = bt_fail(BT_EXIT_FAILED,
                      "the raw output of run %s is damaged after the %zu bytes printed", r.id,
@@ -185,11 +202,14 @@ static int print_raw(struct bt_store *s, const char *conv)
     else if (rc)
         rc = bt_fail(BT_EXIT_FAILED, "the raw output of run %s cannot be read: %s", r.id,
                      raw_problem(rc));
+    else if (truncated && r.state == BT_STORE_RUN_RUNNING)
+        fprintf(stderr, "baton: run %s is still running: this is its output so far\n", r.id);
     else if (truncated)
         fprintf(stderr,
-                "baton: the raw output of run %s ends early: baton stopped while "
-                "writing it\n",
+                "baton: the raw output of run %s ends early: the baton that ran it was "
+                "killed before the end\n",
                 r.id);
+    free(where);
     bt_buf_release(&raw);
     bt_store_run_release(&r);
     return rc;
@@ -235,6 +255,9 @@ int bt_cmd_show(int argc, char **argv)
     }
     if (argc - optind != 1)
         return bt_usage(argv[0]);
+    if (raw && (json || debug || last))
+        return bt_fail(BT_EXIT_USAGE, "--raw prints the coder's own output alone: it takes no "
+                                      "--json, --debug or --last");
     struct bt_store *s;
     char id[BT_ID_SIZE];
     int rc = bt_cmd_open_store(&s);

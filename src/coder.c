@@ -129,6 +129,18 @@ void bt_coder_env(const struct bt_coder_exe *exe, char *const *env, const char *
         bt_strv_push(out, extra);
 }
 
+char *bt_coder_not_found(const struct bt_coder *c)
+{
+    const char *var = c->runner->bin_env, *over = getenv(var);
+    if (over && *over && strchr(over, '/'))
+        return bt_xasprintf("%s=%s is not an executable file (unset it to find '%s' on PATH)", var,
+                            over, c->runner->bin_name);
+    if (over && *over)
+        return bt_xasprintf("%s=%s: no executable '%s' on PATH", var, over, over);
+    return bt_xasprintf("%s is not installed: put '%s' on PATH or set %s", c->name,
+                        c->runner->bin_name, var);
+}
+
 struct probe {
     struct bt_buf out;
     int done;

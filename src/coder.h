@@ -26,6 +26,10 @@ const struct bt_coder *bt_coder_find(const char *name);
  * Returns an owned absolute path, or NULL when not installed. */
 char *bt_coder_locate(const struct bt_coder *c);
 
+/* Why bt_coder_locate found nothing, as one sentence for the user (owned):
+ * the override variable's bad value when it is set, else how to install. */
+char *bt_coder_not_found(const struct bt_coder *c);
+
 /* What baton runs for a coder: the located executable, or the program
  * behind it when it is a launcher the runner can see through
  * (resolve_launcher). */

@@ -68,7 +68,7 @@ static const struct bt_cmd commands[] = {
      "show a conversation's messages and runs",
      "  --json                 the conversation and its messages as one JSON object\n"
      "  --debug                each answer's run: state, coder version, exit, error kind,\n"
-     "                         the coder's stderr tail and the size of its raw output\n"
+     "                         the coder's stderr tail and its raw output file\n"
      "  --last N               only the last N messages\n"
      "  --raw                  the last run's raw coder stdout, as the coder wrote it\n"},
     {"search", bt_cmd_search, "[--json] [--limit N] WORD...",

@@ -182,8 +182,7 @@ static int locate(struct bt_store *s, const char *name, struct located *l,
     }
     if (bt_coder_resolve(l->coder, &l->exe) != 0) {
         out->exit_code = BT_EXIT_NOT_INSTALLED;
-        out->message = bt_xasprintf("%s is not installed: put '%s' on PATH or set %s", name,
-                                    l->coder->runner->bin_name, l->coder->runner->bin_env);
+        out->message = bt_coder_not_found(l->coder);
         return BT_ENOTINSTALLED;
     }
     if (find_version(s, l) == -EINTR) {

@@ -396,7 +396,13 @@ static void test_not_installed(void **state)
     baton(c, &res, NULL, 0, "run", "--json", "hello", END);
     assert_int_equal(res.exit_code, 3);
     assert_int_equal(res.out.len, 0);
-    assert_non_null(strstr(res.err.data, "not installed"));
+    /* the bad value that is set is named, not only the variable */
+    assert_non_null(
+        strstr(res.err.data, "BATON_CODEX_BIN=/nonexistent/codex is not an executable"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "coders", END);
+    assert_non_null(
+        strstr(res.out.data, "BATON_CODEX_BIN=/nonexistent/codex is not an executable"));
     bt_test_result_release(&res);
     baton(c, &res, NULL, 0, "ls", "--json", END);
     assert_int_equal(res.out.len, 0); /* nothing was created */

@@ -664,6 +664,18 @@ static void test_run_file_after_kill(void **state)
     const char *d1 = strstr(text, "\"item.delta\"");
     assert_non_null(d1);
     assert_non_null(strstr(d1 + 1, "\"item.delta\""));
+    char *conv0 = conversation_of(text);
+    struct bt_test_result live;
+    baton(c, &live, NULL, 0, "show", "--raw", conv0, END); /* while it runs */
+    assert_int_equal(live.exit_code, 0);
+    assert_non_null(strstr(live.err.data, "still running"));
+    assert_true(live.out.len > 0);
+    bt_test_result_release(&live);
+    baton(c, &live, NULL, 0, "show", "--raw", "--json", conv0, END);
+    assert_int_equal(live.exit_code, 2);
+    assert_int_equal(live.out.len, 0);
+    bt_test_result_release(&live);
+    free(conv0);
     kill(pid, SIGKILL);
     int st;
     assert_int_equal(waitpid(pid, &st, 0), pid);
