@@ -45,7 +45,8 @@ static void print_json(const struct bt_coder *c, const struct bt_coder_exe *exe,
 static void print_human(const struct bt_coder *c, const struct bt_coder_exe *exe,
                         const char *version)
 {
-    if (!exe->path && getenv(c->runner->bin_env) && *getenv(c->runner->bin_env)) {
+    const char *over = getenv(c->runner->bin_env);
+    if (!exe->path && over && *over) {
         char *why = bt_coder_not_found(c); /* the override is wrong: say so */
         printf("%-10s %-12s (%s)\n", c->name, "not installed", why);
         free(why);

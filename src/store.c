@@ -719,7 +719,7 @@ static int step_journal_mode(struct bt_store *s, sqlite3_stmt **q)
             return bt_st_db_fail(s, "journal_mode");
         if (*q)
             sqlite3_reset(*q);
-        struct timespec ts = {0, 5 * 1000 * 1000};
+        struct timespec ts = {0, 5000000L};
         nanosleep(&ts, NULL);
         waited += 5;
     }

@@ -474,7 +474,7 @@ static void test_wal_stays_bounded(void **state)
             most = st.st_size;
     }
     /* 128 pages before a close checkpoints, plus one turn's pages */
-    assert_true(most < 1024 * 1024);
+    assert_true(most < (off_t)1024 * 1024);
     baton(c, &res, NULL, 0, "ls", END);
     assert_int_equal(res.exit_code, 0);
     size_t lines = 0;
