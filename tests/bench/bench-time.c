@@ -17,7 +17,7 @@
  *
  * usage: bench-time [-n RUNS] [-w WARMUP] [-t TIMEOUT_S] [-T TSV] SPEC [; SPEC]...
  *   SPEC: LABEL [-i IN] [-o OUT] [-E ERR] [-C DIR] [-e K=V]... [-u K]...
- *               [-r REF] [-b BYTES] [-m 1] -- PROG [ARG]...
+ *               [-r REF] [-b BYTES] [-m 1] [-s STAMPS] -- PROG [ARG]...
  *   -i IN     stdin (default /dev/null)     -o OUT  stdout (default /dev/null)
  *   -E ERR    stderr appended to ERR (default /dev/null)
  *   -C DIR    working directory             -e K=V  set, -u K unset in the env
@@ -25,6 +25,10 @@
  *   -b BYTES  also report BYTES / median wall time as MB/s (1 MB = 10^6 B)
  *   -m 1      poll the process's own VmHWM and CPU time (wakes this process
  *             every 2 ms)
+ *   -s STAMPS append "spawn <us>" and "reaped <us>" per run to STAMPS:
+ *             CLOCK_REALTIME in microseconds just before posix_spawn and
+ *             just after wait4, to line the process's own clock marks up
+ *             with its parent's (tests/bench/steps.sh); written after the run
  *   -T TSV    append one tab-separated line per command to TSV: label, good
  *             runs, runs, median ms, p90 ms, min ms, cpu ms, rss KiB, ref,
  *             diff ms, ratio, MB/s, own rss KiB, own cpu ms (these two with -m,
@@ -50,7 +54,7 @@ extern char **environ;
 #define MAX_RUNS 1000
 
 struct spec {
-    const char *label, *in, *out, *err, *dir, *ref;
+    const char *label, *in, *out, *err, *dir, *ref, *stamps;
     char **argv;  /* into the program's argv */
     char **env;   /* built from environ and -e/-u */
     double bytes; /* 0: no MB/s */
@@ -136,6 +140,7 @@ static void parse_spec(int argc, char **argv, int *i)
         case 'r': s->ref = v; break;
         case 'b': s->bytes = (double)parse_long(v, "bad -b"); break;
         case 'm': s->hwm = parse_long(v, "bad -m") != 0; break;
+        case 's': s->stamps = v; break;
         case 'e':
             if (nsets == 64 || !strchr(v, '='))
                 die("bad -e");
@@ -180,6 +185,23 @@ static void own_stats(pid_t pid, double *hwm, double *cpu)
         fclose(f);
 }
 
+static long long unix_us(const struct timespec *ts)
+{
+    return (long long)ts->tv_sec * 1000000 + ts->tv_nsec / 1000;
+}
+
+/* -s: the parent's clock at spawn and at reaping, appended to the file. */
+static void write_stamps(const char *path, const struct timespec *spawned,
+                         const struct timespec *reaped)
+{
+    FILE *f = fopen(path, "ae");
+    if (!f)
+        die("cannot open the -s file");
+    fprintf(f, "spawn %lld\nreaped %lld\n", unix_us(spawned), unix_us(reaped));
+    if (fclose(f) != 0)
+        die("cannot write the -s file");
+}
+
 /* One run of s; returns 0 and fills the figures, or -1. */
 static int run_once(struct spec *s, int timeout_s, double *wall, double *cpu, double *rss,
                     double *own, double *own_cpu)
@@ -207,6 +229,8 @@ static int run_once(struct spec *s, int timeout_s, double *wall, double *cpu, do
             die("cannot change to the -C directory");
     }
     pid_t pid;
+    struct timespec spawned, reaped;
+    clock_gettime(CLOCK_REALTIME, &spawned);
     double t0 = now_ms();
     int rc = posix_spawn(&pid, s->argv[0], &fa, &attr, s->argv, s->env);
     if (cwd >= 0) {
@@ -248,6 +272,9 @@ static int run_once(struct spec *s, int timeout_s, double *wall, double *cpu, do
         sigtimedwait(&chld, NULL, &left);
     }
     *wall = now_ms() - t0;
+    clock_gettime(CLOCK_REALTIME, &reaped);
+    if (s->stamps)
+        write_stamps(s->stamps, &spawned, &reaped);
     *cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
     *rss = (double)ru.ru_maxrss; /* KiB */

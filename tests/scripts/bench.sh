@@ -7,6 +7,9 @@
 # difference and ratio to its reference), what a user pays:
 #   fixed       baton run with the fake coder vs the fake coder alone: the
 #               fixed cost of a turn, and baton's own peak RSS
+#   steps       where that turn's time goes: the BATON_TRACE_PERF marks of
+#               21 such turns, the median and p90 of each step, from spawn
+#               to reaped (tests/bench/steps.sh)
 #   codex       the real codex against the stand-in model: baton run (native
 #               binary, npm launcher) vs a direct C client of app-server
 #               (bench-drive), codex exec --json, and @openai/codex-sdk
@@ -33,8 +36,8 @@
 #              in-process sections (pipeline, store) always measure the
 #              checkout's own build
 #   --vs REV   also time the baton of commit REV in the same sitting, in
-#              the sections that use the fake coder (fixed, throughput,
-#              latency): a before/after of a change to baton
+#              the sections that use the fake coder (fixed, steps,
+#              throughput, latency): a before/after of a change to baton
 #   --runs N   runs per command for the real coders (default 21, pi 15)
 # Environment: BATON_CACHE (default ~/.cache/baton): npm caches (npm, npm-pi,
 # npm-bench) and the scratch directory bench/ (not under /tmp: codex refuses
@@ -54,13 +57,13 @@ while [ $# -gt 0 ]; do
     --rev) rev="${2:?--rev needs a commit}"; shift 2 ;;
     --vs) vs_rev="${2:?--vs needs a commit}"; shift 2 ;;
     --runs) runs_real="${2:?--runs needs a number}"; runs_pi="$2"; shift 2 ;;
-    -h | --help) sed -n '4,36p' "$0"; exit 0 ;;
-    fixed | codex | pi | throughput | latency | disk | pipeline | store) sections+=("$1"); shift ;;
+    -h | --help) sed -n '4,44p' "$0"; exit 0 ;;
+    fixed | steps | codex | pi | throughput | latency | disk | pipeline | store) sections+=("$1"); shift ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
 [ ${#sections[@]} -gt 0 ] ||
-    sections=(fixed codex pi throughput latency disk pipeline store)
+    sections=(fixed steps codex pi throughput latency disk pipeline store)
 want() {
     local s
     for s in "${sections[@]}"; do [ "$s" = "$1" ] && return 0; done
@@ -291,7 +294,17 @@ if want fixed; then
         "fake coder alone: ${frss:-failed}" "-" "< 8 MiB" fixed
 fi
 
-# ---- 1b/1c. real coders against the stand-in --------------------------------
+# ---- 1b. where the fixed turn's time goes ------------------------------------
+
+if want steps; then
+    section "where a turn's time goes: BATON_TRACE_PERF marks of 21 fake-coder turns (median, p90 of each step)"
+    steps_b=()
+    [ -n "$baton_b" ] && steps_b=("$vs_label=$baton_b")
+    bash "$top/tests/bench/steps.sh" -n 21 -w 3 "$bt/bench-time" "$run/steps" "$fake" \
+        "$text_replay" "${measured%% *}=$baton" "${steps_b[@]}"
+fi
+
+# ---- 1c/1d. real coders against the stand-in --------------------------------
 
 if want codex; then
     section "codex 0.171.0 against the stand-in: one text turn"
