@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# bench.sh: the benchmarks of tests/bench, against the targets in DESIGN.md
-# ("Performance targets"). Whole processes timed side by side in one sitting
+# bench.sh: the benchmarks of tests/bench, against the design's performance
+# targets (listed at the top of docs/performance.md). Whole processes timed side by side in one sitting
 # (tests/bench/bench-time.c: medians of 7 or more runs, each figure with its
 # difference and ratio to its reference), what a user pays:
 #   fixed       baton run with the fake coder vs the fake coder alone: the
