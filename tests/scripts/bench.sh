@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # bench.sh: the benchmarks of tests/bench, against the design's performance
-# targets (listed at the top of docs/performance.md). Whole processes timed side by side in one sitting
-# (tests/bench/bench-time.c: medians of 7 or more runs, each figure with its
+# targets (listed at the top of docs/performance.md). Whole processes timed
+# side by side in one sitting (tests/bench/bench-time.c: medians of 7 or more runs, each figure with its
 # difference and ratio to its reference), what a user pays:
 #   fixed       baton run with the fake coder vs the fake coder alone: the
 #               fixed cost of a turn, and baton's own peak RSS
@@ -57,7 +57,7 @@ while [ $# -gt 0 ]; do
     --rev) rev="${2:?--rev needs a commit}"; shift 2 ;;
     --vs) vs_rev="${2:?--vs needs a commit}"; shift 2 ;;
     --runs) runs_real="${2:?--runs needs a number}"; runs_pi="$2"; shift 2 ;;
-    -h | --help) sed -n '4,44p' "$0"; exit 0 ;;
+    -h | --help) sed -n '4,45p' "$0"; exit 0 ;;
     fixed | steps | codex | pi | throughput | latency | disk | pipeline | store) sections+=("$1"); shift ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
