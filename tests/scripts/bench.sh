@@ -3,8 +3,9 @@
 #
 # bench.sh: the benchmarks of tests/bench, against the design's performance
 # targets (listed at the top of docs/performance.md). Whole processes timed
-# side by side in one sitting (tests/bench/bench-time.c: medians of 7 or more runs, each figure with its
-# difference and ratio to its reference), what a user pays:
+# side by side in one sitting (tests/bench/bench-time.c: medians of 7 or
+# more runs, each figure with its difference and ratio to its reference),
+# what a user pays:
 #   fixed       baton run with the fake coder vs the fake coder alone: the
 #               fixed cost of a turn, and baton's own peak RSS
 #   steps       where that turn's time goes: the BATON_TRACE_PERF marks of
