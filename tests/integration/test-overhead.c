@@ -84,6 +84,31 @@ static char *started_version(const char *out)
     return s;
 }
 
+/* Make the fake coder replay the codex text recording without the
+ * userAgent member of its initialize answer: a codex that names no
+ * version. */
+static void replay_without_user_agent(struct ctx *c)
+{
+    size_t len;
+    char *rec = bt_test_slurp(FIXTURES "/text.jsonl", &len);
+    assert_non_null(rec);
+    char *ua = strstr(rec, "\"userAgent\":\"");
+    assert_non_null(ua);
+    char *end = strstr(ua + 13, "\",");
+    assert_non_null(end);
+    memmove(ua, end + 2, strlen(end + 2) + 1);
+    char *path = path_in(c, "silent.jsonl");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(rec, f);
+    fclose(f);
+    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
+    setenv_kv(c, kv);
+    free(kv);
+    free(path);
+    free(rec);
+}
+
 /* pi names no version in its rpc protocol: the first turn probes once, the
  * next turns start pi alone; a reinstalled pi is probed again. */
 static void test_pi_probed_once(void **state)
@@ -189,20 +214,7 @@ static void test_codex_silent_version_probed_after(void **state)
     wrapper(bin, log);
     char *kv = bt_xasprintf("BATON_CODEX_BIN=%s", bin);
     setenv_kv(c, kv);
-    /* the text recording without its userAgent member */
-    size_t len;
-    char *rec = bt_test_slurp(FIXTURES "/text.jsonl", &len);
-    char *ua = strstr(rec, "\"userAgent\":\"");
-    assert_non_null(ua);
-    char *end = strstr(ua + 13, "\",");
-    assert_non_null(end);
-    memmove(ua, end + 2, strlen(end + 2) + 1);
-    char *replay_path = path_in(c, "silent.jsonl");
-    FILE *f = fopen(replay_path, "w");
-    fputs(rec, f);
-    fclose(f);
-    char *rkv = bt_xasprintf("FAKE_CODER_REPLAY=%s", replay_path);
-    setenv_kv(c, rkv);
+    replay_without_user_agent(c);
 
     struct bt_test_result res;
     baton(c, &res, NULL, 0, "run", "--json", "one", END);
@@ -221,9 +233,6 @@ static void test_codex_silent_version_probed_after(void **state)
     bt_test_result_release(&res);
     assert_int_equal(starts(log, "|--version|"), 1);
     free(conv);
-    free(rkv);
-    free(replay_path);
-    free(rec);
     free(kv);
     free(log);
     free(bin);
@@ -316,17 +325,7 @@ static void test_codex_silent_garbage_asked_once(void **state)
     wrapper_version(bin, log, "echo nothing; exit 0");
     char *kv = bt_xasprintf("BATON_CODEX_BIN=%s", bin);
     setenv_kv(c, kv);
-    size_t len;
-    char *rec = bt_test_slurp(FIXTURES "/text.jsonl", &len);
-    char *ua = strstr(rec, "\"userAgent\":\"");
-    char *end = strstr(ua + 13, "\",");
-    memmove(ua, end + 2, strlen(end + 2) + 1);
-    char *replay_path = path_in(c, "silent.jsonl");
-    FILE *f = fopen(replay_path, "w");
-    fputs(rec, f);
-    fclose(f);
-    char *rkv = bt_xasprintf("FAKE_CODER_REPLAY=%s", replay_path);
-    setenv_kv(c, rkv);
+    replay_without_user_agent(c);
     struct bt_test_result res;
     for (int i = 0; i < 3; i++) {
         baton(c, &res, NULL, 0, "run", "--json", "quiet", END);
@@ -334,9 +333,6 @@ static void test_codex_silent_garbage_asked_once(void **state)
         bt_test_result_release(&res);
     }
     assert_int_equal(starts(log, "|--version|"), 1);
-    free(rkv);
-    free(replay_path);
-    free(rec);
     free(kv);
     free(log);
     free(bin);
@@ -400,17 +396,7 @@ static void test_late_probe_after_the_run(void **state)
     wrapper_version(bin, log, body);
     char *kv = bt_xasprintf("BATON_CODEX_BIN=%s", bin);
     setenv_kv(c, kv);
-    size_t len;
-    char *rec = bt_test_slurp(FIXTURES "/text.jsonl", &len);
-    char *ua = strstr(rec, "\"userAgent\":\"");
-    char *end = strstr(ua + 13, "\",");
-    memmove(ua, end + 2, strlen(end + 2) + 1);
-    char *replay_path = path_in(c, "silent.jsonl");
-    FILE *f = fopen(replay_path, "w");
-    fputs(rec, f);
-    fclose(f);
-    char *rkv = bt_xasprintf("FAKE_CODER_REPLAY=%s", replay_path);
-    setenv_kv(c, rkv);
+    replay_without_user_agent(c);
 
     char *out = path_in(c, "bg.out");
     const char *argv[] = {BATON, "run", "--json", "late", NULL};
@@ -445,9 +431,6 @@ static void test_late_probe_after_the_run(void **state)
     free(conv);
     free(text);
     free(out);
-    free(rkv);
-    free(replay_path);
-    free(rec);
     free(kv);
     free(body);
     free(pidfile);
