@@ -26,34 +26,13 @@
 #include "coder.h"
 #include "error.h"
 #include "store.h"
+#include "unit-fs.h"
 #include "util.h"
 
 struct fixture {
     char dir[64];
     char *real; /* realpath of dir */
 };
-
-static void rm_rf(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return;
-    DIR *d = S_ISDIR(st.st_mode) ? opendir(path) : NULL;
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char *sub = bt_xasprintf("%s/%s", path, e->d_name);
-            rm_rf(sub);
-            free(sub);
-        }
-        closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
 
 static int setup(void **state)
 {
@@ -69,7 +48,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    rm_rf(f->dir);
+    bt_unit_rm_rf(f->dir);
     free(f->real);
     free(f);
     unsetenv("BATON_CODEX_BIN");

@@ -6,7 +6,6 @@
  * came before it and is told; only regular files are read (no link, no
  * FIFO that would block); plain files of older runs are copied as they are.
  */
-#define _XOPEN_SOURCE 700 /* nftw */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +14,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +22,7 @@
 
 #include "error.h"
 #include "runfile.h"
+#include "unit-fs.h"
 #include "util.h"
 
 struct fixture {
@@ -40,18 +39,10 @@ static int setup(void **state)
     return 0;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)type;
-    (void)ftw;
-    return remove(path);
-}
-
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    bt_unit_rm_rf(f->dir);
     free(f);
     return 0;
 }

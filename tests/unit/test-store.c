@@ -27,31 +27,13 @@
 #include "error.h"
 #include "id.h"
 #include "store.h"
+#include "unit-fs.h"
 #include "util.h"
 
 struct fixture {
     char dir[64]; /* the test's temporary directory */
     char *home;   /* dir/state/baton: not created yet */
 };
-
-static void rm_rf(const char *path)
-{
-    DIR *d = opendir(path);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char *sub = bt_xasprintf("%s/%s", path, e->d_name);
-            rm_rf(sub);
-            free(sub);
-        }
-        closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
 
 static int setup(void **state)
 {
@@ -67,7 +49,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     struct fixture *f = *state;
-    rm_rf(f->dir);
+    bt_unit_rm_rf(f->dir);
     free(f->home);
     free(f);
     return 0;
