@@ -94,7 +94,10 @@ int bt_runfile_write(struct bt_runfile *f, const void *buf, size_t n)
     if (f->in + n > f->max) { /* a coder writing without end must not fill the disk */
         size_t keep = (size_t)(f->max - f->in);
         f->in = f->max + 1;
-        if (feed(f, buf, keep, ZSTD_e_continue) == 0)
+        int rc = feed(f, buf, keep, ZSTD_e_continue);
+        if (rc)
+            f->err = rc;
+        else
             put(f, BT_RUNFILE_NOTE, sizeof(BT_RUNFILE_NOTE) - 1);
         return f->err;
     }
