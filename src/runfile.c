@@ -17,9 +17,9 @@
 
 struct bt_runfile {
     int fd;
-    int err;          /* first write error (negative), then nothing more */
-    uint64_t max;     /* input bytes kept */
-    uint64_t in, out; /* bytes given / bytes written */
+    int err;      /* first write error (negative), then nothing more */
+    uint64_t max; /* input bytes kept */
+    uint64_t in;  /* bytes given */
     ZSTD_CCtx *cctx;
     char *buf; /* compressed output, ZSTD_CStreamOutSize() bytes */
     size_t cap;
@@ -56,7 +56,6 @@ static int write_all(struct bt_runfile *f, const char *p, size_t n)
             return w < 0 ? -errno : -EIO;
         p += w;
         n -= (size_t)w;
-        f->out += (uint64_t)w;
     }
     return 0;
 }
@@ -118,16 +117,6 @@ int bt_runfile_close(struct bt_runfile *f)
     free(f->buf);
     free(f);
     return rc;
-}
-
-uint64_t bt_runfile_bytes_in(const struct bt_runfile *f)
-{
-    return f->in > f->max ? f->max : f->in;
-}
-
-uint64_t bt_runfile_bytes_out(const struct bt_runfile *f)
-{
-    return f->out;
 }
 
 /* --- reading ------------------------------------------------------------ */

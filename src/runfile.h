@@ -45,10 +45,6 @@ int bt_runfile_write(struct bt_runfile *f, const void *buf, size_t n);
  * error the file had. */
 int bt_runfile_close(struct bt_runfile *f);
 
-/* Bytes given to bt_runfile_write so far, and bytes on disk. */
-uint64_t bt_runfile_bytes_in(const struct bt_runfile *f);
-uint64_t bt_runfile_bytes_out(const struct bt_runfile *f);
-
 /* The stream a run file holds, appended to out: a path ending in
  * BT_RUNFILE_SUFFIX is decompressed (a frame without its end, or an empty
  * file, gives what it holds, with *truncated set to 1 when truncated is not

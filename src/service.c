@@ -2,11 +2,9 @@
 /* service: the conversation service (see service.h). */
 #include "service.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cmd.h"
 #include "error.h"
