@@ -9,12 +9,12 @@
  * An owner that dies meanwhile is recovered here (the run becomes
  * interrupted and gets its closing turn.completed).
  */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd-args.h"
 #include "cmd.h"
 #include "error.h"
 #include "render.h"
@@ -112,35 +112,32 @@ static int follow_run(struct bt_store *s, const char *run, struct follow *f)
     }
 }
 
-static int parse(int argc, char **argv, struct follow *f)
+static int parse(int argc, char **argv, struct follow *f, const char **conv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"from", required_argument, NULL, 'f'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
-    int c;
+    struct bt_args a;
+    int id;
     char *end;
-    optind = 1;
     f->next = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j': f->json = 1; break;
-        case 'f':
-            f->next = strtoll(optarg, &end, 10);
-            if (end == optarg || *end || f->next < 1)
-                return bt_fail(BT_EXIT_USAGE, "--from takes an event number, 1 or more");
-            break;
-        case 'h': bt_help(argv[0]); return -1;
-        default: return bt_bad_option(argv);
+    bt_args_init(&a, argc, argv);
+    while ((id = bt_args_next(&a)) > 0) {
+        if (id == 'j') {
+            f->json = 1;
+            continue;
         }
+        f->next = strtoll(a.value, &end, 10);
+        if (end == a.value || *end || f->next < 1)
+            return bt_args_fail(&a, "--from takes an event number, 1 or more, not '%s'", a.value);
     }
-    return argc - optind == 1 ? 0 : bt_usage(argv[0]);
+    int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
+    *conv = a.operands[0];
+    return rc;
 }
 
 int bt_cmd_attach(int argc, char **argv)
 {
     struct follow f = {0};
-    int rc = parse(argc, argv, &f);
+    const char *text = NULL;
+    int rc = parse(argc, argv, &f, &text);
     if (rc)
         return rc < 0 ? 0 : rc;
     struct bt_store *s;
@@ -148,7 +145,7 @@ int bt_cmd_attach(int argc, char **argv)
     struct bt_store_run run = {0};
     if ((rc = bt_cmd_open_store(&s)) != 0)
         return rc;
-    if ((rc = bt_cmd_resolve(s, argv[optind], conv)) != 0)
+    if ((rc = bt_cmd_resolve(s, text, conv)) != 0)
         goto out;
     if (bt_store_run_last(s, conv, &run) != 0) {
         rc = bt_fail(BT_EXIT_USAGE, "conversation %s has no turn to follow", conv);

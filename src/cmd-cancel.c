@@ -11,11 +11,11 @@
  * reads as cancelled because the request was stored first.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd-args.h"
 #include "cmd.h"
 #include "error.h"
 #include "store.h"
@@ -42,14 +42,15 @@ static enum bt_store_run_state wait_end(struct bt_store *s, const char *run)
 
 int bt_cmd_cancel(int argc, char **argv)
 {
-    int rc = bt_cmd_plain_args(argc, argv, 1);
+    struct bt_args a;
+    int rc = bt_args_parse_plain(&a, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
     struct bt_store *s;
     char conv[BT_ID_SIZE];
     if ((rc = bt_cmd_open_store(&s)) != 0)
         return rc;
-    if ((rc = bt_cmd_resolve(s, argv[optind], conv)) != 0)
+    if ((rc = bt_cmd_resolve(s, a.operands[0], conv)) != 0)
         goto out;
     struct bt_store_run run;
     rc = bt_store_run_cancel(s, conv, &run);
@@ -88,17 +89,18 @@ static int parse_msg(const char *text, int64_t *msg)
 
 int bt_cmd_rm_queued(int argc, char **argv)
 {
-    int rc = bt_cmd_plain_args(argc, argv, 2);
+    struct bt_args a;
+    int rc = bt_args_parse_plain(&a, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
     int64_t msg;
-    if (parse_msg(argv[optind + 1], &msg))
-        return bt_fail(BT_EXIT_USAGE, "MSG must be a message number, not '%s'", argv[optind + 1]);
+    if (parse_msg(a.operands[1], &msg))
+        return bt_args_fail(&a, "MSG must be a message number, not '%s'", a.operands[1]);
     struct bt_store *s;
     char conv[BT_ID_SIZE];
     if ((rc = bt_cmd_open_store(&s)) != 0)
         return rc;
-    if ((rc = bt_cmd_resolve(s, argv[optind], conv)) == 0) {
+    if ((rc = bt_cmd_resolve(s, a.operands[0], conv)) == 0) {
         rc = bt_store_message_discard(s, conv, msg);
         if (rc == 0)
             fprintf(stderr, "baton: removed queued message %lld of %s\n", (long long)msg, conv);

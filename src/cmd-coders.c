@@ -7,11 +7,11 @@
  * hears is stored for the turns, so `baton coders` also refreshes a version
  * a wrapper script in front of a coder kept from an older program.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd-args.h"
 #include "cmd.h"
 #include "coder.h"
 #include "error.h"
@@ -27,8 +27,8 @@ static void remember(struct bt_store *s, const struct bt_coder *c, const struct 
         bt_store_coder_version_put(s, &id, version);
 }
 
-static void print_json(const struct bt_coder *c, const struct bt_coder_exe *exe,
-                       const char *version)
+static void print_json(struct bt_cmd_list *l, const struct bt_coder *c,
+                       const struct bt_coder_exe *exe, const char *version)
 {
     struct bt_buf b = BT_BUF_INIT;
     bt_buf_addc(&b, '{');
@@ -37,8 +37,8 @@ static void print_json(const struct bt_coder *c, const struct bt_coder_exe *exe,
     bt_json_member(&b, "path", exe->path);
     bt_json_member(&b, "launcher", exe->launcher);
     bt_json_member(&b, "version", version);
-    bt_buf_adds(&b, "}\n");
-    fputs(b.data, stdout);
+    bt_buf_addc(&b, '}');
+    bt_cmd_list_put(l, b.data);
     bt_buf_release(&b);
 }
 
@@ -62,17 +62,15 @@ static void print_human(const struct bt_coder *c, const struct bt_coder_exe *exe
 
 int bt_cmd_coders(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
-    int json = 0, c;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = 1;
-        else
-            return c == 'h' ? bt_help(argv[0]) : bt_bad_option(argv);
-    }
-    if (optind != argc)
-        return bt_usage(argv[0]);
+    struct bt_args a;
+    struct bt_cmd_list l = {0};
+    int id;
+    bt_args_init(&a, argc, argv);
+    while ((id = bt_args_next(&a)) > 0)
+        l.format = id == 'j' ? BT_CMD_LIST_JSON : BT_CMD_LIST_ARRAY;
+    int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
     char *home = bt_store_default_home();
     struct bt_store *s = NULL;
     if (home)
@@ -83,16 +81,17 @@ int bt_cmd_coders(int argc, char **argv)
         struct bt_coder_exe exe;
         char *version = NULL;
         if (bt_coder_resolve(cd, &exe) == 0) {
-            int rc = bt_coder_version(cd, exe.path, &version);
-            remember(s, cd, &exe, rc, version);
+            int vrc = bt_coder_version(cd, exe.path, &version);
+            remember(s, cd, &exe, vrc, version);
         }
-        if (json)
-            print_json(cd, &exe, version);
+        if (l.format)
+            print_json(&l, cd, &exe, version);
         else
             print_human(cd, &exe, version);
         free(version);
         bt_coder_exe_release(&exe);
     }
+    bt_cmd_list_end(&l);
     bt_store_close(s);
     return BT_EXIT_OK;
 }

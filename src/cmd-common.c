@@ -2,8 +2,9 @@
 /* cmd-common: what several commands share: opening the store and
  * resolving a conversation id typed by the user. */
 #include <errno.h>
-#include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cmd.h"
@@ -58,6 +59,32 @@ void bt_cmd_recover(struct bt_store *s)
     free(orphans);
 }
 
+void bt_cmd_list_put(struct bt_cmd_list *l, const char *json)
+{
+    if (l->format == BT_CMD_LIST_ARRAY)
+        fputs(l->n ? ",\n" : "[\n", stdout);
+    fputs(json, stdout);
+    if (l->format == BT_CMD_LIST_JSON)
+        fputc('\n', stdout);
+    l->n++;
+}
+
+void bt_cmd_list_end(struct bt_cmd_list *l)
+{
+    if (l->format == BT_CMD_LIST_ARRAY)
+        fputs(l->n ? "\n]\n" : "[]\n", stdout);
+}
+
+size_t bt_cmd_parse_count(const char *text, size_t max)
+{
+    size_t len = strlen(text), v = 0;
+    if (len == 0 || len > 18 || strspn(text, "0123456789") != len)
+        return 0;
+    for (const char *p = text; *p; p++)
+        v = v * 10 + (size_t)(*p - '0');
+    return v <= max ? v : 0;
+}
+
 void bt_cmd_sleep_ms(unsigned ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
@@ -74,14 +101,4 @@ int bt_cmd_resolve(struct bt_store *s, const char *text, char *id)
     if (rc)
         return bt_fail(BT_EXIT_USAGE, "no conversation matches '%s'", text);
     return 0;
-}
-
-int bt_cmd_plain_args(int argc, char **argv, int nargs)
-{
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1)
-        return c == 'h' ? (bt_help(argv[0]), -1) : bt_bad_option(argv);
-    return argc - optind == nargs ? 0 : bt_usage(argv[0]);
 }

@@ -17,13 +17,13 @@
  * then sends no turn of it unless forced. Every refusal exits 2 with one
  * line and changes nothing.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd-args.h"
 #include "cmd.h"
 #include "coder.h"
 #include "error.h"
@@ -41,25 +41,20 @@ struct handoff {
     char tmux_name[32];  /* baton-<short id> */
 };
 
-static int parse(int argc, char **argv, enum how *how)
+static int parse(int argc, char **argv, enum how *how, const char **conv)
 {
-    static const struct option opts[] = {{"tmux", no_argument, NULL, 't'},
-                                         {"print", no_argument, NULL, 'p'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
-    int c;
-    optind = 1;
+    struct bt_args a;
+    int id;
     *how = HOW_EXEC;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h')
-            return bt_help(argv[0]), -1;
-        if (c != 't' && c != 'p')
-            return bt_bad_option(argv);
+    bt_args_init(&a, argc, argv);
+    while ((id = bt_args_next(&a)) > 0) {
         if (*how != HOW_EXEC)
-            return bt_fail(BT_EXIT_USAGE, "--tmux and --print go alone");
-        *how = c == 't' ? HOW_TMUX : HOW_PRINT;
+            return bt_args_fail(&a, "--tmux and --print go alone");
+        *how = id == 't' ? HOW_TMUX : HOW_PRINT;
     }
-    return argc - optind == 1 ? 0 : bt_usage(argv[0]);
+    int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
+    *conv = a.operands[0];
+    return rc;
 }
 
 /* The coder's TUI command for the conversation; an exit code on refusal. */
@@ -223,7 +218,8 @@ static int run_here(struct bt_store **s, const struct handoff *h)
 int bt_cmd_handoff(int argc, char **argv)
 {
     enum how how;
-    int rc = parse(argc, argv, &how);
+    const char *text = NULL;
+    int rc = parse(argc, argv, &how, &text);
     if (rc)
         return rc < 0 ? 0 : rc;
     struct bt_store *s = NULL;
@@ -232,7 +228,7 @@ int bt_cmd_handoff(int argc, char **argv)
     bt_strv_init(&h.argv);
     if ((rc = bt_cmd_open_store(&s)) != 0)
         goto out;
-    if ((rc = bt_cmd_resolve(s, argv[optind], id)) != 0)
+    if ((rc = bt_cmd_resolve(s, text, id)) != 0)
         goto out;
     if (bt_store_conversation_get(s, id, &h.conv) != 0) {
         rc = bt_fail(BT_EXIT_FAILED, "cannot read %s: %s", id, bt_store_errmsg(s));

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd-ls: `baton ls` lists conversations, newest activity first. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd-args.h"
 #include "cmd.h"
 #include "store.h"
 
-static void print_json(const struct bt_store_conversation *c)
+#define MAX_LIMIT 1000000
+
+static void print_json(struct bt_cmd_list *l, const struct bt_store_conversation *c)
 {
     struct bt_buf b = BT_BUF_INIT;
     char ts[32];
@@ -27,16 +29,15 @@ static void print_json(const struct bt_store_conversation *c)
     bt_json_member(&b, "created", ts);
     bt_time_rfc3339(c->updated_ms, ts);
     bt_json_member(&b, "updated", ts);
-    bt_buf_adds(&b, "}\n");
-    fputs(b.data, stdout);
+    bt_buf_addc(&b, '}');
+    bt_cmd_list_put(l, b.data);
     bt_buf_release(&b);
 }
 
 void bt_cmd_print_conversation(const struct bt_store_conversation *c)
 {
-    char ts[32];
-    bt_time_rfc3339(c->updated_ms, ts);
-    ts[16] = '\0'; /* minutes are enough here */
+    char ts[48];
+    bt_time_local(c->updated_ms, ts);
     const char *state = c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : "new";
     if (c->status != BT_STORE_CONV_ACTIVE)
         state = bt_store_conv_status_name(c->status);
@@ -45,30 +46,39 @@ void bt_cmd_print_conversation(const struct bt_store_conversation *c)
     putchar('\n');
 }
 
+static int parse(int argc, char **argv, struct bt_cmd_list *l, size_t *limit)
+{
+    struct bt_args a;
+    int id;
+    bt_args_init(&a, argc, argv);
+    while ((id = bt_args_next(&a)) > 0) {
+        if (id == 'j' || id == 'J')
+            l->format = id == 'j' ? BT_CMD_LIST_JSON : BT_CMD_LIST_ARRAY;
+        else if ((*limit = bt_cmd_parse_count(a.value, MAX_LIMIT)) == 0)
+            return bt_args_fail(&a, "--limit takes a number from 1 to %d, not '%s'", MAX_LIMIT,
+                                a.value);
+    }
+    return id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
+}
+
 int bt_cmd_ls(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c != 'j')
-            return c == 'h' ? bt_help(argv[0]) : bt_bad_option(argv);
-        json = 1;
-    }
-    if (optind != argc)
-        return bt_usage(argv[0]);
-    struct bt_store *s;
-    int rc = bt_cmd_open_store(&s);
+    struct bt_cmd_list l = {0};
+    size_t limit = 0;
+    int rc = parse(argc, argv, &l, &limit);
     if (rc)
+        return rc < 0 ? 0 : rc;
+    struct bt_store *s;
+    if ((rc = bt_cmd_open_store(&s)) != 0)
         return rc;
     struct bt_store_conversation *v = NULL;
     size_t n = 0;
-    if (bt_store_conversation_list(s, 0, &v, &n) != 0) {
+    if (bt_store_conversation_list(s, limit, &v, &n) != 0) {
         rc = bt_fail(BT_EXIT_FAILED, "cannot list conversations: %s", bt_store_errmsg(s));
     } else {
         for (size_t i = 0; i < n; i++)
-            json ? print_json(&v[i]) : bt_cmd_print_conversation(&v[i]);
+            l.format ? print_json(&l, &v[i]) : bt_cmd_print_conversation(&v[i]);
+        bt_cmd_list_end(&l);
     }
     bt_store_conversation_list_free(v, n);
     bt_store_close(s);

@@ -8,12 +8,12 @@
  * it removed.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd-args.h"
 #include "cmd.h"
 #include "coder.h"
 #include "error.h"
@@ -99,7 +99,8 @@ static int remove_native_session(const struct bt_store_conversation *c)
 
 int bt_cmd_rm(int argc, char **argv)
 {
-    int rc = bt_cmd_plain_args(argc, argv, 1);
+    struct bt_args a;
+    int rc = bt_args_parse_plain(&a, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
     struct bt_store *s;
@@ -107,7 +108,7 @@ int bt_cmd_rm(int argc, char **argv)
     rc = bt_cmd_open_store(&s);
     if (rc)
         return rc;
-    if ((rc = bt_cmd_resolve(s, argv[optind], id)) != 0) {
+    if ((rc = bt_cmd_resolve(s, a.operands[0], id)) != 0) {
         bt_store_close(s);
         return rc;
     }
@@ -119,7 +120,7 @@ int bt_cmd_rm(int argc, char **argv)
                      "then remove it",
                      id);
     } else if (err == BT_ENOTFOUND) {
-        rc = bt_fail(BT_EXIT_USAGE, "no conversation matches '%s'", argv[optind]);
+        rc = bt_fail(BT_EXIT_USAGE, "no conversation matches '%s'", a.operands[0]);
     } else if (err) {
         rc = bt_fail(BT_EXIT_FAILED, "cannot remove conversation %s: %s", id, bt_store_errmsg(s));
     } else {

@@ -7,7 +7,6 @@
  * With --detach the turn runs in a detached worker (cmd-worker.c).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd-args.h"
 #include "cmd-turn.h"
 #include "cmd.h"
+#include "coder.h"
 #include "error.h"
 #include "render.h"
 #include "service.h"
@@ -30,8 +31,9 @@ struct run_args {
     enum mode mode;
     int json;
     int detach;
-    char *cwd;    /* owned absolute path */
-    char *prompt; /* owned */
+    char *cwd;        /* owned absolute path */
+    char *prompt;     /* owned */
+    const char *conv; /* CONV as typed (send, retry) */
 };
 
 /* Seconds as a decimal number, 0 meaning "no limit"; anything else below a
@@ -104,29 +106,30 @@ static int read_prompt(const char *arg, char **prompt)
     else if (bad < b.len)
         rc = bt_fail(BT_EXIT_USAGE, "the prompt is not valid UTF-8 (byte %zu)", bad);
     else if (is_blank(b.data))
-        rc = bt_fail(BT_EXIT_USAGE, "the prompt is empty");
+        rc = bt_fail(BT_EXIT_USAGE, "the prompt%s is empty",
+                     strcmp(arg, "-") ? "" : " read from stdin");
 out:
     *prompt = bt_buf_detach(&b, NULL);
     return rc;
 }
 
-/* The options every turn takes (also the worker's); returns 0 when c was
+/* The options every turn takes (also the worker's); returns 0 when id was
  * one of them, 1 when it was not, or an exit code. */
-int bt_cmd_turn_option(int c, struct bt_service_turn *t)
+int bt_cmd_turn_option(const struct bt_args *a, int id, struct bt_service_turn *t)
 {
-    switch (c) {
+    switch (id) {
     case 'r': t->no_retry = 1; return 0;
     case 'a':
-        if (bt_cmd_parse_approval(optarg, &t->approval))
-            return bt_fail(BT_EXIT_USAGE, "--approval takes deny, auto or never");
+        if (bt_cmd_parse_approval(a->value, &t->approval))
+            return bt_args_fail(a, "--approval takes deny, auto or never, not '%s'", a->value);
         return 0;
     case 't':
-        if (bt_cmd_parse_seconds(optarg, &t->timeout_ms))
-            return bt_fail(BT_EXIT_USAGE, "--timeout takes seconds, e.g. 300");
+        if (bt_cmd_parse_seconds(a->value, &t->timeout_ms))
+            return bt_args_fail(a, "--timeout takes seconds, e.g. 300, not '%s'", a->value);
         return 0;
     case 'i':
-        if (bt_cmd_parse_seconds(optarg, &t->idle_timeout_ms))
-            return bt_fail(BT_EXIT_USAGE, "--idle-timeout takes seconds, e.g. 120");
+        if (bt_cmd_parse_seconds(a->value, &t->idle_timeout_ms))
+            return bt_args_fail(a, "--idle-timeout takes seconds, e.g. 120, not '%s'", a->value);
         return 0;
     default: return 1;
     }
@@ -148,68 +151,94 @@ static int set_cwd(struct run_args *a, const char *dir)
  * (-1 after --help). */
 static int parse(int argc, char **argv, struct run_args *a)
 {
-    static const struct option opts[] = {BT_CMD_TURN_OPTIONS,
-                                         {"coder", required_argument, NULL, 'c'},
-                                         {"model", required_argument, NULL, 'm'},
-                                         {"cwd", required_argument, NULL, 'C'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"detach", no_argument, NULL, 'd'},
-                                         {"force", no_argument, NULL, 'f'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
+    struct bt_args args;
     const char *dir = ".";
-    int c, is_run = a->mode == MODE_RUN;
-    a->turn.coder = "codex";
+    int id;
+    a->turn.coder = bt_coders[0]->name;
     a->turn.idle_timeout_ms = BT_CMD_IDLE_TIMEOUT_MS;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, is_run ? "c:m:C:dh" : "dh", opts, NULL)) != -1) {
-        int rc = bt_cmd_turn_option(c, &a->turn);
-        if (rc == 0)
+    bt_args_init(&args, argc, argv);
+    while ((id = bt_args_next(&args)) > 0) {
+        int rc = bt_cmd_turn_option(&args, id, &a->turn);
+        if (rc != 1) {
+            if (rc)
+                return rc;
             continue;
-        if (rc != 1)
-            return rc;
-        switch (c) {
-        case 'c': a->turn.coder = optarg; break;
-        case 'm': a->turn.model = optarg; break;
-        case 'C': dir = optarg; break;
+        }
+        switch (id) {
+        case 'c': a->turn.coder = args.value; break;
+        case 'm': a->turn.model = args.value; break;
+        case 'C': dir = args.value; break;
         case 'j': a->json = 1; break;
         case 'd': a->detach = 1; break;
         case 'f': a->turn.force = 1; break;
-        case 'h': bt_help(argv[0]); return -1;
-        default: return bt_bad_option(argv);
         }
-        if ((!is_run && (c == 'c' || c == 'm' || c == 'C')) || (is_run && c == 'f'))
-            return bt_usage(argv[0]);
     }
-    int want = a->mode == MODE_RUN ? 1 : a->mode == MODE_SEND ? 2 : 1;
-    if (argc - optind != want)
-        return bt_usage(argv[0]);
-    int rc = set_cwd(a, dir);
-    if (rc || a->mode == MODE_RETRY)
+    int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&args);
+    if (rc)
         return rc;
-    rc = read_prompt(argv[argc - 1], &a->prompt);
+    a->conv = a->mode == MODE_RUN ? NULL : args.operands[0];
+    const char *prompt = a->mode == MODE_RETRY ? NULL : args.operands[a->mode == MODE_SEND];
+    if (a->mode != MODE_RETRY && args.n_operands == (a->mode == MODE_SEND)) {
+        /* no PROMPT: a pipe or file on stdin is the prompt, as with
+         * `claude -p` and `codex exec`; a terminal would wait unseen */
+        if (isatty(STDIN_FILENO))
+            return bt_args_fail(&args, "missing PROMPT (give it, or - or a pipe for stdin)");
+        prompt = "-";
+    }
+    if ((rc = set_cwd(a, dir)) != 0 || a->mode == MODE_RETRY)
+        return rc;
+    rc = read_prompt(prompt, &a->prompt);
     a->turn.prompt = a->prompt;
     return rc;
 }
 
-static void print_json(void *data, const struct bt_event *ev, const char *json, size_t len)
+/* Where a foreground turn's events go, and whether stdout still takes
+ * them: once a write fails (the reader of a pipe is gone: `| head`), the
+ * turn stops as a cancel would stop it and nothing more is written. */
+struct output {
+    struct bt_render render;
+    int json;
+    int failed; /* errno of the failed stdout write, 0 while it works */
+};
+
+static void check_stdout(struct output *o)
 {
-    (void)data;
-    (void)ev;
-    fwrite(json, 1, len, stdout);
-    fflush(stdout);
+    if (!o->failed && (fflush(stdout) == EOF || ferror(stdout)))
+        o->failed = errno ? errno : EIO;
 }
 
-static void print_human(void *data, const struct bt_event *ev, const char *json, size_t len)
+static void print_event(void *data, const struct bt_event *ev, const char *json, size_t len)
 {
-    (void)json;
-    (void)len;
-    bt_render_event(data, ev);
+    struct output *o = data;
+    if (o->failed)
+        return;
+    if (o->json)
+        fwrite(json, 1, len, stdout);
+    else
+        bt_render_event(&o->render, ev);
+    check_stdout(o);
 }
 
-static void tick(void *data)
+static int tick(void *data)
 {
-    bt_render_tick(data);
+    struct output *o = data;
+    if (!o->json && !o->failed)
+        bt_render_tick(&o->render);
+    return o->failed != 0;
+}
+
+/* The exit code and the sentence for a turn whose stdout went away: 141,
+ * as the shell reports a tool killed by SIGPIPE, for a closed pipe. */
+static int say_stdout_failed(const struct output *o, const struct bt_service_outcome *out)
+{
+    fprintf(stderr,
+            "baton: %s, so the turn was stopped; what the coder produced is stored "
+            "(`baton show %.12s`)\n",
+            o->failed == EPIPE ? "stdout was closed" : "stdout cannot be written",
+            out->conversation);
+    if (o->failed != EPIPE)
+        fprintf(stderr, "baton: stdout: %s\n", strerror(o->failed));
+    return o->failed == EPIPE ? BT_EXIT_STDOUT_CLOSED : BT_EXIT_FAILED;
 }
 
 /* What a queued prompt means for the user, on stderr. */
@@ -244,12 +273,12 @@ static void hand_on_queue(const struct run_args *a, const struct bt_service_outc
 /* The turn in this process, rendered as it streams. */
 static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
 {
-    struct bt_render render;
+    struct output o = {.json = a->json};
     struct bt_service_outcome out = {0};
-    bt_render_init(&render, stdout, stderr);
-    a->turn.on_event = a->json ? print_json : print_human;
-    a->turn.on_tick = a->json ? NULL : tick;
-    a->turn.data = &render;
+    bt_render_init(&o.render, stdout, stderr);
+    a->turn.on_event = print_event;
+    a->turn.on_tick = tick;
+    a->turn.data = &o;
     a->turn.queue = a->mode == MODE_SEND ? BT_STORE_QUEUE_IF_BUSY : BT_STORE_QUEUE_NEVER;
     if (a->mode == MODE_RUN)
         bt_service_run(s, &a->turn, &out);
@@ -265,7 +294,7 @@ static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
         fprintf(stderr, "conversation %s\n", out.conversation);
     hand_on_queue(a, &out);
     free(out.message);
-    return out.exit_code;
+    return o.failed && out.run[0] ? say_stdout_failed(&o, &out) : out.exit_code;
 }
 
 /* --detach: store the prompt queued, then a worker takes it. */
@@ -303,7 +332,7 @@ static int execute(int argc, char **argv, enum mode mode)
         goto done;
     if ((rc = bt_cmd_open_store(&s)) != 0)
         goto done;
-    if (mode != MODE_RUN && (rc = bt_cmd_resolve(s, argv[optind], conv)) != 0)
+    if (mode != MODE_RUN && (rc = bt_cmd_resolve(s, a.conv, conv)) != 0)
         goto done;
     rc = a.detach ? detached(s, &a, conv) : foreground(s, &a, conv);
 done:

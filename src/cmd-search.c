@@ -6,11 +6,11 @@
  * its best-matching message. Exits like grep: 0 when something matched, 1
  * when nothing did.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd-args.h"
 #include "cmd.h"
 #include "error.h"
 #include "store.h"
@@ -18,7 +18,7 @@
 #define DEFAULT_LIMIT 50
 #define MAX_LIMIT 1000000
 
-static void print_json(const struct bt_store_search_hit *h)
+static void print_json(struct bt_cmd_list *l, const struct bt_store_search_hit *h)
 {
     const struct bt_store_conversation *c = &h->conv;
     struct bt_buf b = BT_BUF_INIT;
@@ -33,8 +33,8 @@ static void print_json(const struct bt_store_search_hit *h)
     bt_time_rfc3339(c->updated_ms, ts);
     bt_json_member(&b, "updated", ts);
     bt_json_member(&b, "snippet", h->snippet);
-    bt_buf_adds(&b, "}\n");
-    fputs(b.data, stdout);
+    bt_buf_addc(&b, '}');
+    bt_cmd_list_put(l, b.data);
     bt_buf_release(&b);
 }
 
@@ -49,49 +49,28 @@ static void print_human(const struct bt_store_search_hit *h)
     }
 }
 
-/* A positive integer up to MAX_LIMIT, or 0. */
-static size_t parse_limit(const char *text)
-{
-    size_t v = 0;
-    if (!text || !*text)
-        return 0;
-    for (const char *p = text; *p; p++) {
-        if (*p < '0' || *p > '9' || v > MAX_LIMIT)
-            return 0;
-        v = v * 10 + (size_t)(*p - '0');
-    }
-    return v <= MAX_LIMIT ? v : 0;
-}
-
 int bt_cmd_search(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"limit", required_argument, NULL, 'n'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {0}};
-    int json = 0, c;
+    struct bt_args a;
+    struct bt_cmd_list l = {0};
+    int id;
     size_t limit = DEFAULT_LIMIT;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'j') {
-            json = 1;
-        } else if (c == 'n') {
-            if ((limit = parse_limit(optarg)) == 0) {
-                bt_fail(BT_EXIT_USAGE, "--limit takes a number from 1 to %d, not '%s'", MAX_LIMIT,
-                        optarg);
-                return bt_usage(argv[0]);
-            }
-        } else {
-            return c == 'h' ? bt_help(argv[0]) : bt_bad_option(argv);
-        }
+    bt_args_init(&a, argc, argv);
+    while ((id = bt_args_next(&a)) > 0) {
+        if (id == 'j' || id == 'J')
+            l.format = id == 'j' ? BT_CMD_LIST_JSON : BT_CMD_LIST_ARRAY;
+        else if ((limit = bt_cmd_parse_count(a.value, MAX_LIMIT)) == 0)
+            return bt_args_fail(&a, "--limit takes a number from 1 to %d, not '%s'", MAX_LIMIT,
+                                a.value);
     }
-    if (optind == argc)
-        return bt_usage(argv[0]);
+    int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
     struct bt_buf text = BT_BUF_INIT;
-    for (int i = optind; i < argc; i++) {
-        if (i > optind)
+    for (int i = 0; i < a.n_operands; i++) {
+        if (i > 0)
             bt_buf_addc(&text, ' ');
-        bt_buf_adds(&text, argv[i]);
+        bt_buf_adds(&text, a.operands[i]);
     }
     /* the store checks these too; here they are usage errors before the
      * store is opened */
@@ -101,7 +80,7 @@ int bt_cmd_search(int argc, char **argv)
     else if (text.data[strspn(text.data, " \t\n\r\v\f")] == '\0')
         bad = "nothing to search for";
     struct bt_store *s = NULL;
-    int rc = bad ? bt_fail(BT_EXIT_USAGE, "%s", bad) : bt_cmd_open_store(&s);
+    rc = bad ? bt_args_fail(&a, "%s", bad) : bt_cmd_open_store(&s);
     if (rc) {
         bt_buf_release(&text);
         return rc;
@@ -115,10 +94,12 @@ int bt_cmd_search(int argc, char **argv)
     } else if (err) {
         rc = bt_fail(BT_EXIT_FAILED, "cannot search: %s", bt_store_errmsg(s));
     } else if (n == 0) {
+        bt_cmd_list_end(&l);
         rc = bt_fail(BT_EXIT_FAILED, "no conversation matches");
     } else {
         for (size_t i = 0; i < n; i++)
-            json ? print_json(&v[i]) : print_human(&v[i]);
+            l.format ? print_json(&l, &v[i]) : print_human(&v[i]);
+        bt_cmd_list_end(&l);
         if (more)
             fprintf(stderr,
                     "baton: showing the newest %zu; more conversations match (--limit N "

@@ -3,11 +3,11 @@
  * --debug adds each run's record (exit, error, stderr tail, the size of its
  * raw output); --last N keeps only the last N messages; --raw writes the
  * raw stdout of the last run as the coder wrote it (for re-parsing). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd-args.h"
 #include "cmd.h"
 #include "error.h"
 #include "runfile.h"
@@ -230,43 +230,35 @@ static void print_tail(struct bt_store *s, const struct bt_store_conversation *c
 
 int bt_cmd_show(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},       {"debug", no_argument, NULL, 'd'},
-        {"last", required_argument, NULL, 'l'}, {"raw", no_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},       {0}};
-    int json = 0, debug = 0, raw = 0, c;
+    struct bt_args a;
+    int json = 0, debug = 0, raw = 0, opt;
     size_t last = 0; /* 0: every message */
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'j') {
+    bt_args_init(&a, argc, argv);
+    while ((opt = bt_args_next(&a)) > 0) {
+        if (opt == 'j') {
             json = 1;
-        } else if (c == 'd') {
+        } else if (opt == 'd') {
             debug = 1;
-        } else if (c == 'r') {
+        } else if (opt == 'r') {
             raw = 1;
-        } else if (c == 'l') {
-            if ((last = parse_count(optarg)) == 0) {
-                bt_fail(BT_EXIT_USAGE, "--last takes a positive number, not '%s'", optarg);
-                return bt_usage(argv[0]);
-            }
-        } else {
-            return c == 'h' ? bt_help(argv[0]) : bt_bad_option(argv);
+        } else if ((last = parse_count(a.value)) == 0) {
+            return bt_args_fail(&a, "--last takes a positive number, not '%s'", a.value);
         }
     }
-    if (argc - optind != 1)
-        return bt_usage(argv[0]);
+    int rc = opt < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
     if (raw && (json || debug || last))
-        return bt_fail(BT_EXIT_USAGE, "--raw prints the coder's own output alone: it takes no "
-                                      "--json, --debug or --last");
+        return bt_args_fail(&a, "--raw prints the coder's own output alone: it takes no "
+                                "--json, --debug or --last");
     struct bt_store *s;
     char id[BT_ID_SIZE];
-    int rc = bt_cmd_open_store(&s);
-    if (rc)
+    if ((rc = bt_cmd_open_store(&s)) != 0)
         return rc;
     struct bt_store_conversation conv = {0};
     struct bt_store_message *v = NULL;
     size_t n = 0;
-    if ((rc = bt_cmd_resolve(s, argv[optind], id)) == 0) {
+    if ((rc = bt_cmd_resolve(s, a.operands[0], id)) == 0) {
         if (raw)
             rc = print_raw(s, id);
         else if (bt_store_conversation_get(s, id, &conv) || bt_store_message_list(s, id, &v, &n))

@@ -13,22 +13,15 @@
 /* Default --idle-timeout: a coder silent this long is stalled. */
 #define BT_CMD_IDLE_TIMEOUT_MS 600000
 
-/* getopt_long entries of the turn options (bt_cmd_turn_option). */
-#define BT_CMD_TURN_OPTIONS                                                                        \
-    {"approval", required_argument, NULL, 'a'}, {"timeout", required_argument, NULL, 't'},         \
-        {"idle-timeout", required_argument, NULL, 'i'},                                            \
-    {                                                                                              \
-        "no-retry", no_argument, NULL, 'r'                                                         \
-    }
-
 /* Seconds as a decimal number into ms, 0 meaning "no limit"; anything else
  * below a millisecond becomes one. -1 if s is not such a number. */
 int bt_cmd_parse_seconds(const char *s, uint64_t *ms);
 /* deny (or decline), auto, never; -1 otherwise. */
 int bt_cmd_parse_approval(const char *s, enum bt_approval *a);
-/* Apply turn option c (with optarg) to t: 0 when c was one, 1 when it was
- * not, or an exit code after printing why its value is wrong. */
-int bt_cmd_turn_option(int c, struct bt_service_turn *t);
+/* Apply turn option id (value in a->value) to t: 0 when id was one, 1
+ * when it was not, or an exit code after printing why its value is wrong. */
+struct bt_args;
+int bt_cmd_turn_option(const struct bt_args *a, int id, struct bt_service_turn *t);
 
 /* Start `baton __worker MODE ... CONV` (MODE "flush" or "retry") detached,
  * with t's approval, timeouts and retry setting; its stderr is appended to

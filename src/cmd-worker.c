@@ -15,7 +15,6 @@
  *                         nothing was queued any more)
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd-args.h"
 #include "cmd-turn.h"
 #include "cmd.h"
 #include "error.h"
@@ -202,27 +202,29 @@ static void notify_end(struct notify *n, const struct bt_service_outcome *out)
     free(msg);
 }
 
-static int worker_parse(int argc, char **argv, struct bt_service_turn *t, int *notify)
+static int worker_parse(int argc, char **argv, struct bt_service_turn *t, int *notify,
+                        const char **mode, const char **conv)
 {
-    static const struct option opts[] = {BT_CMD_TURN_OPTIONS,
-                                         {"notify", no_argument, NULL, 'n'},
-                                         {"force", no_argument, NULL, 'f'},
-                                         {0}};
-    int c;
-    optind = 1;
+    struct bt_args a;
+    int id;
     t->idle_timeout_ms = BT_CMD_IDLE_TIMEOUT_MS;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int rc = bt_cmd_turn_option(c, t);
-        if (rc == 1 && c == 'n')
+    bt_args_init(&a, argc, argv);
+    while ((id = bt_args_next(&a)) > 0) {
+        int rc = bt_cmd_turn_option(&a, id, t);
+        if (rc == 1 && id == 'n')
             *notify = 1;
-        else if (rc == 1 && c == 'f')
+        else if (rc == 1 && id == 'f')
             t->force = 1;
         else if (rc)
             return rc == 1 ? BT_EXIT_USAGE : rc;
     }
-    if (argc - optind != 2 ||
-        (strcmp(argv[optind], "flush") != 0 && strcmp(argv[optind], "retry") != 0))
-        return bt_fail(BT_EXIT_USAGE, "usage: baton __worker flush|retry [OPTIONS] -- CONV");
+    int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
+    if (rc)
+        return rc < 0 ? BT_EXIT_USAGE : rc;
+    *mode = a.operands[0];
+    *conv = a.operands[1];
+    if (strcmp(*mode, "flush") != 0 && strcmp(*mode, "retry") != 0)
+        return bt_args_fail(&a, "MODE is flush or retry, not '%s'", *mode);
     return 0;
 }
 
@@ -231,11 +233,11 @@ int bt_cmd_worker(int argc, char **argv)
     struct bt_service_turn t = {0};
     struct notify n = {.fd = -1};
     int notify = 0;
-    int rc = worker_parse(argc, argv, &t, &notify);
+    const char *mode, *conv;
+    int rc = worker_parse(argc, argv, &t, &notify, &mode, &conv);
     if (rc)
         return rc;
-    int retry = strcmp(argv[optind], "retry") == 0;
-    const char *conv = argv[optind + 1];
+    int retry = strcmp(mode, "retry") == 0;
     n.fd = notify ? NOTIFY_FD : -1;
     t.on_run = notify_run;
     t.data = &n;

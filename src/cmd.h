@@ -3,7 +3,7 @@
  * cmd: the subcommands of the baton CLI, one cmd-*.c each, listed in one
  * table in main.c. A command returns the process exit code:
  * 0 completed, 1 failed, 2 usage, 3 coder not installed, 4 auth required,
- * 130 cancelled.
+ * 130 cancelled, 141 stdout closed.
  */
 #ifndef BT_CMD_H
 #define BT_CMD_H
@@ -15,17 +15,27 @@ enum {
     BT_EXIT_NOT_INSTALLED = 3,
     BT_EXIT_AUTH = 4,
     BT_EXIT_CANCELLED = 130,
+    BT_EXIT_STDOUT_CLOSED = 141, /* 128 + SIGPIPE, as a shell reports */
 };
 
 /* A command whose name starts with "__" is internal: `baton --help` does
- * not list it. */
+ * not list it. The table (main.c) is the one source of the parser's rules,
+ * the help, the man page and the completions. */
+struct bt_opt;
 struct bt_cmd {
     const char *name;
     int (*run)(int argc, char **argv); /* argv[0] is the command name */
-    const char *usage;                 /* after "baton NAME " */
+    const char *operands;              /* "CONV PROMPT|-"; [X] optional, X... many */
     const char *summary;               /* one line for `baton --help` */
-    const char *options;               /* option lines for `baton NAME --help` */
+    const struct bt_opt *opts;         /* ends with {0}; NULL: none */
+    const char *notes;                 /* paragraphs after the options, or "" */
 };
+
+/* The command table, in `baton --help` order, and a lookup by name (NULL
+ * if there is no such command). */
+extern const struct bt_cmd bt_cmds[];
+extern const size_t bt_n_cmds;
+const struct bt_cmd *bt_cmd_find(const char *name);
 
 int bt_cmd_run(int argc, char **argv);
 int bt_cmd_send(int argc, char **argv);
@@ -73,10 +83,19 @@ void bt_cmd_recover(struct bt_store *s);
  * title. */
 struct bt_store_conversation;
 void bt_cmd_print_conversation(const struct bt_store_conversation *c);
-/* Parse a command that takes only --help and nargs arguments (they start
- * at optind): 0, -1 after printing the help, or an exit code after saying
- * what is wrong. */
-int bt_cmd_plain_args(int argc, char **argv, int nargs);
+/* The output of a list command (ls, search, coders): lines for people, or
+ * JSON lines (--json), or one JSON array (--json-array). */
+enum bt_cmd_list_format { BT_CMD_LIST_HUMAN, BT_CMD_LIST_JSON, BT_CMD_LIST_ARRAY };
+struct bt_cmd_list {
+    enum bt_cmd_list_format format;
+    size_t n; /* objects written */
+};
+/* Write one JSON object (text without a newline) as the format says. */
+void bt_cmd_list_put(struct bt_cmd_list *l, const char *json);
+/* End the list: "]" (or "[]") for an array, nothing otherwise. */
+void bt_cmd_list_end(struct bt_cmd_list *l);
+/* A count typed by the user: decimal digits only, 1 to max; 0 otherwise. */
+size_t bt_cmd_parse_count(const char *text, size_t max);
 /* Sleep ms milliseconds (signals do not cut it short). */
 void bt_cmd_sleep_ms(unsigned ms);
 /* Resolve CONV (full id or unique prefix) into id; prints why not and

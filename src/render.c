@@ -87,6 +87,11 @@ static void completed_item(struct bt_render *r, const struct bt_item *it)
     const char *st = it->status && strcmp(it->status, "completed") != 0 ? it->status : NULL;
     const char *cmd = it->command ? it->command : "";
     const char *name = it->name ? it->name : "";
+    /* the approval's line said it; one line per declined action */
+    if (st && strcmp(st, "declined") == 0 && r->declined > 0) {
+        r->declined--;
+        return;
+    }
     switch (it->kind) {
     case BT_ITEM_COMMAND:
         if (st)
@@ -115,11 +120,13 @@ void bt_render_event(struct bt_render *r, const struct bt_event *ev)
     switch (ev->type) {
     case BT_EVENT_ITEM_DELTA: delta(r, ev); break;
     case BT_EVENT_ITEM_COMPLETED: completed_item(r, &ev->item); break;
-    case BT_EVENT_APPROVAL_RESOLVED:
-        summary(r, "%s by policy: %s",
-                ev->decision && strcmp(ev->decision, "accept") == 0 ? "approved" : "declined",
+    case BT_EVENT_APPROVAL_RESOLVED: {
+        int yes = ev->decision && strcmp(ev->decision, "accept") == 0;
+        r->declined += !yes;
+        summary(r, "%s by %s: %s", yes ? "approved" : "declined", ev->by ? ev->by : "policy",
                 ev->summary ? ev->summary : "");
         break;
+    }
     case BT_EVENT_WARNING:
         if (ev->kind && (strcmp(ev->kind, "retry") == 0 || strcmp(ev->kind, "coder") == 0))
             message_line(r, YELLOW, "warning", ev->message);

@@ -20,6 +20,7 @@ struct bt_render {
     unsigned frame; /* spinner frame counter */
     int mid_line;   /* out's cursor is not at a line start */
     int text_open;  /* answer text has been printed since the last summary */
+    int declined;   /* approvals declined whose item has not ended yet */
 };
 
 /* Decides colour and spinner from isatty() and NO_COLOR. */

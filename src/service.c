@@ -90,13 +90,14 @@ static void ctx_version(void *data, const char *version)
         bt_store_coder_version_put(c->store, &c->l->id, version);
 }
 
-/* Spinner, and the cancel request of `baton cancel` from any process. */
+/* The caller's tick (spinner, its own reasons to stop), and the cancel
+ * request of `baton cancel` from any process. */
 static int ctx_tick(void *data)
 {
     struct turn_ctx *c = data;
     int requested = 0;
-    if (c->t->on_tick)
-        c->t->on_tick(c->t->data);
+    if (c->t->on_tick && c->t->on_tick(c->t->data))
+        return 1;
     bt_store_run_cancel_requested(c->store, c->run, &requested);
     return requested;
 }

@@ -44,7 +44,9 @@ struct bt_service_turn {
 
     /* Live subscription: every event as it is stored. */
     void (*on_event)(void *data, const struct bt_event *ev, const char *json, size_t len);
-    void (*on_tick)(void *data); /* every 100 ms while the turn runs */
+    /* Every 100 ms while the turn runs; nonzero stops the turn as a cancel
+     * does (the caller's output is gone, say). NULL: none. */
+    int (*on_tick)(void *data);
     /* The run exists (its prompt is stored) and its turn is about to start. */
     void (*on_run)(void *data, const char *conversation, const char *run);
     void *data;

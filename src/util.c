@@ -185,6 +185,14 @@ void bt_time_rfc3339(int64_t ms, char out[32])
     snprintf(out + n, 32 - n, ".%03dZ", (int)(ms % 1000));
 }
 
+void bt_time_local(int64_t ms, char out[48])
+{
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!localtime_r(&secs, &tm) || strftime(out, 48, "%Y-%m-%d %H:%M %Z", &tm) == 0)
+        snprintf(out, 48, "%lld ms", (long long)ms);
+}
+
 /* Length of the valid UTF-8 sequence at s (n bytes available), or 0 if the
  * bytes there are not a valid, shortest-form, non-surrogate sequence. */
 static size_t utf8_seq(const unsigned char *s, size_t n)

@@ -93,6 +93,9 @@ int64_t bt_mono_ms(void);
 /* Format ms-since-epoch as RFC 3339 UTC with milliseconds into out[32]:
  * "2026-11-29T12:00:00.123Z". */
 void bt_time_rfc3339(int64_t ms, char out[32]);
+/* Format ms-since-epoch as local time to the minute with its zone, for
+ * people, into out[48]: "2026-11-29 13:00 CET" (TZ decides; UTC unset). */
+void bt_time_local(int64_t ms, char out[48]);
 
 /* Append s as a JSON string literal (with quotes), escaping as RFC 8259
  * requires. Invalid UTF-8 sequences become U+FFFD; U+2028/U+2029 are escaped

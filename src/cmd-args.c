@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd-args: one parser for every command's line (rules in cmd-args.h),
+ * and the usage and help text made from the same table. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd-args.h"
+#include "cmd.h"
+
+#define HELP_COLUMN 25 /* where option help starts, as in most GNU tools */
+#define WRAP 79
+
+void bt_args_init(struct bt_args *a, int argc, char **argv)
+{
+    memset(a, 0, sizeof(*a));
+    a->cmd = bt_cmd_find(argv[0]);
+    a->argc = argc;
+    a->argv = argv;
+    a->next = 1;
+    a->operands = argv + 1;
+}
+
+int bt_args_fail(const struct bt_args *a, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "baton %s: ", a->argv[0]);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (a->cmd)
+        bt_args_print_usage(a->cmd, stderr);
+    return BT_EXIT_USAGE;
+}
+
+static const struct bt_opt *find_long(const struct bt_cmd *cmd, const char *name, size_t len)
+{
+    for (const struct bt_opt *o = cmd->opts; o && o->id; o++)
+        if (strlen(o->name) == len && memcmp(o->name, name, len) == 0)
+            return o;
+    return NULL;
+}
+
+static const struct bt_opt *find_letter(const struct bt_cmd *cmd, char letter)
+{
+    for (const struct bt_opt *o = cmd->opts; o && o->id; o++)
+        if (o->letter && o->letter == letter)
+            return o;
+    return NULL;
+}
+
+/* The one option whose name starts with what was typed, for a hint. */
+static const struct bt_opt *only_prefix(const struct bt_cmd *cmd, const char *name, size_t len)
+{
+    const struct bt_opt *found = NULL;
+    for (const struct bt_opt *o = cmd->opts; o && o->id; o++)
+        if (len && strncmp(o->name, name, len) == 0) {
+            if (found)
+                return NULL;
+            found = o;
+        }
+    if (!found && len && strncmp("help", name, len) == 0)
+        return NULL;
+    return found;
+}
+
+static int unknown(struct bt_args *a, const char *arg)
+{
+    const struct bt_opt *near = NULL;
+    if (arg[1] == '-') {
+        const char *eq = strchr(arg + 2, '=');
+        near = only_prefix(a->cmd, arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
+    }
+    if (near)
+        bt_args_fail(a, "unknown option '%s' (did you mean --%s?)", arg, near->name);
+    else if (a->cmd->operands &&
+             (strstr(a->cmd->operands, "PROMPT") || strstr(a->cmd->operands, "WORD")))
+        bt_args_fail(a,
+                     "unknown option '%s' (text that starts with '-' goes after --: baton %s "
+                     "[OPTIONS] -- TEXT)",
+                     arg, a->argv[0]);
+    else
+        bt_args_fail(a, "unknown option '%s'", arg);
+    return -1;
+}
+
+/* The value of o: attached (after '=' or the letter) or the next argument,
+ * which must not look like an option. */
+static int take_value(struct bt_args *a, const struct bt_opt *o, const char *attached)
+{
+    if (attached) {
+        a->value = attached;
+        return o->id;
+    }
+    const char *next = a->next < a->argc ? a->argv[a->next] : NULL;
+    if (!next) {
+        bt_args_fail(a, "%s needs a value (%s)", a->arg, o->value);
+        return -1;
+    }
+    if (next[0] == '-' && next[1] != '\0') {
+        bt_args_fail(a, "%s needs a value (%s), not the option '%s' (write --%s=%s if it is one)",
+                     a->arg, o->value, next, o->name, next);
+        return -1;
+    }
+    a->next++;
+    a->value = next;
+    return o->id;
+}
+
+static int long_option(struct bt_args *a, char *arg)
+{
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    if (!eq && strcmp(name, "help") == 0) {
+        a->help = 1;
+        return 0;
+    }
+    const struct bt_opt *o = find_long(a->cmd, name, len);
+    if (!o)
+        return unknown(a, arg);
+    a->arg = arg;
+    if (!o->value && eq) {
+        bt_args_fail(a, "--%s takes no value ('%s')", o->name, arg);
+        return -1;
+    }
+    return o->value ? take_value(a, o, eq ? eq + 1 : NULL) : o->id;
+}
+
+static int short_option(struct bt_args *a, char *arg)
+{
+    if (strcmp(arg, "-h") == 0) {
+        a->help = 1;
+        return 0;
+    }
+    const struct bt_opt *o = find_letter(a->cmd, arg[1]);
+    if (!o || (!o->value && arg[2]))
+        return unknown(a, arg);
+    a->arg = arg;
+    return o->value ? take_value(a, o, arg[2] ? arg + 2 : NULL) : o->id;
+}
+
+int bt_args_next(struct bt_args *a)
+{
+    while (a->next < a->argc) {
+        char *arg = a->argv[a->next++];
+        a->value = NULL;
+        if (a->options_ended || arg[0] != '-' || arg[1] == '\0') {
+            a->operands[a->n_operands++] = arg; /* never past a->next: safe */
+            continue;
+        }
+        if (strcmp(arg, "--") == 0) {
+            a->options_ended = 1;
+            continue;
+        }
+        int id = arg[1] == '-' ? long_option(a, arg) : short_option(a, arg);
+        if (id != 0)
+            return id;
+    }
+    return 0;
+}
+
+void bt_args_operand_counts(const char *operands, int *min, int *max)
+{
+    *min = *max = 0;
+    for (const char *p = operands ? operands : ""; *p;) {
+        p += strspn(p, " ");
+        if (!*p)
+            break;
+        size_t n = strcspn(p, " ");
+        if (n >= 3 && strncmp(p + n - 3, "...", 3) == 0)
+            *max = -1;
+        if (*max >= 0)
+            ++*max;
+        if (*p != '[')
+            ++*min;
+        p += n;
+    }
+}
+
+/* The name of operand i in the command's operand text, without its
+ * brackets and alternatives ("PROMPT" of "PROMPT|-"). */
+static void operand_name(const char *operands, int i, char *out, size_t size)
+{
+    const char *p = operands;
+    for (;;) {
+        p += strspn(p, " ");
+        size_t n = strcspn(p, " ");
+        if (i-- == 0 || !p[n]) {
+            p += strspn(p, "[");
+            snprintf(out, size, "%.*s", (int)strcspn(p, "|]. "), p);
+            return;
+        }
+        p += n;
+    }
+}
+
+int bt_args_end(struct bt_args *a)
+{
+    int min, max;
+    bt_args_operand_counts(a->cmd->operands, &min, &max);
+    if (a->help && a->n_operands > 0)
+        return bt_args_fail(a,
+                            "-h/--help goes alone: with '%s' on the line it may be part of it "
+                            "(`baton help %s` prints the help; put -- before an argument "
+                            "that starts with '-')",
+                            a->operands[0], a->argv[0]);
+    if (a->help) {
+        bt_args_print_help(a->cmd, stdout);
+        return -1;
+    }
+    if (a->n_operands < min) {
+        char name[64];
+        operand_name(a->cmd->operands, a->n_operands, name, sizeof(name));
+        return bt_args_fail(a, "missing %s", name);
+    }
+    if (max >= 0 && a->n_operands > max)
+        return bt_args_fail(a, "unexpected argument '%s'", a->operands[max]);
+    return 0;
+}
+
+int bt_args_parse_plain(struct bt_args *a, int argc, char **argv)
+{
+    bt_args_init(a, argc, argv);
+    if (bt_args_next(a) != 0)
+        return BT_EXIT_USAGE; /* a command without options: only errors */
+    return bt_args_end(a);
+}
+
+/* Append word to a line at *col, wrapping before WRAP. */
+static void put_word(FILE *f, const char *word, int *col, int indent)
+{
+    int n = (int)strlen(word);
+    if (*col > indent && *col + 1 + n > WRAP) {
+        fprintf(f, "\n%*s", indent, "");
+        *col = indent;
+    } else if (*col != indent) {
+        fputc(' ', f);
+        (*col)++;
+    }
+    fputs(word, f);
+    *col += n;
+}
+
+void bt_args_print_usage(const struct bt_cmd *cmd, FILE *f)
+{
+    char word[128];
+    int col = fprintf(f, "usage: baton %s", cmd->name);
+    int indent = col + 1;
+    for (const struct bt_opt *o = cmd->opts; o && o->id; o++) {
+        if (o->letter)
+            snprintf(word, sizeof(word), "[-%c%s%s]", o->letter, o->value ? " " : "",
+                     o->value ? o->value : "");
+        else
+            snprintf(word, sizeof(word), "[--%s%s%s]", o->name, o->value ? " " : "",
+                     o->value ? o->value : "");
+        put_word(f, word, &col, indent);
+    }
+    if (cmd->operands && cmd->operands[0])
+        put_word(f, cmd->operands, &col, indent);
+    fputc('\n', f);
+}
+
+/* "  -c, --coder CODER" or "      --json", padded to the help column. */
+static void print_option(const struct bt_opt *o, FILE *f)
+{
+    char head[96];
+    if (o->letter)
+        snprintf(head, sizeof(head), "  -%c, --%s%s%s", o->letter, o->name, o->value ? " " : "",
+                 o->value ? o->value : "");
+    else
+        snprintf(head, sizeof(head), "      --%s%s%s", o->name, o->value ? " " : "",
+                 o->value ? o->value : "");
+    int n = fprintf(f, "%s", head);
+    const char *p = o->help;
+    if (n >= HELP_COLUMN - 1) {
+        fputc('\n', f);
+        n = 0;
+    }
+    while (*p) {
+        size_t len = strcspn(p, "\n");
+        fprintf(f, "%*s%.*s\n", HELP_COLUMN - n, "", (int)len, p);
+        n = 0;
+        p += len + (p[len] == '\n');
+    }
+}
+
+void bt_args_print_help(const struct bt_cmd *cmd, FILE *f)
+{
+    bt_args_print_usage(cmd, f);
+    fprintf(f, "\n%s.\n", cmd->summary);
+    fputs("\noptions:\n", f);
+    for (const struct bt_opt *o = cmd->opts; o && o->id; o++)
+        print_option(o, f);
+    fputs("  -h, --help             this help\n", f);
+    if (cmd->notes && cmd->notes[0])
+        fprintf(f, "\n%s", cmd->notes);
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd-table: the commands of the CLI, their operands, options and help
+ * text. The parser (cmd-args.c), `baton help`, the man page and the shell
+ * completions all read this one table.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "cmd-args.h"
+#include "cmd.h"
+
+#define HELP_JSON "the event stream as JSON lines on stdout, nothing\nelse there"
+#define HELP_APPROVAL                                                                              \
+    "deny (default): decline every approval request;\nauto: accept every request;\n"               \
+    "never: tell the coder not to ask (it runs without\napproval)"
+#define HELP_TIMEOUT "stop the turn after S seconds (0 = no limit, the\ndefault)"
+#define HELP_IDLE                                                                                  \
+    "stop a coder that makes no progress for S seconds:\nstalled (default 600, 0 = off)"
+#define HELP_DETACH                                                                                \
+    "run the turn in a detached worker that outlives this\nshell; print the conversation id "      \
+    "(`baton attach`\nfollows it)"
+
+/* The options of every command that runs a turn. */
+#define TURN_OPTS                                                                                  \
+    {'j', 0, "json", NULL, HELP_JSON}, {'a', 0, "approval", "POLICY", HELP_APPROVAL},              \
+        {'t', 0, "timeout", "S", HELP_TIMEOUT}, {'i', 0, "idle-timeout", "S", HELP_IDLE},          \
+        {'r', 0, "no-retry", NULL, "ask the coder not to retry failed model requests (pi)"},       \
+    {                                                                                              \
+        'd', 0, "detach", NULL, HELP_DETACH                                                        \
+    }
+
+#define PROMPT_NOTE                                                                                \
+    "PROMPT is the text of the turn, or - to read it from stdin; without PROMPT,\n"                \
+    "a stdin that is not a terminal is read. Put -- before a prompt that starts\n"                 \
+    "with '-'.\n"
+
+static const struct bt_opt run_opts[] = {
+    {'c', 'c', "coder", "CODER", "the coder (default: the first `baton coders` lists)"},
+    {'m', 'm', "model", "MODEL", "the model, as the coder names it (default: its own)"},
+    {'C', 'C', "cwd", "DIR", "the project directory (default: the current one)"},
+    TURN_OPTS,
+    {0}};
+
+static const struct bt_opt send_opts[] = {
+    TURN_OPTS, {'f', 0, "force", NULL, "send to a conversation handed off to the coder's UI"}, {0}};
+
+static const struct bt_opt retry_opts[] = {
+    TURN_OPTS,
+    {'f', 0, "force", NULL, "retry in a conversation handed off to the coder's UI"},
+    {0}};
+
+static const struct bt_opt worker_opts[] = {
+    TURN_OPTS,
+    {'f', 0, "force", NULL, "a conversation handed off to the coder's UI"},
+    {'n', 0, "notify", NULL, "report the run and its end on fd 3"},
+    {0}};
+
+static const struct bt_opt attach_opts[] = {
+    {'j', 0, "json", NULL, "the events as JSON lines on stdout"},
+    {'f', 0, "from", "SEQ", "start at event SEQ (default 1: the whole turn)"},
+    {0}};
+
+/* The output options of the list commands. */
+#define LIST_OPTS(what)                                                                            \
+    {'j', 0, "json", NULL, "one JSON object per " what " per line (JSON lines:\njq reads them)"},  \
+    {                                                                                              \
+        'J', 0, "json-array", NULL, "all of them as one JSON array"                                \
+    }
+
+static const struct bt_opt ls_opts[] = {
+    LIST_OPTS("conversation"),
+    {'n', 0, "limit", "N", "at most N conversations, newest first (default: all)"},
+    {0}};
+
+static const struct bt_opt show_opts[] = {
+    {'j', 0, "json", NULL, "the conversation and its messages as one JSON object"},
+    {'d', 0, "debug", NULL,
+     "each answer's run: state, coder version, exit, error\n"
+     "kind, the coder's stderr tail and its raw output file"},
+    {'l', 0, "last", "N", "only the last N messages"},
+    {'r', 0, "raw", NULL, "the last run's raw coder stdout, as the coder wrote it"},
+    {0}};
+
+static const struct bt_opt search_opts[] = {
+    LIST_OPTS("conversation"),
+    {'n', 0, "limit", "N", "at most N conversations, newest first (default 50)"},
+    {0}};
+
+static const struct bt_opt handoff_opts[] = {
+    {'t', 0, "tmux", NULL, "run it in a detached tmux session baton-<short id>"},
+    {'p', 0, "print", NULL, "print the command line (shell-quoted), do nothing else"},
+    {0}};
+
+static const struct bt_opt coders_opts[] = {LIST_OPTS("coder"), {0}};
+
+const struct bt_cmd bt_cmds[] = {
+    {"run", bt_cmd_run, "[PROMPT|-]", "start a conversation with one turn", run_opts, PROMPT_NOTE},
+    {"send", bt_cmd_send, "CONV PROMPT|-", "next turn of a conversation, queued while one runs",
+     send_opts,
+     PROMPT_NOTE "CONV is a conversation id or a unique prefix of one. The turn runs in the\n"
+                 "conversation's own directory with its coder and model, resuming its native\n"
+                 "session. While a turn of CONV runs (from any terminal), the prompt is queued\n"
+                 "instead and send exits 0 at once; when the running turn completes, everything\n"
+                 "queued goes out as the next turn, joined by blank lines (after a failed or\n"
+                 "cancelled turn it waits for the next send).\n"},
+    {"retry", bt_cmd_retry, "CONV",
+     "the last prompt again after a failed, cancelled or interrupted turn", retry_opts,
+     "CONV is a conversation id or a unique prefix of one. A completed turn is never\n"
+     "sent again (exit 2).\n"},
+    {"attach", bt_cmd_attach, "CONV", "follow the running (or last) turn of a conversation",
+     attach_opts,
+     "Ends when the turn ends, with the turn's exit code. Ctrl-C leaves the turn\n"
+     "running.\n"},
+    {"cancel", bt_cmd_cancel, "CONV", "stop the running turn of a conversation", NULL,
+     "The stop is recorded first, then the turn's owner stops its coder (within\n"
+     "about 100 ms); cancel waits for the turn to end and says how it ended.\n"},
+    {"rm-queued", bt_cmd_rm_queued, "CONV MSG", "take back a queued message before it goes", NULL,
+     "MSG is the message number `baton send` printed (also in `baton show`).\n"},
+    {"ls", bt_cmd_ls, "", "list conversations, newest first", ls_opts,
+     "Times are local, with their zone; --json gives them in UTC (RFC 3339).\n"},
+    {"show", bt_cmd_show, "CONV", "show a conversation's messages and runs", show_opts, ""},
+    {"search", bt_cmd_search, "WORD...", "find conversations by words in their title or messages",
+     search_opts,
+     "A conversation matches when its title or one of its messages holds every\n"
+     "WORD (case and accents ignored; words are plain text, never query syntax).\n"
+     "Exit 0 when something matched, 1 when nothing did.\n"},
+    {"rm", bt_cmd_rm, "CONV", "delete a conversation, its runs and the coder's session", NULL,
+     "Deletes the conversation's messages, runs, events and run files, and the\n"
+     "coder's own session (codex rollout, pi session file) unless the conversation\n"
+     "was handed off to the coder's terminal UI. Refused while a turn runs.\n"},
+    {"handoff", bt_cmd_handoff, "CONV", "continue a conversation in its coder's own terminal UI",
+     handoff_opts,
+     "Replaces baton with the coder's interactive command resuming the conversation's\n"
+     "native session (codex resume ID, pi --session FILE) in its directory, with\n"
+     "baton's environment. The conversation becomes transferred: `baton send` then\n"
+     "refuses unless --force. Refused while a turn runs or messages wait queued.\n"},
+    {"coders", bt_cmd_coders, "", "installed coders with version and path", coders_opts, ""},
+    {"help", NULL, "[COMMAND]", "this help, or a command's", NULL, ""},
+    {"__worker", bt_cmd_worker, "MODE CONV", "a detached worker (MODE flush or retry)", worker_opts,
+     ""},
+};
+const size_t bt_n_cmds = sizeof(bt_cmds) / sizeof(bt_cmds[0]);
+
+const struct bt_cmd *bt_cmd_find(const char *name)
+{
+    for (size_t i = 0; i < bt_n_cmds; i++)
+        if (strcmp(bt_cmds[i].name, name) == 0)
+            return &bt_cmds[i];
+    return NULL;
+}
