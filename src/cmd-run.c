@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,17 @@ static int is_blank(const char *s)
         if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
             return 0;
     return 1;
+}
+
+/* A stdin with nothing to read (/dev/null, an empty file or pipe): peeks
+ * at one byte, which stays for read_prompt. */
+static int is_empty_stdin(void)
+{
+    int ch = getc(stdin);
+    if (ch == EOF)
+        return !ferror(stdin);
+    ungetc(ch, stdin);
+    return 0;
 }
 
 /* The prompt: the argument, or stdin for "-". It must be text a coder's
@@ -178,7 +190,8 @@ static int parse(int argc, char **argv, struct run_args *a)
         return rc;
     a->conv = a->mode == MODE_RUN ? NULL : args.operands[0];
     const char *prompt = a->mode == MODE_RETRY ? NULL : args.operands[a->mode == MODE_SEND];
-    if (a->mode != MODE_RETRY && args.n_operands == (a->mode == MODE_SEND)) {
+    int implicit = a->mode != MODE_RETRY && args.n_operands == (a->mode == MODE_SEND);
+    if (implicit) {
         /* no PROMPT: a pipe or file on stdin is the prompt, as with
          * `claude -p` and `codex exec`; a terminal would wait unseen */
         if (isatty(STDIN_FILENO))
@@ -187,6 +200,8 @@ static int parse(int argc, char **argv, struct run_args *a)
     }
     if ((rc = set_cwd(a, dir)) != 0 || a->mode == MODE_RETRY)
         return rc;
+    if (implicit && is_empty_stdin())
+        return bt_args_fail(&args, "missing PROMPT (stdin, read since none was given, is empty)");
     rc = read_prompt(prompt, &a->prompt);
     a->turn.prompt = a->prompt;
     return rc;
@@ -198,6 +213,7 @@ static int parse(int argc, char **argv, struct run_args *a)
 struct output {
     struct bt_render render;
     int json;
+    int fifo;   /* stdout is a pipe */
     int failed; /* errno of the failed stdout write, 0 while it works */
 };
 
@@ -219,9 +235,19 @@ static void print_event(void *data, const struct bt_event *ev, const char *json,
     check_stdout(o);
 }
 
+/* A pipe whose reader is gone polls POLLERR (Linux pipe_poll): noticed
+ * even while the turn writes nothing, e.g. `baton run ... | true`. */
+static void check_reader(struct output *o)
+{
+    struct pollfd p = {.fd = STDOUT_FILENO};
+    if (o->fifo && !o->failed && poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+        o->failed = EPIPE;
+}
+
 static int tick(void *data)
 {
     struct output *o = data;
+    check_reader(o);
     if (!o->json && !o->failed)
         bt_render_tick(&o->render);
     return o->failed != 0;
@@ -273,7 +299,9 @@ static void hand_on_queue(const struct run_args *a, const struct bt_service_outc
 /* The turn in this process, rendered as it streams. */
 static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
 {
+    struct stat st;
     struct output o = {.json = a->json};
+    o.fifo = fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode);
     struct bt_service_outcome out = {0};
     bt_render_init(&o.render, stdout, stderr);
     a->turn.on_event = print_event;

@@ -96,7 +96,7 @@ static const struct bt_opt coders_opts[] = {LIST_OPTS("coder"), {0}};
 
 const struct bt_cmd bt_cmds[] = {
     {"run", bt_cmd_run, "[PROMPT|-]", "start a conversation with one turn", run_opts, PROMPT_NOTE},
-    {"send", bt_cmd_send, "CONV PROMPT|-", "next turn of a conversation, queued while one runs",
+    {"send", bt_cmd_send, "CONV [PROMPT|-]", "next turn of a conversation, queued while one runs",
      send_opts,
      PROMPT_NOTE "CONV is a conversation id or a unique prefix of one. The turn runs in the\n"
                  "conversation's own directory with its coder and model, resuming its native\n"

@@ -36,7 +36,7 @@ static int help_command(int argc, char **argv)
                 argv[2]);
         return BT_EXIT_USAGE;
     }
-    if (!cmd || !cmd->run) {
+    if (!cmd || (!cmd->run && strcmp(cmd->name, "help") != 0)) {
         fprintf(stderr, "baton help: no command '%s' (`baton help` lists them)\n", argv[1]);
         return BT_EXIT_USAGE;
     }

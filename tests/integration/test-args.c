@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * integration tests: the command line a script can trust. Arguments that
+ * look like options, usage errors that name what is wrong and exit 2, help
+ * only when asked for alone, prompts from a pipe, the list commands'
+ * outputs, and a stdout closed under a running turn.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "support.h"
+
+/* Run baton, expecting a usage error that names want on stderr. */
+static void expect_usage(struct ctx *c, const char *want, const char *first, ...)
+{
+    const char *argv[16] = {first};
+    size_t n = 1;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = va_arg(ap, const char *); a && n < 15; a = va_arg(ap, const char *))
+        argv[n++] = a;
+    va_end(ap);
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, argv[0], n > 1 ? argv[1] : END, n > 2 ? argv[2] : END,
+          n > 3 ? argv[3] : END, n > 4 ? argv[4] : END, END);
+    if (res.exit_code != 2 || !strstr(res.err.data, want) || !strstr(res.err.data, "usage: baton"))
+        print_error("baton %s %s: exit %d, stderr:\n%s\n(wanted '%s')\n", first,
+                    n > 1 ? argv[1] : "", res.exit_code, res.err.data, want);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, want));
+    assert_non_null(strstr(res.err.data, "usage: baton"));
+    assert_int_equal(res.out.len, 0);
+    bt_test_result_release(&res);
+}
+
+/* The number of conversations in the store. */
+static int conversations(struct ctx *c)
+{
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "ls", "--json", END);
+    assert_int_equal(res.exit_code, 0);
+    cJSON **lines;
+    int n = (int)bt_test_json_lines(res.out.data, &lines);
+    bt_test_lines_free(lines, (size_t)n);
+    bt_test_result_release(&res);
+    return n;
+}
+
+static char *run_one(struct ctx *c, const char *prompt)
+{
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--json", "--", prompt, END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    return conv;
+}
+
+static void test_prompts_like_options(void **state)
+{
+    struct ctx *c = *state;
+    replay(c, "text");
+    expect_usage(c, "unknown option '-hello'", "run", "-hello", END);
+    expect_usage(c, "unknown option '-help me fix'", "run", "-help me fix", END);
+    expect_usage(c, "unknown option '-dash prompt'", "run", "-dash prompt", END);
+    expect_usage(c, "unknown option '--js' (did you mean --json?)", "run", "--js", "x", END);
+    expect_usage(c, "--model needs a value (MODEL), not the option '--json'", "run", "--model",
+                 "--json", "x", END);
+    expect_usage(c, "-c needs a value (CODER)", "run", "x", "-c", END);
+    expect_usage(c, "--json takes no value", "run", "--json=yes", "x", END);
+    assert_int_equal(conversations(c), 0); /* nothing ran, nothing stored */
+    char *conv = run_one(c, "-dash prompt");
+    expect_usage(c, "unknown option '-dash prompt'", "send", conv, "-dash prompt", END);
+    expect_usage(c, "unknown option '-dz'", "show", "-dz", conv, END);
+    expect_usage(c, "unexpected argument 'extra'", "ls", "extra", END);
+    expect_usage(c, "missing PROMPT", "send", "C", "--json", END);
+    expect_usage(c, "missing CONV", "show", END);
+    expect_usage(c, "unexpected argument 'two'", "rm", "one", "two", END);
+    expect_usage(c, "--last takes a positive number, not 'x'", "show", "--last", "x", conv, END);
+
+    /* after --, what looks like an option is the prompt, stored as typed */
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "show", "--json", conv, END);
+    assert_non_null(strstr(res.out.data, "\"text\":\"-dash prompt\""));
+    bt_test_result_release(&res);
+    free(run_one(c, "--help"));
+    assert_int_equal(conversations(c), 2);
+    free(conv);
+}
+
+static void test_help_alone(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res, ref;
+    baton(c, &ref, NULL, 0, "run", "--help", END);
+    assert_int_equal(ref.exit_code, 0);
+    assert_non_null(strstr(ref.out.data, "usage: baton run"));
+    assert_non_null(strstr(ref.out.data, "--idle-timeout S"));
+    baton(c, &res, NULL, 0, "help", "run", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.out.data, ref.out.data); /* one text, two ways */
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "run", "-c", "codex", "-h", END);
+    assert_string_equal(res.out.data, ref.out.data);
+    bt_test_result_release(&res);
+    bt_test_result_release(&ref);
+    expect_usage(c, "-h/--help goes alone", "run", "--help", "fix it", END);
+    expect_usage(c, "-h/--help goes alone", "send", "C", "-h", END);
+    expect_usage(c, "unknown option '--bogus'", "ls", "--bogus", "--help", END);
+
+    baton(c, &res, NULL, 0, "help", "nosuch", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "no command 'nosuch'"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "-V", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "baton "));
+    baton(c, &ref, NULL, 0, "--version", END);
+    assert_string_equal(res.out.data, ref.out.data);
+    bt_test_result_release(&res);
+    bt_test_result_release(&ref);
+    baton(c, &res, NULL, 0, "--help", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "-V | --version"));
+    assert_non_null(strstr(res.out.data, "baton help [COMMAND]"));
+    bt_test_result_release(&res);
+}
+
+/* Every command's help fits a terminal of 80 columns and names -h. */
+static void test_help_of_every_command(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result list, res;
+    baton(c, &list, NULL, 0, "--help", END);
+    const char *p = strstr(list.out.data, "commands:\n");
+    assert_non_null(p);
+    int seen = 0;
+    for (p = strchr(p, '\n') + 1; strncmp(p, "  ", 2) == 0; p = strchr(p, '\n') + 1) {
+        char name[32];
+        assert_int_equal(sscanf(p, " %31s", name), 1);
+        baton(c, &res, NULL, 0, "help", name, END);
+        assert_int_equal(res.exit_code, 0);
+        assert_non_null(strstr(res.out.data, "-h, --help"));
+        for (const char *l = res.out.data; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+            if (strcspn(l, "\n") > 79)
+                fail_msg("baton help %s: a line of %zu columns: %.*s", name, strcspn(l, "\n"),
+                         (int)strcspn(l, "\n"), l);
+        bt_test_result_release(&res);
+        seen++;
+    }
+    assert_true(seen >= 12);
+    bt_test_result_release(&list);
+}
+
+static void test_prompt_from_a_pipe(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    baton(c, &res, "Say hello banana\n", 0, "run", "--json", END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    baton(c, &res, "piped follow-up\n", 0, "send", "--json", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "show", "--json", conv, END);
+    assert_non_null(strstr(res.out.data, "\"text\":\"Say hello banana\""));
+    assert_non_null(strstr(res.out.data, "\"text\":\"piped follow-up\""));
+    bt_test_result_release(&res);
+
+    /* an empty pipe or /dev/null is no prompt */
+    baton(c, &res, "", 0, "run", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "missing PROMPT (stdin, read since none was given"));
+    bt_test_result_release(&res);
+    baton(c, &res, " \n\n", 0, "run", "-", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "the prompt read from stdin is empty"));
+    bt_test_result_release(&res);
+    assert_int_equal(conversations(c), 1);
+
+    /* a terminal on stdin is never read without -: say what is missing at
+     * once (without the fix this waits for typing until the timeout) */
+    const char *argv[] = {"script", "-qec", BATON " run", "/dev/null", NULL};
+    c->env[c->nenv] = NULL;
+    struct bt_test_run r = {
+        .argv = argv, .env = (const char *const *)c->env, .cwd = c->dir, .timeout_s = 30};
+    assert_int_equal(bt_test_exec(&r, &res), 0);
+    assert_false(res.timed_out);
+    assert_non_null(strstr(res.out.data, "missing PROMPT")); /* the pty carries stderr */
+    bt_test_result_release(&res);
+    free(conv);
+}
+
+static void test_list_outputs(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    baton(c, &res, NULL, 0, "ls", "--json-array", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.out.data, "[]\n");
+    bt_test_result_release(&res);
+    free(run_one(c, "first"));
+    free(run_one(c, "second"));
+    baton(c, &res, NULL, 0, "ls", "--json-array", END);
+    cJSON *arr = cJSON_Parse(res.out.data);
+    assert_true(cJSON_IsArray(arr));
+    assert_int_equal(cJSON_GetArraySize(arr), 2);
+    assert_string_equal(bt_test_jstr(cJSON_GetArrayItem(arr, 0), "title"), "second");
+    cJSON_Delete(arr);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "ls", "--limit", "1", "--json", END);
+    cJSON **lines;
+    assert_int_equal(bt_test_json_lines(res.out.data, &lines), 1);
+    assert_string_equal(bt_test_jstr(lines[0], "title"), "second");
+    assert_non_null(strchr(bt_test_jstr(lines[0], "updated"), 'Z')); /* JSON: UTC */
+    bt_test_lines_free(lines, 1);
+    bt_test_result_release(&res);
+    expect_usage(c, "--limit takes a number from 1", "ls", "--limit", "0", END);
+
+    /* people get local time with its zone */
+    setenv_kv(c, "TZ=UTC");
+    baton(c, &res, NULL, 0, "ls", END);
+    assert_non_null(strstr(res.out.data, " UTC  second"));
+    bt_test_result_release(&res);
+    setenv_kv(c, "TZ=Asia/Tokyo");
+    baton(c, &res, NULL, 0, "ls", "--limit", "1", END);
+    assert_non_null(strstr(res.out.data, " JST  second"));
+    assert_null(strstr(res.out.data, "first"));
+    bt_test_result_release(&res);
+
+    baton(c, &res, NULL, 0, "search", "--json-array", "second", END);
+    arr = cJSON_Parse(res.out.data);
+    assert_int_equal(cJSON_GetArraySize(arr), 1);
+    cJSON_Delete(arr);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "coders", "--json-array", END);
+    arr = cJSON_Parse(res.out.data);
+    assert_true(cJSON_GetArraySize(arr) >= 2);
+    cJSON_Delete(arr);
+    bt_test_result_release(&res);
+}
+
+/* baton | head: the reader is gone, so the turn stops (a coder that hangs
+ * after its first lines keeps it running forever otherwise) and baton
+ * exits 141 as a tool killed by SIGPIPE would. */
+static void closed_stdout(struct ctx *c, const char *json_flag, const char *hang_after,
+                          const char *reader)
+{
+    char *script = bt_xasprintf("\"$0\" run %s 'Say hello banana' | %s >/dev/null; "
+                                "echo \"exit=${PIPESTATUS[0]}\" >&2",
+                                json_flag, reader);
+    const char *argv[] = {"bash", "-c", script, BATON, NULL};
+    char *kv = bt_xasprintf("FAKE_CODER_HANG_AFTER=%s", hang_after);
+    setenv_kv(c, kv);
+    free(kv);
+    c->env[c->nenv] = NULL;
+    struct bt_test_run r = {
+        .argv = argv, .env = (const char *const *)c->env, .cwd = c->dir, .timeout_s = 60};
+    struct bt_test_result res;
+    assert_int_equal(bt_test_exec(&r, &res), 0);
+    assert_false(res.timed_out);
+    if (!strstr(res.err.data, "exit=141"))
+        print_error("stderr: %s\n", res.err.data);
+    assert_non_null(strstr(res.err.data, "exit=141"));
+    assert_non_null(strstr(res.err.data, "stdout was closed, so the turn was stopped"));
+    bt_test_result_release(&res);
+    free(script);
+}
+
+static void test_closed_stdout(void **state)
+{
+    struct ctx *c = *state;
+    replay(c, "text");
+    closed_stdout(c, "--json", "8", "head -c 20");
+    closed_stdout(c, "", "13", "head -c 3"); /* after some answer text */
+    closed_stdout(c, "--json", "1", "true"); /* gone before anything came */
+    closed_stdout(c, "", "1", "true");
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "ls", "--json", END);
+    cJSON **lines;
+    assert_int_equal(bt_test_json_lines(res.out.data, &lines), 4);
+    for (int i = 0; i < 4; i++)
+        assert_string_equal(bt_test_jstr(lines[i], "last_run_state"), "cancelled");
+    bt_test_lines_free(lines, 4);
+    bt_test_result_release(&res);
+}
+
+static void test_declined_approval_one_line(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "shell-declined");
+    baton(c, &res, NULL, 0, "run", "[[shell:echo baton-ok]]", END);
+    assert_int_equal(res.exit_code, 0);
+    int n = 0;
+    for (const char *p = res.out.data; (p = strstr(p, "declined")) != NULL; p++)
+        n++;
+    if (n != 1)
+        print_error("stdout:\n%s\n", res.out.data);
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(res.out.data, "declined by policy: "));
+    bt_test_result_release(&res);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_prompts_like_options),       T(test_help_alone),   T(test_help_of_every_command),
+        T(test_prompt_from_a_pipe),         T(test_list_outputs), T(test_closed_stdout),
+        T(test_declined_approval_one_line),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
