@@ -2,6 +2,7 @@
 /* cmd-common: what several commands share: opening the store and
  * resolving a conversation id typed by the user. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,17 @@ void bt_cmd_recover(struct bt_store *s)
         for (size_t i = 0; i < n; i++)
             stop_orphan(&orphans[i]);
     free(orphans);
+}
+
+int bt_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("baton: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
 }
 
 void bt_cmd_list_put(struct bt_cmd_list *l, const char *json)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* main: the baton command line; dispatches to the cmd-*.c table. */
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,17 +41,6 @@ static int help_command(int argc, char **argv)
     }
     bt_args_print_help(cmd, stdout);
     return BT_EXIT_OK;
-}
-
-int bt_fail(int code, const char *fmt, ...)
-{
-    va_list ap;
-    fputs("baton: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return code;
 }
 
 int main(int argc, char **argv)

@@ -315,7 +315,7 @@ static void test_rm_queued(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         baton(c, &res, NULL, 0, "rm-queued", conv, bad[i], END);
         assert_int_equal(res.exit_code, 2);
-        if (bad[i][0] != '-') /* "-1" is an unknown option to getopt */
+        if (bad[i][0] != '-') /* "-1" is an unknown option (cmd-args.h) */
             assert_non_null(strstr(res.err.data, "message number"));
         bt_test_result_release(&res);
     }
