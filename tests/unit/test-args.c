@@ -151,7 +151,9 @@ static void test_table(void **state)
         const struct bt_cmd *c = &bt_cmds[i];
         assert_ptr_equal(bt_cmd_find(c->name), c);
         for (const struct bt_opt *o = c->opts; o && o->id; o++) {
-            assert_true(o->name && o->name[0] && o->help && o->help[0]);
+            assert_non_null(o->name);
+            assert_non_null(o->help);
+            assert_true(o->name[0] && o->help[0]);
             assert_true(strcmp(o->name, "help") != 0 && o->letter != 'h');
             for (const struct bt_opt *p = o + 1; p->id; p++) {
                 assert_true(p->id != o->id && strcmp(p->name, o->name) != 0);
