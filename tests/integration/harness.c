@@ -82,6 +82,15 @@ void baton(struct ctx *c, struct bt_test_result *res, const char *input, int sig
     assert_false(res->timed_out);
 }
 
+void run_in(struct ctx *c, const char *const *argv, struct bt_test_result *res)
+{
+    c->env[c->nenv] = NULL;
+    struct bt_test_run r = {
+        .argv = argv, .env = (const char *const *)c->env, .cwd = c->dir, .timeout_s = 60};
+    assert_int_equal(bt_test_exec(&r, res), 0);
+    assert_false(res->timed_out);
+}
+
 char *conversation_of(const char *out)
 {
     cJSON **lines;

@@ -35,6 +35,10 @@ char *path_in(struct ctx *c, const char *name);
  * sigint_ms if not 0; asserts it ran and did not time out (60 s). */
 void baton(struct ctx *c, struct bt_test_result *res, const char *input, int sigint_ms,
            const char *first, ...);
+/* Run another program (argv[0] looked up on PATH; a pipeline through
+ * bash, a pty through script) with the test's environment, in its
+ * directory; asserts it ran and did not time out (60 s). */
+void run_in(struct ctx *c, const char *const *argv, struct bt_test_result *res);
 /* The conversation id of a --json stream (its first event). Caller frees. */
 char *conversation_of(const char *out);
 

@@ -191,11 +191,7 @@ static void test_prompt_from_a_pipe(void **state)
     /* a terminal on stdin is never read without -: say what is missing at
      * once (without the fix this waits for typing until the timeout) */
     const char *argv[] = {"script", "-qec", BATON " run", "/dev/null", NULL};
-    c->env[c->nenv] = NULL;
-    struct bt_test_run r = {
-        .argv = argv, .env = (const char *const *)c->env, .cwd = c->dir, .timeout_s = 30};
-    assert_int_equal(bt_test_exec(&r, &res), 0);
-    assert_false(res.timed_out);
+    run_in(c, argv, &res);
     assert_non_null(strstr(res.out.data, "missing PROMPT")); /* the pty carries stderr */
     bt_test_result_release(&res);
     free(conv);
@@ -264,12 +260,8 @@ static void closed_stdout(struct ctx *c, const char *json_flag, const char *hang
     char *kv = bt_xasprintf("FAKE_CODER_HANG_AFTER=%s", hang_after);
     setenv_kv(c, kv);
     free(kv);
-    c->env[c->nenv] = NULL;
-    struct bt_test_run r = {
-        .argv = argv, .env = (const char *const *)c->env, .cwd = c->dir, .timeout_s = 60};
     struct bt_test_result res;
-    assert_int_equal(bt_test_exec(&r, &res), 0);
-    assert_false(res.timed_out);
+    run_in(c, argv, &res);
     if (!strstr(res.err.data, "exit=141"))
         print_error("stderr: %s\n", res.err.data);
     assert_non_null(strstr(res.err.data, "exit=141"));
