@@ -92,8 +92,21 @@ static const struct bt_cmd commands[] = {
      "refuses unless --force. Refused while a turn runs or messages wait queued.\n"},
     {"coders", bt_cmd_coders, "[--json]", "installed coders with version and path",
      "  --json                 one JSON object per coder\n"},
+    {"completion", bt_cmd_completion, "bash|zsh", "print a shell completion script",
+     "Prints the completion script of the shell named, made from this help text:\n"
+     "commands, their options, coders after -c, conversation ids where CONV goes.\n"
+     "bash: `source <(baton completion bash)` in ~/.bashrc; zsh: save it as _baton\n"
+     "in a directory of $fpath. `cmake --install` installs both, and baton(1).\n"},
     {"__worker", bt_cmd_worker, "flush|retry [OPTIONS] -- CONV", "a detached worker", ""},
+    {"__man", bt_cmd_man, "", "the man page baton(1) in roff", ""},
+    {"__ids", bt_cmd_ids, "[--] [PREFIX]", "conversation ids and titles, for completion", ""},
 };
+
+const struct bt_cmd *bt_cmd_table(size_t *n)
+{
+    *n = sizeof(commands) / sizeof(commands[0]);
+    return commands;
+}
 
 static void help(FILE *f)
 {
@@ -101,7 +114,7 @@ static void help(FILE *f)
                "Drive installed coding-agent CLIs behind one interface.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         if (strncmp(commands[i].name, "__", 2) != 0)
-            fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+            fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nexit codes: 0 completed, 1 failed, 2 usage, 3 coder not installed,\n"
                "            4 auth required, 130 cancelled\n"
                "Run `baton COMMAND --help` for a command's options.\n");
