@@ -7,6 +7,7 @@
 
 #include "cmd-args.h"
 #include "cmd.h"
+#include "util.h"
 
 #define HELP_COLUMN 25 /* where option help starts, as in most GNU tools */
 #define WRAP 79
@@ -242,18 +243,33 @@ static void put_word(FILE *f, const char *word, int *col, int indent)
     *col += n;
 }
 
+/* "[-c CODER]" or "[--json]": o as the usage line shows it. */
+static void usage_word(const struct bt_opt *o, char *word, size_t size)
+{
+    if (o->letter)
+        snprintf(word, size, "[-%c%s%s]", o->letter, o->value ? " " : "", o->value ? o->value : "");
+    else
+        snprintf(word, size, "[--%s%s%s]", o->name, o->value ? " " : "", o->value ? o->value : "");
+}
+
+void bt_args_usage(const struct bt_cmd *cmd, struct bt_buf *b)
+{
+    char word[128];
+    for (const struct bt_opt *o = cmd->opts; o && o->id; o++) {
+        usage_word(o, word, sizeof(word));
+        bt_buf_addf(b, "%s%s", b->len ? " " : "", word);
+    }
+    if (cmd->operands && cmd->operands[0])
+        bt_buf_addf(b, "%s%s", b->len ? " " : "", cmd->operands);
+}
+
 void bt_args_print_usage(const struct bt_cmd *cmd, FILE *f)
 {
     char word[128];
     int col = fprintf(f, "usage: baton %s", cmd->name);
     int indent = col + 1;
     for (const struct bt_opt *o = cmd->opts; o && o->id; o++) {
-        if (o->letter)
-            snprintf(word, sizeof(word), "[-%c%s%s]", o->letter, o->value ? " " : "",
-                     o->value ? o->value : "");
-        else
-            snprintf(word, sizeof(word), "[--%s%s%s]", o->name, o->value ? " " : "",
-                     o->value ? o->value : "");
+        usage_word(o, word, sizeof(word));
         put_word(f, word, &col, indent);
     }
     if (cmd->operands && cmd->operands[0])

@@ -27,12 +27,14 @@ struct bt_cmd;
 
 /* One option of a command. */
 struct bt_opt {
-    int id;            /* what bt_args_next returns for it: > 0, unique in
-                          the command (a character constant reads well) */
-    char letter;       /* short name ('c' for -c), 0 if none */
-    const char *name;  /* long name without "--", e.g. "coder" */
-    const char *value; /* the value's name in help ("CODER"); NULL: a flag */
-    const char *help;  /* what it does; "\n" starts a continuation line */
+    int id;              /* what bt_args_next returns for it: > 0, unique in
+                            the command (a character constant reads well) */
+    char letter;         /* short name ('c' for -c), 0 if none */
+    const char *name;    /* long name without "--", e.g. "coder" */
+    const char *value;   /* the value's name in help ("CODER"); NULL: a flag */
+    const char *help;    /* what it does; "\n" starts a continuation line */
+    const char *choices; /* "deny|auto|never": the values completion offers;
+                            NULL: any (the parser checks nothing here) */
 };
 
 /* The parse of one command line. Operands are gathered, in order, at the
@@ -78,6 +80,10 @@ int bt_args_parse_plain(struct bt_args *a, int argc, char **argv);
  * "[PROMPT|-]", "WORD..."): *max is -1 for no limit. */
 void bt_args_operand_counts(const char *operands, int *min, int *max);
 
+/* Append cmd's options and operands as a usage line has them, one line:
+ * "[-c CODER] [--json] ... [PROMPT|-]". */
+struct bt_buf;
+void bt_args_usage(const struct bt_cmd *cmd, struct bt_buf *b);
 /* Write the usage line ("usage: baton NAME [...] OPERANDS", wrapped at 79
  * columns) and the full help of cmd. */
 void bt_args_print_usage(const struct bt_cmd *cmd, FILE *f);

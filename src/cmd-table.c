@@ -23,11 +23,13 @@
 
 /* The options of every command that runs a turn. */
 #define TURN_OPTS                                                                                  \
-    {'j', 0, "json", NULL, HELP_JSON}, {'a', 0, "approval", "POLICY", HELP_APPROVAL},              \
-        {'t', 0, "timeout", "S", HELP_TIMEOUT}, {'i', 0, "idle-timeout", "S", HELP_IDLE},          \
-        {'r', 0, "no-retry", NULL, "ask the coder not to retry failed model requests (pi)"},       \
+    {'j', 0, "json", NULL, HELP_JSON, NULL},                                                       \
+        {'a', 0, "approval", "POLICY", HELP_APPROVAL, "deny|auto|never"},                          \
+        {'t', 0, "timeout", "S", HELP_TIMEOUT, NULL},                                              \
+        {'i', 0, "idle-timeout", "S", HELP_IDLE, NULL},                                            \
+        {'r', 0, "no-retry", NULL, "ask the coder not to retry failed model requests (pi)", NULL}, \
     {                                                                                              \
-        'd', 0, "detach", NULL, HELP_DETACH                                                        \
+        'd', 0, "detach", NULL, HELP_DETACH, NULL                                                  \
     }
 
 #define PROMPT_NOTE                                                                                \
@@ -36,60 +38,64 @@
     "with '-'.\n"
 
 static const struct bt_opt run_opts[] = {
-    {'c', 'c', "coder", "CODER", "the coder (default: the first `baton coders` lists)"},
-    {'m', 'm', "model", "MODEL", "the model, as the coder names it (default: its own)"},
-    {'C', 'C', "cwd", "DIR", "the project directory (default: the current one)"},
+    {'c', 'c', "coder", "CODER", "the coder (default: the first `baton coders` lists)", NULL},
+    {'m', 'm', "model", "MODEL", "the model, as the coder names it (default: its own)", NULL},
+    {'C', 'C', "cwd", "DIR", "the project directory (default: the current one)", NULL},
     TURN_OPTS,
     {0}};
 
 static const struct bt_opt send_opts[] = {
-    TURN_OPTS, {'f', 0, "force", NULL, "send to a conversation handed off to the coder's UI"}, {0}};
+    TURN_OPTS,
+    {'f', 0, "force", NULL, "send to a conversation handed off to the coder's UI", NULL},
+    {0}};
 
 static const struct bt_opt retry_opts[] = {
     TURN_OPTS,
-    {'f', 0, "force", NULL, "retry in a conversation handed off to the coder's UI"},
+    {'f', 0, "force", NULL, "retry in a conversation handed off to the coder's UI", NULL},
     {0}};
 
 static const struct bt_opt worker_opts[] = {
     TURN_OPTS,
-    {'f', 0, "force", NULL, "a conversation handed off to the coder's UI"},
-    {'n', 0, "notify", NULL, "report the run and its end on fd 3"},
+    {'f', 0, "force", NULL, "a conversation handed off to the coder's UI", NULL},
+    {'n', 0, "notify", NULL, "report the run and its end on fd 3", NULL},
     {0}};
 
 static const struct bt_opt attach_opts[] = {
-    {'j', 0, "json", NULL, "the events as JSON lines on stdout"},
-    {'f', 0, "from", "SEQ", "start at event SEQ (default 1: the whole turn)"},
+    {'j', 0, "json", NULL, "the events as JSON lines on stdout", NULL},
+    {'f', 0, "from", "SEQ", "start at event SEQ (default 1: the whole turn)", NULL},
     {0}};
 
 /* The output options of the list commands. */
 #define LIST_OPTS(what)                                                                            \
-    {'j', 0, "json", NULL, "one JSON object per " what " per line (JSON lines:\njq reads them)"},  \
+    {'j', 0, "json", NULL, "one JSON object per " what " per line (JSON lines:\njq reads them)",   \
+     NULL},                                                                                        \
     {                                                                                              \
-        'J', 0, "json-array", NULL, "all of them as one JSON array"                                \
+        'J', 0, "json-array", NULL, "all of them as one JSON array", NULL                          \
     }
 
 static const struct bt_opt ls_opts[] = {
     LIST_OPTS("conversation"),
-    {'n', 0, "limit", "N", "at most N conversations, newest first (default: all)"},
+    {'n', 0, "limit", "N", "at most N conversations, newest first (default: all)", NULL},
     {0}};
 
 static const struct bt_opt show_opts[] = {
-    {'j', 0, "json", NULL, "the conversation and its messages as one JSON object"},
+    {'j', 0, "json", NULL, "the conversation and its messages as one JSON object", NULL},
     {'d', 0, "debug", NULL,
      "each answer's run: state, coder version, exit, error\n"
-     "kind, the coder's stderr tail and its raw output file"},
-    {'l', 0, "last", "N", "only the last N messages"},
-    {'r', 0, "raw", NULL, "the last run's raw coder stdout, as the coder wrote it"},
+     "kind, the coder's stderr tail and its raw output file",
+     NULL},
+    {'l', 0, "last", "N", "only the last N messages", NULL},
+    {'r', 0, "raw", NULL, "the last run's raw coder stdout, as the coder wrote it", NULL},
     {0}};
 
 static const struct bt_opt search_opts[] = {
     LIST_OPTS("conversation"),
-    {'n', 0, "limit", "N", "at most N conversations, newest first (default 50)"},
+    {'n', 0, "limit", "N", "at most N conversations, newest first (default 50)", NULL},
     {0}};
 
 static const struct bt_opt handoff_opts[] = {
-    {'t', 0, "tmux", NULL, "run it in a detached tmux session baton-<short id>"},
-    {'p', 0, "print", NULL, "print the command line (shell-quoted), do nothing else"},
+    {'t', 0, "tmux", NULL, "run it in a detached tmux session baton-<short id>", NULL},
+    {'p', 0, "print", NULL, "print the command line (shell-quoted), do nothing else", NULL},
     {0}};
 
 static const struct bt_opt coders_opts[] = {LIST_OPTS("coder"), {0}};
@@ -136,9 +142,16 @@ const struct bt_cmd bt_cmds[] = {
      "baton's environment. The conversation becomes transferred: `baton send` then\n"
      "refuses unless --force. Refused while a turn runs or messages wait queued.\n"},
     {"coders", bt_cmd_coders, "", "installed coders with version and path", coders_opts, ""},
+    {"completion", bt_cmd_completion, "bash|zsh", "print a shell completion script", NULL,
+     "Prints the completion script of the shell named, made from this help text:\n"
+     "commands, their options, coders after -c, conversation ids where CONV goes.\n"
+     "bash: `source <(baton completion bash)` in ~/.bashrc; zsh: save it as _baton\n"
+     "in a directory of $fpath. `cmake --install` installs both, and baton(1).\n"},
     {"help", NULL, "[COMMAND]", "this help, or a command's", NULL, ""},
     {"__worker", bt_cmd_worker, "MODE CONV", "a detached worker (MODE flush or retry)", worker_opts,
      ""},
+    {"__man", bt_cmd_man, "", "the man page baton(1) in roff", NULL, ""},
+    {"__ids", bt_cmd_ids, "[PREFIX]", "conversation ids and titles, for completion", NULL, ""},
 };
 const size_t bt_n_cmds = sizeof(bt_cmds) / sizeof(bt_cmds[0]);
 

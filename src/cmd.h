@@ -8,6 +8,8 @@
 #ifndef BT_CMD_H
 #define BT_CMD_H
 
+#include <stddef.h>
+
 enum {
     BT_EXIT_OK = 0,
     BT_EXIT_FAILED = 1,
@@ -50,6 +52,9 @@ int bt_cmd_show(int argc, char **argv);
 int bt_cmd_search(int argc, char **argv);
 int bt_cmd_rm(int argc, char **argv);
 int bt_cmd_coders(int argc, char **argv);
+int bt_cmd_completion(int argc, char **argv);
+int bt_cmd_man(int argc, char **argv);
+int bt_cmd_ids(int argc, char **argv);
 
 /* Print "baton: <message>" to stderr; returns code, for `return bt_fail(..)`. */
 int bt_fail(int code, const char *fmt, ...)

@@ -16,7 +16,7 @@ static void help(FILE *f)
                "Drive installed coding-agent CLIs behind one interface.\n\ncommands:\n");
     for (size_t i = 0; i < bt_n_cmds; i++)
         if (strncmp(bt_cmds[i].name, "__", 2) != 0)
-            fprintf(f, "  %-9s %s\n", bt_cmds[i].name, bt_cmds[i].summary);
+            fprintf(f, "  %-10s %s\n", bt_cmds[i].name, bt_cmds[i].summary);
     fprintf(f, "\nexit codes: 0 completed, 1 failed, 2 usage, 3 coder not installed,\n"
                "            4 auth required, 130 cancelled, 141 stdout closed\n"
                "environment: BATON_HOME (the store; default $XDG_STATE_HOME/baton),\n"

@@ -10,6 +10,9 @@
 # the pinned codex CLI from npm talks to baton's local stand-in model
 # (tests/standin) on 127.0.0.1, in a separate demo home; the script says so.
 #
+# Installing and building print one line each; their output goes to logs
+# under $BATON_CACHE/logs (shown when a step fails).
+#
 # usage: demo.sh [PROMPT]
 set -euo pipefail
 
@@ -19,7 +22,16 @@ prompt="${1:-Say hello banana}"
 cache="${BATON_CACHE:-$HOME/.cache/baton}"
 
 bash "$top/tests/scripts/deps.sh"
-bash "$top/tests/scripts/build.sh" "$build" >/dev/null
+mkdir -p "$cache/logs"
+log="$cache/logs/build.log"
+printf 'demo: building baton into %s (log: %s)... ' "$build" "$log" >&2
+if bash "$top/tests/scripts/build.sh" "$build" >"$log" 2>&1; then
+    echo "done" >&2
+else
+    echo "failed; the end of $log:" >&2
+    tail -n 40 "$log" | sed 's/^/    /' >&2
+    exit 1
+fi
 baton="$build/baton"
 
 model_reachable() {

@@ -5,6 +5,10 @@
 # those missing (no apt-get at all when everything is there). Runs as root,
 # or through sudo when available.
 #
+# apt-get's output goes to a log ($BATON_CACHE/logs/apt.log, by default
+# ~/.cache/baton/logs/apt.log); one line says what is installed, and on
+# failure the end of the log is shown.
+#
 # usage: deps.sh
 set -euo pipefail
 
@@ -13,6 +17,7 @@ PACKAGES=(
     libuv1-dev libsqlite3-dev libcjson-dev libgit2-dev
     libcmocka-dev libmicrohttpd-dev zlib1g-dev libzstd-dev zstd bubblewrap curl valgrind
     clang libclang-rt-14-dev clang-format clang-tidy cppcheck python3 tmux
+    groff-base mandoc zsh
 )
 
 missing=()
@@ -35,7 +40,20 @@ if [ "$(id -u)" -ne 0 ]; then
     }
     sudo=(sudo)
 fi
-echo "deps: installing ${missing[*]}" >&2
+logs="${BATON_CACHE:-$HOME/.cache/baton}/logs"
+mkdir -p "$logs"
+log="$logs/apt.log"
+n=${#missing[@]}
+printf 'deps: installing %d Debian package%s with apt-get (log: %s)... ' \
+    "$n" "$([ "$n" -eq 1 ] || echo s)" "$log" >&2
+echo "deps: installing ${missing[*]}" >"$log"
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq >&2
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+if "${sudo[@]}" apt-get update -qq >>"$log" 2>&1 &&
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >>"$log" 2>&1; then
+    echo "done" >&2
+else
+    rc=$?
+    echo "failed (exit $rc); the end of $log:" >&2
+    tail -n 25 "$log" | sed 's/^/    /' >&2
+    exit 1
+fi

@@ -49,12 +49,19 @@ main() {
     bin="$cache/node_modules/@openai/$pkg/vendor/$triple/bin/codex"
 
     if [ "$(installed_version "$cache")" != "$CODEX_VERSION" ] || [ ! -x "$bin" ]; then
-        echo "install-codex: installing @openai/codex@$CODEX_VERSION into $cache" >&2
-        # npm's own output goes to stderr: stdout carries only the path.
-        npm install --prefix "$cache" --save-exact --no-audit --no-fund \
-            --no-update-notifier --loglevel=error \
-            "@openai/codex@$CODEX_VERSION" >&2 ||
+        local log="$cache/npm-install.log" added
+        printf 'install-codex: installing %s from npm into %s (log: %s)... ' \
+            "@openai/codex@$CODEX_VERSION" "$cache" "$log" >&2
+        # npm's output goes to the log: stdout carries only the path.
+        if npm install --prefix "$cache" --save-exact --no-audit --no-fund \
+            --no-update-notifier --loglevel=error "@openai/codex@$CODEX_VERSION" >"$log" 2>&1; then
+            added="$(sed -n 's/^\(added [0-9]* packages\{0,1\}\).*/\1/p' "$log" | head -n 1)"
+            echo "done${added:+ ($added)}" >&2
+        else
+            echo "failed; the end of $log:" >&2
+            tail -n 25 "$log" | sed 's/^/    /' >&2
             die "npm install of @openai/codex@$CODEX_VERSION failed"
+        fi
     fi
     [ -x "$bin" ] || die "native binary missing after install: $bin"
     local got

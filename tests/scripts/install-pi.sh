@@ -40,12 +40,19 @@ main() {
     bin="$cache/node_modules/.bin/pi"
 
     if [ "$(installed_version "$cache")" != "$PI_VERSION" ] || [ ! -x "$bin" ]; then
-        echo "install-pi: installing $PI_PACKAGE@$PI_VERSION into $cache" >&2
-        # npm's own output goes to stderr: stdout carries only the path.
-        npm install --prefix "$cache" --save-exact --no-audit --no-fund \
-            --no-update-notifier --loglevel=error \
-            "$PI_PACKAGE@$PI_VERSION" >&2 ||
+        local log="$cache/npm-install.log" added
+        printf 'install-pi: installing %s from npm into %s (log: %s)... ' \
+            "$PI_PACKAGE@$PI_VERSION" "$cache" "$log" >&2
+        # npm's output goes to the log: stdout carries only the path.
+        if npm install --prefix "$cache" --save-exact --no-audit --no-fund \
+            --no-update-notifier --loglevel=error "$PI_PACKAGE@$PI_VERSION" >"$log" 2>&1; then
+            added="$(sed -n 's/^\(added [0-9]* packages\{0,1\}\).*/\1/p' "$log" | head -n 1)"
+            echo "done${added:+ ($added)}" >&2
+        else
+            echo "failed; the end of $log:" >&2
+            tail -n 25 "$log" | sed 's/^/    /' >&2
             die "npm install of $PI_PACKAGE@$PI_VERSION failed"
+        fi
     fi
     [ -x "$bin" ] || die "pi executable missing after install: $bin"
     # PI_OFFLINE: no version check or other network use at start. pi 0.73.1
