@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "parser-codex-error.h"
 
 struct codex_parser {
     struct bt_usage turn_usage; /* sum of `last` breakdowns in this turn */
@@ -316,64 +317,12 @@ static void on_usage(struct codex_parser *p, const cJSON *params, const struct b
 
 /* ---- errors and turn end -------------------------------------------- */
 
-struct error_map {
-    const char *info;
-    const char *kind;
-};
-
-static const struct error_map error_kinds[] = {
-    {"contextWindowExceeded", "context_exceeded"},
-    {"usageLimitExceeded", "rate_limited"},
-    {"rateLimitExceeded", "rate_limited"},
-    {"sessionBudgetExceeded", "rate_limited"},
-    {"serverOverloaded", "model_error"},
-    {"modelNotFound", "model_error"},
-    {"internalServerError", "model_error"},
-    {"unauthorized", "auth_required"},
-    {"badRequest", "model_error"},
-    {"httpConnectionFailed", "model_error"},
-    {"responseStreamConnectionFailed", "model_error"},
-    {"responseStreamDisconnected", "model_error"},
-    {"responseTooManyFailedAttempts", "model_error"},
-};
-
-/* The kind for an HTTP status codex names inside codexErrorInfo. */
-static const char *http_kind(const cJSON *detail)
-{
-    int64_t code = detail ? jint(detail, "httpStatusCode") : BT_UNKNOWN;
-    if (code == 401 || code == 403)
-        return "auth_required";
-    if (code == 429)
-        return "rate_limited";
-    return NULL;
-}
-
-/* codexErrorInfo is a string or a one-key object ({"httpConnectionFailed":
- * {"httpStatusCode":401}}); map either to a kind, the HTTP status first. */
-static const char *error_kind_of(const cJSON *err)
-{
-    const cJSON *info = err ? cJSON_GetObjectItemCaseSensitive(err, "codexErrorInfo") : NULL;
-    const char *name = NULL;
-    if (info && cJSON_IsString(info)) {
-        name = info->valuestring;
-    } else if (info && cJSON_IsObject(info) && info->child) {
-        const char *k = http_kind(info->child);
-        if (k)
-            return k;
-        name = info->child->string;
-    }
-    for (size_t i = 0; name && i < BT_ARRAY_SIZE(error_kinds); i++)
-        if (strcmp(error_kinds[i].info, name) == 0)
-            return error_kinds[i].kind;
-    return "model_error";
-}
-
 static void remember_error(struct codex_parser *p, const cJSON *err)
 {
     const char *msg = err ? jstr(err, "message") : NULL;
     free(p->error_kind);
     free(p->error_message);
-    p->error_kind = bt_xstrdup(error_kind_of(err));
+    p->error_kind = bt_xstrdup(bt_codex_error_kind(err));
     p->error_message = msg ? bt_xstrdup(msg) : NULL;
 }
 
@@ -385,6 +334,13 @@ static void on_error_note(struct codex_parser *p, const cJSON *params,
     const char *msg = err ? jstr(err, "message") : NULL;
     if (cJSON_IsTrue(retry)) {
         bt_parser_warn(sink, "retry", msg ? msg : "codex is retrying", NULL, 0);
+        /* the reason: "Reconnecting... 1/5" says little without the details */
+        const char *more = err ? jstr(err, "additionalDetails") : NULL;
+        char *why = msg && more ? bt_xasprintf("%s (%s)", msg, more) : NULL;
+        struct bt_signal sig = {.type = BT_SIGNAL_RETRY, .error_kind = bt_codex_error_kind(err)};
+        sig.message = why ? why : msg ? msg : more;
+        sink->signal(sink->data, &sig);
+        free(why);
         return;
     }
     remember_error(p, err);
@@ -437,7 +393,19 @@ static void on_turn_completed(struct codex_parser *p, const cJSON *params,
 
 /* ---- dispatch ------------------------------------------------------- */
 
-/* Notifications that carry nothing for the event stream. */
+/* Notifications that make no event but show the turn moving on: a tool or
+ * a patch under way, a diff or reasoning part that grew, a compaction done. */
+static const char *const progress_methods[] = {
+    "turn/diff/updated",
+    "item/reasoning/summaryPartAdded",
+    "item/fileChange/patchUpdated",
+    "item/mcpToolCall/progress",
+    "item/commandExecution/terminalInteraction",
+    "thread/compacted",
+};
+
+/* Notifications that carry nothing for the event stream (and are not
+ * progress for the idle watchdog: status changes, rate limits, hooks). */
 static const char *const ignored_methods[] = {
     "thread/started",
     "thread/status/changed",
@@ -448,12 +416,7 @@ static const char *const ignored_methods[] = {
     "thread/goal/cleared",
     "thread/prediction/updated",
     "thread/queue/changed",
-    "turn/diff/updated",
     "serverRequest/resolved",
-    "item/reasoning/summaryPartAdded",
-    "item/fileChange/patchUpdated",
-    "item/mcpToolCall/progress",
-    "item/commandExecution/terminalInteraction",
     "remoteControl/status/changed",
     "mcpServer/startupStatus/updated",
     "account/updated",
@@ -465,7 +428,6 @@ static const char *const ignored_methods[] = {
     "turn/moderationMetadata",
     "model/safetyBuffering/updated",
     "fs/changed",
-    "thread/compacted",
     "model/rerouted",
     "model/verification",
     "thread/closed",
@@ -473,10 +435,10 @@ static const char *const ignored_methods[] = {
     "project/changed",
 };
 
-static int is_ignored(const char *method)
+static int in_list(const char *const *list, size_t n, const char *method)
 {
-    for (size_t i = 0; i < BT_ARRAY_SIZE(ignored_methods); i++)
-        if (strcmp(ignored_methods[i], method) == 0)
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i], method) == 0)
             return 1;
     return 0;
 }
@@ -543,7 +505,10 @@ static int on_notification(struct codex_parser *p, const char *m, const cJSON *p
         if (!msg && params)
             msg = jstr(params, "message");
         bt_parser_warn(sink, "coder", msg ? msg : m, NULL, 0);
-    } else if (!is_ignored(m))
+    } else if (in_list(progress_methods, BT_ARRAY_SIZE(progress_methods), m)) {
+        struct bt_signal sig = {.type = BT_SIGNAL_PROGRESS};
+        sink->signal(sink->data, &sig);
+    } else if (!in_list(ignored_methods, BT_ARRAY_SIZE(ignored_methods), m))
         return BT_ENOTFOUND;
     return 0;
 }

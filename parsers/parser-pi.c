@@ -120,13 +120,24 @@ static void emit_block(struct pi_parser *p, const struct update *u,
     sink->event(sink->data, &ev);
 }
 
+static void progress(const struct bt_parser_sink *sink)
+{
+    struct bt_signal sig = {.type = BT_SIGNAL_PROGRESS};
+    sink->signal(sink->data, &sig);
+}
+
+/* text_* and thinking_* are items. toolcall_*: the tool_execution_* events
+ * describe the call, but the model streaming its arguments (a whole file,
+ * for write) is progress; so are start and done of a response; error is
+ * not. message_start and message_end carry the rest. */
 static void on_update(struct pi_parser *p, const struct update *u,
                       const struct bt_parser_sink *sink)
 {
     if (strncmp(u->type, "text_", 5) == 0 || strncmp(u->type, "thinking_", 9) == 0)
         emit_block(p, u, sink);
-    /* toolcall_*: the tool_execution_* events describe the call; start,
-     * done, error: message_start/message_end carry the same */
+    else if (strncmp(u->type, "toolcall_", 9) == 0 || strcmp(u->type, "start") == 0 ||
+             strcmp(u->type, "done") == 0)
+        progress(sink);
 }
 
 /* The fast path: walk the line with jscan, skipping the partial messages.
@@ -311,8 +322,9 @@ static void on_tool(struct pi_parser *p, const cJSON *msg, const char *type,
         /* partialResult holds all output so far: emit what is new */
         struct tool_out *t = tool_slot(p, id);
         result_text(cJSON_GetObjectItemCaseSensitive(msg, "partialResult"), &out);
-        if (out.len <= t->sent) {
+        if (out.len <= t->sent) { /* nothing new, but the tool is at work */
             bt_buf_release(&out);
+            progress(sink);
             return;
         }
         bt_event_init(&ev, BT_EVENT_ITEM_DELTA);
@@ -347,6 +359,15 @@ static void on_tool(struct pi_parser *p, const cJSON *msg, const char *type,
 
 /* ---- the end of a turn ---------------------------------------------- */
 
+/* What pi (the OpenAI SDK and Node's fetch inside it) says when the
+ * endpoint cannot be reached: nothing listens, no such host, the
+ * connection dropped or timed out before an answer. */
+static const char *const unreachable[] = {
+    "Connection error",  "ECONNREFUSED", "ECONNRESET",     "ENOTFOUND",
+    "EAI_AGAIN",         "EHOSTUNREACH", "ENETUNREACH",    "ETIMEDOUT",
+    "Request timed out", "fetch failed", "socket hang up",
+};
+
 /* A DESIGN.md error kind for pi's error text (pi classifies by text too). */
 static const char *error_kind(const char *msg)
 {
@@ -360,6 +381,9 @@ static const char *error_kind(const char *msg)
     if (strstr(msg, "401") || strstr(msg, "403") || strstr(msg, "API key") ||
         strstr(msg, "api key"))
         return "auth_required";
+    for (size_t i = 0; i < BT_ARRAY_SIZE(unreachable); i++)
+        if (strstr(msg, unreachable[i]))
+            return "network_error";
     return "model_error";
 }
 
@@ -404,6 +428,9 @@ static void on_retry(struct pi_parser *p, const cJSON *msg, int start,
                  (long long)jcount(msg, "attempt"), (long long)jcount(msg, "maxAttempts"),
                  err ? err : "the request failed");
         bt_parser_warn(sink, "retry", text, NULL, 0);
+        struct bt_signal sig = {.type = BT_SIGNAL_RETRY, .error_kind = error_kind(err)};
+        sig.message = err;
+        sink->signal(sink->data, &sig);
         resumed(sink);
         return;
     }
@@ -426,6 +453,8 @@ static void on_compaction(const cJSON *msg, int start, const struct bt_parser_si
         sig.error_kind = "context_exceeded";
         sig.message = err;
         sink->signal(sink->data, &sig);
+    } else if (!err) {
+        progress(sink); /* the conversation was compacted: a request completed */
     }
 }
 

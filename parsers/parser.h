@@ -23,7 +23,19 @@ enum bt_signal_type {
     BT_SIGNAL_TURN_END,      /* the coder's terminal event for the turn */
     BT_SIGNAL_TURN_RESUMED,  /* a tentative end was not the end (a retry began) */
     BT_SIGNAL_CODER_VERSION, /* the coder named its own version */
+    BT_SIGNAL_RETRY,         /* the coder is retrying a failed request */
+    BT_SIGNAL_PROGRESS,      /* the coder got on with the turn, in a line
+                                that makes no event (see below) */
 };
+
+/* Progress, for the idle watchdog (src/progress.h): the engine counts item,
+ * approval and session events, usage that changed, RESPONSE and REQUEST
+ * signals, and PROGRESS. A parser sends PROGRESS for a line that shows the
+ * turn moving on but maps to no event (a tool call's arguments streaming, a
+ * tool's progress report); never for retries, warnings, keep-alives or
+ * noise, which is what lets the watchdog end a coder that retries forever.
+ * A parser sends RETRY with each retry notice, with the reason the turn
+ * ends with if the watchdog fires before the next progress. */
 
 /* A protocol fact the write side (runner) needs. Strings borrowed. */
 struct bt_signal {
@@ -43,10 +55,10 @@ struct bt_signal {
     const char *summary; /* one line, for approval events */
     const char *item_id;
     const char *params_json; /* request params as JSON text, when needed */
-    /* TURN_END */
+    /* TURN_END; RETRY: error_kind and message say why it retries */
     enum bt_turn_status status;
     const char *error_kind; /* DESIGN.md error kind, NULL on success */
-    const char *message;    /* curated sentence, NULL on success */
+    const char *message;    /* the coder's reason, NULL on success */
     int tentative;          /* 1: final unless TURN_RESUMED follows soon (a
                                coder that may retry after this end) */
     /* CODER_VERSION */

@@ -16,6 +16,7 @@
 #include "framer.h"
 #include "perf.h"
 #include "proc.h"
+#include "progress.h"
 #include "runfile.h"
 
 enum stop_reason { STOP_NONE, STOP_CANCEL, STOP_STALL, STOP_TIMEOUT, STOP_BROKEN };
@@ -64,7 +65,8 @@ struct bt_turn {
     enum stop_reason stop;
     int stop_signals_seen;
     struct bt_usage usage;
-    struct bt_answer answer; /* the answer text so far */
+    struct bt_answer answer;     /* the answer text so far */
+    struct bt_progress progress; /* what the idle watchdog counts */
     char *session_id;
     int done;
     struct bt_proc_result pres;
@@ -134,11 +136,22 @@ static int is_item_event(enum bt_event_type type)
            type == BT_EVENT_ITEM_COMPLETED;
 }
 
+/* The coder got on with the turn: the idle watchdog starts over. Once
+ * the turn is being stopped, what the coder says (the answer to the
+ * interrupt) is not progress: the reason it was retrying must stay. */
+static void progressed(struct bt_turn *t)
+{
+    if (t->o->idle_timeout_ms && !t->ended)
+        uv_timer_again(&t->idle);
+}
+
 static void sink_event(void *data, const struct bt_event *ev)
 {
     struct bt_turn *t = data;
     if (ev->type == BT_EVENT_WARNING && !warning_allowed(t, ev))
         return;
+    if (t->stop == STOP_NONE && bt_progress_event(&t->progress, ev))
+        progressed(t);
     if (t->ended && is_item_event(ev->type)) {
         /* the answer is final once the coder said the turn ended */
         if (t->items_after_end++ == 0) {
@@ -251,6 +264,10 @@ static void hold_end(struct bt_turn *t, const struct bt_signal *sig)
 static void sink_signal(void *data, const struct bt_signal *sig)
 {
     struct bt_turn *t = data;
+    if (t->stop == STOP_NONE && bt_progress_signal(&t->progress, sig))
+        progressed(t);
+    if (sig->type == BT_SIGNAL_RETRY || sig->type == BT_SIGNAL_PROGRESS)
+        return;
     if (sig->type == BT_SIGNAL_TURN_END && sig->tentative) {
         hold_end(t, sig);
         return;
@@ -323,8 +340,6 @@ static void on_stdout(void *data, const char *buf, size_t n)
         bt_perf_mark("coder's first output");
     t->read_any = 1;
     bt_runfile_write(t->o->raw_out, buf, n);
-    if (t->o->idle_timeout_ms && !t->ended)
-        uv_timer_again(&t->idle);
     bt_framer_feed(&t->framer, buf, n);
     if (t->o->on_batch)
         t->o->on_batch(t->o->data);
@@ -407,7 +422,7 @@ static const char *static_kind(const char *kind)
     static const char *const kinds[] = {
         "not_installed",     "auth_required",    "resume_failed", "model_error",
         "rate_limited",      "context_exceeded", "coder_crashed", "stalled",
-        "protocol_mismatch", "input_too_large",  "timeout",
+        "protocol_mismatch", "input_too_large",  "timeout",       "network_error",
     };
     for (size_t i = 0; kind && i < BT_ARRAY_SIZE(kinds); i++)
         if (strcmp(kinds[i], kind) == 0)
@@ -430,17 +445,26 @@ static void settle_from_end(struct bt_turn *t, struct bt_turn_result *res)
 static void settle(struct bt_turn *t, struct bt_turn_result *res)
 {
     const char *name = t->o->coder->name;
-    double secs;
+    const char *retry = t->progress.retry_message; /* the coder's reason, if it was retrying */
+    char dur[32];
     switch (t->stop) {
     case STOP_STALL:
-        secs = (double)t->o->idle_timeout_ms / 1000.0;
-        set_failure(res, "stalled",
-                    bt_xasprintf("%s produced no output for %.1f s and was stopped", name, secs));
+        bt_duration_format((int64_t)t->o->idle_timeout_ms, dur);
+        if (retry)
+            set_failure(res, static_kind(t->progress.retry_kind),
+                        bt_xasprintf("%s was retrying with no progress for %s and was stopped: %s",
+                                     name, dur, retry));
+        else
+            set_failure(res, "stalled",
+                        bt_xasprintf("%s made no progress for %s and was stopped", name, dur));
         return;
     case STOP_TIMEOUT:
-        secs = (double)t->o->timeout_ms / 1000.0;
+        bt_duration_format((int64_t)t->o->timeout_ms, dur);
         set_failure(res, "timeout",
-                    bt_xasprintf("the turn took longer than %.1f s and was stopped", secs));
+                    retry ? bt_xasprintf("the turn took longer than %s and was stopped; %s was "
+                                         "retrying: %s",
+                                         dur, name, retry)
+                          : bt_xasprintf("the turn took longer than %s and was stopped", dur));
         return;
     case STOP_CANCEL: res->status = BT_TURN_CANCELLED; return;
     case STOP_BROKEN:
@@ -614,6 +638,7 @@ static void teardown(struct bt_turn *t)
     bt_buf_release(&t->json);
     bt_buf_release(&t->wbuf);
     bt_answer_release(&t->answer);
+    bt_progress_release(&t->progress);
     free(t->session_id);
     free(t->session_path);
     free(t->pending.kind);
@@ -632,6 +657,7 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
         return rc;
     t.t0 = bt_mono_ms();
     bt_answer_init(&t.answer);
+    bt_progress_init(&t.progress);
     bt_usage_init(&t.usage);
     bt_framer_init(&t.framer, 0, &framer_ops, &t);
     t.parser = o->coder->parser->create();

@@ -48,7 +48,7 @@ struct bt_turn_options {
     struct bt_runfile *raw_out;  /* copy of raw stdout (runfile.h), NULL: none */
     struct bt_runfile *raw_err;  /* copy of raw stderr, NULL: none */
     uint64_t timeout_ms;         /* whole turn; 0 = none */
-    uint64_t idle_timeout_ms;    /* no output for this long = stalled; 0 = none */
+    uint64_t idle_timeout_ms;    /* no progress for this long (progress.h) = stalled; 0 = none */
     uint64_t grace_ms;           /* each stop step; 0 = 3000 */
     uint64_t linger_ms;          /* after the terminal event; 0 = 2000 */
 

@@ -193,6 +193,34 @@ void bt_time_local(int64_t ms, char out[48])
         snprintf(out, 48, "%lld ms", (long long)ms);
 }
 
+void bt_duration_format(int64_t ms, char out[32])
+{
+    if (ms < 0)
+        ms = 0;
+    if (ms < 100) {
+        snprintf(out, 32, "%lld ms", (long long)ms);
+    } else if (ms < 600000) {
+        int n = snprintf(out, 32, "%lld.%03lld", (long long)(ms / 1000), (long long)(ms % 1000));
+        while (out[n - 1] == '0') /* "0.500" is "0.5", "90.000" is "90" */
+            out[--n] = '\0';
+        if (out[n - 1] == '.')
+            out[--n] = '\0';
+        snprintf(out + n, (size_t)(32 - n), " s");
+    } else if (ms < 36000000) {
+        long long s = (ms + 500) / 1000;
+        if (s % 60)
+            snprintf(out, 32, "%lld min %lld s", s / 60, s % 60);
+        else
+            snprintf(out, 32, "%lld min", s / 60);
+    } else {
+        long long m = (ms + 30000) / 60000;
+        if (m % 60)
+            snprintf(out, 32, "%lld h %lld min", m / 60, m % 60);
+        else
+            snprintf(out, 32, "%lld h", m / 60);
+    }
+}
+
 /* Length of the valid UTF-8 sequence at s (n bytes available), or 0 if the
  * bytes there are not a valid, shortest-form, non-surrogate sequence. */
 static size_t utf8_seq(const unsigned char *s, size_t n)

@@ -96,6 +96,12 @@ void bt_time_rfc3339(int64_t ms, char out[32]);
 /* Format ms-since-epoch as local time to the minute with its zone, for
  * people, into out[48]: "2026-11-29 13:00 CET" (TZ decides; UTC unset). */
 void bt_time_local(int64_t ms, char out[48]);
+/* A duration as a person reads it at its scale, into out[32]: under 100 ms
+ * in milliseconds ("1 ms", "40 ms"); under 10 minutes in seconds, exact to
+ * the millisecond ("0.5 s", "1.25 s", "90 s"); under 10 hours in minutes
+ * and whole seconds ("10 min", "12 min 30 s"); then hours and minutes
+ * ("10 h", "27 h 46 min"). Negative is 0 ms. */
+void bt_duration_format(int64_t ms, char out[32]);
 
 /* Append s as a JSON string literal (with quotes), escaping as RFC 8259
  * requires. Invalid UTF-8 sequences become U+FFFD; U+2028/U+2029 are escaped

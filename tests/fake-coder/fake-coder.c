@@ -49,6 +49,14 @@
  *   FAKE_CODER_EXCLUSIVE=<file>  take an exclusive flock on <file> for the
  *                                whole run and append "start"; if another
  *                                fake coder holds it, append "overlap"
+ *   FAKE_CODER_REPEAT=<first>[-<last>][x<times>]
+ *                                after writing recorded line <last> (from 1;
+ *                                <first> if no range), write lines <first>..
+ *                                <last> again, <times> times (forever if not
+ *                                given), one line every FAKE_CODER_DELAY_MS
+ *                                (100 if unset), until the client writes a
+ *                                line; then the replay goes on: a coder
+ *                                retrying in a loop until it is stopped
  *   FAKE_CODER_STAMP=<token>     in each written line, the first <token> is
  *                                replaced by CLOCK_REALTIME in ns (decimal)
  *                                taken just before the write, for latency
@@ -61,6 +69,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -91,6 +100,8 @@ struct knobs {
     long hang_after;  /* -1 = never */
     const char *log_stdin;
     const char *stamp;
+    long rep_first, rep_last; /* FAKE_CODER_REPEAT lines (from 1); 0 = none */
+    long rep_times;           /* -1 = until the client writes */
 };
 
 /* Everything lives here so it stays reachable (and LeakSanitizer quiet)
@@ -244,6 +255,20 @@ static void read_knobs(void)
     k->hang_after = env_long("FAKE_CODER_HANG_AFTER", -1);
     k->log_stdin = env("FAKE_CODER_LOG_STDIN");
     k->stamp = env("FAKE_CODER_STAMP");
+    k->rep_times = -1;
+    const char *r = env("FAKE_CODER_REPEAT");
+    if (r) {
+        char *end;
+        k->rep_first = k->rep_last = strtol(r, &end, 10);
+        if (*end == '-')
+            k->rep_last = strtol(end + 1, &end, 10);
+        if (*end == 'x')
+            k->rep_times = strtol(end + 1, &end, 10);
+        if (*end || k->rep_first < 1 || k->rep_last < k->rep_first) {
+            fprintf(stderr, "fake-coder: bad FAKE_CODER_REPEAT '%s'\n", r);
+            exit(2);
+        }
+    }
 }
 
 /* ---- stdin ---------------------------------------------------------- */
@@ -576,6 +601,31 @@ static int read_client(const char *want)
     return got;
 }
 
+/* Wait up to ms for the client; true once it wrote a line (or closed). */
+static bool client_spoke(long ms)
+{
+    if (g.in_len > g.in_off || g.in_eof)
+        return true;
+    struct pollfd pfd = {.fd = 0, .events = POLLIN};
+    return poll(&pfd, 1, (int)ms) > 0;
+}
+
+/* FAKE_CODER_REPEAT: the block again and again, while the client is quiet.
+ * Only output lines repeat: a response or request is written once. */
+static void repeat_block(void)
+{
+    long every = g.k.delay_ms > 0 ? g.k.delay_ms : 100;
+    for (long n = 0; g.k.rep_times < 0 || n < g.k.rep_times; n++) {
+        for (long i = g.k.rep_first - 1; i < g.k.rep_last && (size_t)i < g.nlines; i++) {
+            const struct line *l = &g.lines[i];
+            if (client_spoke(every))
+                return;
+            if (l->kind == K_OUTPUT)
+                emit(l->s, l->n, l->nl);
+        }
+    }
+}
+
 static void replay(void)
 {
     checkpoint();
@@ -592,6 +642,8 @@ static void replay(void)
         g.pos++;
         g.written++;
         checkpoint();
+        if (g.k.rep_last > 0 && (long)g.pos == g.k.rep_last)
+            repeat_block();
         if (l->kind == K_REQUEST) {
             int r;
             while ((r = read_client(l->id)) == 0)

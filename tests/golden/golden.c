@@ -60,6 +60,15 @@ static void on_signal(void *data, const struct bt_signal *sig)
         bt_buf_adds(&r->events, "#turn-resumed\n");
         return;
     }
+    if (sig->type == BT_SIGNAL_RETRY) {
+        bt_buf_addf(&r->events, "#retry kind=%s message=%s\n",
+                    sig->error_kind ? sig->error_kind : "-", sig->message ? sig->message : "-");
+        return;
+    }
+    if (sig->type == BT_SIGNAL_PROGRESS) {
+        bt_buf_adds(&r->events, "#progress\n");
+        return;
+    }
     if (sig->type == BT_SIGNAL_CODER_VERSION) {
         bt_buf_addf(&r->events, "#coder-version %s\n", sig->coder_version);
         return;

@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,8 +67,10 @@ static char *scratch_base(void)
     return base;
 }
 
-/* Run the env script and keep its KEY=VALUE lines. */
-static void env_script_lines(const char *script, const char *home, const char *port, int *k)
+/* Run the env script and keep its KEY=VALUE lines in env from *k on
+ * (room for four more after them). */
+static void env_lines(char **env, int cap, const char *script, const char *home, const char *port,
+                      int *k)
 {
     char *dir = bt_xasprintf("%s/%s", bt_live.dir, home);
     const char *argv[] = {"/bin/bash", script, dir, port, NULL};
@@ -77,10 +82,15 @@ static void env_script_lines(const char *script, const char *home, const char *p
         fail_msg("%s failed: %s", script, res.err.data);
     /* four more entries follow these lines */
     for (char *line = strtok(res.out.data, "\n"); line; line = strtok(NULL, "\n")) {
-        assert_true(*k + 4 < (int)BT_ARRAY_SIZE(bt_live.env));
-        bt_live.env[(*k)++] = bt_xstrdup(line);
+        assert_true(*k + 4 < cap);
+        env[(*k)++] = bt_xstrdup(line);
     }
     bt_test_result_release(&res);
+}
+
+static void env_script_lines(const char *script, const char *home, const char *port, int *k)
+{
+    env_lines(bt_live.env, (int)BT_ARRAY_SIZE(bt_live.env), script, home, port, k);
 }
 
 void bt_live_setup(const char *prefix, const char *env_script, const char *home,
@@ -333,4 +343,63 @@ void bt_live_handoff_scenario(const char *const *run_opts, const char *const *re
     bt_test_result_release(&res);
     free(session);
     free(conv);
+}
+
+/* A port on 127.0.0.1 where nothing listens: one the kernel picked, closed
+ * again before use. */
+static int closed_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+void bt_live_unreachable_scenario(const char *env_script, const char *const *run_opts,
+                                  const char *idle_s, const char *reason)
+{
+    char port[16];
+    snprintf(port, sizeof port, "%d", closed_port());
+    char *env[32] = {0};
+    int k = 0;
+    env_lines(env, (int)BT_ARRAY_SIZE(env), env_script, "unreachable-home", port, &k);
+    int own = k;
+    /* the rest of the harness's environment (baton home, coder bin, …) */
+    for (size_t i = 0; i < BT_ARRAY_SIZE(bt_live.env) && bt_live.env[i]; i++) {
+        size_t key = strcspn(bt_live.env[i], "=") + 1;
+        int dup = 0;
+        for (int j = 0; j < own; j++)
+            dup |= strncmp(env[j], bt_live.env[i], key) == 0;
+        if (!dup && k + 1 < (int)BT_ARRAY_SIZE(env))
+            env[k++] = bt_xstrdup(bt_live.env[i]);
+    }
+    const char *argv[16] = {BT_BINARY_DIR "/baton", "run", "--json", "--idle-timeout", idle_s};
+    size_t n = 5;
+    for (; run_opts && *run_opts && n < 14; run_opts++)
+        argv[n++] = *run_opts;
+    argv[n++] = "Say hello banana";
+    argv[n] = NULL;
+    struct bt_test_run r = {
+        .argv = argv, .env = (const char *const *)env, .cwd = bt_live.work, .timeout_s = 120};
+    struct bt_test_result res;
+    assert_int_equal(bt_test_exec(&r, &res), 0);
+    assert_false(res.timed_out);
+    assert_int_equal(res.exit_code, 1);
+    cJSON **lines;
+    size_t m = bt_live_stream(res.out.data, &lines);
+    assert_string_equal(bt_live_status(lines, m), "failed");
+    assert_string_equal(bt_test_jstr(lines[m - 1], "error_kind"), "network_error");
+    const char *msg = bt_test_jstr(lines[m - 1], "error");
+    char *retrying = bt_xasprintf("was retrying with no progress for %s s", idle_s);
+    if (!strstr(msg, reason) || !strstr(msg, retrying))
+        fail_msg("unexpected error: %s", msg);
+    free(retrying);
+    bt_test_lines_free(lines, m);
+    bt_test_result_release(&res);
+    for (int i = 0; i < k; i++)
+        free(env[i]);
 }

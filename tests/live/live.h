@@ -74,4 +74,12 @@ int bt_live_request_with(const char *const *needles, int timeout_s);
  * conversation reads transferred and `send` refuses (exit 2). */
 void bt_live_handoff_scenario(const char *const *run_opts, const char *const *ready);
 
+/* The coder pointed at a closed port on 127.0.0.1 (env_script makes its
+ * home for that port) retries; `baton run --idle-timeout <idle_s>` with
+ * run_opts ends the turn failed, exit 1, network_error, the message naming
+ * reason (the coder's own text) and the retrying. idle_s (whole seconds)
+ * must outlast the coder's start-up, which counts as no progress too. */
+void bt_live_unreachable_scenario(const char *env_script, const char *const *run_opts,
+                                  const char *idle_s, const char *reason);
+
 #endif

@@ -292,6 +292,16 @@ static void test_npm_launcher_seen_through(void **state)
     free(launcher);
 }
 
+/* codex at a port where nothing listens retries for ever ("Reconnecting...
+ * waiting for network"); the notices are not progress, so a 2 s idle
+ * timeout ends the turn as a network error with codex's reason. */
+static void test_unreachable_endpoint(void **state)
+{
+    (void)state;
+    const char *opts[] = {"-c", "codex", NULL};
+    bt_live_unreachable_scenario(CODEX_ENV, opts, "2", "Reconnecting... waiting for network");
+}
+
 int main(void)
 {
     const char *bin = getenv("BATON_TEST_CODEX_BIN");
@@ -309,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_shell_declined_by_default),
         cmocka_unit_test(test_interrupt_keeps_partial_text),
         cmocka_unit_test(test_http_500_fails),
+        cmocka_unit_test(test_unreachable_endpoint),
         cmocka_unit_test(test_npm_launcher_seen_through),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -229,6 +229,17 @@ static void test_http_500_with_retries(void **state)
     bt_test_result_release(&res);
 }
 
+/* pi at a port where nothing listens retries ("Connection error.", then 2,
+ * 4, 8 s apart, about 14 s in all); the retries are not progress, so a 5 s
+ * idle timeout (pi takes 1 to 3 s to start on a busy machine) ends the turn first, as
+ * a network error with pi's reason. */
+static void test_unreachable_endpoint(void **state)
+{
+    (void)state;
+    const char *opts[] = {"-c", "pi", "-m", MODEL, NULL};
+    bt_live_unreachable_scenario(PI_ENV, opts, "5", "Connection error");
+}
+
 int main(void)
 {
     const char *bin = getenv("BATON_TEST_PI_BIN");
@@ -243,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_handoff_tmux),
         cmocka_unit_test(test_bash_tool),
         cmocka_unit_test(test_abort_is_quick),
+        cmocka_unit_test(test_unreachable_endpoint),
         /* pi 0.73.1 saves set_auto_retry in its settings.json: the run with
          * --no-retry goes last */
         cmocka_unit_test(test_http_500_with_retries),

@@ -264,6 +264,8 @@ run_wrapped integration-handoff "$build/tests/integration" \
     "$build/tests/integration/integration-handoff"
 run_wrapped integration-overhead "$build/tests/integration" \
     "$build/tests/integration/integration-overhead"
+run_wrapped integration-watchdog "$build/tests/integration" \
+    "$build/tests/integration/integration-watchdog"
 # about 100 baton processes under memcheck against a store of 10,000
 # conversations (~3.5 min here): a limit of its own
 limit=600 run_wrapped integration-browse "$build/tests/integration" \
