@@ -602,85 +602,6 @@ char *bt_store_default_home(void)
     return NULL;
 }
 
-/* mkdir one path component with 0700 unless it exists. */
-static int mkdir_one(struct bt_store *s, const char *path)
-{
-    if (mkdir(path, 0700) == 0)
-        return chmod(path, 0700) == 0
-                   ? 0
-                   : bt_st_fail(s, -errno, "chmod '%s': %s", path, strerror(errno));
-    if (errno == EEXIST)
-        return 0;
-    return bt_st_fail(s, -errno, "cannot create directory '%s': %s", path, strerror(errno));
-}
-
-/* mkdir -p path; new directories get 0700. */
-static int mkdir_p(struct bt_store *s, const char *path)
-{
-    char *p = bt_xstrdup(path);
-    int rc = 0;
-    for (char *c = p + 1; rc == 0; c++) {
-        char save = *c;
-        if (save != '/' && save != '\0')
-            continue;
-        *c = '\0';
-        rc = mkdir_one(s, p);
-        *c = save;
-        if (save == '\0')
-            break;
-    }
-    free(p);
-    struct stat st;
-    if (rc == 0 && (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
-        rc = bt_st_fail(s, -ENOTDIR, "'%s' is not a directory", path);
-    return rc;
-}
-
-/* chmod path to 0600 if it exists with group or other bits. */
-static int tighten(struct bt_store *s, const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return errno == ENOENT ? 0 : bt_st_fail(s, -errno, "stat '%s': %s", path, strerror(errno));
-    if ((st.st_mode & 077) == 0 || chmod(path, 0600) == 0)
-        return 0;
-    return bt_st_fail(s, -errno, "chmod '%s': %s", path, strerror(errno));
-}
-
-/* Create the db file 0600 (without opening an existing one: closing any fd
- * of a db would drop the POSIX locks SQLite holds on it in this process), or
- * tighten the modes of an existing db and its -wal/-shm files. */
-static int prepare_db_file(struct bt_store *s)
-{
-    const char *suffix[] = {"", "-wal", "-shm"};
-    int fd = open(s->db_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd >= 0) {
-        int rc = fchmod(fd, 0600) == 0 ? 0 : -errno;
-        close(fd);
-        return rc ? bt_st_fail(s, rc, "chmod '%s': %s", s->db_path, strerror(-rc)) : 0;
-    }
-    if (errno != EEXIST)
-        return bt_st_fail(s, -errno, "cannot create '%s': %s", s->db_path, strerror(errno));
-    for (size_t i = 0; i < BT_ARRAY_SIZE(suffix); i++) {
-        char *path = bt_xasprintf("%s%s", s->db_path, suffix[i]);
-        int rc = tighten(s, path);
-        free(path);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-static int prepare_home(struct bt_store *s)
-{
-    char *runs = bt_xasprintf("%s/runs", s->home);
-    int rc = mkdir_p(s, s->home);
-    if (rc == 0)
-        rc = mkdir_p(s, runs);
-    free(runs);
-    return rc ? rc : prepare_db_file(s);
-}
-
 /* Run one or more statements without results. */
 static int exec(struct bt_store *s, const char *sql, const char *what)
 {
@@ -739,11 +660,16 @@ static int set_wal(struct bt_store *s)
 
 static int open_db(struct bt_store *s)
 {
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    /* NOFOLLOW: a link put at baton.db after bt_st_prepare_home looked */
+    int flags =
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
     int rc = sqlite3_open_v2(s->db_path, &s->db, flags, NULL);
     if (rc != SQLITE_OK)
         return s->db ? bt_st_db_fail(s, s->db_path)
                      : bt_st_fail(s, BT_ESTORE, "%s: %s", s->db_path, sqlite3_errstr(rc));
+    /* SQLite opens a file it may not write read-only, without a word */
+    if (sqlite3_db_readonly(s->db, "main") == 1)
+        return bt_st_fail(s, BT_ESTORE, "'%s' can only be read", s->db_path);
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, BT_STORE_BUSY_TIMEOUT_MS);
     sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
@@ -840,12 +766,16 @@ int bt_store_open(const char *home, struct bt_store **out, char **errmsg)
     else {
         s->home = bt_xstrdup(home);
         s->db_path = bt_xasprintf("%s/baton.db", home);
-        rc = prepare_home(s);
+        rc = bt_st_prepare_home(s);
     }
-    if (rc == 0)
-        rc = open_db(s);
+    if (rc == 0 && (rc = open_db(s)) != 0)
+        bt_st_open_explain(s);
     if (rc == 0)
         rc = migrate(s);
+    /* only a store that opened gets its modes fixed: SQLite made its -wal
+     * and -shm with the db's mode, so they are fixed together */
+    if (rc == 0)
+        rc = bt_st_fix_modes(s);
     if (rc == 0) {
         *out = s;
         return 0;
