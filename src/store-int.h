@@ -86,6 +86,12 @@ int bt_st_fix_modes(struct bt_store *s);
  * a read-only file system are the reason (the path and mode named). */
 void bt_st_open_explain(struct bt_store *s);
 
+/* Insert one event row, in whatever transaction is open. */
+int bt_st_insert_event(struct bt_store *s, const struct bt_store_event *ev);
+/* Inside a write transaction: what bt_store_run_finish changes. */
+int bt_st_finish_run(struct bt_store *s, const char *id, const struct bt_store_run_end *e,
+                     int64_t now);
+
 /* Commit pending events, then BEGIN IMMEDIATE. */
 int bt_st_tx_begin(struct bt_store *s);
 /* Commit if rc is 0, else roll back keeping the error; returns the result. */

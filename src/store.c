@@ -563,9 +563,7 @@ int bt_store_pid_start(int pid, uint64_t *start)
     return rc;
 }
 
-/* 1 if the owner process of a run is gone: no such pid, a zombie, or a pid
- * reused by a process with another start time. Unsure means alive. */
-static int owner_dead(int pid, uint64_t start)
+int bt_store_owner_gone(int pid, uint64_t start)
 {
     uint64_t now = 0;
     if (pid <= 0)
@@ -1661,20 +1659,21 @@ static int touch_run_conversation(struct bt_store *s, const char *id, int64_t no
     return bt_st_run(s, q, "update conversation");
 }
 
+int bt_st_finish_run(struct bt_store *s, const char *id, const struct bt_store_run_end *e,
+                     int64_t now)
+{
+    int rc = update_run_end(s, id, e, now);
+    if (rc == 0)
+        rc = finish_message(s, id, e, now);
+    return rc ? rc : touch_run_conversation(s, id, now);
+}
+
 int bt_store_run_finish(struct bt_store *s, const char *id, const struct bt_store_run_end *e)
 {
     if (!id || !e || !VALID(run_state_names, e->state) || e->state == BT_STORE_RUN_RUNNING)
         return bt_st_fail(s, -EINVAL, "a finished run needs an id and an end state");
-    int64_t now = bt_now_ms();
     int rc = bt_st_tx_begin(s);
-    if (rc)
-        return rc;
-    rc = update_run_end(s, id, e, now);
-    if (rc == 0)
-        rc = finish_message(s, id, e, now);
-    if (rc == 0)
-        rc = touch_run_conversation(s, id, now);
-    return bt_st_tx_end(s, rc);
+    return rc ? rc : bt_st_tx_end(s, bt_st_finish_run(s, id, e, bt_now_ms()));
 }
 
 /* Copy a blob column into *p (+ NUL) and its length into *len. */
@@ -1762,8 +1761,7 @@ int bt_store_run_last(struct bt_store *s, const char *conversation, struct bt_st
 
 /* --- events ------------------------------------------------------------- */
 
-/* Insert one event row (in whatever transaction is open). */
-static int insert_event(struct bt_store *s, const struct bt_store_event *ev)
+int bt_st_insert_event(struct bt_store *s, const struct bt_store_event *ev)
 {
     size_t len = ev->len;
     if (len > 0 && ev->data[len - 1] == '\n')
@@ -1793,7 +1791,7 @@ int bt_store_event_append(struct bt_store *s, const struct bt_store_event *ev)
             return rc;
         s->batch = 1;
     }
-    int rc = insert_event(s, ev);
+    int rc = bt_st_insert_event(s, ev);
     if (rc && sqlite3_get_autocommit(s->db)) {
         s->batch = 0; /* SQLite rolled the whole batch back */
         bt_buf_adds(&s->err, " (the batch of events was lost)");
@@ -1856,7 +1854,7 @@ static int dead_runs(struct bt_store *s, struct candidate **out, size_t *n)
         return BT_ESTORE;
     int rc;
     while ((rc = bt_st_step(s, q, "find running runs")) == 1) {
-        if (!owner_dead((int)bt_st_col_i64(q, 2, 0), (uint64_t)bt_st_col_i64(q, 3, 0)))
+        if (!bt_store_owner_gone((int)bt_st_col_i64(q, 2, 0), (uint64_t)bt_st_col_i64(q, 3, 0)))
             continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
@@ -1936,7 +1934,7 @@ static int append_interrupted(struct bt_store *s, const struct candidate *c, int
                                  .data = json.data,
                                  .len = json.len};
     if (rc == 0)
-        rc = insert_event(s, &row);
+        rc = bt_st_insert_event(s, &row);
     bt_buf_release(&json);
     free(text);
     return rc;
