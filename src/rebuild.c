@@ -172,11 +172,11 @@ static int setup(struct job *j, struct bt_rebuild_report *rep)
         rep->problem = bt_xasprintf("its raw output %s is damaged; what comes before the damage "
                                     "was used",
                                     j->raw_name);
+    const struct bt_turn_options *own = j->o->turn;
     j->to = (struct bt_turn_options){
         .coder = coder,
-        .coder_version = run->coder_version,
-        .cfg = j->o->cfg
-                   ? *j->o->cfg
+        .coder_version = own ? own->coder_version : run->coder_version,
+        .cfg = own ? own->cfg
                    : (struct bt_runner_config){.prompt = run->prompt ? run->prompt : "",
                                                .model = run->model,
                                                .cwd = j->conv.cwd,

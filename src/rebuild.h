@@ -21,8 +21,9 @@
 
 struct bt_rebuild {
     const struct bt_store_run *run;     /* the run, still running in the store */
-    const struct bt_runner_config *cfg; /* optional: the turn's own settings (its
-                                           owner); NULL: from the store, approval
+    const struct bt_turn_options *turn; /* optional: the owner's own options (its
+                                           cfg, the coder_version turn.started
+                                           gave); NULL: from the store, approval
                                            deny (the policy is not stored) */
     const struct bt_turn_result *end;   /* optional: the owner's end of the turn;
                                            NULL: the stream's */

@@ -248,7 +248,7 @@ static void finish_run(struct turn_ctx *c, const struct bt_turn_result *res)
  * still not be written, the run stays running with its owner (this
  * process) about to exit: the next baton command to open the store
  * rebuilds it (bt_cmd_recover). */
-static void rebuild_run(struct turn_ctx *c, const struct bt_runner_config *cfg,
+static void rebuild_run(struct turn_ctx *c, const struct bt_turn_options *turn,
                         const struct bt_turn_result *res, struct bt_service_outcome *out)
 {
     struct bt_store_run run = {0};
@@ -258,7 +258,7 @@ static void rebuild_run(struct turn_ctx *c, const struct bt_runner_config *cfg,
     if (rc == 0)
         rc = bt_rebuild_run(
             c->store,
-            &(struct bt_rebuild){.run = &run, .cfg = cfg, .end = res, .why = why, .always = 1},
+            &(struct bt_rebuild){.run = &run, .turn = turn, .end = res, .why = why, .always = 1},
             &rep);
     if (rc == 0 && rep.rebuilt) {
         c->rebuilt = 1;
@@ -407,7 +407,7 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
         return rc;
     }
     if (c.store_failed)
-        rebuild_run(&c, &o.cfg, &res, out);
+        rebuild_run(&c, &o, &res, out);
     else
         finish_run(&c, &res);
     free(c.store_error);
