@@ -206,14 +206,19 @@ static int64_t agreeing(const struct job *j, int64_t limit)
     return k;
 }
 
+/* Why the store lacked events, for the user. */
+static const char *why(const struct job *j)
+{
+    return j->o->why ? j->o->why
+                     : "the store did not have them: its writes failed, or the baton process "
+                       "running the turn ended first";
+}
+
 static char *warning_json(const struct job *j, int64_t seq)
 {
-    const char *why = j->o->why ? j->o->why
-                                : "the store did not have them: its writes failed, or the baton "
-                                  "process running the turn ended first";
     char *msg = bt_xasprintf("the events from here on were rebuilt from the coder's raw output "
                              "(%s), because %s",
-                             j->raw_name, why);
+                             j->raw_name, why(j));
     struct bt_event w;
     bt_event_init(&w, BT_EVENT_WARNING);
     w.seq = seq;
@@ -252,12 +257,17 @@ static int store(struct job *j, int64_t kept, size_t from, struct bt_rebuild_rep
                                         .len = r->len};
     }
     const struct bt_turn_result *res = &j->res, *owner = j->o->end;
+    /* the run's message says it too, so `baton show` tells what happened */
+    char *note = bt_xasprintf("%s%sbaton's record of this turn was rebuilt from the coder's raw "
+                              "output, because %s",
+                              res->error_message ? res->error_message : "",
+                              res->error_message ? "; " : "", why(j));
     struct bt_store_run_end e = {
         .state = state_of(res->status),
         .exit_code = res->exit_code,
         .exit_signal = res->exit_signal,
         .error_kind = res->error_kind,
-        .error_text = res->error_message,
+        .error_text = note,
         .stderr_tail = owner ? owner->stderr_tail : NULL,
         .stderr_tail_len = owner && owner->stderr_tail ? strlen(owner->stderr_tail) : 0,
         .usage = &res->usage,
@@ -265,6 +275,7 @@ static int store(struct job *j, int64_t kept, size_t from, struct bt_rebuild_rep
         .final_text = res->final_text,
     };
     int rc = bt_store_run_rebuild(j->s, run->id, kept, ev, n, &e);
+    free(note);
     free(warning);
     free(ev);
     if (rc)
@@ -295,8 +306,8 @@ static int decide(struct job *j, struct bt_rebuild_report *rep)
         body_s--;
     size_t from = end_start(j);
     int64_t body_r = (int64_t)from;
-    if (!j->o->always && !j->res.coder_ended && (body_r <= body_s || j->st.gap))
-        return 0; /* nothing the store lacks, or a store we cannot line up */
+    if (!j->o->always && (j->st.gap || (!j->res.coder_ended && body_r <= body_s)))
+        return 0; /* a store we cannot line up, or nothing it lacks */
     int64_t kept;
     if (body_r >= body_s) { /* the replay from the first disagreement on */
         kept = agreeing(j, body_s);

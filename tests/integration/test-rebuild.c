@@ -247,6 +247,7 @@ static void test_later_command_rebuilds(void **state)
     baton(c, &res, NULL, 0, "show", conv, END);
     assert_int_equal(res.exit_code, 0);
     assert_non_null(strstr(res.out.data, ANSWER));
+    assert_non_null(strstr(res.out.data, "rebuilt from the coder's raw output"));
     bt_test_result_release(&res);
     /* done once: the next command has nothing to rebuild */
     baton(c, &res, NULL, 0, "ls", END);
