@@ -225,7 +225,8 @@ static int store_error(struct bt_store *s, struct bt_service_outcome *out, int r
     return rc;
 }
 
-static void finish_run(struct turn_ctx *c, const struct bt_turn_result *res)
+/* Record the run's end as the turn gave it. */
+static int record_end(struct turn_ctx *c, const struct bt_turn_result *res)
 {
     struct bt_store_run_end e = {
         .state = run_state(res->status),
@@ -239,8 +240,17 @@ static void finish_run(struct turn_ctx *c, const struct bt_turn_result *res)
         .native_session_id = res->native_session_id,
         .final_text = res->final_text,
     };
+    return bt_store_run_finish(c->store, c->run, &e);
+}
+
+/* Commit the last events, then record the end; a failure of either leaves
+ * the run running for rebuild_run (a finished run lacking its last events
+ * could not be rebuilt). */
+static void finish_run(struct turn_ctx *c, const struct bt_turn_result *res)
+{
     store_check(c, bt_store_flush(c->store));
-    store_check(c, bt_store_run_finish(c->store, c->run, &e));
+    if (!c->store_failed)
+        store_check(c, record_end(c, res));
 }
 
 /* The end of a turn whose events could not all be stored: rebuild the run
@@ -267,7 +277,7 @@ static void rebuild_run(struct turn_ctx *c, const struct bt_turn_options *turn,
                 "(%lld kept, %lld added)\n",
                 (long long)rep.kept, (long long)rep.added);
     } else if (rc == 0) { /* the raw output is no use: the record stays incomplete */
-        finish_run(c, res);
+        record_end(c, res);
         out->message = bt_xasprintf("the turn ended, but its record in %s is incomplete: %s",
                                     bt_store_home(c->store),
                                     rep.problem ? rep.problem : "its raw output adds nothing");
@@ -406,10 +416,10 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
                                                        .error_text = out->message});
         return rc;
     }
-    if (c.store_failed)
-        rebuild_run(&c, &o, &res, out);
-    else
+    if (!c.store_failed)
         finish_run(&c, &res);
+    if (c.store_failed) /* during the turn, or its last events or end */
+        rebuild_run(&c, &o, &res, out);
     free(c.store_error);
     bt_perf_mark("run recorded");
     late_probe(s, l, out->run, c.version_named);

@@ -109,20 +109,47 @@ static int run_failing(struct ctx *c)
     return WEXITSTATUS(status);
 }
 
-/* First column of the first row of sql as text (caller frees), or NULL. */
-static char *query(struct ctx *c, const char *sql)
+/* First column of the first row of sql as text (caller frees), or NULL;
+ * *ok = 0 when the store could not be read (not there yet, busy). */
+static char *try_query(struct ctx *c, const char *sql, int *ok)
 {
     char *db = bt_xasprintf("%s/home/baton.db", c->dir);
-    sqlite3 *h;
-    sqlite3_stmt *q;
+    sqlite3 *h = NULL;
+    sqlite3_stmt *q = NULL;
     char *v = NULL;
-    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &q, NULL), SQLITE_OK);
-    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+    *ok = sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+          sqlite3_prepare_v2(h, sql, -1, &q, NULL) == SQLITE_OK;
+    int rc = *ok ? sqlite3_step(q) : SQLITE_ERROR;
+    if (rc == SQLITE_ROW && sqlite3_column_text(q, 0))
         v = bt_xstrdup((const char *)sqlite3_column_text(q, 0));
+    *ok = *ok && (rc == SQLITE_ROW || rc == SQLITE_DONE);
     sqlite3_finalize(q);
     sqlite3_close(h);
     free(db);
+    return v;
+}
+
+static char *query(struct ctx *c, const char *sql)
+{
+    int ok;
+    char *v = try_query(c, sql, &ok);
+    if (!ok)
+        fail_msg("cannot read the store: %s", sql);
+    return v;
+}
+
+/* Wait until sql gives a row; returns its first column (caller frees). */
+static char *wait_query(struct ctx *c, const char *sql)
+{
+    int ok;
+    char *v = NULL;
+    for (int i = 0; i < 3000 && !v; i++) {
+        v = try_query(c, sql, &ok);
+        if (!v)
+            usleep(10000);
+    }
+    if (!v)
+        fail_msg("nothing came for: %s", sql);
     return v;
 }
 
@@ -219,6 +246,33 @@ static void test_owner_rebuilds(void **state)
     free(text);
 }
 
+/* The write that fails is the last: the coder pauses before its final
+ * line, with every event before it stored; the failure hits the commit of
+ * the turn's last events or its end (a run finished without its last
+ * events could not be rebuilt), and the owner rebuilds. */
+static void test_end_write_fails(void **state)
+{
+    struct ctx *c = *state;
+    arm(c, "1");
+    setenv_kv(c, "FAKE_CODER_PAUSE_AFTER=34"); /* of the fixture's 35 lines */
+    const char *argv[] = {BATON, "run", "--json", PROMPT, NULL};
+    c->env[c->nenv] = NULL;
+    char *out = path_in(c, "run.out");
+    pid_t pid = bt_test_spawn_bg(argv, (const char *const *)c->env, out);
+    assert_true(pid > 0);
+    char *usage = wait_query(c, "SELECT seq FROM events WHERE type = 'usage'");
+    touch(c, "fail");
+    touch(c, "go");
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_query(c, "SELECT state FROM runs", "completed");
+    check_record(c, 1);
+    free(usage);
+    free(out);
+}
+
 /* The store stays unwritable until the owner exits: it says where the
  * output is and exits 1, the run stays running; a command that cannot
  * write the store says it cannot recover it; the first that can rebuilds
@@ -307,13 +361,9 @@ static void test_attach_dead_owner(void **state)
     baton(c, &res, NULL, 0, "run", "--detach", PROMPT, END);
     assert_int_equal(res.exit_code, 0);
     bt_test_result_release(&res);
-    char *owner = NULL;
-    for (int i = 0; i < 3000 && !owner; i++) { /* the worker's events are stored */
-        owner = query(c, "SELECT owner_pid FROM runs WHERE (SELECT count(*) FROM events) >= 2");
-        if (!owner)
-            usleep(10000);
-    }
-    assert_non_null(owner);
+    /* the worker's events are stored */
+    char *owner =
+        wait_query(c, "SELECT owner_pid FROM runs WHERE (SELECT count(*) FROM events) >= 2");
     touch(c, "fail");
     assert_int_equal(kill((pid_t)strtol(owner, NULL, 10), SIGKILL), 0);
     while (alive((pid_t)strtol(owner, NULL, 10)))
@@ -339,10 +389,8 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_owner_rebuilds),
-        T(test_later_command_rebuilds),
-        T(test_raw_output_missing),
-        T(test_attach_dead_owner),
+        T(test_owner_rebuilds),     T(test_end_write_fails),   T(test_later_command_rebuilds),
+        T(test_raw_output_missing), T(test_attach_dead_owner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
