@@ -91,20 +91,13 @@ static int check_regular(struct bt_store *s, const char *path)
                       type_words(st.st_mode));
 }
 
-/* Create the db file 0600 if it is missing, then check that the db and its
- * -wal and -shm are regular files or missing. An existing db is not opened
- * here: closing any fd of it would drop the POSIX locks SQLite holds on it
- * in this process. */
+/* Check that the db and its -wal and -shm are regular files or missing (a
+ * -shm link beside a new db would be followed too), then create the db
+ * file 0600 if it is missing. An existing db is not opened here: closing
+ * any fd of it would drop the POSIX locks SQLite holds on it in this
+ * process. */
 static int prepare_db_file(struct bt_store *s)
 {
-    int fd = open(s->db_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd >= 0) {
-        int rc = fchmod(fd, 0600) == 0 ? 0 : -errno;
-        close(fd);
-        return rc ? bt_st_fail(s, rc, "chmod '%s': %s", s->db_path, strerror(-rc)) : 0;
-    }
-    if (errno != EEXIST) /* EACCES, EROFS: explained by bt_st_open_explain */
-        return bt_st_fail(s, -errno, "cannot create '%s': %s", s->db_path, strerror(errno));
     for (size_t i = 0; i < BT_ARRAY_SIZE(db_suffix); i++) {
         char *path = bt_xasprintf("%s%s", s->db_path, db_suffix[i]);
         int rc = check_regular(s, path);
@@ -112,7 +105,14 @@ static int prepare_db_file(struct bt_store *s)
         if (rc)
             return rc;
     }
-    return 0;
+    int fd = open(s->db_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 && errno == EEXIST) /* a link put there since is refused by the open */
+        return 0;
+    if (fd < 0) /* EACCES, EROFS: the message says which */
+        return bt_st_fail(s, -errno, "cannot create '%s': %s", s->db_path, strerror(errno));
+    int rc = fchmod(fd, 0600) == 0 ? 0 : -errno;
+    close(fd);
+    return rc ? bt_st_fail(s, rc, "chmod '%s': %s", s->db_path, strerror(-rc)) : 0;
 }
 
 int bt_st_prepare_home(struct bt_store *s)

@@ -148,6 +148,27 @@ static void test_side_files(void **state)
     free(db);
 }
 
+/* No db yet, but a -shm link beside where it goes: refused all the same,
+ * and nothing written through it. */
+static void test_new_db_beside_link(void **state)
+{
+    struct ctx *c = *state;
+    char *home = path_in(c, "home"), *shm = home_file(c, "baton.db-shm"), *target = outside_file(c);
+    assert_int_equal(mkdir(home, 0700), 0);
+    assert_int_equal(symlink(target, shm), 0);
+    ls_refuses(c, shm, "symbolic link");
+    char *content = bt_test_slurp(target, NULL);
+    assert_string_equal(content, "not baton's\n");
+    assert_int_equal(mode_of(target), 0644);
+    char *db = home_file(c, "baton.db");
+    assert_int_equal(access(db, F_OK), -1); /* nothing made either */
+    free(db);
+    free(content);
+    free(target);
+    free(shm);
+    free(home);
+}
+
 /* Fixing the db's mode fixes its -wal and -shm with it. */
 static void test_side_modes_fixed(void **state)
 {
@@ -252,11 +273,8 @@ int main(int argc, char **argv)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_db_directory),
-        T(test_db_link),
-        T(test_side_files),
-        T(test_side_modes_fixed),
-        T(test_failed_open_changes_nothing),
+        T(test_db_directory),       T(test_db_link),          T(test_side_files),
+        T(test_new_db_beside_link), T(test_side_modes_fixed), T(test_failed_open_changes_nothing),
     };
     const struct CMUnitTest permissions[] = {T(test_no_permission)};
     if (argc > 1 && strcmp(argv[1], "permissions") == 0) {
