@@ -6,8 +6,13 @@
  * each read from the coder), so any number of attachers see the same
  * events in the same order, and one that joins late starts from seq 1. It
  * ends with the turn's turn.completed and exits with the turn's exit code.
- * An owner that dies meanwhile is recovered here (the run becomes
- * interrupted and gets its closing turn.completed).
+ * The owner (pid and start time stored with the run) is checked every
+ * second: one that died meanwhile is recovered here (the run is rebuilt
+ * from its raw output, or becomes interrupted, and gets its closing
+ * turn.completed), which is then followed to its end. When the store
+ * cannot be written, the run cannot be recovered: attach says so and
+ * exits, rather than waiting for a turn nobody runs, and never says "the
+ * turn goes on" when its owner is gone.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -88,6 +93,19 @@ static enum bt_store_run_state run_state(struct bt_store *s, const char *run)
     return st;
 }
 
+/* 1 if run is still marked running and its owner is gone (*pid: its pid). */
+static int owner_gone(struct bt_store *s, const char *run, int *pid)
+{
+    struct bt_store_run r;
+    int gone = 0;
+    if (bt_store_run_get(s, run, &r) == 0) {
+        gone = r.state == BT_STORE_RUN_RUNNING && bt_store_owner_gone(r.owner_pid, r.owner_start);
+        *pid = r.owner_pid;
+    }
+    bt_store_run_release(&r);
+    return gone;
+}
+
 /* Follow run until its end; returns the exit code. */
 static int follow_run(struct bt_store *s, const char *run, struct follow *f)
 {
@@ -101,11 +119,20 @@ static int follow_run(struct bt_store *s, const char *run, struct follow *f)
             return f->exit_code;
         if (st != BT_STORE_RUN_RUNNING)
             return exit_for_state(st);
+        int pid = 0;
+        if ((interrupted || waited % RECOVER_MS == 0) && owner_gone(s, run, &pid)) {
+            bt_cmd_recover(s);
+            if (run_state(s, run) != BT_STORE_RUN_RUNNING)
+                continue; /* recovered: its end is read next */
+            return bt_fail(BT_EXIT_FAILED,
+                           "the baton process running this turn (pid %d) is gone, and the store "
+                           "cannot be written to recover the run now; the next baton command "
+                           "that can write it rebuilds the run from the coder's raw output",
+                           pid);
+        }
         if (interrupted)
             return bt_fail(BT_EXIT_CANCELLED, "stopped following; the turn goes on "
                                               "(baton cancel stops it)");
-        if (waited % RECOVER_MS == 0)
-            bt_cmd_recover(s);
         if (!f->json && waited % 100 == 0)
             bt_render_tick(&f->render);
         bt_cmd_sleep_ms(POLL_MS);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd-common: what several commands share: opening the store and
- * resolving a conversation id typed by the user. */
+/* cmd-common: what several commands share: opening the store (and
+ * recovering the runs whose baton process is gone) and resolving a
+ * conversation id typed by the user. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "perf.h"
 #include "error.h"
 #include "proc.h"
+#include "rebuild.h"
 #include "store.h"
 
 /* Stop the process group of a run whose baton died, if it is still that
@@ -50,14 +52,65 @@ int bt_cmd_open_store(struct bt_store **s)
     return 0;
 }
 
-void bt_cmd_recover(struct bt_store *s)
+/* Say what recovery did with a run (stderr: the command's own output is
+ * not disturbed). */
+static void tell_rebuilt(const struct bt_store_run *r, const struct bt_rebuild_report *rep)
 {
-    struct bt_store_orphan *orphans = NULL;
+    fprintf(stderr,
+            "baton: run %s of conversation %s was rebuilt from the coder's raw output "
+            "(%lld events kept, %lld added): %s%s%s\n",
+            r->id, r->conversation, (long long)rep->kept, (long long)rep->added,
+            bt_store_run_state_name(rep->state), rep->problem ? "; " : "",
+            rep->problem ? rep->problem : "");
+}
+
+/* Rebuild a run whose owner is gone from its raw output when the store
+ * lacks events it holds, or the coder's own end (rebuild.h); else leave it
+ * to bt_store_recover. 1 if rebuilt. */
+static int rebuild_dead(struct bt_store *s, const struct bt_store_run *r)
+{
+    struct bt_rebuild_report rep;
+    int rc = bt_rebuild_run(s, &(struct bt_rebuild){.run = r}, &rep);
+    if (rc == 0 && rep.rebuilt) {
+        tell_rebuilt(r, &rep);
+        struct bt_store_orphan o = {.pgid = r->pgid, .child_start = r->child_start};
+        memcpy(o.run, r->id, BT_ID_SIZE);
+        stop_orphan(&o);
+    } else if (rc == 0 && rep.problem) {
+        fprintf(stderr,
+                "baton: run %s of conversation %s: %s; it is marked interrupted with "
+                "the events the store has\n",
+                r->id, r->conversation, rep.problem);
+    } else if (rc && rc != -EALREADY) {
+        fprintf(stderr, "baton: cannot rebuild run %s of conversation %s: %s\n", r->id,
+                r->conversation, bt_store_errmsg(s));
+    }
+    int rebuilt = rc == 0 && rep.rebuilt;
+    bt_rebuild_report_release(&rep);
+    return rebuilt;
+}
+
+int bt_cmd_recover(struct bt_store *s)
+{
+    struct bt_store_run *dead = NULL;
     size_t n = 0;
-    if (bt_store_recover(s, NULL, &orphans, &n) == 0)
-        for (size_t i = 0; i < n; i++)
-            stop_orphan(&orphans[i]);
+    int rc = bt_store_dead_runs(s, &dead, &n);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rebuild_dead(s, &dead[i]);
+    bt_store_run_list_free(dead, n);
+    if (rc == 0 && n == 0)
+        return 0;
+    struct bt_store_orphan *orphans = NULL;
+    size_t n_orphans = 0;
+    if (rc == 0)
+        rc = bt_store_recover(s, NULL, &orphans, &n_orphans);
+    for (size_t i = 0; rc == 0 && i < n_orphans; i++)
+        stop_orphan(&orphans[i]);
     free(orphans);
+    if (rc)
+        fprintf(stderr, "baton: cannot recover the runs whose baton process is gone: %s\n",
+                bt_store_errmsg(s));
+    return rc;
 }
 
 int bt_fail(int code, const char *fmt, ...)

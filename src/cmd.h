@@ -76,13 +76,17 @@ int bt_help(const char *cmd);
 #ifndef BT_CMD_STORE_DECL
 #define BT_CMD_STORE_DECL
 struct bt_store;
-/* Open the store at $BATON_HOME (or its default), mark runs whose owner died
- * as interrupted and stop their process groups if still alive. Prints the
- * reason and returns BT_EXIT_FAILED on failure, else 0. */
+/* Open the store at $BATON_HOME (or its default) and recover the runs
+ * whose owner died (bt_cmd_recover). Prints the reason and returns
+ * BT_EXIT_FAILED on failure, else 0. */
 int bt_cmd_open_store(struct bt_store **s);
-/* Mark runs whose owner died interrupted (cancelled if a cancel was asked
- * for) and stop their process groups if still alive and still theirs. */
-void bt_cmd_recover(struct bt_store *s);
+/* Recover the runs whose owner died: rebuild from its raw output a run
+ * whose store record lacks what the raw output holds (rebuild.h), mark the
+ * others interrupted (cancelled if a cancel was asked for), and stop their
+ * process groups if still alive and still theirs. What it rebuilt, or
+ * could not do, is said on stderr. Returns 0 or the store's error (a store
+ * that cannot be written: the runs stay as they are). */
+int bt_cmd_recover(struct bt_store *s);
 /* One line of `baton ls` for c on stdout: short id, coder, state (the
  * last run's, or the conversation's status when not active), last activity,
  * title. */

@@ -28,7 +28,7 @@ struct bt_runfile {
 int bt_runfile_create(const char *path, uint64_t max, struct bt_runfile **out)
 {
     *out = NULL;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -errno;
     struct bt_runfile *f = bt_xcalloc(1, sizeof *f);

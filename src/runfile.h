@@ -30,10 +30,11 @@
 
 struct bt_runfile;
 
-/* Create path (O_EXCL is not used: a run's file is its own; mode 0600,
- * truncated) for a stream of which the first max bytes are kept; the
- * rest is replaced by BT_RUNFILE_NOTE. Returns 0 and *out, or the negated
- * errno of open. */
+/* Create path, a new file of mode 0600, for a stream of which the first
+ * max bytes are kept; the rest is replaced by BT_RUNFILE_NOTE. Whatever is
+ * at path already (a file, a link, a FIFO, a directory: never a new run's)
+ * is not touched: -EEXIST. Returns 0 and *out, or the negated errno of
+ * open. */
 int bt_runfile_create(const char *path, uint64_t max, struct bt_runfile **out);
 
 /* Compress and write n bytes (borrowed), then flush them to the file.

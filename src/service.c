@@ -10,6 +10,7 @@
 #include "error.h"
 #include "perf.h"
 #include "proc.h"
+#include "rebuild.h"
 #include "runfile.h"
 #include "turn.h"
 
@@ -32,23 +33,38 @@ struct turn_ctx {
     const char *run;
     const char *conversation;
     const struct located *l; /* the coder run */
-    int store_failed;        /* a write failed: the run's record is incomplete */
+    int store_failed;        /* a write failed: no more events are stored; the run is
+                                rebuilt from its raw output at its end */
+    char *store_error;       /* the first failed write's message */
     int version_named;       /* the coder named its version */
+    int rebuilt;             /* after a failed write: the run was rebuilt at its end */
 };
 
-/* Report the first failed write; the turn goes on (the coder's work is not
- * thrown away), but the command will not exit 0. */
+/* Report the first failed write. The turn goes on (the coder's work is not
+ * thrown away: its raw output keeps all of it), and no event is stored
+ * after it, so the store holds events 1..k with no hole, from which the
+ * run is rebuilt (rebuild.h) at the end of the turn, or by whoever finds
+ * the run later if the store cannot be written then either. */
 static void store_check(struct turn_ctx *c, int rc)
 {
     if (rc == 0 || c->store_failed)
         return;
     c->store_failed = 1;
-    fprintf(stderr, "baton: could not store the run's events: %s\n", bt_store_errmsg(c->store));
+    c->store_error = bt_xstrdup(bt_store_errmsg(c->store));
+    fprintf(stderr,
+            "baton: could not store the run's events: %s; the turn goes on, and its events are "
+            "rebuilt from the coder's raw output when it ends\n",
+            c->store_error);
 }
 
 static void ctx_event(void *data, const struct bt_event *ev, const char *json, size_t len)
 {
     struct turn_ctx *c = data;
+    if (c->store_failed) { /* no hole in the stored events: see store_check */
+        if (c->t->on_event)
+            c->t->on_event(c->t->data, ev, json, len);
+        return;
+    }
     struct bt_store_event se = {.run = c->run,
                                 .seq = ev->seq,
                                 .type = bt_event_type_name(ev->type),
@@ -68,7 +84,8 @@ static void ctx_event(void *data, const struct bt_event *ev, const char *json, s
 static void ctx_batch(void *data)
 {
     struct turn_ctx *c = data;
-    store_check(c, bt_store_flush(c->store));
+    if (!c->store_failed)
+        store_check(c, bt_store_flush(c->store));
 }
 
 static void ctx_spawn(void *data, int pid)
@@ -110,8 +127,10 @@ static struct bt_runfile *open_run_file(struct bt_store *s, const char *run, con
     char *name = bt_xasprintf("%s%s", suffix, BT_RUNFILE_SUFFIX);
     char *path = bt_store_run_file(s, run, name);
     struct bt_runfile *f = NULL;
-    if (path)
-        bt_runfile_create(path, max, &f);
+    int rc = path ? bt_runfile_create(path, max, &f) : -EINVAL;
+    if (rc) /* the run could not be rebuilt from it should the store fail */
+        fprintf(stderr, "baton: the coder's raw output cannot be kept in %s: %s\n",
+                path ? path : run, bt_strerror(rc));
     free(path);
     free(name);
     return f;
@@ -207,7 +226,8 @@ static int store_error(struct bt_store *s, struct bt_service_outcome *out, int r
     return rc;
 }
 
-static void finish_run(struct turn_ctx *c, const struct bt_turn_result *res)
+/* Record the run's end as the turn gave it. */
+static int record_end(struct turn_ctx *c, const struct bt_turn_result *res)
 {
     struct bt_store_run_end e = {
         .state = run_state(res->status),
@@ -221,8 +241,57 @@ static void finish_run(struct turn_ctx *c, const struct bt_turn_result *res)
         .native_session_id = res->native_session_id,
         .final_text = res->final_text,
     };
+    return bt_store_run_finish(c->store, c->run, &e);
+}
+
+/* Commit the last events, then record the end; a failure of either leaves
+ * the run running for rebuild_run (a finished run lacking its last events
+ * could not be rebuilt). */
+static void finish_run(struct turn_ctx *c, const struct bt_turn_result *res)
+{
     store_check(c, bt_store_flush(c->store));
-    store_check(c, bt_store_run_finish(c->store, c->run, &e));
+    if (!c->store_failed)
+        store_check(c, record_end(c, res));
+}
+
+/* The end of a turn whose events could not all be stored: rebuild the run
+ * from its raw output with this turn's settings and end. If the store can
+ * still not be written, the run stays running with its owner (this
+ * process) about to exit: the next baton command to open the store
+ * rebuilds it (bt_cmd_recover). */
+static void rebuild_run(struct turn_ctx *c, const struct bt_turn_options *turn,
+                        const struct bt_turn_result *res, struct bt_service_outcome *out)
+{
+    struct bt_store_run run = {0};
+    struct bt_rebuild_report rep = {0};
+    char *why = bt_xasprintf("the store could not be written: %s", c->store_error);
+    int rc = bt_store_run_get(c->store, c->run, &run);
+    if (rc == 0)
+        rc = bt_rebuild_run(
+            c->store,
+            &(struct bt_rebuild){.run = &run, .turn = turn, .end = res, .why = why, .always = 1},
+            &rep);
+    if (rc == 0 && rep.rebuilt) {
+        c->rebuilt = 1;
+        fprintf(stderr,
+                "baton: the run's events were rebuilt from the coder's raw output "
+                "(%lld kept, %lld added)\n",
+                (long long)rep.kept, (long long)rep.added);
+    } else if (rc == 0) { /* the raw output is no use: the record stays incomplete */
+        record_end(c, res);
+        out->message = bt_xasprintf("the turn ended, but its record in %s is incomplete: %s",
+                                    bt_store_home(c->store),
+                                    rep.problem ? rep.problem : "its raw output adds nothing");
+    } else {
+        out->message = bt_xasprintf(
+            "the turn ended, but the store cannot be written (%s); the coder's output is kept in "
+            "runs/%s.out%s, and the run is rebuilt from it by the next baton command that can "
+            "write the store",
+            bt_store_errmsg(c->store), c->run, BT_RUNFILE_SUFFIX);
+    }
+    free(why);
+    bt_rebuild_report_release(&rep);
+    bt_store_run_release(&run);
 }
 
 /* A coder whose native session is a file gets its path chosen by baton on
@@ -348,17 +417,19 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
                                                        .error_text = out->message});
         return rc;
     }
-    finish_run(&c, &res);
+    if (!c.store_failed)
+        finish_run(&c, &res);
+    if (c.store_failed) /* during the turn, or its last events or end */
+        rebuild_run(&c, &o, &res, out);
+    free(c.store_error);
     bt_perf_mark("run recorded");
     late_probe(s, l, out->run, c.version_named);
     out->exit_code = bt_turn_exit_code(&res);
     out->completed = res.status == BT_TURN_COMPLETED;
-    if (c.store_failed && out->exit_code == BT_EXIT_OK) {
+    if (c.store_failed && !c.rebuilt && out->exit_code == BT_EXIT_OK)
         out->exit_code = BT_EXIT_FAILED;
+    if (c.store_failed && !c.rebuilt)
         out->completed = 0;
-        out->message = bt_xasprintf("the turn completed, but its record in %s is incomplete",
-                                    bt_store_home(s));
-    }
     bt_turn_result_release(&res);
     return 0;
 }

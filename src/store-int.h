@@ -74,6 +74,24 @@ int bt_st_check_owner(struct bt_store *s, const char *conv, int force);
  * path, status, created, updated, last run id and state. */
 void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c);
 
+/* store-open.c. Before SQLite opens the db: make the home and runs/
+ * (0700), create a missing db file 0600, and refuse a db, -wal or -shm that
+ * is not a regular file (a link, a directory). Changes no existing mode. */
+int bt_st_prepare_home(struct bt_store *s);
+/* After a successful open: chmod 0600 the db, -wal and -shm that are
+ * regular files of this user with group or other bits, never through a
+ * link. */
+int bt_st_fix_modes(struct bt_store *s);
+/* After a failed open: replace the message with why, when permissions or
+ * a read-only file system are the reason (the path and mode named). */
+void bt_st_open_explain(struct bt_store *s);
+
+/* Insert one event row, in whatever transaction is open. */
+int bt_st_insert_event(struct bt_store *s, const struct bt_store_event *ev);
+/* Inside a write transaction: what bt_store_run_finish changes. */
+int bt_st_finish_run(struct bt_store *s, const char *id, const struct bt_store_run_end *e,
+                     int64_t now);
+
 /* Commit pending events, then BEGIN IMMEDIATE. */
 int bt_st_tx_begin(struct bt_store *s);
 /* Commit if rc is 0, else roll back keeping the error; returns the result. */

@@ -563,9 +563,7 @@ int bt_store_pid_start(int pid, uint64_t *start)
     return rc;
 }
 
-/* 1 if the owner process of a run is gone: no such pid, a zombie, or a pid
- * reused by a process with another start time. Unsure means alive. */
-static int owner_dead(int pid, uint64_t start)
+int bt_store_owner_gone(int pid, uint64_t start)
 {
     uint64_t now = 0;
     if (pid <= 0)
@@ -600,85 +598,6 @@ char *bt_store_default_home(void)
     if (v && *v)
         return bt_xasprintf("%s/.local/state/baton", v);
     return NULL;
-}
-
-/* mkdir one path component with 0700 unless it exists. */
-static int mkdir_one(struct bt_store *s, const char *path)
-{
-    if (mkdir(path, 0700) == 0)
-        return chmod(path, 0700) == 0
-                   ? 0
-                   : bt_st_fail(s, -errno, "chmod '%s': %s", path, strerror(errno));
-    if (errno == EEXIST)
-        return 0;
-    return bt_st_fail(s, -errno, "cannot create directory '%s': %s", path, strerror(errno));
-}
-
-/* mkdir -p path; new directories get 0700. */
-static int mkdir_p(struct bt_store *s, const char *path)
-{
-    char *p = bt_xstrdup(path);
-    int rc = 0;
-    for (char *c = p + 1; rc == 0; c++) {
-        char save = *c;
-        if (save != '/' && save != '\0')
-            continue;
-        *c = '\0';
-        rc = mkdir_one(s, p);
-        *c = save;
-        if (save == '\0')
-            break;
-    }
-    free(p);
-    struct stat st;
-    if (rc == 0 && (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)))
-        rc = bt_st_fail(s, -ENOTDIR, "'%s' is not a directory", path);
-    return rc;
-}
-
-/* chmod path to 0600 if it exists with group or other bits. */
-static int tighten(struct bt_store *s, const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return errno == ENOENT ? 0 : bt_st_fail(s, -errno, "stat '%s': %s", path, strerror(errno));
-    if ((st.st_mode & 077) == 0 || chmod(path, 0600) == 0)
-        return 0;
-    return bt_st_fail(s, -errno, "chmod '%s': %s", path, strerror(errno));
-}
-
-/* Create the db file 0600 (without opening an existing one: closing any fd
- * of a db would drop the POSIX locks SQLite holds on it in this process), or
- * tighten the modes of an existing db and its -wal/-shm files. */
-static int prepare_db_file(struct bt_store *s)
-{
-    const char *suffix[] = {"", "-wal", "-shm"};
-    int fd = open(s->db_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd >= 0) {
-        int rc = fchmod(fd, 0600) == 0 ? 0 : -errno;
-        close(fd);
-        return rc ? bt_st_fail(s, rc, "chmod '%s': %s", s->db_path, strerror(-rc)) : 0;
-    }
-    if (errno != EEXIST)
-        return bt_st_fail(s, -errno, "cannot create '%s': %s", s->db_path, strerror(errno));
-    for (size_t i = 0; i < BT_ARRAY_SIZE(suffix); i++) {
-        char *path = bt_xasprintf("%s%s", s->db_path, suffix[i]);
-        int rc = tighten(s, path);
-        free(path);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-static int prepare_home(struct bt_store *s)
-{
-    char *runs = bt_xasprintf("%s/runs", s->home);
-    int rc = mkdir_p(s, s->home);
-    if (rc == 0)
-        rc = mkdir_p(s, runs);
-    free(runs);
-    return rc ? rc : prepare_db_file(s);
 }
 
 /* Run one or more statements without results. */
@@ -739,11 +658,16 @@ static int set_wal(struct bt_store *s)
 
 static int open_db(struct bt_store *s)
 {
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    /* NOFOLLOW: a link put at baton.db after bt_st_prepare_home looked */
+    int flags =
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
     int rc = sqlite3_open_v2(s->db_path, &s->db, flags, NULL);
     if (rc != SQLITE_OK)
         return s->db ? bt_st_db_fail(s, s->db_path)
                      : bt_st_fail(s, BT_ESTORE, "%s: %s", s->db_path, sqlite3_errstr(rc));
+    /* SQLite opens a file it may not write read-only, without a word */
+    if (sqlite3_db_readonly(s->db, "main") == 1)
+        return bt_st_fail(s, BT_ESTORE, "'%s' can only be read", s->db_path);
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, BT_STORE_BUSY_TIMEOUT_MS);
     sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
@@ -840,12 +764,16 @@ int bt_store_open(const char *home, struct bt_store **out, char **errmsg)
     else {
         s->home = bt_xstrdup(home);
         s->db_path = bt_xasprintf("%s/baton.db", home);
-        rc = prepare_home(s);
+        rc = bt_st_prepare_home(s);
     }
-    if (rc == 0)
-        rc = open_db(s);
+    if (rc == 0 && (rc = open_db(s)) != 0)
+        bt_st_open_explain(s);
     if (rc == 0)
         rc = migrate(s);
+    /* only a store that opened gets its modes fixed: SQLite made its -wal
+     * and -shm with the db's mode, so they are fixed together */
+    if (rc == 0)
+        rc = bt_st_fix_modes(s);
     if (rc == 0) {
         *out = s;
         return 0;
@@ -1731,20 +1659,21 @@ static int touch_run_conversation(struct bt_store *s, const char *id, int64_t no
     return bt_st_run(s, q, "update conversation");
 }
 
+int bt_st_finish_run(struct bt_store *s, const char *id, const struct bt_store_run_end *e,
+                     int64_t now)
+{
+    int rc = update_run_end(s, id, e, now);
+    if (rc == 0)
+        rc = finish_message(s, id, e, now);
+    return rc ? rc : touch_run_conversation(s, id, now);
+}
+
 int bt_store_run_finish(struct bt_store *s, const char *id, const struct bt_store_run_end *e)
 {
     if (!id || !e || !VALID(run_state_names, e->state) || e->state == BT_STORE_RUN_RUNNING)
         return bt_st_fail(s, -EINVAL, "a finished run needs an id and an end state");
-    int64_t now = bt_now_ms();
     int rc = bt_st_tx_begin(s);
-    if (rc)
-        return rc;
-    rc = update_run_end(s, id, e, now);
-    if (rc == 0)
-        rc = finish_message(s, id, e, now);
-    if (rc == 0)
-        rc = touch_run_conversation(s, id, now);
-    return bt_st_tx_end(s, rc);
+    return rc ? rc : bt_st_tx_end(s, bt_st_finish_run(s, id, e, bt_now_ms()));
 }
 
 /* Copy a blob column into *p (+ NUL) and its length into *len. */
@@ -1832,8 +1761,7 @@ int bt_store_run_last(struct bt_store *s, const char *conversation, struct bt_st
 
 /* --- events ------------------------------------------------------------- */
 
-/* Insert one event row (in whatever transaction is open). */
-static int insert_event(struct bt_store *s, const struct bt_store_event *ev)
+int bt_st_insert_event(struct bt_store *s, const struct bt_store_event *ev)
 {
     size_t len = ev->len;
     if (len > 0 && ev->data[len - 1] == '\n')
@@ -1863,7 +1791,7 @@ int bt_store_event_append(struct bt_store *s, const struct bt_store_event *ev)
             return rc;
         s->batch = 1;
     }
-    int rc = insert_event(s, ev);
+    int rc = bt_st_insert_event(s, ev);
     if (rc && sqlite3_get_autocommit(s->db)) {
         s->batch = 0; /* SQLite rolled the whole batch back */
         bt_buf_adds(&s->err, " (the batch of events was lost)");
@@ -1926,7 +1854,7 @@ static int dead_runs(struct bt_store *s, struct candidate **out, size_t *n)
         return BT_ESTORE;
     int rc;
     while ((rc = bt_st_step(s, q, "find running runs")) == 1) {
-        if (!owner_dead((int)bt_st_col_i64(q, 2, 0), (uint64_t)bt_st_col_i64(q, 3, 0)))
+        if (!bt_store_owner_gone((int)bt_st_col_i64(q, 2, 0), (uint64_t)bt_st_col_i64(q, 3, 0)))
             continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 8;
@@ -2006,7 +1934,7 @@ static int append_interrupted(struct bt_store *s, const struct candidate *c, int
                                  .data = json.data,
                                  .len = json.len};
     if (rc == 0)
-        rc = insert_event(s, &row);
+        rc = bt_st_insert_event(s, &row);
     bt_buf_release(&json);
     free(text);
     return rc;

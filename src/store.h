@@ -525,6 +525,30 @@ struct bt_store_orphan {
 int bt_store_recover(struct bt_store *s, int *count, struct bt_store_orphan **orphans,
                      size_t *n_orphans);
 
+/* 1 if the baton process that owns a run is gone: no such pid, a zombie,
+ * or the pid reused by a process with another start time (0 = unknown).
+ * Anything unsure (EPERM) counts as alive. */
+int bt_store_owner_gone(int pid, uint64_t start);
+
+/* --- rebuilding a run from its raw output (store-rebuild.c) ------------ */
+
+/* The running runs whose owner is gone (bt_store_owner_gone), as
+ * bt_store_run_get fills them: *out is an array of *n (NULL when 0), freed
+ * with bt_store_run_list_free. Reads only. */
+int bt_store_dead_runs(struct bt_store *s, struct bt_store_run **out, size_t *n);
+void bt_store_run_list_free(struct bt_store_run *v, size_t n);
+
+/* Rebuild a running run in one write transaction: keep its stored events
+ * with seq <= kept, replace the rest with the n events ev (seq kept + 1 on,
+ * in order; the last should be turn.completed), and finish the run as
+ * bt_store_run_finish does with e. A rebuild cut short changes nothing, so
+ * it can be done again. -EALREADY (nothing changes) when the run is no
+ * longer running: someone else finished or rebuilt it first; BT_ENOTFOUND
+ * for no such run; -EINVAL for events out of sequence; BT_ESTORE. */
+int bt_store_run_rebuild(struct bt_store *s, const char *run, int64_t kept,
+                         const struct bt_store_event *ev, size_t n,
+                         const struct bt_store_run_end *e);
+
 /* --- search and removal ------------------------------------------------ */
 
 /* One conversation found by bt_store_search. */

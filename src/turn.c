@@ -31,6 +31,7 @@ static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 struct bt_turn {
     const struct bt_turn_options *o;
+    const struct bt_turn_replay *replay; /* a replay of a run file (no process), or NULL */
     uv_loop_t loop;
     struct bt_proc *proc;
     struct bt_framer framer;
@@ -497,6 +498,28 @@ static void settle(struct bt_turn *t, struct bt_turn_result *res)
     set_failure(res, static_kind(kind), bt_buf_detach(&msg, NULL));
 }
 
+/* A replay's end: the owner's, or what the stream says (the coder's own
+ * end, else the turn stopped short: interrupted or cancelled). The coder's
+ * exit is not in the stream. */
+static void settle_replay(struct bt_turn *t, struct bt_turn_result *res)
+{
+    const struct bt_turn_replay *r = t->replay;
+    res->exit_code = r->end ? r->end->exit_code : BT_UNKNOWN;
+    res->exit_signal = r->end ? r->end->exit_signal : 0;
+    if (r->end) {
+        res->status = r->end->status;
+        res->error_kind = r->end->error_kind ? static_kind(r->end->error_kind) : NULL;
+        res->error_message = r->end->error_message ? bt_xstrdup(r->end->error_message) : NULL;
+    } else if (t->ended) {
+        settle_from_end(t, res);
+    } else {
+        res->status = r->cancelled ? BT_TURN_CANCELLED : BT_TURN_INTERRUPTED;
+        res->error_message =
+            bt_xstrdup(r->cancelled ? "the turn was cancelled before the coder finished"
+                                    : "the coder's output ends before the turn was complete");
+    }
+}
+
 static void finish(struct bt_turn *t, struct bt_turn_result *res)
 {
     if (t->pending.set && !t->ended) /* the coder left before it could retry */
@@ -504,7 +527,9 @@ static void finish(struct bt_turn *t, struct bt_turn_result *res)
     bt_framer_finish(&t->framer);
     if (t->o->coder->parser->finish)
         t->o->coder->parser->finish(t->parser, &t->sink);
-    if (!t->spawn_failed) {
+    if (t->replay) {
+        settle_replay(t, res);
+    } else if (!t->spawn_failed) {
         res->exit_code = t->pres.term_signal ? BT_UNKNOWN : t->pres.exit_status;
         res->exit_signal = t->pres.term_signal;
         settle(t, res);
@@ -516,13 +541,19 @@ static void finish(struct bt_turn *t, struct bt_turn_result *res)
         err.message = res->error_message;
         emit(t, &err);
     }
-    res->final_text = bt_answer_text(&t->answer); /* a cut-short message keeps its text */
-    res->usage = t->usage;
+    /* a cut-short message keeps its text; an owner's end has the answer
+     * even when its run file could not keep all of the stream */
+    const struct bt_turn_result *owner = t->replay ? t->replay->end : NULL;
+    res->final_text =
+        owner && owner->final_text ? bt_xstrdup(owner->final_text) : bt_answer_text(&t->answer);
+    res->usage = owner ? owner->usage : t->usage;
     res->native_session_id = t->session_id;
     res->native_session_path = t->session_path;
     t->session_path = NULL;
     t->session_id = NULL;
-    res->duration_ms = bt_mono_ms() - t->t0;
+    res->duration_ms = !t->replay       ? bt_mono_ms() - t->t0
+                       : t->replay->end ? t->replay->end->duration_ms
+                                        : t->replay->duration_ms;
     if (t->proc) {
         size_t n;
         const char *tail = bt_proc_stderr_tail(t->proc, &n);
@@ -540,6 +571,7 @@ static void finish(struct bt_turn *t, struct bt_turn_result *res)
     ev.exit_signal = res->exit_signal;
     emit(t, &ev);
     res->events = t->seq;
+    res->coder_ended = t->ended;
 }
 
 /* ---- setup ---------------------------------------------------------- */
@@ -607,17 +639,20 @@ static void timers_start(struct bt_turn *t)
     uv_timer_init(&t->loop, &t->tick);
     uv_timer_init(&t->loop, &t->settle);
     t->idle.data = t->deadline.data = t->tick.data = t->settle.data = t;
+    for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
+        uv_signal_init(&t->loop, &t->signals[i]);
+        t->signals[i].data = t;
+    }
+    if (t->replay) /* no time passes in a replay, and signals are the caller's */
+        return;
     if (t->o->on_tick && t->o->tick_ms)
         uv_timer_start(&t->tick, on_tick, t->o->tick_ms, t->o->tick_ms);
     if (t->o->idle_timeout_ms)
         uv_timer_start(&t->idle, on_idle, t->o->idle_timeout_ms, t->o->idle_timeout_ms);
     if (t->o->timeout_ms)
         uv_timer_start(&t->deadline, on_deadline, t->o->timeout_ms, 0);
-    for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
-        uv_signal_init(&t->loop, &t->signals[i]);
-        t->signals[i].data = t;
+    for (size_t i = 0; i < N_STOP_SIGNALS; i++)
         uv_signal_start(&t->signals[i], on_stop_signal, stop_signals[i]);
-    }
 }
 
 static void teardown(struct bt_turn *t)
@@ -647,24 +682,51 @@ static void teardown(struct bt_turn *t)
     free(t->end_message);
 }
 
+/* Set t up (its loop, parser, runner, timers) and emit turn.started. */
+static int begin(struct bt_turn *t, struct bt_turn_result *res)
+{
+    memset(res, 0, sizeof(*res));
+    res->status = BT_TURN_COMPLETED;
+    int rc = uv_loop_init(&t->loop);
+    if (rc)
+        return rc;
+    t->t0 = bt_mono_ms();
+    bt_answer_init(&t->answer);
+    bt_progress_init(&t->progress);
+    bt_usage_init(&t->usage);
+    bt_framer_init(&t->framer, 0, &framer_ops, t);
+    t->parser = t->o->coder->parser->create();
+    t->runner = t->o->coder->runner->create(&t->o->cfg);
+    t->sink = (struct bt_parser_sink){sink_event, sink_signal, t};
+    timers_start(t);
+    emit_started(t);
+    return 0;
+}
+
+int bt_turn_replay(const struct bt_turn_options *o, const struct bt_turn_replay *r,
+                   struct bt_turn_result *res)
+{
+    struct bt_turn t = {.o = o, .replay = r, .json = BT_BUF_INIT, .wbuf = BT_BUF_INIT};
+    int rc = begin(&t, res);
+    if (rc)
+        return rc;
+    /* the runner's lines go nowhere, but its state follows the protocol as
+     * it did, so its answers and events come out as they did */
+    o->coder->runner->start(t.runner, &t.wbuf);
+    bt_buf_reset(&t.wbuf);
+    bt_framer_feed(&t.framer, r->out, r->len);
+    t.done = 1;
+    finish(&t, res);
+    teardown(&t);
+    return 0;
+}
+
 int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
 {
     struct bt_turn t = {.o = o, .json = BT_BUF_INIT, .wbuf = BT_BUF_INIT};
-    memset(res, 0, sizeof(*res));
-    res->status = BT_TURN_COMPLETED;
-    int rc = uv_loop_init(&t.loop);
+    int rc = begin(&t, res);
     if (rc)
         return rc;
-    t.t0 = bt_mono_ms();
-    bt_answer_init(&t.answer);
-    bt_progress_init(&t.progress);
-    bt_usage_init(&t.usage);
-    bt_framer_init(&t.framer, 0, &framer_ops, &t);
-    t.parser = o->coder->parser->create();
-    t.runner = o->coder->runner->create(&o->cfg);
-    t.sink = (struct bt_parser_sink){sink_event, sink_signal, &t};
-    timers_start(&t);
-    emit_started(&t);
     bt_perf_mark("turn.started");
     rc = spawn(&t);
     if (rc) {

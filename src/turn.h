@@ -83,6 +83,7 @@ struct bt_turn_result {
     int64_t duration_ms;
     char *stderr_tail; /* last stderr bytes (NUL-terminated); may be NULL */
     int64_t events;    /* events emitted, turn.completed included */
+    int coder_ended;   /* the coder's own end of the turn was seen */
 };
 
 /* Run the turn to its end on a loop of its own. SIGINT is handled while it
@@ -93,6 +94,33 @@ struct bt_turn_result {
 int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res);
 
 void bt_turn_result_release(struct bt_turn_result *res);
+
+/* A run replayed from the raw stdout its run file kept (bt_turn_replay). */
+struct bt_turn_replay {
+    const char *out; /* the coder's stdout, as kept (borrowed) */
+    size_t len;      /* bytes of out */
+    /* Optional: the end as the turn's owner saw it (status, error kind and
+     * message, exit, duration), which wins over the stream's: a stall, a
+     * timeout or a cancel is not in the stream. NULL: from the stream. */
+    const struct bt_turn_result *end;
+    int cancelled;       /* without end, and no end in the stream: a cancel was
+                            requested, so the turn ends cancelled */
+    int64_t duration_ms; /* for turn.completed without end */
+};
+
+/* The events of a turn again, from its raw stdout, without a process: the
+ * same framing, text checks, parser, warning limits and runner (its lines
+ * go nowhere; its state follows the protocol, so its answers and events
+ * come out as they did, given the same o->cfg) as bt_turn_run. Every event
+ * goes to o->on_event, stamped now, seq from 1, turn.started first and
+ * turn.completed last. The end is r->end when given; else the coder's own
+ * end in the stream; else interrupted (cancelled with r->cancelled): the
+ * output stops short. The coder's exit is unknown then. A tentative end
+ * with no retry after it in the stream is the end. No timer, signal or
+ * other callback of o is used. Returns 0 with *res filled (release with
+ * bt_turn_result_release), or a negative error (nothing emitted). */
+int bt_turn_replay(const struct bt_turn_options *o, const struct bt_turn_replay *r,
+                   struct bt_turn_result *res);
 
 /* Exit code of the CLI for a finished turn (0 completed, 1 failed, 3 coder not
  * installed, 4 auth required, 130 cancelled). */

@@ -36,6 +36,8 @@
  *   FAKE_CODER_CRASH_SIGNAL      ... or abort() instead (no core file)
  *   FAKE_CODER_HANG_AFTER=<n>    after n lines write nothing more, keep
  *                                reading stdin, never exit
+ *   FAKE_CODER_PAUSE_AFTER=<n>   after n lines wait (reading nothing) until
+ *   FAKE_CODER_PAUSE_FILE=<file> ... this file exists, then go on
  *   FAKE_CODER_NEVER_EXIT        when done, keep running (even at stdin EOF)
  *   FAKE_CODER_IGNORE_TERM       ignore SIGTERM
  *   FAKE_CODER_GRANDCHILD        fork a child that ignores SIGTERM, keeps
@@ -98,6 +100,8 @@ struct knobs {
     int exit_code;
     long crash_after; /* -1 = never */
     long hang_after;  /* -1 = never */
+    long pause_after; /* -1 = never */
+    const char *pause_file;
     const char *log_stdin;
     const char *stamp;
     long rep_first, rep_last; /* FAKE_CODER_REPEAT lines (from 1); 0 = none */
@@ -253,6 +257,8 @@ static void read_knobs(void)
     k->exit_code = (int)env_long("FAKE_CODER_EXIT", 0);
     k->crash_after = env_long("FAKE_CODER_CRASH_AFTER", -1);
     k->hang_after = env_long("FAKE_CODER_HANG_AFTER", -1);
+    k->pause_after = env_long("FAKE_CODER_PAUSE_AFTER", -1);
+    k->pause_file = env("FAKE_CODER_PAUSE_FILE");
     k->log_stdin = env("FAKE_CODER_LOG_STDIN");
     k->stamp = env("FAKE_CODER_STAMP");
     k->rep_times = -1;
@@ -505,6 +511,9 @@ static void checkpoint(void)
         crash();
     if (g.k.hang_after >= 0 && g.written >= g.k.hang_after)
         hang();
+    if (g.k.pause_file && g.written == g.k.pause_after)
+        while (access(g.k.pause_file, F_OK) != 0)
+            sleep_ms(10);
 }
 
 /* ---- writing --------------------------------------------------------- */

@@ -233,10 +233,16 @@ static void test_only_regular_files(void **state)
     char *missing = at(f, "missing.out.zst");
     assert_int_equal(bt_runfile_read(missing, &got, NULL), -ENOENT);
     assert_int_equal(got.len, 0);
-    /* creating never follows a link either */
+    /* creating never follows a link, nor touches anything already there */
     struct bt_runfile *rf = NULL;
-    assert_int_equal(bt_runfile_create(link, 100, &rf), -ELOOP);
+    assert_int_equal(bt_runfile_create(link, 100, &rf), -EEXIST);
     assert_null(rf);
+    assert_int_equal(bt_runfile_create(target, 100, &rf), -EEXIST);
+    assert_int_equal(bt_runfile_read(target, &got, NULL), 0);
+    assert_int_equal(got.len, 1000); /* not truncated */
+    bt_buf_reset(&got);
+    assert_int_equal(bt_runfile_create(fifo, 100, &rf), -EEXIST); /* no wait for a reader */
+    assert_int_equal(bt_runfile_create(dir, 100, &rf), -EEXIST);
     bt_buf_release(&got);
     free(missing);
     free(dir);
