@@ -216,10 +216,11 @@ static void tick(void *data)
 static void say_queued(const struct bt_service_outcome *out)
 {
     fprintf(stderr,
-            "baton: queued as message %lld of %s: it goes out when the running turn "
+            "baton: queued as #%lld in %s: it goes out when the running turn "
             "completes\n       (if that turn fails or is cancelled, with the next send; "
             "`baton rm-queued %.12s %lld` takes it back)\n",
-            (long long)out->queued, out->conversation, out->conversation, (long long)out->queued);
+            (long long)out->queue_no, out->conversation, out->conversation,
+            (long long)out->queue_no);
 }
 
 /* After a completed turn, what others queued meanwhile goes out in a

@@ -60,8 +60,9 @@ static const struct bt_cmd commands[] = {
     {"cancel", bt_cmd_cancel, "CONV", "stop the running turn of a conversation",
      "The stop is recorded first, then the turn's owner stops its coder (within\n"
      "about 100 ms); cancel waits for the turn to end and says how it ended.\n"},
-    {"rm-queued", bt_cmd_rm_queued, "CONV MSG", "take back a queued message before it goes",
-     "MSG is the message number `baton send` printed (also in `baton show`).\n"},
+    {"rm-queued", bt_cmd_rm_queued, "CONV N", "take back a queued message before it goes",
+     "N is the message's queue number in CONV, as `baton send` and `baton show` print it\n"
+     "(#N): 1 is the first message ever queued in CONV. Numbers are never reused.\n"},
     {"ls", bt_cmd_ls, "[--json]", "list conversations, newest first",
      "  --json                 one JSON object per conversation\n"},
     {"show", bt_cmd_show, "[--json] [--debug] [--last N] [--raw] CONV",

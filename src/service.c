@@ -436,6 +436,7 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
     out->busy = sub.busy;
     if (rc == 0 && sub.queued) {
         out->queued = sub.queued;
+        out->queue_no = sub.queue_no;
         out->exit_code = BT_EXIT_OK;
     } else if (rc == 0) {
         struct bt_service_turn eff = turn_settings(t, rn->user_text != NULL, &sub.options);

@@ -74,6 +74,10 @@ int bt_st_check_owner(struct bt_store *s, const char *conv, int force);
  * path, status, created, updated, last run id and state. */
 void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c);
 
+/* Inside a write transaction: give message msg, just queued in conv, the
+ * conversation's next queue number, written to *queue_no (may be NULL). */
+int bt_st_queue_number(struct bt_store *s, const char *conv, int64_t msg, int64_t *queue_no);
+
 /* Commit pending events, then BEGIN IMMEDIATE. */
 int bt_st_tx_begin(struct bt_store *s);
 /* Commit if rc is 0, else roll back keeping the error; returns the result. */
