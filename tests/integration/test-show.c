@@ -112,7 +112,7 @@ static char *run_line(const char *out, int n)
         if ((p = strstr(p, "  [run ")) != NULL && i < n)
             p++;
     assert_non_null(p);
-    return bt_xstrndup(p, strcspn(p, "\n"));
+    return p ? bt_xstrndup(p, strcspn(p, "\n")) : NULL;
 }
 
 /* Occurrences of what in text. */
@@ -271,18 +271,19 @@ static long long queue(struct ctx *c, const char *conv, const char *text)
     struct bt_test_result res;
     baton(c, &res, NULL, 0, "send", conv, text, END);
     assert_int_equal(res.exit_code, 0);
-    long long no = 0;
-    char conv_out[64], conv_cmd[64];
+    char *end;
     const char *line = strstr(res.err.data, "queued as #");
     assert_non_null(line);
-    assert_int_equal(sscanf(line, "queued as #%lld in %63[0-9a-z]", &no, conv_out), 2);
-    assert_string_equal(conv_out, conv);
-    long long cmd_no = 0;
+    long long no = strtoll(line + strlen("queued as #"), &end, 10);
+    assert_true(strncmp(end, " in ", 4) == 0 && strncmp(end + 4, conv, strlen(conv)) == 0);
+    /* the command it names: `baton rm-queued <a prefix of conv> <no>` */
     const char *cmd = strstr(res.err.data, "`baton rm-queued ");
     assert_non_null(cmd);
-    assert_int_equal(sscanf(cmd, "`baton rm-queued %63s %lld`", conv_cmd, &cmd_no), 2);
-    assert_int_equal(strncmp(conv, conv_cmd, strlen(conv_cmd)), 0);
-    assert_int_equal(cmd_no, no);
+    cmd += strlen("`baton rm-queued ");
+    size_t prefix = strcspn(cmd, " ");
+    assert_true(prefix >= 8 && strncmp(cmd, conv, prefix) == 0);
+    assert_int_equal(strtoll(cmd + prefix + 1, &end, 10), no);
+    assert_int_equal(*end, '`');
     bt_test_result_release(&res);
     return no;
 }
@@ -301,8 +302,10 @@ static char *queued(struct ctx *c, const char *conv, long long ids[8])
         const cJSON *no = cJSON_GetObjectItem(it, "queue_no");
         assert_true(cJSON_IsNumber(no));
         bt_buf_addf(&b, "%s#%d ", bt_test_jstr(it, "text"), no->valueint);
-        if (ids && n < 8)
-            ids[n++] = (long long)cJSON_GetObjectItem(it, "id")->valuedouble;
+        assert_true(n < 8);
+        if (ids)
+            ids[n] = (long long)cJSON_GetObjectItem(it, "id")->valuedouble;
+        n++;
     }
     cJSON_Delete(doc);
     bt_buf_addc(&b, '\0');
@@ -340,7 +343,7 @@ static void test_queue_numbers(void **state)
     assert_int_equal(queue(c, a, "a two"), 2);
     assert_int_equal(queue(c, b, "b two"), 2);
     assert_int_equal(queue(c, b, "b three"), 3);
-    long long ids[8];
+    long long ids[8] = {0};
     char *q = queued(c, a, ids);
     assert_string_equal(q, "a one#1 a two#2 ");
     free(q);
