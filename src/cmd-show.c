@@ -118,7 +118,8 @@ static const char *signal_name(int sig)
     return NULL;
 }
 
-/* How the run's coder ended, after ", "; nothing while it runs. */
+/* How the run's coder ended, after ", "; nothing while it runs. Whether
+ * baton had to signal it is said apart: codex exits 0 on SIGTERM. */
 static void print_exit(const struct bt_store_run *r)
 {
     const char *name = signal_name(r->exit_signal);
@@ -134,6 +135,8 @@ static void print_exit(const struct bt_store_run *r)
         printf(", the coder never started");
     else /* recovered: the baton that waited for it was gone */
         printf(", exit unknown");
+    if (r->stop_stage > 0)
+        printf(", baton sent its group SIG%s", r->stop_stage > 1 ? "KILL" : "TERM");
 }
 
 /* What --debug shows of a run's stderr: its last TAIL_LINES lines, at most

@@ -212,6 +212,7 @@ static void finish_run(struct turn_ctx *c, const struct bt_turn_result *res)
         .state = run_state(res->status),
         .exit_code = res->exit_code,
         .exit_signal = res->exit_signal,
+        .stop_stage = res->stop_stage,
         .error_kind = res->error_kind,
         .error_text = res->error_message,
         .stderr_tail = res->stderr_tail,

@@ -159,7 +159,10 @@ static const char *const migrations[] = {
     "UPDATE conversations SET queue_last = (SELECT count(*) FROM messages m"
     " WHERE m.conversation = conversations.id AND m.queue_no IS NOT NULL);"
     "CREATE UNIQUE INDEX messages_queue_no ON messages(conversation, queue_no)"
-    " WHERE queue_no IS NOT NULL;",
+    " WHERE queue_no IS NOT NULL;"
+    /* and whether baton had to signal a run's coder (show --debug): codex
+     * exits 0 on SIGTERM, so its exit status alone does not tell */
+    "ALTER TABLE runs ADD COLUMN stop_stage INTEGER;",
 };
 
 #define N_MIGRATIONS ((int)BT_ARRAY_SIZE(migrations))
@@ -187,7 +190,7 @@ _Static_assert(BT_ARRAY_SIZE(migrations) == BT_STORE_SCHEMA_VERSION,
     " r.output_tokens, r.reasoning_tokens, r.context_tokens,"                                      \
     " r.context_window, r.cost_usd, (SELECT m.id FROM messages m"                                  \
     " WHERE m.run = r.id AND m.role = 'assistant' LIMIT 1), r.started_ms,"                         \
-    " r.ended_ms, r.prompt, r.cancel_ms FROM runs r"
+    " r.ended_ms, r.prompt, r.cancel_ms, r.stop_stage FROM runs r"
 
 #define STMTS(X)                                                                                   \
     X(BEGIN, "BEGIN IMMEDIATE")                                                                    \
@@ -255,7 +258,7 @@ _Static_assert(BT_ARRAY_SIZE(migrations) == BT_STORE_SCHEMA_VERSION,
                   " input_tokens = ?9, cached_input_tokens = ?10,"                                 \
                   " output_tokens = ?11, reasoning_tokens = ?12,"                                  \
                   " context_tokens = ?13, context_window = ?14,"                                   \
-                  " cost_usd = ?15, ended_ms = ?16"                                                \
+                  " cost_usd = ?15, ended_ms = ?16, stop_stage = ?17"                              \
                   " WHERE id = ?1 AND state = 'running'")                                          \
     X(RUN_STATE, "SELECT state FROM runs WHERE id = ?1")                                           \
     X(RUN_TOUCH_CONV, "UPDATE conversations SET updated_ms = ?2 WHERE id ="                        \
@@ -1709,6 +1712,7 @@ static int update_run_end(struct bt_store *s, const char *id, const struct bt_st
     bt_st_bind_text(q, 8, e->native_session_id);
     bind_usage(q, e->usage);
     sqlite3_bind_int64(q, 16, now);
+    sqlite3_bind_int(q, 17, e->stop_stage);
     int rc = bt_st_run(s, q, "finish run");
     return rc || sqlite3_changes(s->db) > 0 ? rc : finish_miss(s, id);
 }
@@ -1817,6 +1821,7 @@ static void read_run(sqlite3_stmt *q, struct bt_store_run *r)
     r->ended_ms = bt_st_col_i64(q, 27, 0);
     r->prompt = bt_st_col_str(q, 28);
     r->cancel_ms = bt_st_col_i64(q, 29, 0);
+    r->stop_stage = (int)bt_st_col_i64(q, 30, -1);
 }
 
 /* Run a RUN_SELECT statement with ?1 = key and read its row. */

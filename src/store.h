@@ -283,6 +283,9 @@ struct bt_store_run {
     uint64_t owner_start;          /* its start time, 0 unknown */
     int64_t exit_code;             /* coder's exit code, BT_UNKNOWN if none */
     int exit_signal;               /* signal that ended the coder, 0 if none */
+    int stop_stage;                /* signals baton sent its group: 0 none,
+                                      1 SIGTERM, 2 SIGKILL; -1 unknown (not
+                                      finished by its baton, or schema < 5) */
     char *error_kind;              /* NULL unless failed/interrupted */
     char *error_text;              /* curated, user-facing, or NULL */
     char *stderr_tail;             /* NULL, or stderr_tail_len bytes + NUL */
@@ -393,6 +396,8 @@ struct bt_store_run_end {
     enum bt_store_run_state state; /* completed, failed, cancelled, interrupted */
     int64_t exit_code;             /* BT_UNKNOWN if not exited normally */
     int exit_signal;               /* 0 if none */
+    int stop_stage;                /* signals baton sent the coder's group:
+                                      0 none, 1 SIGTERM, 2 SIGKILL */
     const char *error_kind;        /* optional (see docs/events.md kinds) */
     const char *error_text;        /* optional, curated */
     const char *stderr_tail;       /* optional bytes; only the last

@@ -381,7 +381,8 @@ static void test_migrate_queue_numbers(void **state)
     bt_store_close(s);
     sqlite3 *db = raw_db(f); /* back to schema 4, with three queued messages */
     raw_exec(db, "DROP INDEX messages_queue_no; ALTER TABLE messages DROP COLUMN queue_no;"
-                 "ALTER TABLE conversations DROP COLUMN queue_last; PRAGMA user_version = 4");
+                 "ALTER TABLE conversations DROP COLUMN queue_last;"
+                 "ALTER TABLE runs DROP COLUMN stop_stage; PRAGMA user_version = 4");
     char *sql = bt_xasprintf(
         "INSERT INTO messages (conversation, seq, role, state, text, created_ms, updated_ms)"
         " VALUES ('%s', 1, 'user', 'complete', 'a sent', 1, 1), ('%s', 2, 'user', 'queued',"
