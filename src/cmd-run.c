@@ -212,9 +212,18 @@ static void tick(void *data)
     bt_render_tick(data);
 }
 
-/* What a queued prompt means for the user, on stderr. */
-static void say_queued(const struct bt_service_outcome *out)
+/* What a queued prompt means for the user, on stderr; with --json also
+ * its queue number on stdout, for a script that may take it back. */
+static void say_queued(const struct bt_service_outcome *out, int json)
 {
+    if (json) {
+        struct bt_buf b = BT_BUF_INIT;
+        bt_buf_addc(&b, '{');
+        bt_json_member(&b, "conversation", out->conversation);
+        bt_buf_addf(&b, ",\"queued\":true,\"queue_no\":%lld}\n", (long long)out->queue_no);
+        fputs(b.data, stdout);
+        bt_buf_release(&b);
+    }
     fprintf(stderr,
             "baton: queued as #%lld in %s: it goes out when the running turn "
             "completes\n       (if that turn fails or is cancelled, with the next send; "
@@ -261,7 +270,7 @@ static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
     if (out.message)
         bt_fail(out.exit_code, "%s", out.message);
     else if (out.queued)
-        say_queued(&out);
+        say_queued(&out, a->json);
     else if (!a->json)
         fprintf(stderr, "conversation %s\n", out.conversation);
     hand_on_queue(a, &out);
@@ -287,7 +296,7 @@ static int detached(struct bt_store *s, struct run_args *a, const char *conv)
         return out.exit_code ? out.exit_code : BT_EXIT_FAILED;
     }
     if (out.busy) { /* the running turn's owner sends it next */
-        say_queued(&out);
+        say_queued(&out, a->json);
         return BT_EXIT_OK;
     }
     return bt_cmd_worker_detach(s, a->mode == MODE_RETRY ? "retry" : "flush", out.conversation,

@@ -347,7 +347,17 @@ static void test_queue_numbers(void **state)
     assert_int_equal(queue(c, b, "b one"), 1);
     assert_int_equal(queue(c, a, "a two"), 2);
     assert_int_equal(queue(c, b, "b two"), 2);
-    assert_int_equal(queue(c, b, "b three"), 3);
+    /* --json: the number on stdout too, for scripts */
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "send", "--json", b, "b three", END);
+    assert_int_equal(res.exit_code, 0);
+    cJSON *j = cJSON_Parse(res.out.data);
+    assert_non_null(j);
+    assert_string_equal(bt_test_jstr(j, "conversation"), b);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "queued")));
+    assert_int_equal(cJSON_GetObjectItem(j, "queue_no")->valueint, 3);
+    cJSON_Delete(j);
+    bt_test_result_release(&res);
     long long ids[8] = {0};
     char *q = queued(c, a, ids);
     assert_string_equal(q, "a one#1 a two#2 ");
@@ -383,7 +393,6 @@ static void test_queue_numbers(void **state)
     free(q);
 
     /* once sent, a number says so; the next one goes on counting */
-    struct bt_test_result res;
     baton(c, &res, NULL, 0, "cancel", a, END);
     assert_int_equal(res.exit_code, 0);
     bt_test_result_release(&res);
