@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd-cancel: `baton cancel CONV` stops a conversation's running turn from
- * any process, and `baton rm-queued CONV MSG` takes a queued message back.
+ * any process, and `baton rm-queued CONV N` takes back the conversation's
+ * queued message #N (its queue number, store.h "Queue numbers").
  *
  * cancel records the request in the store and waits: the run's owner (a
  * foreground baton or a detached worker) looks for it every 100 ms and
@@ -75,7 +76,7 @@ out:
     return rc;
 }
 
-/* A message number: a positive decimal integer. */
+/* A queue number: a positive decimal integer. */
 static int parse_msg(const char *text, int64_t *msg)
 {
     char *end;
@@ -95,15 +96,16 @@ int bt_cmd_rm_queued(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     int64_t msg;
     if (parse_msg(a.operands[1], &msg))
-        return bt_args_fail(&a, "MSG must be a message number, not '%s'", a.operands[1]);
+        return bt_args_fail(&a, "N must be a queue number (`baton show` gives it), not '%s'",
+                            a.operands[1]);
     struct bt_store *s;
     char conv[BT_ID_SIZE];
     if ((rc = bt_cmd_open_store(&s)) != 0)
         return rc;
     if ((rc = bt_cmd_resolve(s, a.operands[0], conv)) == 0) {
-        rc = bt_store_message_discard(s, conv, msg);
+        rc = bt_store_queued_discard(s, conv, msg, NULL);
         if (rc == 0)
-            fprintf(stderr, "baton: removed queued message %lld of %s\n", (long long)msg, conv);
+            fprintf(stderr, "baton: took back queued message #%lld of %s\n", (long long)msg, conv);
         else
             rc =
                 bt_fail(rc == BT_ESTORE ? BT_EXIT_FAILED : BT_EXIT_USAGE, "%s", bt_store_errmsg(s));

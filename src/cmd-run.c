@@ -267,14 +267,24 @@ static int say_stdout_failed(const struct output *o, const struct bt_service_out
     return o->failed == EPIPE ? BT_EXIT_STDOUT_CLOSED : BT_EXIT_FAILED;
 }
 
-/* What a queued prompt means for the user, on stderr. */
-static void say_queued(const struct bt_service_outcome *out)
+/* What a queued prompt means for the user, on stderr; with --json also
+ * its queue number on stdout, for a script that may take it back. */
+static void say_queued(const struct bt_service_outcome *out, int json)
 {
+    if (json) {
+        struct bt_buf b = BT_BUF_INIT;
+        bt_buf_addc(&b, '{');
+        bt_json_member(&b, "conversation", out->conversation);
+        bt_buf_addf(&b, ",\"queued\":true,\"queue_no\":%lld}\n", (long long)out->queue_no);
+        fputs(b.data, stdout);
+        bt_buf_release(&b);
+    }
     fprintf(stderr,
-            "baton: queued as message %lld of %s: it goes out when the running turn "
+            "baton: queued as #%lld in %s: it goes out when the running turn "
             "completes\n       (if that turn fails or is cancelled, with the next send; "
             "`baton rm-queued %.12s %lld` takes it back)\n",
-            (long long)out->queued, out->conversation, out->conversation, (long long)out->queued);
+            (long long)out->queue_no, out->conversation, out->conversation,
+            (long long)out->queue_no);
 }
 
 /* After a completed turn, what others queued meanwhile goes out in a
@@ -317,7 +327,7 @@ static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
     if (out.message)
         bt_fail(out.exit_code, "%s", out.message);
     else if (out.queued)
-        say_queued(&out);
+        say_queued(&out, a->json);
     else if (!a->json)
         fprintf(stderr, "conversation %s\n", out.conversation);
     hand_on_queue(a, &out);
@@ -343,7 +353,7 @@ static int detached(struct bt_store *s, struct run_args *a, const char *conv)
         return out.exit_code ? out.exit_code : BT_EXIT_FAILED;
     }
     if (out.busy) { /* the running turn's owner sends it next */
-        say_queued(&out);
+        say_queued(&out, a->json);
         return BT_EXIT_OK;
     }
     return bt_cmd_worker_detach(s, a->mode == MODE_RETRY ? "retry" : "flush", out.conversation,

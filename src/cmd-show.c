@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd-show: `baton show CONV` prints a conversation's messages in order;
- * --debug adds each run's record (exit, error, stderr tail, the size of its
- * raw output); --last N keeps only the last N messages; --raw writes the
- * raw stdout of the last run as the coder wrote it (for re-parsing). */
+/* cmd-show: `baton show CONV` prints a conversation's messages in order,
+ * a running turn's answer as far as it has streamed; --debug adds each
+ * run's record (the coder's exit status or signal, error, the end of its
+ * stderr, the size of its raw output); --last N keeps only the last N
+ * messages; --raw writes the raw stdout of the last run as the coder wrote
+ * it (for re-parsing). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +65,10 @@ static void json_message(struct bt_buf *b, const struct bt_store_message *m)
     bt_json_member(b, "error_kind", m->error_kind);
     bt_json_member(b, "error", m->error_text);
     bt_json_member(b, "run", m->run[0] ? m->run : NULL);
+    if (m->queue_no > 0) /* the number rm-queued takes */
+        bt_buf_addf(b, ",\"queue_no\":%lld", (long long)m->queue_no);
+    else
+        bt_buf_adds(b, ",\"queue_no\":null");
     bt_json_member(b, "created", ts);
     bt_buf_adds(b, "}");
 }
@@ -94,6 +101,100 @@ static const char *raw_problem(int rc)
     }
 }
 
+/* The name of a signal a coder dies of ("TERM"), or NULL. */
+static const char *signal_name(int sig)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {{SIGHUP, "HUP"},   {SIGINT, "INT"},   {SIGQUIT, "QUIT"}, {SIGILL, "ILL"},
+                 {SIGTRAP, "TRAP"}, {SIGABRT, "ABRT"}, {SIGBUS, "BUS"},   {SIGFPE, "FPE"},
+                 {SIGKILL, "KILL"}, {SIGUSR1, "USR1"}, {SIGSEGV, "SEGV"}, {SIGUSR2, "USR2"},
+                 {SIGPIPE, "PIPE"}, {SIGALRM, "ALRM"}, {SIGTERM, "TERM"}, {SIGXCPU, "XCPU"},
+                 {SIGXFSZ, "XFSZ"}, {SIGSYS, "SYS"}};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(names); i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    return NULL;
+}
+
+/* How the run's coder ended, after ", "; nothing while it runs. Whether
+ * baton had to signal it is said apart: codex exits 0 on SIGTERM. */
+static void print_exit(const struct bt_store_run *r)
+{
+    const char *name = signal_name(r->exit_signal);
+    if (r->state == BT_STORE_RUN_RUNNING)
+        return;
+    if (r->exit_signal && name)
+        printf(", signal %s", name);
+    else if (r->exit_signal)
+        printf(", signal %d", r->exit_signal);
+    else if (r->exit_code != BT_UNKNOWN)
+        printf(", exit %lld", (long long)r->exit_code);
+    else if (r->pid == 0)
+        printf(", the coder never started");
+    else /* recovered: the baton that waited for it was gone */
+        printf(", exit unknown");
+    if (r->stop_stage > 0)
+        printf(", baton sent its group SIG%s", r->stop_stage > 1 ? "KILL" : "TERM");
+}
+
+/* What --debug shows of a run's stderr: its last TAIL_LINES lines, at most
+ * TAIL_BYTES; the whole of it is in the run's .err.zst file. */
+#define TAIL_LINES 20
+#define TAIL_BYTES 4096
+
+/* Where the shown part of text[0..n) starts: the last TAIL_LINES lines
+ * within TAIL_BYTES (a line that does not fit is cut at a character). */
+static size_t tail_start(const char *text, size_t n)
+{
+    size_t at = n, lines = 0;
+    while (at && (text[at - 1] == '\n' || text[at - 1] == '\r'))
+        at--; /* line ends at the end start no line to count */
+    while (at > 0 && n - at < TAIL_BYTES) {
+        if (text[at - 1] == '\n' && ++lines == TAIL_LINES)
+            break;
+        at--;
+    }
+    while (at < n && ((unsigned char)text[at] & 0xC0) == 0x80)
+        at++; /* not inside a UTF-8 character */
+    return at;
+}
+
+/* The stored tail of the run's stderr or, when none was stored (the baton
+ * running it died, or it still runs), the end of its .err.zst file. */
+static void print_stderr(struct bt_store *s, const struct bt_store_run *r)
+{
+    struct bt_buf err = BT_BUF_INIT;
+    char *where = NULL;
+    int truncated = 0;
+    const char *bytes = r->stderr_tail;
+    size_t len = r->stderr_tail_len;
+    if (!len && read_raw(s, r->id, "err", &err, &truncated, &where) != -ENOENT) {
+        bytes = err.data; /* what a damaged file held before the damage too */
+        len = err.len;
+    }
+    free(where);
+    /* the coder's own colours are noise here, and break NO_COLOR */
+    char *text = len ? bt_strip_ansi(bytes, len) : NULL;
+    size_t n = text ? strlen(text) : 0, from = text ? tail_start(text, n) : 0;
+    if (from < n) {
+        const char *so_far = r->state == BT_STORE_RUN_RUNNING ? " so far" : "";
+        char *file = bt_store_run_file(s, r->id, ".err" BT_RUNFILE_SUFFIX);
+        if (from == 0)
+            printf("  [stderr%s]\n", so_far);
+        else
+            printf("  [stderr%s: its last %zu bytes; all of it: zstdcat %s]\n", so_far, n - from,
+                   file ? file : "?");
+        bt_term_write(stdout, text + from, n - from);
+        if (text[n - 1] != '\n')
+            putchar('\n');
+        free(file);
+    }
+    free(text);
+    bt_buf_release(&err);
+}
+
 static void print_run(struct bt_store *s, const char *run)
 {
     struct bt_store_run r;
@@ -101,10 +202,7 @@ static void print_run(struct bt_store *s, const char *run)
         return;
     printf("  [run %s: %s, %s %s", r.id, bt_store_run_state_name(r.state), r.coder,
            r.coder_version ? r.coder_version : "?");
-    if (r.state != BT_STORE_RUN_RUNNING)
-        printf(", exit %lld", (long long)r.exit_code);
-    if (r.exit_signal)
-        printf(", signal %d", r.exit_signal);
+    print_exit(&r);
     if (r.error_kind)
         printf(", %s", r.error_kind);
     printf("]\n");
@@ -120,16 +218,7 @@ static void print_run(struct bt_store *s, const char *run)
         printf("  [raw stdout: %s: %s]\n", where, raw_problem(rrc));
     free(where);
     bt_buf_release(&raw);
-    if (r.stderr_tail_len) {
-        /* the coder's own colours are noise here, and break NO_COLOR */
-        char *tail = bt_strip_ansi(r.stderr_tail, r.stderr_tail_len);
-        size_t n = strlen(tail);
-        printf("  [stderr tail]\n");
-        bt_term_write(stdout, tail, n);
-        if (n && tail[n - 1] != '\n')
-            putchar('\n');
-        free(tail);
-    }
+    print_stderr(s, &r);
     bt_store_run_release(&r);
 }
 
@@ -157,7 +246,9 @@ static void print_human(struct bt_store *s, const struct bt_store_conversation *
         int user = m->role == BT_STORE_ROLE_USER;
         printf("\n%s", user ? "you" : c->coder);
         if (m->state == BT_STORE_MSG_QUEUED) /* the number rm-queued takes */
-            printf(" (queued as message %lld)", (long long)m->id);
+            printf(" (queued as #%lld)", (long long)m->queue_no);
+        else if (m->state == BT_STORE_MSG_STREAMING)
+            printf(" (streaming: the text so far)");
         else if (m->state != BT_STORE_MSG_COMPLETE)
             printf(" (%s)", bt_store_msg_state_name(m->state));
         print_field(":\n", m->text);
@@ -215,17 +306,37 @@ static int print_raw(struct bt_store *s, const char *conv)
     return rc;
 }
 
+/* A streaming answer's text is stored only when its run ends: give it the
+ * text its run's events hold so far (what attach shows). */
+static int fill_streaming(struct bt_store *s, struct bt_store_message *m)
+{
+    char *text;
+    if (m->state != BT_STORE_MSG_STREAMING || !m->run[0] || m->text[0])
+        return 0;
+    int rc = bt_store_run_answer(s, m->run, &text);
+    if (rc == 0) {
+        free(m->text);
+        m->text = text;
+    }
+    return rc;
+}
+
 /* Print the last `last` of the n messages v (all when last is 0; v is NULL
  * when n is 0). */
-static void print_tail(struct bt_store *s, const struct bt_store_conversation *c,
-                       const struct bt_store_message *v, size_t n, size_t last, int json, int debug)
+static int print_tail(struct bt_store *s, const struct bt_store_conversation *c,
+                      struct bt_store_message *v, size_t n, size_t last, int json, int debug)
 {
     size_t keep = last && last < n ? last : n;
-    const struct bt_store_message *from = n ? v + (n - keep) : v;
+    struct bt_store_message *from = n ? v + (n - keep) : v;
+    for (size_t i = 0; i < keep; i++)
+        if (fill_streaming(s, &from[i]))
+            return bt_fail(BT_EXIT_FAILED, "cannot read the running turn of %s: %s", c->id,
+                           bt_store_errmsg(s));
     if (json)
         print_json(c, from, keep);
     else
         print_human(s, c, from, keep, n, debug);
+    return 0;
 }
 
 int bt_cmd_show(int argc, char **argv)
@@ -264,7 +375,7 @@ int bt_cmd_show(int argc, char **argv)
         else if (bt_store_conversation_get(s, id, &conv) || bt_store_message_list(s, id, &v, &n))
             rc = bt_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id, bt_store_errmsg(s));
         else
-            print_tail(s, &conv, v, n, last, json, debug);
+            rc = print_tail(s, &conv, v, n, last, json, debug);
     }
     bt_store_message_list_free(v, n);
     bt_store_conversation_release(&conv);

@@ -121,8 +121,10 @@ const struct bt_cmd bt_cmds[] = {
     {"cancel", bt_cmd_cancel, "CONV", "stop the running turn of a conversation", NULL,
      "The stop is recorded first, then the turn's owner stops its coder (within\n"
      "about 100 ms); cancel waits for the turn to end and says how it ended.\n"},
-    {"rm-queued", bt_cmd_rm_queued, "CONV MSG", "take back a queued message before it goes", NULL,
-     "MSG is the message number `baton send` printed (also in `baton show`).\n"},
+    {"rm-queued", bt_cmd_rm_queued, "CONV N", "take back a queued message before it goes", NULL,
+     "N is the message's queue number in CONV, as `baton send` and `baton show`\n"
+     "print it (#N): 1 is the first message ever queued in CONV. Numbers are never\n"
+     "reused.\n"},
     {"ls", bt_cmd_ls, "", "list conversations, newest first", ls_opts,
      "Times are local, with their zone; --json gives them in UTC (RFC 3339).\n"},
     {"show", bt_cmd_show, "CONV", "show a conversation's messages and runs", show_opts, ""},

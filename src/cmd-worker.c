@@ -154,8 +154,7 @@ int bt_cmd_worker_detach(struct bt_store *s, const char *mode, const char *conv,
         rc = bt_fail(BT_EXIT_FAILED, "cannot start a worker: %s", bt_strerror(rc));
     }
     if (queued > 0 && bt_store_message_discard(s, conv, queued) == 0)
-        fprintf(stderr, "baton: nothing was sent (message %lld was taken back)\n",
-                (long long)queued);
+        fputs("baton: nothing was sent (the prompt queued for it was taken back)\n", stderr);
     return rc;
 }
 

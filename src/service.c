@@ -233,6 +233,7 @@ static int record_end(struct turn_ctx *c, const struct bt_turn_result *res)
         .state = run_state(res->status),
         .exit_code = res->exit_code,
         .exit_signal = res->exit_signal,
+        .stop_stage = res->stop_stage,
         .error_kind = res->error_kind,
         .error_text = res->error_message,
         .stderr_tail = res->stderr_tail,
@@ -508,6 +509,7 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
     out->busy = sub.busy;
     if (rc == 0 && sub.queued) {
         out->queued = sub.queued;
+        out->queue_no = sub.queue_no;
         out->exit_code = BT_EXIT_OK;
     } else if (rc == 0) {
         struct bt_service_turn eff = turn_settings(t, rn->user_text != NULL, &sub.options);

@@ -58,6 +58,7 @@ struct bt_service_outcome {
     int exit_code;        /* the CLI exit code (cmd.h) */
     char *message;        /* a sentence for stderr when nothing ran; else NULL */
     int64_t queued;       /* > 0: the prompt waits as this message; no run */
+    int64_t queue_no;     /* and this is its queue number (rm-queued's N) */
     int busy;             /* a turn of the conversation was running */
     int completed;        /* the turn ran and completed */
     int64_t waiting;      /* queued messages waiting once the turn ended */

@@ -92,6 +92,10 @@ int bt_st_insert_event(struct bt_store *s, const struct bt_store_event *ev);
 int bt_st_finish_run(struct bt_store *s, const char *id, const struct bt_store_run_end *e,
                      int64_t now);
 
+/* Inside a write transaction: give message msg, just queued in conv, the
+ * conversation's next queue number, written to *queue_no (may be NULL). */
+int bt_st_queue_number(struct bt_store *s, const char *conv, int64_t msg, int64_t *queue_no);
+
 /* Commit pending events, then BEGIN IMMEDIATE. */
 int bt_st_tx_begin(struct bt_store *s);
 /* Commit if rc is 0, else roll back keeping the error; returns the result. */

@@ -147,6 +147,22 @@ static const char *const migrations[] = {
     " version TEXT CHECK (version IS NULL OR version <> ''),"
     " seen_ms INTEGER NOT NULL, PRIMARY KEY (coder, path)) WITHOUT ROWID;"
     "CREATE INDEX runs_running ON runs(state) WHERE state = 'running';",
+    /* 4 -> 5: queue numbers (store-queue.c): each queued message gets the
+     * next number of its conversation's counter, never given twice; the
+     * messages queued now are numbered 1, 2, ... in their order */
+    "ALTER TABLE conversations ADD COLUMN queue_last INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE messages ADD COLUMN queue_no INTEGER;"
+    "UPDATE messages SET queue_no = (SELECT count(*) FROM messages m"
+    " WHERE m.conversation = messages.conversation AND m.state = 'queued'"
+    " AND m.role = 'user' AND m.seq <= messages.seq)"
+    " WHERE state = 'queued' AND role = 'user';"
+    "UPDATE conversations SET queue_last = (SELECT count(*) FROM messages m"
+    " WHERE m.conversation = conversations.id AND m.queue_no IS NOT NULL);"
+    "CREATE UNIQUE INDEX messages_queue_no ON messages(conversation, queue_no)"
+    " WHERE queue_no IS NOT NULL;"
+    /* and whether baton had to signal a run's coder (show --debug): codex
+     * exits 0 on SIGTERM, so its exit status alone does not tell */
+    "ALTER TABLE runs ADD COLUMN stop_stage INTEGER;",
 };
 
 #define N_MIGRATIONS ((int)BT_ARRAY_SIZE(migrations))
@@ -164,7 +180,7 @@ _Static_assert(BT_ARRAY_SIZE(migrations) == BT_STORE_SCHEMA_VERSION,
 
 #define MSG_SELECT                                                                                 \
     "SELECT id, conversation, seq, role, state, text, error_kind, error_text,"                     \
-    " run, created_ms, updated_ms FROM messages"
+    " run, created_ms, updated_ms, queue_no FROM messages"
 
 #define RUN_SELECT                                                                                 \
     "SELECT r.id, r.conversation, r.turn, r.coder, r.coder_version, r.model,"                      \
@@ -174,7 +190,7 @@ _Static_assert(BT_ARRAY_SIZE(migrations) == BT_STORE_SCHEMA_VERSION,
     " r.output_tokens, r.reasoning_tokens, r.context_tokens,"                                      \
     " r.context_window, r.cost_usd, (SELECT m.id FROM messages m"                                  \
     " WHERE m.run = r.id AND m.role = 'assistant' LIMIT 1), r.started_ms,"                         \
-    " r.ended_ms, r.prompt, r.cancel_ms FROM runs r"
+    " r.ended_ms, r.prompt, r.cancel_ms, r.stop_stage FROM runs r"
 
 #define STMTS(X)                                                                                   \
     X(BEGIN, "BEGIN IMMEDIATE")                                                                    \
@@ -242,7 +258,7 @@ _Static_assert(BT_ARRAY_SIZE(migrations) == BT_STORE_SCHEMA_VERSION,
                   " input_tokens = ?9, cached_input_tokens = ?10,"                                 \
                   " output_tokens = ?11, reasoning_tokens = ?12,"                                  \
                   " context_tokens = ?13, context_window = ?14,"                                   \
-                  " cost_usd = ?15, ended_ms = ?16"                                                \
+                  " cost_usd = ?15, ended_ms = ?16, stop_stage = ?17"                              \
                   " WHERE id = ?1 AND state = 'running'")                                          \
     X(RUN_STATE, "SELECT state FROM runs WHERE id = ?1")                                           \
     X(RUN_TOUCH_CONV, "UPDATE conversations SET updated_ms = ?2 WHERE id ="                        \
@@ -1056,9 +1072,10 @@ static int touch_conversation(struct bt_store *s, const char *conv, int64_t now)
     return rc ? rc : changed_one(s, "conversation", conv);
 }
 
-/* Insert a message at the end of its conversation (inside a transaction). */
+/* Insert a message at the end of its conversation (inside a transaction);
+ * a queued one gets its queue number (*queue_no, may be NULL). */
 static int insert_message(struct bt_store *s, const struct bt_store_message_new *o, int64_t now,
-                          int64_t *id)
+                          int64_t *id, int64_t *queue_no)
 {
     sqlite3_stmt *q = stmt(s, ST_MSG_INSERT);
     if (!q)
@@ -1070,8 +1087,11 @@ static int insert_message(struct bt_store *s, const struct bt_store_message_new 
     bt_st_bind_text(q, 5, o->run);
     sqlite3_bind_int64(q, 6, now);
     int rc = bt_st_run(s, q, "add message");
+    int64_t msg = sqlite3_last_insert_rowid(s->db);
     if (rc == 0 && id)
-        *id = sqlite3_last_insert_rowid(s->db);
+        *id = msg;
+    if (rc == 0 && o->state == BT_STORE_MSG_QUEUED)
+        rc = bt_st_queue_number(s, o->conversation, msg, queue_no);
     return rc;
 }
 
@@ -1087,7 +1107,7 @@ int bt_store_message_add(struct bt_store *s, const struct bt_store_message_new *
         return rc;
     rc = touch_conversation(s, o->conversation, now);
     if (rc == 0)
-        rc = insert_message(s, o, now, id);
+        rc = insert_message(s, o, now, id, NULL);
     rc = bt_st_tx_end(s, rc);
     if (rc && id)
         *id = 0;
@@ -1128,6 +1148,7 @@ static void read_message(sqlite3_stmt *q, struct bt_store_message *m)
     bt_st_col_id(q, 8, m->run);
     m->created_ms = sqlite3_column_int64(q, 9);
     m->updated_ms = sqlite3_column_int64(q, 10);
+    m->queue_no = bt_st_col_i64(q, 11, 0);
 }
 
 /* 0 if the conversation exists, BT_ENOTFOUND or BT_ESTORE. */
@@ -1330,7 +1351,7 @@ static int queue_prompt(struct bt_store *s, const struct bt_store_run_new *o, in
                                      .role = BT_STORE_ROLE_USER,
                                      .state = BT_STORE_MSG_QUEUED,
                                      .text = o->user_text};
-    rc = rc ? rc : insert_message(s, &u, now, &out->queued);
+    rc = rc ? rc : insert_message(s, &u, now, &out->queued, &out->queue_no);
     if (rc || !o->options)
         return rc;
     sqlite3_stmt *q = stmt(s, ST_MSG_SET_OPTIONS);
@@ -1373,14 +1394,14 @@ static int insert_turn(struct bt_store *s, const struct bt_store_run_new *o, con
                                          .state = BT_STORE_MSG_COMPLETE,
                                          .text = o->user_text,
                                          .run = id};
-        rc = insert_message(s, &u, now, NULL);
+        rc = insert_message(s, &u, now, NULL, NULL);
     }
     if (rc == 0) {
         struct bt_store_message_new m = {.conversation = o->conversation,
                                          .role = BT_STORE_ROLE_ASSISTANT,
                                          .state = BT_STORE_MSG_STREAMING,
                                          .run = id};
-        rc = insert_message(s, &m, now, &out->message);
+        rc = insert_message(s, &m, now, &out->message, NULL);
     }
     if (rc == 0 && o->user_message > 0)
         rc = link_user_message(s, o, id, now);
@@ -1619,6 +1640,7 @@ static int update_run_end(struct bt_store *s, const char *id, const struct bt_st
     bt_st_bind_text(q, 8, e->native_session_id);
     bind_usage(q, e->usage);
     sqlite3_bind_int64(q, 16, now);
+    sqlite3_bind_int(q, 17, e->stop_stage);
     int rc = bt_st_run(s, q, "finish run");
     return rc || sqlite3_changes(s->db) > 0 ? rc : finish_miss(s, id);
 }
@@ -1728,6 +1750,7 @@ static void read_run(sqlite3_stmt *q, struct bt_store_run *r)
     r->ended_ms = bt_st_col_i64(q, 27, 0);
     r->prompt = bt_st_col_str(q, 28);
     r->cancel_ms = bt_st_col_i64(q, 29, 0);
+    r->stop_stage = (int)bt_st_col_i64(q, 30, -1);
 }
 
 /* Run a RUN_SELECT statement with ?1 = key and read its row. */

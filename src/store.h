@@ -31,7 +31,7 @@
 #include "event.h"
 #include "id.h"
 
-#define BT_STORE_SCHEMA_VERSION 4                    /* PRAGMA user_version this code writes */
+#define BT_STORE_SCHEMA_VERSION 5                    /* PRAGMA user_version this code writes */
 #define BT_STORE_BUSY_TIMEOUT_MS 5000                /* wait for another writer at most this long */
 #define BT_STORE_TITLE_MAX 80                        /* bytes of a conversation title */
 #define BT_STORE_STDERR_TAIL_MAX ((size_t)64 * 1024) /* bytes of a run's stderr tail kept */
@@ -223,6 +223,9 @@ struct bt_store_message {
     char run[BT_ID_SIZE];          /* run that produced/answers it, or "" */
     int64_t created_ms;            /* when added */
     int64_t updated_ms;            /* last change */
+    int64_t queue_no;              /* its number in the conversation's queue
+                                      (bt_store_queued_discard), kept once
+                                      sent; 0 if it was never queued */
 };
 
 void bt_store_message_release(struct bt_store_message *m);
@@ -236,7 +239,8 @@ struct bt_store_message_new {
 };
 
 /* Append a message at the end of its conversation (seq = last + 1) and mark
- * the conversation active now (updated_ms). Writes the new id to *id (may be
+ * the conversation active now (updated_ms); a queued message gets the
+ * conversation's next queue number. Writes the new id to *id (may be
  * NULL). BT_ENOTFOUND if no conversation; BT_ESTORE if run is not a run. */
 int bt_store_message_add(struct bt_store *s, const struct bt_store_message_new *o, int64_t *id);
 
@@ -279,6 +283,9 @@ struct bt_store_run {
     uint64_t owner_start;          /* its start time, 0 unknown */
     int64_t exit_code;             /* coder's exit code, BT_UNKNOWN if none */
     int exit_signal;               /* signal that ended the coder, 0 if none */
+    int stop_stage;                /* signals baton sent its group: 0 none,
+                                      1 SIGTERM, 2 SIGKILL; -1 unknown (not
+                                      finished by its baton, or schema < 5) */
     char *error_kind;              /* NULL unless failed/interrupted */
     char *error_text;              /* curated, user-facing, or NULL */
     char *stderr_tail;             /* NULL, or stderr_tail_len bytes + NUL */
@@ -338,6 +345,7 @@ struct bt_store_submitted {
     char run[BT_ID_SIZE];   /* the new run, "" if the prompt was queued */
     int64_t message;        /* the new run's assistant message */
     int64_t queued;         /* > 0: user_text was queued as this message */
+    int64_t queue_no;       /* and this is its queue number (> 0) */
     int busy;               /* another run was running (also on BT_EBUSY) */
     char *prompt;           /* the text the new run sends; NULL if queued */
     struct bt_strv options; /* the settings of each queued message the run
@@ -388,6 +396,8 @@ struct bt_store_run_end {
     enum bt_store_run_state state; /* completed, failed, cancelled, interrupted */
     int64_t exit_code;             /* BT_UNKNOWN if not exited normally */
     int exit_signal;               /* 0 if none */
+    int stop_stage;                /* signals baton sent the coder's group:
+                                      0 none, 1 SIGTERM, 2 SIGKILL */
     const char *error_kind;        /* optional (see docs/events.md kinds) */
     const char *error_text;        /* optional, curated */
     const char *stderr_tail;       /* optional bytes; only the last
@@ -420,10 +430,26 @@ int bt_store_run_cancel_requested(struct bt_store *s, const char *run, int *requ
 /* Number of queued user messages of the conversation. */
 int bt_store_queued_count(struct bt_store *s, const char *conversation, int64_t *n);
 
-/* Remove a queued user message before a run takes it. BT_ENOTFOUND if the
- * conversation has no such user message; -EALREADY if it is no longer
- * queued (a run took it: the message says which). */
+/* Remove a queued user message (by message id) before a run takes it.
+ * BT_ENOTFOUND if the conversation has no such user message; -EALREADY if
+ * it is no longer queued (a run took it: the message says which). */
 int bt_store_message_discard(struct bt_store *s, const char *conversation, int64_t msg);
+
+/* Queue numbers (store-queue.c). Every message queued in a conversation
+ * gets the next number of that conversation's counter: 1 for the first
+ * message ever queued in it, 2 for the next, and so on. A number is never
+ * given twice in a conversation, not even after its message was removed or
+ * sent, so whoever queued #N and takes back #N takes back its own message.
+ * Message ids are global and are not queue numbers. */
+
+/* Remove the conversation's queued message with queue number `number`
+ * before a run takes it; *msg (may be NULL) gets its message id.
+ * BT_ENOTFOUND if the conversation never had such a number (the message
+ * says what is queued now, and names the queue number when `number` is
+ * the message id of one of its queued messages); -EALREADY if #number was
+ * sent already (the message names the run). */
+int bt_store_queued_discard(struct bt_store *s, const char *conversation, int64_t number,
+                            int64_t *msg);
 
 /* Fill *out (owned strings; bt_store_run_release). BT_ENOTFOUND if none. */
 int bt_store_run_get(struct bt_store *s, const char *id, struct bt_store_run *out);
@@ -465,6 +491,13 @@ typedef int (*bt_store_event_fn)(void *data, const struct bt_store_event *ev);
  * 0, fn's non-zero value, or BT_ESTORE. An unknown run has no events. */
 int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, bt_store_event_fn fn,
                         void *data);
+
+/* The run's answer so far (store-queue.c): the text answer.h builds from
+ * its stored message events (item.delta, item.completed), which is what
+ * `baton attach` has shown. A streaming assistant message's own text stays
+ * "" until its run ends (nothing is written per delta), so this is how a
+ * running turn's text is read. *text is owned ("" when there is none). */
+int bt_store_run_answer(struct bt_store *s, const char *run, char **text);
 
 /* --- coder versions ---------------------------------------------------- */
 

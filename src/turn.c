@@ -532,6 +532,7 @@ static void finish(struct bt_turn *t, struct bt_turn_result *res)
     } else if (!t->spawn_failed) {
         res->exit_code = t->pres.term_signal ? BT_UNKNOWN : t->pres.exit_status;
         res->exit_signal = t->pres.term_signal;
+        res->stop_stage = t->pres.stop_stage;
         settle(t, res);
     }
     if (res->status == BT_TURN_FAILED) {

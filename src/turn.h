@@ -80,6 +80,8 @@ struct bt_turn_result {
     struct bt_usage usage;
     int64_t exit_code; /* BT_UNKNOWN if killed by a signal or never ran */
     int exit_signal;
+    int stop_stage; /* signals baton sent the coder's group: 0 none,
+                       1 SIGTERM, 2 SIGKILL (bt_proc_result) */
     int64_t duration_ms;
     char *stderr_tail; /* last stderr bytes (NUL-terminated); may be NULL */
     int64_t events;    /* events emitted, turn.completed included */

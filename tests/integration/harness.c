@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <cmocka.h>
 
@@ -89,6 +90,31 @@ void run_in(struct ctx *c, const char *const *argv, struct bt_test_result *res)
         .argv = argv, .env = (const char *const *)c->env, .cwd = c->dir, .timeout_s = 60};
     assert_int_equal(bt_test_exec(&r, res), 0);
     assert_false(res->timed_out);
+}
+
+pid_t baton_bg(struct ctx *c, const char *out, const char *first, ...)
+{
+    const char *argv[16] = {BATON, first};
+    size_t n = 2;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *arg = va_arg(ap, const char *); arg && n < 15; arg = va_arg(ap, const char *))
+        argv[n++] = arg;
+    va_end(ap);
+    argv[n] = NULL;
+    c->env[c->nenv] = NULL;
+    char *path = path_in(c, out);
+    pid_t pid = bt_test_spawn_bg(argv, (const char *const *)c->env, path);
+    free(path);
+    assert_true(pid > 0);
+    return pid;
+}
+
+int wait_exit(pid_t pid)
+{
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 char *conversation_of(const char *out)

@@ -39,6 +39,11 @@ void baton(struct ctx *c, struct bt_test_result *res, const char *input, int sig
  * bash, a pty through script) with the test's environment, in its
  * directory; asserts it ran and did not time out (60 s). */
 void run_in(struct ctx *c, const char *const *argv, struct bt_test_result *res);
+/* Start baton with args (END-terminated) in the background, stdout to
+ * <dir>/<out>; returns its pid. */
+pid_t baton_bg(struct ctx *c, const char *out, const char *first, ...);
+/* Wait for pid; its exit code, or 128 + the signal that ended it. */
+int wait_exit(pid_t pid);
 /* The conversation id of a --json stream (its first event). Caller frees. */
 char *conversation_of(const char *out);
 

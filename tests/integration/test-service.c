@@ -27,32 +27,6 @@
 #include "harness.h"
 #include "store.h"
 
-/* Start baton in the background, stdout to <dir>/<out>. */
-static pid_t baton_bg(struct ctx *c, const char *out, const char *first, ...)
-{
-    const char *argv[16] = {BATON, first};
-    size_t n = 2;
-    va_list ap;
-    va_start(ap, first);
-    while (n < 15 && (argv[n] = va_arg(ap, const char *)) != NULL)
-        n++;
-    va_end(ap);
-    argv[n] = NULL;
-    c->env[c->nenv] = NULL;
-    char *path = path_in(c, out);
-    pid_t pid = bt_test_spawn_bg(argv, (const char *const *)c->env, path);
-    free(path);
-    assert_true(pid > 0);
-    return pid;
-}
-
-static int wait_exit(pid_t pid)
-{
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* A new conversation with one quick completed turn; its id (caller frees). */
 static char *first_turn(struct ctx *c)
 {
@@ -242,12 +216,12 @@ static void test_queue_while_running(void **state)
     wait_running(c, conv, 3);
     baton(c, &res, NULL, 0, "send", conv, "queued B", END);
     assert_int_equal(res.exit_code, 0);
-    assert_non_null(strstr(res.err.data, "queued as message"));
+    assert_non_null(strstr(res.err.data, "queued as #1 in "));
     assert_int_equal(res.out.len, 0);
     bt_test_result_release(&res);
     baton(c, &res, NULL, 0, "send", "--detach", conv, "queued C", END); /* queues too */
     assert_int_equal(res.exit_code, 0);
-    assert_non_null(strstr(res.err.data, "queued as message"));
+    assert_non_null(strstr(res.err.data, "queued as #2 in "));
     bt_test_result_release(&res);
     assert_int_equal(wait_exit(a), 0);
     cJSON *doc = settled(c, conv, 7); /* first + answer, A + answer, B, C + answer */
@@ -298,25 +272,26 @@ static void test_rm_queued(void **state)
     baton(c, &res, NULL, 0, "send", conv, "never sent", END);
     assert_int_equal(res.exit_code, 0);
     char msg[32];
-    assert_int_equal(
-        sscanf(strstr(res.err.data, "queued as message"), "queued as message %31s", msg), 1);
+    assert_int_equal(sscanf(strstr(res.err.data, "queued as #"), "queued as #%31[0-9]", msg), 1);
+    assert_string_equal(msg, "1"); /* the first queued in conv */
     bt_test_result_release(&res);
     baton(c, &res, NULL, 0, "rm-queued", conv, msg, END);
     assert_int_equal(res.exit_code, 0);
     bt_test_result_release(&res);
     baton(c, &res, NULL, 0, "rm-queued", conv, msg, END);
     assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "no queued message #1 (nothing is queued)"));
     bt_test_result_release(&res);
-    baton(c, &res, NULL, 0, "rm-queued", conv, "1", END); /* sent long ago */
+    baton(c, &res, NULL, 0, "rm-queued", conv, "3", END); /* the id of "send A" */
     assert_int_equal(res.exit_code, 2);
-    assert_non_null(strstr(res.err.data, "not queued"));
+    assert_non_null(strstr(res.err.data, "no queued message #3"));
     bt_test_result_release(&res);
     const char *bad[] = {"x1", "0", "-1", "99999999999999999999", ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         baton(c, &res, NULL, 0, "rm-queued", conv, bad[i], END);
         assert_int_equal(res.exit_code, 2);
         if (bad[i][0] != '-') /* "-1" is an unknown option (cmd-args.h) */
-            assert_non_null(strstr(res.err.data, "message number"));
+            assert_non_null(strstr(res.err.data, "queue number"));
         bt_test_result_release(&res);
     }
     assert_int_equal(wait_exit(a), 0);

@@ -342,6 +342,80 @@ static void test_migration_failure_rolls_back(void **state)
     sqlite3_close(db);
 }
 
+/* Add a user message in state st to conv (a queued one gets a number). */
+static int64_t add_user(struct bt_store *s, const char *conv, const char *text,
+                        enum bt_store_msg_state st)
+{
+    struct bt_store_message_new o = {
+        .conversation = conv, .role = BT_STORE_ROLE_USER, .state = st, .text = text};
+    int64_t id = 0;
+    assert_int_equal(bt_store_message_add(s, &o, &id), 0);
+    return id;
+}
+
+/* "text#no " for each message of conv that has a queue number. */
+static char *numbered(struct bt_store *s, const char *conv)
+{
+    struct bt_store_message *v = NULL;
+    size_t n = 0;
+    struct bt_buf b = BT_BUF_INIT;
+    assert_int_equal(bt_store_message_list(s, conv, &v, &n), 0);
+    bt_buf_adds(&b, "");
+    for (size_t i = 0; i < n; i++)
+        if (v[i].queue_no)
+            bt_buf_addf(&b, "%s#%lld ", v[i].text, (long long)v[i].queue_no);
+    bt_store_message_list_free(v, n);
+    return bt_buf_detach(&b, NULL);
+}
+
+/* Schema 4 -> 5 numbers the messages queued then, per conversation in
+ * their order, and each counter goes on from there; a number taken back
+ * is not given again. */
+static void test_migrate_queue_numbers(void **state)
+{
+    struct fixture *f = *state;
+    struct bt_store *s = open_store(f);
+    char a[BT_ID_SIZE], b[BT_ID_SIZE];
+    new_conversation(s, "a", a);
+    new_conversation(s, "b", b);
+    bt_store_close(s);
+    sqlite3 *db = raw_db(f); /* back to schema 4, with three queued messages */
+    raw_exec(db, "DROP INDEX messages_queue_no; ALTER TABLE messages DROP COLUMN queue_no;"
+                 "ALTER TABLE conversations DROP COLUMN queue_last;"
+                 "ALTER TABLE runs DROP COLUMN stop_stage; PRAGMA user_version = 4");
+    char *sql = bt_xasprintf(
+        "INSERT INTO messages (conversation, seq, role, state, text, created_ms, updated_ms)"
+        " VALUES ('%s', 1, 'user', 'complete', 'a sent', 1, 1), ('%s', 2, 'user', 'queued',"
+        " 'a1', 2, 2), ('%s', 1, 'user', 'queued', 'b1', 3, 3), ('%s', 3, 'user', 'queued',"
+        " 'a2', 4, 4)",
+        a, a, b, a);
+    raw_exec(db, sql);
+    free(sql);
+    sqlite3_close(db);
+    s = open_store(f);
+    char *got = numbered(s, a);
+    assert_string_equal(got, "a1#1 a2#2 ");
+    free(got);
+    got = numbered(s, b);
+    assert_string_equal(got, "b1#1 ");
+    free(got);
+    add_user(s, a, "a3", BT_STORE_MSG_QUEUED);
+    add_user(s, a, "a sent too", BT_STORE_MSG_COMPLETE);
+    int64_t msg = 0;
+    assert_int_equal(bt_store_queued_discard(s, a, 3, &msg), 0);
+    assert_true(msg > 0);
+    assert_int_equal(bt_store_queued_discard(s, a, 3, NULL), BT_ENOTFOUND);
+    assert_non_null(strstr(bt_store_errmsg(s), "queued now: #1, #2"));
+    add_user(s, a, "a4", BT_STORE_MSG_QUEUED);
+    got = numbered(s, a);
+    assert_string_equal(got, "a1#1 a2#2 a4#4 ");
+    free(got);
+    got = numbered(s, b);
+    assert_string_equal(got, "b1#1 ");
+    free(got);
+    bt_store_close(s);
+}
+
 static void test_refuse_newer_schema(void **state)
 {
     struct fixture *f = *state;
@@ -1514,6 +1588,7 @@ int main(void)
         T(test_migrate_from_zero),
         T(test_migration_failure_rolls_back),
         T(test_refuse_newer_schema),
+        T(test_migrate_queue_numbers),
         T(test_conversation_create_get),
         T(test_conversation_resolve),
         T(test_title),

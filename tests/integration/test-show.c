@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * integration tests of what `baton show` tells, through the baton binary
+ * and tests/fake-coder: the text of a turn while it streams, the coder's
+ * real exit status or signal and the end of its stderr (--debug), and the
+ * per-conversation queue numbers that `send`, `show` and `rm-queued`
+ * share.
+ *
+ * A turn that must stay running replays fixtures/codex/0.171.0/text.jsonl
+ * with FAKE_CODER_HANG_AFTER=13: the fake writes the answer's first three
+ * deltas ("Hello! Y", "ou said:", " Say hel"), then nothing; the tests wait
+ * for the store to hold what they look for, never for a time.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "store.h"
+
+#define HANG_AFTER_3_DELTAS "FAKE_CODER_HANG_AFTER=13"
+#define FIRST_3_DELTAS "Hello! You said: Say hel"
+
+static struct bt_store *open_store(struct ctx *c)
+{
+    char *home = path_in(c, "home");
+    struct bt_store *s = NULL;
+    assert_int_equal(bt_store_open(home, &s, NULL), 0);
+    free(home);
+    return s;
+}
+
+static int count_deltas(void *data, const struct bt_store_event *ev)
+{
+    *(int *)data += strcmp(ev->type, "item.delta") == 0;
+    return 0;
+}
+
+/* Wait (30 s natively, longer under valgrind) until conv's newest run is
+ * running with its process group recorded and has stored n deltas. */
+static void wait_deltas(struct ctx *c, const char *conv, int n)
+{
+    struct bt_store *s = open_store(c);
+    for (int i = 0; i < 600; i++) {
+        struct bt_store_run r;
+        int deltas = 0;
+        if (bt_store_run_last(s, conv, &r) == 0) {
+            assert_int_equal(bt_store_event_each(s, r.id, 1, count_deltas, &deltas), 0);
+            int ready = r.state == BT_STORE_RUN_RUNNING && r.pgid > 0 && deltas >= n;
+            bt_store_run_release(&r);
+            if (ready) {
+                bt_store_close(s);
+                return;
+            }
+        }
+        usleep(50000);
+    }
+    fail_msg("conversation %s has no running turn with %d deltas", conv, n);
+}
+
+/* A new conversation with one completed turn; its id (caller frees). */
+static char *first_turn(struct ctx *c, const char *prompt)
+{
+    struct bt_test_result res;
+    replay(c, "text");
+    baton(c, &res, NULL, 0, "run", "--json", prompt, END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    return conv;
+}
+
+/* The output of `baton show ARGS... CONV` (exit 0); caller frees. */
+static char *show(struct ctx *c, const char *opt, const char *conv)
+{
+    struct bt_test_result res;
+    if (opt)
+        baton(c, &res, NULL, 0, "show", opt, conv, END);
+    else
+        baton(c, &res, NULL, 0, "show", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    char *out = bt_xstrdup(res.out.data);
+    bt_test_result_release(&res);
+    return out;
+}
+
+/* `show --json CONV`: its messages (the document, which the caller
+ * deletes, in *doc). */
+static const cJSON *messages(struct ctx *c, const char *conv, cJSON **doc)
+{
+    char *out = show(c, "--json", conv);
+    *doc = cJSON_Parse(out);
+    free(out);
+    assert_non_null(*doc);
+    return cJSON_GetObjectItem(*doc, "messages");
+}
+
+/* The line of out that starts with "  [run ", after the n-th one (0 first);
+ * caller frees. */
+static char *run_line(const char *out, int n)
+{
+    const char *p = out;
+    for (int i = 0; p && i <= n; i++)
+        if ((p = strstr(p, "  [run ")) != NULL && i < n)
+            p++;
+    assert_non_null(p);
+    return p ? bt_xstrndup(p, strcspn(p, "\n")) : NULL;
+}
+
+/* Occurrences of what in text. */
+static int count(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = strstr(text, what); p; p = strstr(p + 1, what))
+        n++;
+    return n;
+}
+
+/* ---- the text of a running turn ------------------------------------- */
+
+/* While a turn streams, show gives the text stored so far, marked as
+ * streaming, in text and JSON; --debug shows no exit for the running run
+ * and its stderr so far. Cancelled, the coder's SIGTERM shows as such. */
+static void test_show_while_streaming(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *conv = first_turn(c, "first");
+    setenv_kv(c, HANG_AFTER_3_DELTAS);
+    setenv_kv(c, "FAKE_CODER_STDERR=warming up");
+    pid_t a = baton_bg(c, "a.out", "send", "--json", conv, "second", END);
+    wait_deltas(c, conv, 3);
+
+    char *out = show(c, NULL, conv);
+    assert_non_null(strstr(out, "codex (streaming: the text so far):\n" FIRST_3_DELTAS "\n"));
+    free(out);
+    cJSON *doc;
+    const cJSON *m = messages(c, conv, &doc);
+    assert_int_equal(cJSON_GetArraySize(m), 4);
+    const cJSON *last = cJSON_GetArrayItem(m, 3);
+    assert_string_equal(bt_test_jstr(last, "state"), "streaming");
+    assert_string_equal(bt_test_jstr(last, "text"), FIRST_3_DELTAS);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(last, "queue_no")));
+    cJSON_Delete(doc);
+
+    out = show(c, "--debug", conv);
+    char *line = run_line(out, 1);
+    assert_non_null(strstr(line, ": running, codex"));
+    assert_null(strstr(line, "exit"));
+    assert_null(strstr(line, "signal"));
+    assert_non_null(strstr(out, "  [stderr so far]\nwarming up\n"));
+    free(line);
+    free(out);
+
+    baton(c, &res, NULL, 0, "cancel", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(a), 130);
+    out = show(c, "--debug", conv);
+    line = run_line(out, 1);
+    /* the fake ignores the interrupt; the stop escalation's SIGTERM ends it */
+    assert_non_null(
+        strstr(line, ": cancelled, codex 0.171.0, signal TERM, baton sent its group SIGTERM]"));
+    assert_non_null(strstr(out, "codex (cancelled):\n" FIRST_3_DELTAS "\n"));
+    assert_non_null(strstr(out, "  [stderr]\nwarming up\n"));
+    free(line);
+    free(out);
+    /* the completed first run: its real exit 0, and no stderr at all */
+    out = show(c, "--debug", conv);
+    line = run_line(out, 0);
+    assert_non_null(strstr(line, ": completed, codex 0.171.0, exit 0]"));
+    free(line);
+    assert_int_equal(count(out, "[stderr"), 1); /* the cancelled run's */
+    free(out);
+    free(conv);
+}
+
+/* ---- show --debug of failed runs ------------------------------------ */
+
+/* A failed turn shows the coder's real exit code or signal, never a
+ * made-up 0, and the end of its stderr: its last 20 lines. */
+static void test_show_debug_failed(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    struct bt_buf err = BT_BUF_INIT;
+    bt_buf_adds(&err, "FAKE_CODER_STDERR=");
+    for (int i = 1; i <= 30; i++)
+        bt_buf_addf(&err, "trace line %02d\n", i);
+    /* a protocol failure (401) after which the coder exits 7 */
+    replay(c, "http401");
+    setenv_kv(c, "FAKE_CODER_EXIT=7");
+    setenv_kv(c, err.data);
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", END);
+    assert_int_equal(res.exit_code, 4); /* baton's own exit for auth_required */
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    char *out = show(c, "--debug", conv);
+    char *line = run_line(out, 0);
+    assert_non_null(
+        strstr(line, ": failed, codex 0.171.0, exit 7, auth_required]")); /* unsignalled */
+    free(line);
+    assert_non_null(strstr(out, "  [stderr: its last "));
+    assert_non_null(strstr(out, "zstdcat "));
+    assert_non_null(strstr(out, "\ntrace line 11\n"));
+    assert_non_null(strstr(out, "\ntrace line 30\n"));
+    assert_null(strstr(out, "trace line 10"));
+    free(out);
+    /* a crash: exit 1 */
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_EXIT=0");
+    setenv_kv(c, "FAKE_CODER_CRASH_AFTER=3");
+    setenv_kv(c, "FAKE_CODER_STDERR=thread main panicked");
+    baton(c, &res, NULL, 0, "send", conv, "again", END);
+    assert_int_equal(res.exit_code, 1);
+    bt_test_result_release(&res);
+    out = show(c, "--debug", conv);
+    line = run_line(out, 1);
+    /* (baton may have signalled the group at the early EOF: said apart) */
+    assert_non_null(strstr(line, ": failed, codex 0.171.0, exit 1, "));
+    assert_non_null(strstr(line, ", coder_crashed]"));
+    assert_non_null(strstr(out, "  [stderr]\nthread main panicked\n"));
+    free(line);
+    free(out);
+    /* killed by a signal of its own: abort() */
+    setenv_kv(c, "FAKE_CODER_CRASH_SIGNAL=1");
+    baton(c, &res, NULL, 0, "send", conv, "once more", END);
+    assert_int_equal(res.exit_code, 1);
+    bt_test_result_release(&res);
+    out = show(c, "--debug", conv);
+    line = run_line(out, 2);
+    assert_non_null(strstr(line, ": failed, codex 0.171.0, signal ABRT, "));
+    assert_non_null(strstr(line, ", coder_crashed]"));
+    free(line);
+    free(out);
+    bt_buf_release(&err);
+    free(conv);
+}
+
+/* A run whose baton was killed stored no stderr tail and no exit: --debug
+ * says the exit is unknown and reads the stderr from the run's file. */
+static void test_show_debug_interrupted(void **state)
+{
+    struct ctx *c = *state;
+    char *conv = first_turn(c, "first");
+    setenv_kv(c, HANG_AFTER_3_DELTAS);
+    setenv_kv(c, "FAKE_CODER_STDERR=written before the end");
+    pid_t a = baton_bg(c, "a.out", "send", "--json", conv, "second", END);
+    wait_deltas(c, conv, 3);
+    assert_int_equal(kill(a, SIGKILL), 0);
+    assert_int_equal(wait_exit(a), 128 + SIGKILL);
+    char *out = show(c, "--debug", conv); /* recovers the run first */
+    char *line = run_line(out, 1);
+    assert_non_null(strstr(line, ": interrupted, codex 0.171.0, exit unknown]"));
+    assert_non_null(strstr(out, "codex (interrupted):\n" FIRST_3_DELTAS "\n"));
+    assert_non_null(strstr(out, "  [stderr]\nwritten before the end\n"));
+    free(line);
+    free(out);
+    free(conv);
+}
+
+/* ---- queue numbers -------------------------------------------------- */
+
+/* `baton send CONV text` while CONV runs: its queue number, from the
+ * queued line, which names the rm-queued command that takes it back. */
+static long long queue(struct ctx *c, const char *conv, const char *text)
+{
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "send", conv, text, END);
+    assert_int_equal(res.exit_code, 0);
+    char *end;
+    const char *line = strstr(res.err.data, "queued as #");
+    assert_non_null(line);
+    long long no = strtoll(line + strlen("queued as #"), &end, 10);
+    assert_true(strncmp(end, " in ", 4) == 0 && strncmp(end + 4, conv, strlen(conv)) == 0);
+    /* the command it names: `baton rm-queued <a prefix of conv> <no>` */
+    const char *cmd = strstr(res.err.data, "`baton rm-queued ");
+    assert_non_null(cmd);
+    cmd += strlen("`baton rm-queued ");
+    size_t prefix = strcspn(cmd, " ");
+    assert_true(prefix >= 8 && strncmp(cmd, conv, prefix) == 0);
+    assert_int_equal(strtoll(cmd + prefix + 1, &end, 10), no);
+    assert_int_equal(*end, '`');
+    bt_test_result_release(&res);
+    return no;
+}
+
+/* The queued messages of conv as "text#no text#no ", with their ids. */
+static char *queued(struct ctx *c, const char *conv, long long ids[8])
+{
+    cJSON *doc;
+    const cJSON *m = messages(c, conv, &doc), *it;
+    struct bt_buf b = BT_BUF_INIT;
+    int n = 0;
+    cJSON_ArrayForEach(it, m)
+    {
+        if (strcmp(bt_test_jstr(it, "state"), "queued") != 0)
+            continue;
+        const cJSON *no = cJSON_GetObjectItem(it, "queue_no");
+        assert_true(cJSON_IsNumber(no));
+        bt_buf_addf(&b, "%s#%d ", bt_test_jstr(it, "text"), no->valueint);
+        assert_true(n < 8);
+        if (ids)
+            ids[n] = (long long)cJSON_GetObjectItem(it, "id")->valuedouble;
+        n++;
+    }
+    cJSON_Delete(doc);
+    bt_buf_addc(&b, '\0');
+    return bt_buf_detach(&b, NULL);
+}
+
+static int rm_queued(struct ctx *c, const char *conv, long long no, const char *err_has)
+{
+    struct bt_test_result res;
+    char arg[32];
+    snprintf(arg, sizeof arg, "%lld", no);
+    baton(c, &res, NULL, 0, "rm-queued", conv, arg, END);
+    if (err_has && !strstr(res.err.data, err_has))
+        fail_msg("rm-queued %s %s: no '%s' in: %s", conv, arg, err_has, res.err.data);
+    int rc = res.exit_code;
+    bt_test_result_release(&res);
+    return rc;
+}
+
+/* Two conversations, each with queued messages: numbers count per
+ * conversation from 1 and are never given twice; rm-queued CONV N takes
+ * back CONV's #N and nothing else; a global message id is refused, naming
+ * the number it has. */
+static void test_queue_numbers(void **state)
+{
+    struct ctx *c = *state;
+    char *a = first_turn(c, "conversation a"), *b = first_turn(c, "conversation b");
+    setenv_kv(c, HANG_AFTER_3_DELTAS);
+    pid_t pa = baton_bg(c, "a.out", "send", "--json", a, "a runs", END);
+    pid_t pb = baton_bg(c, "b.out", "send", "--json", b, "b runs", END);
+    wait_deltas(c, a, 1);
+    wait_deltas(c, b, 1);
+    assert_int_equal(queue(c, a, "a one"), 1);
+    assert_int_equal(queue(c, b, "b one"), 1);
+    assert_int_equal(queue(c, a, "a two"), 2);
+    assert_int_equal(queue(c, b, "b two"), 2);
+    /* --json: the number on stdout too, for scripts */
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "send", "--json", b, "b three", END);
+    assert_int_equal(res.exit_code, 0);
+    cJSON *j = cJSON_Parse(res.out.data);
+    assert_non_null(j);
+    assert_string_equal(bt_test_jstr(j, "conversation"), b);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(j, "queued")));
+    assert_int_equal(cJSON_GetObjectItem(j, "queue_no")->valueint, 3);
+    cJSON_Delete(j);
+    bt_test_result_release(&res);
+    long long ids[8] = {0};
+    char *q = queued(c, a, ids);
+    assert_string_equal(q, "a one#1 a two#2 ");
+    free(q);
+    assert_true(ids[0] > 3); /* a global id is no queue number here */
+    q = queued(c, b, ids);
+    assert_string_equal(q, "b one#1 b two#2 b three#3 ");
+    free(q);
+    char *out = show(c, NULL, b);
+    assert_non_null(strstr(out, "you (queued as #2):\nb two\n"));
+    free(out);
+
+    /* the first queued of b, and only it */
+    assert_int_equal(rm_queued(c, b, 1, "took back queued message #1"), 0);
+    q = queued(c, b, NULL);
+    assert_string_equal(q, "b two#2 b three#3 ");
+    free(q);
+    q = queued(c, a, NULL);
+    assert_string_equal(q, "a one#1 a two#2 ");
+    free(q);
+    /* b's message id of #3 is not taken for a number */
+    assert_int_equal(rm_queued(c, b, ids[2], "is queued as #3"), 2);
+    q = queued(c, b, NULL);
+    assert_string_equal(q, "b two#2 b three#3 ");
+    free(q);
+    /* the top number removed is not given again */
+    assert_int_equal(rm_queued(c, b, 3, NULL), 0);
+    assert_int_equal(queue(c, b, "b four"), 4);
+    assert_int_equal(rm_queued(c, b, 3, "no queued message #3 (queued now: #2, #4)"), 2);
+    assert_int_equal(rm_queued(c, b, 1, "no queued message #1"), 2);
+    q = queued(c, b, NULL);
+    assert_string_equal(q, "b two#2 b four#4 ");
+    free(q);
+
+    /* once sent, a number says so; the next one goes on counting */
+    baton(c, &res, NULL, 0, "cancel", a, END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pa), 130);
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_HANG_AFTER=-1");
+    baton(c, &res, NULL, 0, "send", a, "a three", END); /* sends #1, #2 first */
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(rm_queued(c, a, 2, "is not queued any more: it was sent in run"), 2);
+    cJSON *doc;
+    const cJSON *m = messages(c, a, &doc);
+    assert_string_equal(bt_test_jstr(cJSON_GetArrayItem(m, 4), "text"), "a one");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(m, 4), "queue_no")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(m, 5), "queue_no")->valueint, 2);
+    assert_string_equal(bt_test_jstr(cJSON_GetArrayItem(m, 5), "state"), "complete");
+    cJSON_Delete(doc);
+    baton(c, &res, NULL, 0, "cancel", b, END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pb), 130);
+    free(a);
+    free(b);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_show_while_streaming),
+        T(test_show_debug_failed),
+        T(test_show_debug_interrupted),
+        T(test_queue_numbers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
