@@ -606,6 +606,7 @@ int bt_service_retry(struct bt_store *s, const char *id, const struct bt_service
         struct bt_store_run_new rn = {.conversation = conv.id,
                                       .coder = conv.coder,
                                       .model = conv.model,
+                                      .turn = last.turn, /* another run of that turn */
                                       .prompt = prompt,
                                       .after_run = last.id,
                                       .force = t->force};
