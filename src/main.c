@@ -89,7 +89,8 @@ static const struct bt_cmd commands[] = {
      "Replaces baton with the coder's interactive command resuming the conversation's\n"
      "native session (codex resume ID, pi --session FILE) in its directory, with\n"
      "baton's environment. The conversation becomes transferred: `baton send` then\n"
-     "refuses unless --force. Refused while a turn runs or messages wait queued.\n"},
+     "refuses unless --force. Refused, in all three ways, while a turn runs, messages\n"
+     "wait queued or the conversation's tmux session still runs (exit 2).\n"},
     {"coders", bt_cmd_coders, "[--json]", "installed coders with version and path",
      "  --json                 one JSON object per coder\n"},
     {"__worker", bt_cmd_worker, "flush|retry [OPTIONS] -- CONV", "a detached worker", ""},

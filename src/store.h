@@ -202,6 +202,11 @@ int bt_store_conversation_set_status(struct bt_store *s, const char *id,
  * BT_ENOTFOUND if no conversation. */
 int bt_store_conversation_hand_off(struct bt_store *s, const char *conv);
 
+/* What bt_store_conversation_hand_off would refuse, with the same codes
+ * and messages, changing nothing (`baton handoff --print`). 0 when it
+ * would hand off. */
+int bt_store_conversation_hand_off_check(struct bt_store *s, const char *conv);
+
 /* All conversations (at most limit, 0 = no limit), newest activity first,
  * each with its newest run's state. Sets *out to an array of *n entries
  * (NULL when 0) that the caller frees with bt_store_conversation_list_free. */
