@@ -78,10 +78,14 @@ static const struct bt_cmd commands[] = {
      "A conversation matches when its title or one of its messages holds every\n"
      "WORD (case and accents ignored; words are plain text, never query syntax).\n"
      "Exit 0 when something matched, 1 when nothing did.\n"},
-    {"rm", bt_cmd_rm, "CONV", "delete a conversation, its runs and the coder's session",
+    {"rm", bt_cmd_rm, "[-y] CONV", "delete a conversation, its runs and the coder's session",
+     "  -y, --yes              do not ask first (rm asks only when stdin is a terminal)\n"
      "Deletes the conversation's messages, runs, events and run files, and the\n"
-     "coder's own session (codex rollout, pi session file) unless the conversation\n"
-     "was handed off to the coder's terminal UI. Refused while a turn runs.\n"},
+     "coder's own session files (codex rollout, pi session file) found inside the\n"
+     "coder's session directory, unless the conversation was handed off to the\n"
+     "coder's terminal UI or its handoff tmux session still runs (left running).\n"
+     "Refused while a turn runs. On a terminal it first says what goes and asks:\n"
+     "any answer but y or yes removes nothing and exits 1.\n"},
     {"handoff", bt_cmd_handoff, "[--tmux | --print] CONV",
      "continue a conversation in its coder's own terminal UI",
      "  --tmux                 run it in a detached tmux session baton-<short id>\n"

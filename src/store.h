@@ -584,6 +584,10 @@ void bt_store_removal_release(struct bt_store_removal *r);
  * if there is no such conversation. */
 int bt_store_conversation_delete(struct bt_store *s, const char *id, struct bt_store_removal *out);
 
+/* What bt_store_conversation_delete would remove now, with its checks and
+ * codes (BT_EBUSY while a run runs), removing nothing: for asking first. */
+int bt_store_conversation_survey(struct bt_store *s, const char *id, struct bt_store_removal *out);
+
 /* --- helpers ----------------------------------------------------------- */
 
 /* The title for text: its first line that is not blank, with surrounding

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -259,6 +260,63 @@ static void test_queued_refused(void **state)
     free(conv);
 }
 
+/* rm of a conversation whose tmux session still runs: its records go, the
+ * tmux session is left running and rm says so, and the coder's session
+ * stays, in use there (also once `send --force` made it active again). */
+static void test_rm_leaves_tmux(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *codex_home = path_in(c, "codex"), *day = path_in(c, "codex/sessions");
+    char *kv = bt_xasprintf("CODEX_HOME=%s", codex_home);
+    setenv_kv(c, kv);
+    tmux_env(c);
+    assert_int_equal(mkdir(codex_home, 0700), 0);
+    assert_int_equal(mkdir(day, 0700), 0);
+    char *rollout = bt_xasprintf("%s/rollout-2026-11-29T12-55-33-" THREAD ".jsonl", day);
+    for (int forced = 0; forced < 2; forced++) {
+        char *conv = conversation(c);
+        FILE *f = fopen(rollout, "w");
+        assert_non_null(f);
+        fclose(f);
+        baton(c, &res, NULL, 0, "handoff", "--tmux", conv, END);
+        assert_int_equal(res.exit_code, 0);
+        bt_test_result_release(&res);
+        if (forced) {
+            replay(c, "text");
+            baton(c, &res, NULL, 0, "send", "--force", conv, "mine again", END);
+            assert_int_equal(res.exit_code, 0);
+            bt_test_result_release(&res);
+            setenv_kv(c, "FAKE_CODER_REPLAY=");
+        }
+        char *name = bt_xasprintf("baton-%.12s", conv);
+        baton(c, &res, NULL, 0, "rm", conv, END);
+        assert_int_equal(res.exit_code, 0);
+        assert_non_null(strstr(res.out.data, "removed conversation"));
+        char *left =
+            bt_xasprintf("left tmux session %s running (tmux kill-session -t %s", name, name);
+        assert_non_null(strstr(res.out.data, left));
+        assert_non_null(strstr(res.out.data, forced ? "still runs codex on it"
+                                                    : "handed to codex's own interface"));
+        assert_null(strstr(res.out.data, "removed codex session file"));
+        bt_test_result_release(&res);
+        char *has = bt_xasprintf("tmux has-session -t '=%s'", name);
+        assert_int_equal(shell(c, has, &res), 0); /* still there */
+        bt_test_result_release(&res);
+        struct stat st;
+        assert_int_equal(stat(rollout, &st), 0); /* the coder's session stays */
+        kill_tmux(c);
+        free(has);
+        free(left);
+        free(name);
+        free(conv);
+    }
+    free(rollout);
+    free(kv);
+    free(day);
+    free(codex_home);
+}
+
 /* A pi conversation whose session file is gone is refused (pi would start
  * an empty session on it without a word). */
 static void test_session_file_gone(void **state)
@@ -288,7 +346,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_print_runs_in_a_shell), T(test_tmux_and_transferred), T(test_refusals),
-        T(test_session_file_gone),     T(test_queued_refused),
+        T(test_session_file_gone),     T(test_queued_refused),       T(test_rm_leaves_tmux),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

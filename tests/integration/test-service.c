@@ -412,7 +412,7 @@ static void test_cancel_then_retry(void **state)
     baton(c, &res, NULL, 0, "send", conv, "and then", END);
     assert_int_equal(res.exit_code, 0);
     bt_test_result_release(&res);
-    int64_t turns[4];
+    int64_t turns[4] = {0};
     assert_int_equal(turns_of(c, conv, turns, 4), 3);
     assert_int_equal(turns[0], 1);
     assert_int_equal(turns[1], 1);
