@@ -230,7 +230,8 @@ static char *codex_conversation(struct ctx *c, char **rollout)
 }
 
 /* On a terminal rm names the conversation and what goes, and asks: n, an
- * empty line or the end of input keep everything (exit 1). */
+ * empty line or the end of input keep everything (exit 1), so does Ctrl-C
+ * (130); y or yes (any case) goes on. */
 static void test_rm_asks_on_a_terminal(void **state)
 {
     struct ctx *c = *state;
@@ -255,6 +256,11 @@ static void test_rm_asks_on_a_terminal(void **state)
         free(out);
     }
     char *out;
+    /* Ctrl-C at the question: interrupted (130), nothing removed */
+    assert_int_equal(baton_pty(c, "\x03", &out, "rm", conv, END), 130);
+    assert_true(conversation_exists(c, conv));
+    assert_true(file_exists(rollout));
+    free(out);
     assert_int_equal(baton_pty(c, "Yes\n", &out, "rm", conv, END), 0);
     assert_has(out, "[y/N] ");
     assert_has(out, "removed conversation");
