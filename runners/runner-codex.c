@@ -58,19 +58,41 @@ static int codex_handoff_argv(const struct bt_runner_config *cfg, struct bt_strv
     return 0;
 }
 
+/* codex's home: $CODEX_HOME, else ~/.codex (codex-rs core config
+ * find_codex_home). */
+static int codex_session_root(char **root, char **why)
+{
+    const char *env = getenv("CODEX_HOME"), *user = getenv("HOME");
+    const char *var = env && *env ? "CODEX_HOME" : "HOME";
+    const char *v = env && *env ? env : user;
+    *root = NULL;
+    *why = NULL;
+    if (!v || !*v) {
+        *why = bt_xstrdup("neither CODEX_HOME nor HOME is set");
+        return -ENOENT;
+    }
+    if (v[0] != '/') {
+        *why = bt_xasprintf("%s is not an absolute path", var);
+        return -EINVAL;
+    }
+    *root = v == env ? bt_xstrdup(v) : bt_xasprintf("%s/.codex", v);
+    return 0;
+}
+
 /* Where codex keeps a thread's rollout: codex 0.171.0 writes it to
  * $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<thread id>.jsonl
- * (CODEX_HOME defaults to ~/.codex), and moves an archived thread's file
- * into $CODEX_HOME/archived_sessions/. The date is not in the id, so the
- * date directories are searched. */
+ * and moves an archived thread's file into $CODEX_HOME/archived_sessions/.
+ * The date is not in the id, so the date directories are searched. */
 struct rollout_search {
-    const char *suffix;      /* "-<thread id>.jsonl" */
-    struct bt_strv *removed; /* paths removed */
-    int err;                 /* first error, 0 if none */
+    const char *suffix;    /* "-<thread id>.jsonl" */
+    struct bt_strv *found; /* paths of the matching entries */
+    int err;               /* first error, 0 if none */
 };
 
-/* Remove the matching rollout files in the directory dir (path for
- * messages), descending depth more levels of subdirectories. Takes dir. */
+/* Append the entries of the directory dir (path for messages) whose names
+ * match, of any type (bt_runner_session_file judges them), descending
+ * depth more levels of subdirectories. Takes dir. A subdirectory that is
+ * a link is followed: where it leads is checked before anything goes. */
 static void rollout_walk(struct rollout_search *rs, int dir, const char *path, int depth)
 {
     DIR *d = fdopendir(dir);
@@ -87,23 +109,17 @@ static void rollout_walk(struct rollout_search *rs, int dir, const char *path, i
         if (name[0] == '.')
             continue;
         if (depth > 0) {
-            int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
             if (sub < 0)
-                continue; /* not a directory (or a link to one): not codex's */
+                continue; /* not a directory: not codex's */
             char *subpath = bt_xasprintf("%s/%s", path, name);
             rollout_walk(rs, sub, subpath, depth - 1);
             free(subpath);
             continue;
         }
-        struct stat st;
-        if (n <= slen + 8 || strncmp(name, "rollout-", 8) != 0 ||
-            strcmp(name + n - slen, rs->suffix) != 0 ||
-            fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        if (unlinkat(dirfd(d), name, 0) == 0)
-            bt_strv_pushf(rs->removed, "%s/%s", path, name);
-        else if (errno != ENOENT && !rs->err)
-            rs->err = -errno;
+        if (n > slen + 8 && strncmp(name, "rollout-", 8) == 0 &&
+            strcmp(name + n - slen, rs->suffix) == 0)
+            bt_strv_pushf(rs->found, "%s/%s", path, name);
     }
     closedir(d);
 }
@@ -113,7 +129,7 @@ static void rollout_search_in(struct rollout_search *rs, const char *home, const
                               int depth)
 {
     char *path = bt_xasprintf("%s/%s", home, sub);
-    int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir >= 0)
         rollout_walk(rs, dir, path, depth);
     else if (errno != ENOENT && errno != ENOTDIR && !rs->err)
@@ -121,28 +137,24 @@ static void rollout_search_in(struct rollout_search *rs, const char *home, const
     free(path);
 }
 
-static int codex_delete_session(const struct bt_runner_config *cfg, struct bt_strv *removed)
+static int codex_session_files(const struct bt_runner_config *cfg, const char *root,
+                               struct bt_strv *files, char **why)
 {
     const char *id = cfg->native_session_id;
+    *why = NULL;
     if (!id)
         return 0;
     /* the id only ever becomes part of a name compared with directory
      * entries, but one that could be a flag or a path is not codex's */
-    if (!bt_runner_id_ok(id) || strstr(id, ".."))
+    if (!bt_runner_id_ok(id) || strstr(id, "..")) {
+        *why = bt_xstrdup("it is not a codex thread id");
         return -EINVAL;
-    const char *env = getenv("CODEX_HOME");
-    const char *user = getenv("HOME");
-    char *home = env && *env     ? bt_xstrdup(env)
-                 : user && *user ? bt_xasprintf("%s/.codex", user)
-                                 : NULL;
-    if (!home)
-        return 0; /* no codex home: nothing of codex's to find */
+    }
     char *suffix = bt_xasprintf("-%s.jsonl", id);
-    struct rollout_search rs = {.suffix = suffix, .removed = removed};
-    rollout_search_in(&rs, home, "sessions", 3);
-    rollout_search_in(&rs, home, "archived_sessions", 0);
+    struct rollout_search rs = {.suffix = suffix, .found = files};
+    rollout_search_in(&rs, root, "sessions", 3);
+    rollout_search_in(&rs, root, "archived_sessions", 0);
     free(suffix);
-    free(home);
     return rs.err;
 }
 
@@ -397,7 +409,8 @@ const struct bt_runner_ops bt_runner_codex = {
     .resolve_launcher = bt_codex_resolve_launcher,
     .build_argv = codex_build_argv,
     .handoff_argv = codex_handoff_argv,
-    .delete_session = codex_delete_session,
+    .session_root = codex_session_root,
+    .session_files = codex_session_files,
     .create = codex_create,
     .destroy = codex_destroy,
     .start = codex_start,

@@ -91,26 +91,57 @@ static char *cwd_dir_name(const char *cwd)
     return bt_buf_detach(&b, NULL);
 }
 
-static int pi_new_session_path(const struct bt_runner_config *cfg, char **path)
+/* Where pi keeps its sessions (pi 0.73.1 dist/main.js, dist/config.js
+ * getAgentDir, core/session-manager.js getDefaultSessionDir):
+ * $PI_CODING_AGENT_SESSION_DIR, all in one directory; else
+ * $PI_CODING_AGENT_DIR/sessions, else ~/.pi/agent/sessions, one directory
+ * per cwd below it. *flat says which kind. pi expands a leading "~/" in
+ * both variables; so does baton, from HOME. (pi also finds a home in the
+ * password database when HOME is unset; baton, like its own store, asks
+ * for HOME instead.) */
+static int session_root_of(char **root, char **why, int *flat)
 {
-    const char *flat = getenv("PI_CODING_AGENT_SESSION_DIR");
-    const char *agent = getenv("PI_CODING_AGENT_DIR");
-    const char *home = getenv("HOME");
-    char *dir;
-    if (flat && *flat) {
-        dir = bt_xstrdup(flat);
-    } else {
-        char *name = cwd_dir_name(cfg->cwd ? cfg->cwd : "/");
-        if (agent && *agent)
-            dir = bt_xasprintf("%s/sessions/%s", agent, name);
-        else if (home && *home)
-            dir = bt_xasprintf("%s/.pi/agent/sessions/%s", home, name);
-        else
-            dir = NULL;
-        free(name);
+    static const char *const vars[] = {"PI_CODING_AGENT_SESSION_DIR", "PI_CODING_AGENT_DIR",
+                                       "HOME"};
+    static const char *const tails[] = {"", "/sessions", "/.pi/agent/sessions"};
+    *root = NULL;
+    *why = NULL;
+    for (size_t i = 0; i < BT_ARRAY_SIZE(vars); i++) {
+        const char *v = getenv(vars[i]);
+        if (!v || !*v)
+            continue;
+        const char *home = getenv("HOME");
+        int tilde = i < 2 && v[0] == '~' && (v[1] == '/' || !v[1]);
+        if (tilde && (!home || home[0] != '/')) {
+            *why = bt_xasprintf("%s starts with ~ and HOME is not an absolute path", vars[i]);
+            return -EINVAL;
+        }
+        if (!tilde && v[0] != '/') {
+            *why = bt_xasprintf("%s is not an absolute path", vars[i]);
+            return -EINVAL;
+        }
+        *root = bt_xasprintf("%s%s%s", tilde ? home : "", tilde ? v + 1 : v, tails[i]);
+        *flat = i == 0;
+        return 0;
     }
-    if (!dir)
-        return -ENOENT;
+    *why = bt_xstrdup("neither PI_CODING_AGENT_DIR nor HOME is set");
+    return -ENOENT;
+}
+
+static int pi_session_root(char **root, char **why)
+{
+    int flat;
+    return session_root_of(root, why, &flat);
+}
+
+static int pi_new_session_path(const struct bt_runner_config *cfg, char **path, char **why)
+{
+    int flat;
+    char *root;
+    int rc = session_root_of(&root, why, &flat);
+    if (rc)
+        return rc;
+    char *name = flat ? bt_xstrdup("") : cwd_dir_name(cfg->cwd ? cfg->cwd : "/");
     /* the name pi gives its own files: <ISO time, ':' and '.' as '-'>_<id> */
     char ts[32];
     int64_t now = bt_now_ms();
@@ -118,31 +149,31 @@ static int pi_new_session_path(const struct bt_runner_config *cfg, char **path)
     for (char *c = ts; *c; c++)
         if (*c == ':' || *c == '.')
             *c = '-';
-    *path = bt_xasprintf("%s/%s_baton-%lld.jsonl", dir, ts, (long long)now);
-    free(dir);
+    *path =
+        bt_xasprintf("%s/%s%s%s_baton-%lld.jsonl", root, name, flat ? "" : "/", ts, (long long)now);
+    free(name);
+    free(root);
     return 0;
 }
 
-/* The session file baton chose (pi_new_session_path): only an absolute path
- * whose name ends in ".jsonl" is taken for one, and only a regular file is
- * removed (lstat: a symbolic link is neither followed nor removed). */
-static int pi_delete_session(const struct bt_runner_config *cfg, struct bt_strv *removed)
+/* The session file baton chose (pi_new_session_path), or the one pi named:
+ * only an absolute path whose name ends in ".jsonl" is taken for one
+ * (bt_runner_session_file checks where it is). */
+static int pi_session_files(const struct bt_runner_config *cfg, const char *root,
+                            struct bt_strv *files, char **why)
 {
+    (void)root;
+    *why = NULL;
     const char *path = cfg->native_session_path;
     if (!path)
         return 0;
     size_t n = strlen(path);
     const char *name = strrchr(path, '/');
-    if (path[0] != '/' || strlen(name + 1) <= 6 || strcmp(path + n - 6, ".jsonl") != 0)
+    if (path[0] != '/' || strlen(name + 1) <= 6 || strcmp(path + n - 6, ".jsonl") != 0) {
+        *why = bt_xstrdup("it does not name a pi session file");
         return -EINVAL;
-    struct stat st;
-    if (lstat(path, &st) != 0)
-        return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-    if (!S_ISREG(st.st_mode))
-        return -EINVAL;
-    if (unlink(path) != 0)
-        return errno == ENOENT ? 0 : -errno;
-    bt_strv_push(removed, path);
+    }
+    bt_strv_push(files, path);
     return 0;
 }
 
@@ -270,8 +301,9 @@ const struct bt_runner_ops bt_runner_pi = {
     .parse_version = pi_parse_version,
     .build_argv = pi_build_argv,
     .handoff_argv = pi_handoff_argv,
+    .session_root = pi_session_root,
     .new_session_path = pi_new_session_path,
-    .delete_session = pi_delete_session,
+    .session_files = pi_session_files,
     .create = pi_create,
     .destroy = pi_destroy,
     .start = pi_start,

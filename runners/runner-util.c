@@ -4,7 +4,13 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int bt_runner_id_ok(const char *id)
 {
@@ -34,4 +40,73 @@ void bt_runner_fail(const struct bt_parser_sink *sink, const char *kind, const c
     sig.error_kind = kind;
     sig.message = message;
     sink->signal(sink->data, &sig);
+}
+
+/* 1 if path has a "." or ".." component (or an empty one): a coder writes
+ * none, so such a path was not written by it. */
+static int odd_components(const char *path)
+{
+    for (const char *c = path + 1; *c;) {
+        size_t n = strcspn(c, "/");
+        if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+            return 1;
+        c += n;
+        c += *c == '/';
+    }
+    return 0;
+}
+
+/* 1 if dir (resolved) is root (resolved) or inside it. */
+static int is_inside(const char *dir, const char *root)
+{
+    size_t n = strlen(root);
+    if (n == 1) /* "/" */
+        return 1;
+    return strncmp(dir, root, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
+}
+
+int bt_runner_session_file(const char *root, const char *path, int remove, char **resolved,
+                           char **why)
+{
+    *resolved = NULL;
+    *why = NULL;
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    if (!slash || path[0] != '/' || !slash[1]) {
+        *why = bt_xstrdup("it is not an absolute path of a file");
+        return -EPERM;
+    }
+    if (odd_components(path)) {
+        *why = bt_xstrdup("its path has a '.' or '..' component");
+        return -EPERM;
+    }
+    char *dir = slash == path ? bt_xstrdup("/") : bt_xstrndup(path, (size_t)(slash - path));
+    char *real_dir = realpath(dir, NULL);
+    int err = real_dir ? 0 : errno;
+    free(dir);
+    if (!real_dir)
+        return err == ENOENT || err == ENOTDIR ? -ENOENT : -err;
+    char *real_root = realpath(root, NULL);
+    int rc = 0;
+    if (!real_root || !is_inside(real_dir, real_root)) {
+        *why = bt_xasprintf("it is not inside %s", root);
+        rc = -EPERM;
+    }
+    int fd = rc ? -1 : open(real_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st = {0};
+    if (rc == 0 && (fd < 0 || fstatat(fd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) != 0))
+        rc = errno == ENOENT || errno == ENOTDIR ? -ENOENT : errno ? -errno : -EIO;
+    if (rc == 0 && !S_ISREG(st.st_mode)) {
+        *why = bt_xstrdup(S_ISLNK(st.st_mode) ? "it is a symbolic link, not a session file"
+                                              : "it is not a regular file");
+        rc = -EPERM;
+    }
+    if (rc == 0 && remove && unlinkat(fd, slash + 1, 0) != 0)
+        rc = errno == ENOENT ? -ENOENT : -errno;
+    if (rc == 0)
+        *resolved = bt_xasprintf("%s/%s", strcmp(real_dir, "/") ? real_dir : "", slash + 1);
+    if (fd >= 0)
+        close(fd);
+    free(real_root);
+    free(real_dir);
+    return rc;
 }

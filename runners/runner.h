@@ -67,24 +67,34 @@ struct bt_runner_ops {
      * without this op cannot be handed off. */
     int (*handoff_argv)(const struct bt_runner_config *cfg, struct bt_strv *argv);
 
+    /* Optional, for coders that keep their sessions on disk: the directory
+     * they are kept in, as this process's environment names it (pi: its
+     * sessions directory; codex: $CODEX_HOME), an owned absolute path, not
+     * resolved. Returns 0; -ENOENT when the environment names none, or
+     * -EINVAL when it names one that is not an absolute path, with *why
+     * (owned) naming the variables ("neither PI_CODING_AGENT_DIR nor HOME
+     * is set"). Reads the environment only. */
+    int (*session_root)(char **root, char **why);
+
     /* Optional, for coders whose native session is a file: the path a new
      * conversation's session file gets (owned), where the coder's own
-     * terminal UI finds it. Returns 0 or a negative error. */
-    int (*new_session_path)(const struct bt_runner_config *cfg, char **path);
+     * terminal UI finds it. Returns 0, or an error of session_root (*why
+     * owned, as there). */
+    int (*new_session_path)(const struct bt_runner_config *cfg, char **path, char **why);
 
-    /* Optional, for coders whose native session baton can find on disk
-     * (`baton rm`): delete the session that cfg->native_session_id and
-     * cfg->native_session_path name (the other fields are not used) from the
-     * coder's own storage, and append the path of every file removed to
-     * *removed. Unlike the ops above it does file-system I/O. It never
-     * follows a symbolic link and removes regular files only. A session that
-     * is not on disk (never written, already gone) is not an error: 0 with
-     * nothing appended. Returns 0; -EINVAL when the stored session cannot
-     * safely name a file of the coder (an id that could form a path, a path
-     * that is not the coder's kind of session file), with nothing touched;
-     * or the negated errno of the first file or directory that could not
-     * be read or removed (the files removed before it are in *removed). */
-    int (*delete_session)(const struct bt_runner_config *cfg, struct bt_strv *removed);
+    /* Optional, with session_root, for `baton rm`: append to *files the
+     * paths of the files that make up the session cfg->native_session_id
+     * and cfg->native_session_path name (the other fields are not used)
+     * under root (from session_root). What the coder stored is input:
+     * these paths are candidates, which bt_runner_session_file checks
+     * before anything is removed. Never removes anything. A session that
+     * is not on disk is not an error: 0 with nothing appended. Returns 0;
+     * -EINVAL when the stored session cannot name a file of the coder (an
+     * id that could form a path, a path that is not the coder's kind of
+     * file), *why (owned) saying so; or the negated errno of a directory
+     * that could not be read (the paths found before it are appended). */
+    int (*session_files)(const struct bt_runner_config *cfg, const char *root,
+                         struct bt_strv *files, char **why);
 
     void *(*create)(const struct bt_runner_config *cfg);
     void (*destroy)(void *st);
@@ -112,5 +122,18 @@ void bt_runner_fail(const struct bt_parser_sink *sink, const char *kind, const c
 /* 1 if id is safe to pass as a CLI value: non-empty, at most 256 bytes, only
  * [A-Za-z0-9._:-], and not starting with '-'. */
 int bt_runner_id_ok(const char *id);
+
+/* Whether path names a coder's file that baton may remove: an absolute
+ * path without "." or ".." components whose directory, resolved
+ * (realpath), lies inside root, resolved, and which is a regular file
+ * there: the last component is never followed (a symbolic link is not a
+ * session file, and neither it nor its target is removed). With remove,
+ * the file is then unlinked (through the directory opened as checked).
+ * Returns 0 with *resolved (owned) the real directory + the name;
+ * -ENOENT when there is no such file or directory; -EPERM when it is not
+ * the coder's to remove, *why (owned) saying why ("it is not inside
+ * ROOT"); or the negated errno of what could not be done. */
+int bt_runner_session_file(const char *root, const char *path, int remove, char **resolved,
+                           char **why);
 
 #endif

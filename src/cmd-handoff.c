@@ -14,9 +14,13 @@
  *
  * Handing off marks the conversation `transferred` (store-handoff.c), in a
  * transaction that refuses while a turn runs or messages wait queued; baton
- * then sends no turn of it unless forced. Every refusal exits 2 with one
- * line and changes nothing.
+ * then sends no turn of it unless forced. The three ways share one rule:
+ * each refuses while a turn runs, messages wait queued, or the
+ * conversation's tmux session (an earlier `--tmux`) still runs, so two
+ * terminal UIs never work on one session; --print checks and marks
+ * nothing. Every refusal exits 2 with one line and changes nothing.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +28,7 @@
 #include <unistd.h>
 
 #include "cmd-args.h"
+#include "cmd-handoff.h"
 #include "cmd.h"
 #include "coder.h"
 #include "error.h"
@@ -37,8 +42,8 @@ enum how { HOW_EXEC, HOW_TMUX, HOW_PRINT };
 /* What to run: the coder's argv and where. */
 struct handoff {
     struct bt_store_conversation conv;
-    struct bt_strv argv; /* the coder's TUI, argv[0] its absolute path */
-    char tmux_name[32];  /* baton-<short id> */
+    struct bt_strv argv;                  /* the coder's TUI, argv[0] its absolute path */
+    char tmux_name[BT_HANDOFF_TMUX_NAME]; /* baton-<short id> */
 };
 
 static int parse(int argc, char **argv, enum how *how, const char **conv)
@@ -91,8 +96,22 @@ static int build(struct handoff *h)
     if (rc)
         return bt_fail(BT_EXIT_FAILED, "the stored %s session of %s cannot be passed safely",
                        c->coder, c->id);
-    snprintf(h->tmux_name, sizeof h->tmux_name, "baton-%.12s", c->id);
     return 0;
+}
+
+void bt_handoff_tmux_name(const char *conv, char name[BT_HANDOFF_TMUX_NAME])
+{
+    snprintf(name, BT_HANDOFF_TMUX_NAME, "baton-%.12s", conv);
+}
+
+int bt_handoff_tmux_running(const char *conv, char name[BT_HANDOFF_TMUX_NAME])
+{
+    char target[BT_HANDOFF_TMUX_NAME + 1];
+    bt_handoff_tmux_name(conv, name);
+    snprintf(target, sizeof target, "=%s", name); /* exact name, not a prefix */
+    char *has[] = {"tmux", "has-session", "-t", target, NULL};
+    int rc = bt_proc_run(has, 1);
+    return rc == 0 ? 1 : rc == -ENOENT ? -ENOENT : 0;
 }
 
 /* `cd DIR && CMD ARGS...`, shell-quoted. */
@@ -110,10 +129,12 @@ static void print_command(const struct handoff *h)
     bt_buf_release(&b);
 }
 
-/* Mark the conversation transferred; an exit code on refusal. */
-static int hand_off(struct bt_store *s, const struct handoff *h)
+/* Mark the conversation transferred, or only check that it could be
+ * (!mark); an exit code on refusal. */
+static int hand_off(struct bt_store *s, const struct handoff *h, int mark)
 {
-    int rc = bt_store_conversation_hand_off(s, h->conv.id);
+    int rc = mark ? bt_store_conversation_hand_off(s, h->conv.id)
+                  : bt_store_conversation_hand_off_check(s, h->conv.id);
     if (rc == BT_EBUSY)
         return bt_fail(BT_EXIT_USAGE,
                        "a turn of %s is running: wait for it to end or `baton cancel` it first",
@@ -125,17 +146,15 @@ static int hand_off(struct bt_store *s, const struct handoff *h)
     return 0;
 }
 
-/* --print changes nothing, but refuses what a handoff would refuse. */
-static int check_idle(struct bt_store *s, const struct handoff *h)
+/* The conversation's tmux session still runs its coder: refused, whatever
+ * the way (a second terminal UI on the same session would fight the
+ * first). */
+static int tmux_refusal(const struct handoff *h)
 {
-    struct bt_store_run r;
-    int running = bt_store_run_last(s, h->conv.id, &r) == 0 && r.state == BT_STORE_RUN_RUNNING;
-    bt_store_run_release(&r);
-    if (running)
-        return bt_fail(BT_EXIT_USAGE,
-                       "a turn of %s is running: wait for it to end or `baton cancel` it first",
-                       h->conv.id);
-    return 0;
+    return bt_fail(BT_EXIT_USAGE,
+                   "tmux session %s still runs %s on conversation %s: attach to it (tmux "
+                   "attach -t %s) or end it (tmux kill-session -t %s) first",
+                   h->tmux_name, h->conv.coder, h->conv.id, h->tmux_name, h->tmux_name);
 }
 
 /* Undo hand_off after the coder could not be started. */
@@ -162,18 +181,8 @@ static void push_env(struct bt_strv *argv)
 
 static int run_tmux(struct bt_store *s, const struct handoff *h)
 {
-    char target[40];
-    snprintf(target, sizeof target, "=%s", h->tmux_name); /* exact name, not a prefix */
-    char *has[] = {"tmux", "has-session", "-t", target, NULL};
-    int rc = bt_proc_run(has, 1);
-    if (rc == -ENOENT)
-        return bt_fail(BT_EXIT_FAILED, "tmux is not installed");
-    if (rc == 0) {
-        fprintf(stderr, "baton: tmux session %s already exists: tmux attach -t %s\n", h->tmux_name,
-                h->tmux_name);
-        return BT_EXIT_OK;
-    }
-    if ((rc = hand_off(s, h)) != 0)
+    int rc;
+    if ((rc = hand_off(s, h, 1)) != 0)
         return rc;
     struct bt_strv argv;
     bt_strv_init(&argv);
@@ -202,7 +211,7 @@ static int run_here(struct bt_store **s, const struct handoff *h)
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
         return bt_fail(BT_EXIT_USAGE, "handoff needs a terminal on stdin and stdout: use --tmux "
                                       "or --print");
-    int rc = hand_off(*s, h);
+    int rc = hand_off(*s, h, 1);
     if (rc)
         return rc;
     fprintf(stderr, "baton: %s goes on in %s's terminal UI (baton send --force takes it back)\n",
@@ -236,7 +245,12 @@ int bt_cmd_handoff(int argc, char **argv)
     }
     if ((rc = build(&h)) != 0)
         goto out;
-    if (how == HOW_PRINT && (rc = check_idle(s, &h)) == 0)
+    int tmux = bt_handoff_tmux_running(h.conv.id, h.tmux_name);
+    if (how == HOW_TMUX && tmux == -ENOENT)
+        rc = bt_fail(BT_EXIT_FAILED, "tmux is not installed");
+    else if (tmux == 1)
+        rc = tmux_refusal(&h);
+    else if (how == HOW_PRINT && (rc = hand_off(s, &h, 0)) == 0)
         print_command(&h);
     else if (how != HOW_PRINT)
         rc = how == HOW_TMUX ? run_tmux(s, &h) : run_here(&s, &h);

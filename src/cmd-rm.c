@@ -1,30 +1,55 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd-rm: `baton rm CONV` deletes a conversation: its messages, runs and
- * events in one transaction (refused while a turn of it runs), then its
- * run files, then the coder's native session where the coder's runner can
- * find it (delete_session), unless the conversation was transferred to the
- * coder's own terminal UI, which owns the session from then on. Prints what
- * it removed.
+ * cmd-rm: `baton rm [-y] CONV` deletes a conversation: its messages, runs
+ * and events in one transaction (refused while a turn of it runs), then its
+ * run files, then the files of the coder's native session. Prints what it
+ * removed and what it kept, and why.
+ *
+ * The coder's files are the coder's: what the coder (or the store) names is
+ * input, so a file goes only when the runner finds it for the session
+ * (session_files) and bt_runner_session_file proves it a regular file
+ * inside the coder's own session directory (session_root); anything else
+ * is kept and said. The session is kept as well when the conversation was
+ * transferred to the coder's terminal UI (which owns it from then on) or
+ * when its `handoff --tmux` session still runs, which rm leaves running.
+ * Kept files are not a failure: exit 0; exit 1 only when a removal that was
+ * due failed.
+ *
+ * On a terminal (stdin), rm first says all that and asks; only "y" or "yes"
+ * goes on, any other answer removes nothing and exits 1. -y/--yes, or
+ * stdin not a terminal, skips the question.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cmd-args.h"
+#include "cmd-handoff.h"
 #include "cmd.h"
 #include "coder.h"
 #include "error.h"
 #include "store.h"
 
-/* Print label, then text made safe for a terminal, then a newline. */
-static void print_field(const char *label, const char *text)
+/* What rm is about to do, found before anything is removed. */
+struct plan {
+    struct bt_store_removal r;            /* the conversation and its counts */
+    char *root;                           /* the coder's session directory, or NULL */
+    struct bt_strv files;                 /* the coder's files to remove (checked) */
+    struct bt_strv notes;                 /* what is kept, and why: one line each */
+    char tmux_name[BT_HANDOFF_TMUX_NAME]; /* the conversation's handoff session */
+    int tmux;                             /* 1 if that tmux session still runs */
+    int rc;                               /* exit code of a failure while looking */
+};
+
+/* Print text made safe for a terminal to f, then a newline. */
+static void put_line(FILE *f, const char *text)
 {
-    fputs(label, stdout);
-    bt_term_write(stdout, text, strlen(text));
-    putchar('\n');
+    bt_term_write(f, text, strlen(text));
+    fputc('\n', f);
 }
 
 static const char *plural(int64_t n, const char *one, const char *many)
@@ -42,65 +67,204 @@ static int remove_run_files(struct bt_store *s, const struct bt_store_removal *r
             char *path = bt_store_run_file(s, r->runs[i], suffixes[k]);
             if (!path)
                 continue;
-            if (unlink(path) == 0)
-                print_field("removed ", path);
-            else if (errno != ENOENT)
+            if (unlink(path) == 0) {
+                fputs("removed ", stdout);
+                put_line(stdout, path);
+            } else if (errno != ENOENT) {
                 rc = bt_fail(BT_EXIT_FAILED, "cannot remove '%s': %s", path, strerror(errno));
+            }
             free(path);
         }
     }
     return rc;
 }
 
-/* Delete the coder's own session of c, where the coder's runner can. */
-static int remove_native_session(const struct bt_store_conversation *c)
+/* Check the session files the runner found; the good ones go in p->files. */
+static void check_files(struct plan *p, const char *coder, const struct bt_strv *found)
+{
+    for (size_t i = 0; i < found->n; i++) {
+        char *resolved, *why;
+        int rc = bt_runner_session_file(p->root, found->v[i], 0, &resolved, &why);
+        if (rc == 0)
+            bt_strv_push(&p->files, found->v[i]);
+        else if (rc == -EPERM)
+            bt_strv_pushf(&p->notes, "kept the %s session file %s: %s", coder, found->v[i], why);
+        else if (rc != -ENOENT)
+            p->rc = bt_fail(BT_EXIT_FAILED, "cannot look at %s: %s", found->v[i], bt_strerror(rc));
+        free(resolved);
+        free(why);
+    }
+}
+
+/* What of the coder's own session of c goes, and what stays. */
+static void plan_session(struct plan *p, const struct bt_store_conversation *c)
 {
     const char *what = c->native_session_path ? c->native_session_path : c->native_session_id;
     if (!what)
-        return 0;
-    if (c->status == BT_STORE_CONV_TRANSFERRED) {
-        printf("kept the %s session ", c->coder);
-        bt_term_write(stdout, what, strlen(what));
-        printf(": the conversation was handed to %s's own interface\n", c->coder);
-        return 0;
-    }
+        return;
     const struct bt_coder *coder = bt_coder_find(c->coder);
-    if (!coder || !coder->runner->delete_session) {
-        printf("kept the %s session ", c->coder);
-        bt_term_write(stdout, what, strlen(what));
-        printf(": baton cannot remove %s sessions\n", c->coder);
+    const struct bt_runner_ops *ops = coder ? coder->runner : NULL;
+    char *why = NULL;
+    if (c->status == BT_STORE_CONV_TRANSFERRED) {
+        bt_strv_pushf(&p->notes,
+                      "kept the %s session %s: the conversation was handed to %s's own "
+                      "interface",
+                      c->coder, what, c->coder);
+    } else if (p->tmux == 1) {
+        bt_strv_pushf(&p->notes, "kept the %s session %s: tmux session %s still runs %s on it",
+                      c->coder, what, p->tmux_name, c->coder);
+    } else if (!ops || !ops->session_root || !ops->session_files) {
+        bt_strv_pushf(&p->notes, "kept the %s session %s: baton cannot remove %s sessions",
+                      c->coder, what, c->coder);
+    } else if (ops->session_root(&p->root, &why) != 0) {
+        bt_strv_pushf(&p->notes,
+                      "kept the %s session %s: baton cannot tell where %s keeps its "
+                      "sessions: %s",
+                      c->coder, what, c->coder, why);
+    } else {
+        struct bt_runner_config cfg = {.cwd = c->cwd,
+                                       .native_session_id = c->native_session_id,
+                                       .native_session_path = c->native_session_path};
+        struct bt_strv found;
+        bt_strv_init(&found);
+        int rc = ops->session_files(&cfg, p->root, &found, &why);
+        size_t notes = p->notes.n;
+        if (rc == -EINVAL)
+            bt_strv_pushf(&p->notes, "kept the %s session %s: %s", c->coder, what, why);
+        else if (rc)
+            p->rc = bt_fail(BT_EXIT_FAILED, "cannot look for the %s session of %s in %s: %s",
+                            c->coder, c->id, p->root, bt_strerror(rc));
+        check_files(p, c->coder, &found);
+        if (rc == 0 && p->files.n == 0 && p->notes.n == notes)
+            bt_strv_pushf(&p->notes, "no %s session file found for %s", c->coder, what);
+        bt_strv_release(&found);
+    }
+    free(why);
+}
+
+/* Everything rm would do to conversation id; an exit code on refusal. */
+static int make_plan(struct bt_store *s, const char *id, const char *typed, struct plan *p)
+{
+    int err = bt_store_conversation_survey(s, id, &p->r);
+    if (err == BT_EBUSY)
+        return bt_fail(BT_EXIT_USAGE,
+                       "conversation %s has a turn running: wait for it to end or cancel it, "
+                       "then remove it",
+                       id);
+    if (err == BT_ENOTFOUND)
+        return bt_fail(BT_EXIT_USAGE, "no conversation matches '%s'", typed);
+    if (err)
+        return bt_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id, bt_store_errmsg(s));
+    p->tmux = bt_handoff_tmux_running(id, p->tmux_name);
+    plan_session(p, &p->r.conv);
+    if (p->tmux == 1)
+        bt_strv_pushf(&p->notes, "left tmux session %s running (tmux kill-session -t %s ends it)",
+                      p->tmux_name, p->tmux_name);
+    return 0;
+}
+
+/* Say what rm is about to do on stderr and read the answer from stdin: 1
+ * for y or yes (any case, blanks around), else 0. */
+static int confirmed(const struct plan *p)
+{
+    const struct bt_store_conversation *c = &p->r.conv;
+    fprintf(stderr, "remove conversation %.12s \"", c->id);
+    bt_term_write(stderr, c->title, strlen(c->title));
+    fprintf(stderr, "\" (%s): %lld %s, %zu %s, the run files\n", c->coder, (long long)p->r.messages,
+            plural(p->r.messages, "message", "messages"), p->r.n_runs,
+            plural((int64_t)p->r.n_runs, "run", "runs"));
+    for (size_t i = 0; i < p->files.n; i++) {
+        fprintf(stderr, "  and the %s session file ", c->coder);
+        put_line(stderr, p->files.v[i]);
+    }
+    for (size_t i = 0; i < p->notes.n; i++) {
+        fputs("  ", stderr);
+        put_line(stderr, p->notes.v[i]);
+    }
+    fputs("remove it? [y/N] ", stderr);
+    fflush(stderr);
+    char line[64];
+    if (!fgets(line, sizeof line, stdin)) {
+        fputc('\n', stderr); /* end the prompt's line */
         return 0;
     }
-    struct bt_runner_config cfg = {.cwd = c->cwd,
-                                   .native_session_id = c->native_session_id,
-                                   .native_session_path = c->native_session_path};
-    struct bt_strv removed;
-    bt_strv_init(&removed);
-    int err = coder->runner->delete_session(&cfg, &removed);
-    for (size_t i = 0; i < removed.n; i++) {
-        printf("removed %s session file ", c->coder);
-        print_field("", removed.v[i]);
-    }
+    char *a = line, *e = line + strlen(line);
+    while (isspace((unsigned char)*a))
+        a++;
+    while (e > a && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return strcasecmp(a, "y") == 0 || strcasecmp(a, "yes") == 0;
+}
+
+/* Remove the planned session files (checked again as they go). */
+static int remove_session_files(const struct plan *p)
+{
+    const char *coder = p->r.conv.coder;
     int rc = 0;
-    if (err == -EINVAL) {
-        printf("kept the %s session ", c->coder);
-        bt_term_write(stdout, what, strlen(what));
-        printf(": it does not name a %s session file\n", c->coder);
-    } else if (err) {
-        rc = bt_fail(BT_EXIT_FAILED, "cannot remove the %s session of %s: %s", c->coder, c->id,
-                     bt_strerror(err));
-    } else if (removed.n == 0) {
-        printf("no %s session file found for ", c->coder);
-        print_field("", what);
+    for (size_t i = 0; i < p->files.n; i++) {
+        char *resolved, *why;
+        int err = bt_runner_session_file(p->root, p->files.v[i], 1, &resolved, &why);
+        if (err == 0) {
+            printf("removed %s session file ", coder);
+            put_line(stdout, resolved);
+        } else if (err == -EPERM) {
+            printf("kept the %s session file ", coder);
+            bt_term_write(stdout, p->files.v[i], strlen(p->files.v[i]));
+            fputs(": ", stdout);
+            put_line(stdout, why);
+        } else if (err != -ENOENT) {
+            rc = bt_fail(BT_EXIT_FAILED, "cannot remove the %s session file %s: %s", coder,
+                         p->files.v[i], bt_strerror(err));
+        }
+        free(resolved);
+        free(why);
     }
-    bt_strv_release(&removed);
     return rc;
+}
+
+static int parse(int argc, char **argv, int *yes, const char **conv)
+{
+    struct bt_args a;
+    int id;
+    *yes = 0;
+    bt_args_init(&a, argc, argv);
+    while ((id = bt_args_next(&a)) > 0)
+        *yes = 1; /* -y, --yes: the only option */
+    int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
+    *conv = a.operands[0];
+    return rc;
+}
+
+/* Delete what p planned; the exit code. */
+static int remove_all(struct bt_store *s, const char *id, const struct plan *p)
+{
+    struct bt_store_removal r;
+    int err = bt_store_conversation_delete(s, id, &r);
+    if (err == BT_EBUSY) /* a turn started since the plan */
+        return bt_fail(BT_EXIT_USAGE,
+                       "conversation %s has a turn running: wait for it to end or cancel it, "
+                       "then remove it",
+                       id);
+    if (err)
+        return bt_fail(BT_EXIT_FAILED, "cannot remove conversation %s: %s", id, bt_store_errmsg(s));
+    printf("removed conversation %s (%lld %s, %zu %s, %lld %s): ", id, (long long)r.messages,
+           plural(r.messages, "message", "messages"), r.n_runs,
+           plural((int64_t)r.n_runs, "run", "runs"), (long long)r.events,
+           plural(r.events, "event", "events"));
+    put_line(stdout, r.conv.title);
+    int rc = remove_run_files(s, &r);
+    int src = remove_session_files(p);
+    for (size_t i = 0; i < p->notes.n; i++)
+        put_line(stdout, p->notes.v[i]);
+    bt_store_removal_release(&r);
+    return rc ? rc : src ? src : p->rc;
 }
 
 int bt_cmd_rm(int argc, char **argv)
 {
-    struct bt_args a;
-    int rc = bt_args_parse_plain(&a, argc, argv);
+    const char *text = NULL;
+    int yes;
+    int rc = parse(argc, argv, &yes, &text);
     if (rc)
         return rc < 0 ? 0 : rc;
     struct bt_store *s;
@@ -108,32 +272,22 @@ int bt_cmd_rm(int argc, char **argv)
     rc = bt_cmd_open_store(&s);
     if (rc)
         return rc;
-    if ((rc = bt_cmd_resolve(s, a.operands[0], id)) != 0) {
+    if ((rc = bt_cmd_resolve(s, text, id)) != 0) {
         bt_store_close(s);
         return rc;
     }
-    struct bt_store_removal r;
-    int err = bt_store_conversation_delete(s, id, &r);
-    if (err == BT_EBUSY) {
-        rc = bt_fail(BT_EXIT_USAGE,
-                     "conversation %s has a turn running: wait for it to end or cancel it, "
-                     "then remove it",
-                     id);
-    } else if (err == BT_ENOTFOUND) {
-        rc = bt_fail(BT_EXIT_USAGE, "no conversation matches '%s'", a.operands[0]);
-    } else if (err) {
-        rc = bt_fail(BT_EXIT_FAILED, "cannot remove conversation %s: %s", id, bt_store_errmsg(s));
-    } else {
-        printf("removed conversation %s (%lld %s, %zu %s, %lld %s): ", id, (long long)r.messages,
-               plural(r.messages, "message", "messages"), r.n_runs,
-               plural((int64_t)r.n_runs, "run", "runs"), (long long)r.events,
-               plural(r.events, "event", "events"));
-        print_field("", r.conv.title);
-        rc = remove_run_files(s, &r);
-        int nrc = remove_native_session(&r.conv);
-        rc = rc ? rc : nrc;
-    }
-    bt_store_removal_release(&r);
+    struct plan p = {0};
+    bt_strv_init(&p.files);
+    bt_strv_init(&p.notes);
+    rc = make_plan(s, id, text, &p);
+    if (rc == 0 && !yes && isatty(STDIN_FILENO) && !confirmed(&p))
+        rc = bt_fail(BT_EXIT_FAILED, "nothing removed");
+    else if (rc == 0)
+        rc = remove_all(s, id, &p);
+    bt_strv_release(&p.files);
+    bt_strv_release(&p.notes);
+    bt_store_removal_release(&p.r);
+    free(p.root);
     bt_store_close(s);
     return rc;
 }

@@ -98,6 +98,9 @@ static const struct bt_opt handoff_opts[] = {
     {'p', 0, "print", NULL, "print the command line (shell-quoted), do nothing else", NULL},
     {0}};
 
+static const struct bt_opt rm_opts[] = {
+    {'y', 'y', "yes", NULL, "do not ask first (rm asks only on a terminal)", NULL}, {0}};
+
 static const struct bt_opt coders_opts[] = {LIST_OPTS("coder"), {0}};
 
 const struct bt_cmd bt_cmds[] = {
@@ -133,16 +136,20 @@ const struct bt_cmd bt_cmds[] = {
      "A conversation matches when its title or one of its messages holds every\n"
      "WORD (case and accents ignored; words are plain text, never query syntax).\n"
      "Exit 0 when something matched, 1 when nothing did.\n"},
-    {"rm", bt_cmd_rm, "CONV", "delete a conversation, its runs and the coder's session", NULL,
+    {"rm", bt_cmd_rm, "CONV", "delete a conversation, its runs and the coder's session", rm_opts,
      "Deletes the conversation's messages, runs, events and run files, and the\n"
-     "coder's own session (codex rollout, pi session file) unless the conversation\n"
-     "was handed off to the coder's terminal UI. Refused while a turn runs.\n"},
+     "coder's own session files (codex rollout, pi session file) found inside the\n"
+     "coder's session directory, unless the conversation was handed off to the\n"
+     "coder's terminal UI or its handoff tmux session still runs (left running).\n"
+     "Refused while a turn runs. On a terminal it first says what goes and asks:\n"
+     "any answer but y or yes removes nothing and exits 1.\n"},
     {"handoff", bt_cmd_handoff, "CONV", "continue a conversation in its coder's own terminal UI",
      handoff_opts,
      "Replaces baton with the coder's interactive command resuming the conversation's\n"
      "native session (codex resume ID, pi --session FILE) in its directory, with\n"
      "baton's environment. The conversation becomes transferred: `baton send` then\n"
-     "refuses unless --force. Refused while a turn runs or messages wait queued.\n"},
+     "refuses unless --force. Refused, in all three ways, while a turn runs, messages\n"
+     "wait queued or the conversation's tmux session still runs (exit 2).\n"},
     {"coders", bt_cmd_coders, "", "installed coders with version and path", coders_opts, ""},
     {"completion", bt_cmd_completion, "bash|zsh", "print a shell completion script", NULL,
      "Prints the completion script of the shell named, made from this help text:\n"

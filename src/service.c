@@ -301,13 +301,14 @@ static void rebuild_run(struct turn_ctx *c, const struct bt_turn_options *turn,
  * runs a turn of this conversation meanwhile. *path stays NULL for other
  * coders and later turns. */
 static int plan_session(struct bt_store *s, const struct bt_store_conversation *conv,
-                        const struct located *l, char **path)
+                        const struct located *l, char **path, char **why)
 {
     *path = NULL;
+    *why = NULL;
     if (conv->native_session_path || !l->coder->runner->new_session_path)
         return 0;
     struct bt_runner_config cfg = {.cwd = conv->cwd, .model = conv->model};
-    int rc = l->coder->runner->new_session_path(&cfg, path);
+    int rc = l->coder->runner->new_session_path(&cfg, path, why);
     if (rc == 0)
         rc = bt_store_conversation_set_native(s, conv->id, NULL, *path);
     return rc;
@@ -361,12 +362,13 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
                       struct located *l, const struct bt_service_turn *t, const char *prompt,
                       struct bt_service_outcome *out)
 {
-    char *session_path = NULL;
-    int rc = plan_session(s, conv, l, &session_path);
+    char *session_path = NULL, *why = NULL;
+    int rc = plan_session(s, conv, l, &session_path, &why);
     if (rc) {
         out->exit_code = BT_EXIT_FAILED;
-        out->message =
-            bt_xasprintf("cannot choose a session file for %s: %s", conv->coder, bt_strerror(rc));
+        out->message = bt_xasprintf("cannot choose a session file for %s: %s", conv->coder,
+                                    why ? why : bt_strerror(rc));
+        free(why);
         bt_store_run_finish(s, out->run,
                             &(struct bt_store_run_end){.state = BT_STORE_RUN_FAILED,
                                                        .exit_code = BT_UNKNOWN,
@@ -680,6 +682,7 @@ int bt_service_retry(struct bt_store *s, const char *id, const struct bt_service
         struct bt_store_run_new rn = {.conversation = conv.id,
                                       .coder = conv.coder,
                                       .model = conv.model,
+                                      .turn = last.turn, /* another run of that turn */
                                       .prompt = prompt,
                                       .after_run = last.id,
                                       .force = t->force};

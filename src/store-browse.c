@@ -245,7 +245,9 @@ static int list_runs(struct bt_store *s, const char *id, struct bt_store_removal
     return rc;
 }
 
-int bt_store_conversation_delete(struct bt_store *s, const char *id, struct bt_store_removal *out)
+/* bt_store_conversation_delete, or its survey when !remove. */
+static int delete_or_survey(struct bt_store *s, const char *id, struct bt_store_removal *out,
+                            int remove)
 {
     memset(out, 0, sizeof *out);
     if (!id)
@@ -262,7 +264,7 @@ int bt_store_conversation_delete(struct bt_store *s, const char *id, struct bt_s
         rc = count_of(s, SQL_COUNT_MESSAGES, id, &out->messages);
     if (rc == 0)
         rc = count_of(s, SQL_COUNT_EVENTS, id, &out->events);
-    if (rc == 0) {
+    if (rc == 0 && remove) {
         sqlite3_stmt *q = bt_st_sql(s, SQL_DELETE);
         if (!q)
             rc = BT_ESTORE;
@@ -275,4 +277,14 @@ int bt_store_conversation_delete(struct bt_store *s, const char *id, struct bt_s
     if (rc)
         bt_store_removal_release(out);
     return rc;
+}
+
+int bt_store_conversation_delete(struct bt_store *s, const char *id, struct bt_store_removal *out)
+{
+    return delete_or_survey(s, id, out, 1);
+}
+
+int bt_store_conversation_survey(struct bt_store *s, const char *id, struct bt_store_removal *out)
+{
+    return delete_or_survey(s, id, out, 0);
 }

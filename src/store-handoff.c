@@ -56,8 +56,9 @@ int bt_st_check_owner(struct bt_store *s, const char *conv, int force)
     return set_status(s, conv, "active");
 }
 
-/* The body of bt_store_conversation_hand_off, in its transaction. */
-static int hand_off(struct bt_store *s, const char *conv)
+/* The body of bt_store_conversation_hand_off (mark) and of its check, in
+ * its transaction. */
+static int hand_off(struct bt_store *s, const char *conv, int mark)
 {
     int rc = is_transferred(s, conv);
     if (rc >= 0)
@@ -75,7 +76,7 @@ static int hand_off(struct bt_store *s, const char *conv)
                           "%lld queued message(s) of '%s' wait to be sent: send them or take "
                           "them back (baton rm-queued) first",
                           (long long)queued, conv);
-    return rc ? rc : set_status(s, conv, "transferred");
+    return rc || !mark ? rc : set_status(s, conv, "transferred");
 }
 
 int bt_store_conversation_hand_off(struct bt_store *s, const char *conv)
@@ -83,5 +84,13 @@ int bt_store_conversation_hand_off(struct bt_store *s, const char *conv)
     if (!conv)
         return bt_st_fail(s, -EINVAL, "no conversation id");
     int rc = bt_st_tx_begin(s);
-    return rc ? rc : bt_st_tx_end(s, hand_off(s, conv));
+    return rc ? rc : bt_st_tx_end(s, hand_off(s, conv, 1));
+}
+
+int bt_store_conversation_hand_off_check(struct bt_store *s, const char *conv)
+{
+    if (!conv)
+        return bt_st_fail(s, -EINVAL, "no conversation id");
+    int rc = bt_st_tx_begin(s);
+    return rc ? rc : bt_st_tx_end(s, hand_off(s, conv, 0));
 }

@@ -202,6 +202,11 @@ int bt_store_conversation_set_status(struct bt_store *s, const char *id,
  * BT_ENOTFOUND if no conversation. */
 int bt_store_conversation_hand_off(struct bt_store *s, const char *conv);
 
+/* What bt_store_conversation_hand_off would refuse, with the same codes
+ * and messages, changing nothing (`baton handoff --print`). 0 when it
+ * would hand off. */
+int bt_store_conversation_hand_off_check(struct bt_store *s, const char *conv);
+
 /* All conversations (at most limit, 0 = no limit), newest activity first,
  * each with its newest run's state. Sets *out to an array of *n entries
  * (NULL when 0) that the caller frees with bt_store_conversation_list_free. */
@@ -635,6 +640,10 @@ void bt_store_removal_release(struct bt_store_removal *r);
  * delete; a run that starts after it finds no conversation); BT_ENOTFOUND
  * if there is no such conversation. */
 int bt_store_conversation_delete(struct bt_store *s, const char *id, struct bt_store_removal *out);
+
+/* What bt_store_conversation_delete would remove now, with its checks and
+ * codes (BT_EBUSY while a run runs), removing nothing: for asking first. */
+int bt_store_conversation_survey(struct bt_store *s, const char *id, struct bt_store_removal *out);
 
 /* --- helpers ----------------------------------------------------------- */
 

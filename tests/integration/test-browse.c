@@ -4,10 +4,10 @@
  * --last` and `baton rm`, run as the real baton binary against a store of
  * 10,000 generated conversations (tests/support/gen-store: conversation k
  * has the title word ibex<k>, zebra<k> in its first answer and yak<k> in
- * its second) made once for the whole group, plus small stores built per
- * test through the store API for the native-session cases. Every baton
- * process gets CODEX_HOME in the test's scratch directory, so no real
- * codex home is ever looked at.
+ * its second) made once for the whole group (the coders' session files
+ * are test-rm.c's). Every baton process gets CODEX_HOME and TMUX_TMPDIR
+ * in the test's scratch directory, so no real codex home or tmux server
+ * is ever looked at.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,10 +40,8 @@ static struct {
 
 /* One test's scratch directory and environment. */
 struct ctx {
-    char *dir;     /* scratch directory */
-    char *home;    /* BATON_HOME for this test's own store: dir/home */
-    char *env[4];  /* BATON_HOME, CODEX_HOME, NO_COLOR, NULL */
-    int use_small; /* 1: baton runs on home, 0: on the big store */
+    char *dir;    /* scratch directory */
+    char *env[5]; /* BATON_HOME, CODEX_HOME, NO_COLOR, TMUX_TMPDIR, NULL */
 };
 
 static int group_setup(void **state)
@@ -84,9 +82,9 @@ static int setup(void **state)
     struct ctx *c = bt_xcalloc(1, sizeof(*c));
     c->dir = bt_test_mkdtemp(BT_BINARY_DIR, "browse-t");
     assert_non_null(c->dir);
-    c->home = bt_xasprintf("%s/home", c->dir);
     c->env[1] = bt_xasprintf("CODEX_HOME=%s/codex", c->dir);
     c->env[2] = bt_xstrdup("NO_COLOR=1");
+    c->env[3] = bt_xasprintf("TMUX_TMPDIR=%s", c->dir);
     *state = c;
     return 0;
 }
@@ -96,15 +94,13 @@ static int teardown(void **state)
     struct ctx *c = *state;
     bt_test_rmdir(c->dir);
     free(c->dir);
-    free(c->home);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         free(c->env[i]);
     free(c);
     return 0;
 }
 
-/* Run baton with args (NULL-terminated) on the big store, or on the test's
- * own store when c->use_small. */
+/* Run baton with args (NULL-terminated) on the big store. */
 static void baton(struct ctx *c, struct bt_test_result *res, const char *first, ...)
 {
     const char *argv[24] = {BATON, first};
@@ -116,7 +112,7 @@ static void baton(struct ctx *c, struct bt_test_result *res, const char *first, 
     va_end(ap);
     argv[n] = NULL;
     free(c->env[0]);
-    c->env[0] = bt_xasprintf("BATON_HOME=%s", c->use_small ? c->home : big.home);
+    c->env[0] = bt_xasprintf("BATON_HOME=%s", big.home);
     struct bt_test_run r = {
         .argv = argv, .env = (const char *const *)c->env, .cwd = c->dir, .timeout_s = 120};
     assert_int_equal(bt_test_exec(&r, res), 0);
@@ -155,21 +151,6 @@ static void write_file(const char *path, const char *text)
     assert_non_null(f);
     fputs(text, f);
     assert_int_equal(fclose(f), 0);
-}
-
-/* mkdir -p */
-static void make_dirs(const char *path)
-{
-    char *p = bt_xstrdup(path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(p, 0700);
-            *s = '/';
-        }
-    }
-    mkdir(p, 0700);
-    free(p);
 }
 
 static int count_event(void *data, const struct bt_store_event *ev)
@@ -561,136 +542,6 @@ static void test_rm_refused_while_running(void **state)
     bt_test_result_release(&res);
 }
 
-/* A conversation of coder in the test's own store with a native session. */
-static void small_conversation(struct ctx *c, const char *coder, const char *session_id,
-                               const char *session_path, int transferred, char id[BT_ID_SIZE])
-{
-    struct bt_store *s = open_store(c->home);
-    struct bt_store_conversation_new o = {.coder = coder, .cwd = c->dir, .title = "a session"};
-    assert_int_equal(bt_store_conversation_create(s, &o, id), 0);
-    assert_int_equal(bt_store_conversation_set_native(s, id, session_id, session_path), 0);
-    if (transferred)
-        assert_int_equal(bt_store_conversation_set_status(s, id, BT_STORE_CONV_TRANSFERRED), 0);
-    bt_store_close(s);
-}
-
-static void test_rm_pi_session(void **state)
-{
-    struct ctx *c = *state;
-    struct bt_test_result res;
-    char id[BT_ID_SIZE];
-    c->use_small = 1;
-    char *sessions = bt_xasprintf("%s/pi/sessions/--work--", c->dir);
-    make_dirs(sessions);
-
-    /* active: the session file goes */
-    char *file = bt_xasprintf("%s/2026-11-29T12-00-00-000Z_baton-1.jsonl", sessions);
-    write_file(file, "{\"type\":\"session\"}\n");
-    small_conversation(c, "pi", "sess-1", file, 0, id);
-    baton(c, &res, "rm", id, END);
-    assert_int_equal(res.exit_code, 0);
-    assert_false(file_exists(file));
-    assert_non_null(strstr(res.out.data, "removed pi session file"));
-    assert_non_null(strstr(res.out.data, file));
-    bt_test_result_release(&res);
-
-    /* transferred: pi's own UI owns the session now */
-    write_file(file, "{\"type\":\"session\"}\n");
-    small_conversation(c, "pi", "sess-2", file, 1, id);
-    baton(c, &res, "rm", id, END);
-    assert_int_equal(res.exit_code, 0);
-    assert_true(file_exists(file));
-    assert_non_null(strstr(res.out.data, "kept the pi session"));
-    bt_test_result_release(&res);
-
-    /* not a .jsonl file, or not a regular file: kept */
-    char *other = bt_xasprintf("%s/notes.txt", sessions);
-    write_file(other, "keep me\n");
-    small_conversation(c, "pi", "sess-3", other, 0, id);
-    baton(c, &res, "rm", id, END);
-    assert_int_equal(res.exit_code, 0);
-    assert_true(file_exists(other));
-    bt_test_result_release(&res);
-    char *link = bt_xasprintf("%s/link.jsonl", sessions);
-    assert_int_equal(symlink(file, link), 0);
-    small_conversation(c, "pi", "sess-4", link, 0, id);
-    baton(c, &res, "rm", id, END);
-    assert_int_equal(res.exit_code, 0);
-    assert_true(file_exists(link));
-    assert_true(file_exists(file));
-    bt_test_result_release(&res);
-
-    /* already gone: not an error */
-    char *gone = bt_xasprintf("%s/gone.jsonl", sessions);
-    small_conversation(c, "pi", "sess-5", gone, 0, id);
-    baton(c, &res, "rm", id, END);
-    assert_int_equal(res.exit_code, 0);
-    assert_non_null(strstr(res.out.data, "no pi session file found"));
-    bt_test_result_release(&res);
-
-    baton(c, &res, "ls", END);
-    assert_int_equal(res.out.len, 0);
-    bt_test_result_release(&res);
-    free(gone);
-    free(link);
-    free(other);
-    free(file);
-    free(sessions);
-}
-
-static void test_rm_codex_session(void **state)
-{
-    struct ctx *c = *state;
-    struct bt_test_result res;
-    char id[BT_ID_SIZE];
-    c->use_small = 1;
-    static const char thread[] = "01a22760-0481-7d43-b595-86e7298639e7";
-    static const char other_thread[] = "01a2275d-e218-7842-ac7b-e31014b1afe0";
-    char *day = bt_xasprintf("%s/codex/sessions/2026/11/29", c->dir);
-    char *archived = bt_xasprintf("%s/codex/archived_sessions", c->dir);
-    make_dirs(day);
-    make_dirs(archived);
-    char *mine = bt_xasprintf("%s/rollout-2026-11-29T12-55-33-%s.jsonl", day, thread);
-    char *old = bt_xasprintf("%s/rollout-2026-11-28T09-00-00-%s.jsonl", archived, thread);
-    char *theirs = bt_xasprintf("%s/rollout-2026-11-29T12-53-13-%s.jsonl", day, other_thread);
-    write_file(mine, "{}\n");
-    write_file(old, "{}\n");
-    write_file(theirs, "{}\n");
-
-    small_conversation(c, "codex", thread, NULL, 0, id);
-    baton(c, &res, "rm", id, END);
-    assert_int_equal(res.exit_code, 0);
-    assert_false(file_exists(mine));
-    assert_false(file_exists(old));
-    assert_true(file_exists(theirs));
-    assert_non_null(strstr(res.out.data, mine));
-    assert_non_null(strstr(res.out.data, old));
-    bt_test_result_release(&res);
-
-    /* transferred: kept */
-    small_conversation(c, "codex", other_thread, NULL, 1, id);
-    baton(c, &res, "rm", id, END);
-    assert_int_equal(res.exit_code, 0);
-    assert_true(file_exists(theirs));
-    bt_test_result_release(&res);
-
-    /* an id that could walk out of the sessions directory touches nothing */
-    static const char *const bad[] = {"../../x", "..", "-rf", "a/b", "*"};
-    for (size_t i = 0; i < BT_ARRAY_SIZE(bad); i++) {
-        small_conversation(c, "codex", bad[i], NULL, 0, id);
-        baton(c, &res, "rm", id, END);
-        assert_int_equal(res.exit_code, 0);
-        assert_non_null(strstr(res.out.data, "kept the codex session"));
-        bt_test_result_release(&res);
-    }
-    assert_true(file_exists(theirs));
-    free(theirs);
-    free(old);
-    free(mine);
-    free(archived);
-    free(day);
-}
-
 static void test_rm_usage(void **state)
 {
     struct ctx *c = *state;
@@ -719,8 +570,6 @@ int main(void)
         T(test_show_last),
         T(test_rm_removes_everything),
         T(test_rm_refused_while_running),
-        T(test_rm_pi_session),
-        T(test_rm_codex_session),
         T(test_rm_usage),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

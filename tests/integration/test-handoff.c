@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,8 +110,9 @@ static void test_print_runs_in_a_shell(void **state)
 
 /* --tmux: a session baton-<short id> runs the coder with baton's
  * environment in the conversation's directory; the conversation is
- * transferred, send refuses (exit 2, nothing stored) unless --force; a
- * second handoff finds the session and starts no other. */
+ * transferred, send refuses (exit 2, nothing stored) unless --force; while
+ * the session runs, every handoff (--tmux, --print, plain) is refused
+ * (exit 2) and no other session starts. */
 static void test_tmux_and_transferred(void **state)
 {
     struct ctx *c = *state;
@@ -136,10 +138,17 @@ static void test_tmux_and_transferred(void **state)
     assert_non_null(argv_text);
     assert_string_equal(argv_text, want); /* FAKE_CODER_ARGV came from baton's env */
     assert_status(c, "transferred");
-    baton(c, &res, NULL, 0, "handoff", "--tmux", conv, END);
-    assert_int_equal(res.exit_code, 0);
-    assert_non_null(strstr(res.err.data, "already exists"));
-    bt_test_result_release(&res);
+    const char *again[][2] = {{"--tmux", conv}, {"--print", conv}, {conv, NULL}};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(again); i++) {
+        baton(c, &res, NULL, 0, "handoff", again[i][0], again[i][1], END);
+        assert_int_equal(res.exit_code, 2);
+        char *says = bt_xasprintf("tmux session %s still runs codex", name);
+        assert_non_null(strstr(res.err.data, says));
+        assert_non_null(strstr(res.err.data, "tmux attach -t"));
+        assert_int_equal(res.out.len, 0);
+        free(says);
+        bt_test_result_release(&res);
+    }
     char *list = bt_xasprintf("tmux list-sessions -F '#{session_name}' | grep -c '^%s$'", name);
     assert_int_equal(shell(c, list, &res), 0);
     assert_string_equal(res.out.data, "1\n");
@@ -213,6 +222,101 @@ static void test_refusals(void **state)
     free(conv);
 }
 
+/* One rule for --print and --tmux: while a message waits queued, both are
+ * refused (exit 2, nothing printed, nothing started, still completed). */
+static void test_queued_refused(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *conv = conversation(c);
+    tmux_env(c);
+    char *home = path_in(c, "home");
+    struct bt_store *s = NULL;
+    assert_int_equal(bt_store_open(home, &s, NULL), 0);
+    struct bt_store_run_new rn = {.conversation = conv,
+                                  .coder = "codex",
+                                  .user_text = "waits",
+                                  .queue = BT_STORE_QUEUE_ALWAYS};
+    struct bt_store_submitted sub;
+    assert_int_equal(bt_store_run_submit(s, &rn, &sub), 0);
+    assert_true(sub.queued > 0);
+    bt_store_submitted_release(&sub);
+    bt_store_close(s);
+    const char *modes[] = {"--print", "--tmux"};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(modes); i++) {
+        baton(c, &res, NULL, 0, "handoff", modes[i], conv, END);
+        assert_int_equal(res.exit_code, 2);
+        assert_non_null(strstr(res.err.data, "queued"));
+        assert_int_equal(res.out.len, 0);
+        bt_test_result_release(&res);
+    }
+    struct bt_test_result ls;
+    assert_int_equal(shell(c, "tmux list-sessions 2>/dev/null | wc -l", &ls), 0);
+    assert_string_equal(ls.out.data, "0\n");
+    bt_test_result_release(&ls);
+    assert_status(c, "completed");
+    kill_tmux(c);
+    free(home);
+    free(conv);
+}
+
+/* rm of a conversation whose tmux session still runs: its records go, the
+ * tmux session is left running and rm says so, and the coder's session
+ * stays, in use there (also once `send --force` made it active again). */
+static void test_rm_leaves_tmux(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *codex_home = path_in(c, "codex"), *day = path_in(c, "codex/sessions");
+    char *kv = bt_xasprintf("CODEX_HOME=%s", codex_home);
+    setenv_kv(c, kv);
+    tmux_env(c);
+    assert_int_equal(mkdir(codex_home, 0700), 0);
+    assert_int_equal(mkdir(day, 0700), 0);
+    char *rollout = bt_xasprintf("%s/rollout-2026-11-29T12-55-33-" THREAD ".jsonl", day);
+    for (int forced = 0; forced < 2; forced++) {
+        char *conv = conversation(c);
+        FILE *f = fopen(rollout, "w");
+        assert_non_null(f);
+        fclose(f);
+        baton(c, &res, NULL, 0, "handoff", "--tmux", conv, END);
+        assert_int_equal(res.exit_code, 0);
+        bt_test_result_release(&res);
+        if (forced) {
+            replay(c, "text");
+            baton(c, &res, NULL, 0, "send", "--force", conv, "mine again", END);
+            assert_int_equal(res.exit_code, 0);
+            bt_test_result_release(&res);
+            setenv_kv(c, "FAKE_CODER_REPLAY=");
+        }
+        char *name = bt_xasprintf("baton-%.12s", conv);
+        baton(c, &res, NULL, 0, "rm", conv, END);
+        assert_int_equal(res.exit_code, 0);
+        assert_non_null(strstr(res.out.data, "removed conversation"));
+        char *left =
+            bt_xasprintf("left tmux session %s running (tmux kill-session -t %s", name, name);
+        assert_non_null(strstr(res.out.data, left));
+        assert_non_null(strstr(res.out.data, forced ? "still runs codex on it"
+                                                    : "handed to codex's own interface"));
+        assert_null(strstr(res.out.data, "removed codex session file"));
+        bt_test_result_release(&res);
+        char *has = bt_xasprintf("tmux has-session -t '=%s'", name);
+        assert_int_equal(shell(c, has, &res), 0); /* still there */
+        bt_test_result_release(&res);
+        struct stat st;
+        assert_int_equal(stat(rollout, &st), 0); /* the coder's session stays */
+        kill_tmux(c);
+        free(has);
+        free(left);
+        free(name);
+        free(conv);
+    }
+    free(rollout);
+    free(kv);
+    free(day);
+    free(codex_home);
+}
+
 /* A pi conversation whose session file is gone is refused (pi would start
  * an empty session on it without a word). */
 static void test_session_file_gone(void **state)
@@ -241,10 +345,8 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_print_runs_in_a_shell),
-        T(test_tmux_and_transferred),
-        T(test_refusals),
-        T(test_session_file_gone),
+        T(test_print_runs_in_a_shell), T(test_tmux_and_transferred), T(test_refusals),
+        T(test_session_file_gone),     T(test_queued_refused),       T(test_rm_leaves_tmux),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

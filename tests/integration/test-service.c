@@ -306,6 +306,30 @@ static void test_rm_queued(void **state)
     free(excl);
 }
 
+/* The turn number of each run of conv, in the order of their answers;
+ * returns how many (at most max). */
+static size_t turns_of(struct ctx *c, const char *conv, int64_t *turns, size_t max)
+{
+    char *home = path_in(c, "home");
+    struct bt_store *s = NULL;
+    assert_int_equal(bt_store_open(home, &s, NULL), 0);
+    struct bt_store_message *m;
+    size_t n, k = 0;
+    assert_int_equal(bt_store_message_list(s, conv, &m, &n), 0);
+    for (size_t i = 0; i < n && k < max; i++) {
+        struct bt_store_run r;
+        if (m[i].role != BT_STORE_ROLE_ASSISTANT)
+            continue;
+        assert_int_equal(bt_store_run_get(s, m[i].run, &r), 0);
+        turns[k++] = r.turn;
+        bt_store_run_release(&r);
+    }
+    bt_store_message_list_free(m, n);
+    bt_store_close(s);
+    free(home);
+    return k;
+}
+
 /* `baton cancel` from another process stops a foreground turn: it ends
  * cancelled (exit 130) with one closing turn.completed; then `retry` runs
  * the same prompt again, and refuses once the last turn completed. */
@@ -358,6 +382,16 @@ static void test_cancel_then_retry(void **state)
     doc = messages_of(c, conv);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "messages")), 3);
     cJSON_Delete(doc);
+    /* the retry was another run of turn 1 (docs/store.md); the next
+     * prompt is turn 2 */
+    baton(c, &res, NULL, 0, "send", conv, "and then", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    int64_t turns[4] = {0};
+    assert_int_equal(turns_of(c, conv, turns, 4), 3);
+    assert_int_equal(turns[0], 1);
+    assert_int_equal(turns[1], 1);
+    assert_int_equal(turns[2], 2);
     free(out);
     free(conv);
     free(kv);

@@ -1,0 +1,673 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * integration tests of `baton rm` and the coders' session directories, run
+ * as the real baton binary:
+ * - on a terminal (a pseudo-terminal of the test's own, forkpty) rm says
+ *   what goes and asks; only y/yes removes, anything else (n, an empty
+ *   line, end of input) removes nothing and exits 1; -y skips the question,
+ *   and so does a stdin that is not a terminal;
+ * - rm deletes only files it proves to be the coder's: for pi and codex,
+ *   stored session paths and found files planted with `..`, links pointing
+ *   outside, linked directories and absolute paths elsewhere are all kept,
+ *   their targets intact, while baton's own records go (exit 0);
+ * - where each coder keeps its sessions comes from the environment: with
+ *   the variables unset or relative, rm keeps the session and `run` fails
+ *   naming the variables.
+ * Every run gets its own TMUX_TMPDIR (no tmux server of the machine is
+ * asked) and the coders' directory variables of the test, never the
+ * user's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "harness.h"
+#include "store.h"
+
+#define THREAD "01a22760-0481-7d43-b595-86e7298639e7" /* text.jsonl's thread */
+
+extern char **environ;
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* mkdir -p */
+static void make_dirs(const char *path)
+{
+    char *p = bt_xstrdup(path);
+    for (char *s = p + 1; *s; s++) {
+        if (*s == '/') {
+            *s = '\0';
+            mkdir(p, 0700);
+            *s = '/';
+        }
+    }
+    mkdir(p, 0700);
+    free(p);
+}
+
+/* The coders' directories of this test, whatever the caller's are. */
+static void coder_env(struct ctx *c)
+{
+    char *kv[] = {bt_xasprintf("TMUX_TMPDIR=%s", c->dir),
+                  bt_xasprintf("CODEX_HOME=%s/codex", c->dir),
+                  bt_xasprintf("PI_CODING_AGENT_DIR=%s/pi", c->dir),
+                  bt_xstrdup("PI_CODING_AGENT_SESSION_DIR="), bt_xasprintf("HOME=%s", c->dir)};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(kv); i++) {
+        setenv_kv(c, kv[i]);
+        free(kv[i]);
+    }
+}
+
+static int rm_setup(void **state)
+{
+    int rc = setup(state);
+    if (rc == 0)
+        coder_env(*state);
+    return rc;
+}
+
+/* A conversation of coder with the native session given, made through the
+ * store (as a run of the coder would leave it), handed off if transferred. */
+static void planted_as(struct ctx *c, const char *coder, const char *sid, const char *path,
+                       int transferred, char id[BT_ID_SIZE])
+{
+    char *home = path_in(c, "home");
+    struct bt_store *s = NULL;
+    assert_int_equal(bt_store_open(home, &s, NULL), 0);
+    struct bt_store_conversation_new cn = {.coder = coder, .cwd = c->dir, .title = "planted"};
+    assert_int_equal(bt_store_conversation_create(s, &cn, id), 0);
+    assert_int_equal(bt_store_conversation_set_native(s, id, sid, path), 0);
+    if (transferred)
+        assert_int_equal(bt_store_conversation_set_status(s, id, BT_STORE_CONV_TRANSFERRED), 0);
+    bt_store_close(s);
+    free(home);
+}
+
+static void planted(struct ctx *c, const char *coder, const char *sid, const char *path,
+                    char id[BT_ID_SIZE])
+{
+    planted_as(c, coder, sid, path, 0, id);
+}
+
+/* 1 if conversation id is still in the store. */
+static int conversation_exists(struct ctx *c, const char *id)
+{
+    char *home = path_in(c, "home");
+    struct bt_store *s = NULL;
+    assert_int_equal(bt_store_open(home, &s, NULL), 0);
+    struct bt_store_conversation conv;
+    int rc = bt_store_conversation_get(s, id, &conv);
+    if (rc == 0)
+        bt_store_conversation_release(&conv);
+    bt_store_close(s);
+    free(home);
+    assert_true(rc == 0 || rc == BT_ENOTFOUND);
+    return rc == 0;
+}
+
+/* `baton rm id` with stdin not a terminal: exit 0, the conversation gone,
+ * the output in res (caller releases). */
+static void rm_ok(struct ctx *c, const char *id, struct bt_test_result *res)
+{
+    baton(c, res, NULL, 0, "rm", id, END);
+    if (res->exit_code != 0)
+        fail_msg("rm exited %d: %s", res->exit_code, res->err.data);
+    assert_false(conversation_exists(c, id));
+    assert_null(strstr(res->err.data, "[y/N]"));
+}
+
+static void assert_has(const char *text, const char *part)
+{
+    if (!strstr(text, part))
+        fail_msg("'%s' is not in:\n%s", part, text);
+}
+
+/* ---- asking on a terminal ------------------------------------------- */
+
+/* Run baton args... on a new pseudo-terminal (its stdin, stdout and
+ * stderr), typing answer once the question "[y/N] " shows (NULL: type
+ * nothing). *out gets all the terminal showed (caller frees). Returns the
+ * exit code. A baton that never ends is killed after 30 s and fails the
+ * test. */
+static int baton_pty(struct ctx *c, const char *answer, char **out, const char *first, ...)
+{
+    const char *argv[16] = {BATON, first};
+    size_t n = 2;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = va_arg(ap, const char *); a && n < 15; a = va_arg(ap, const char *))
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    int master;
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        for (int i = 0; i < c->nenv; i++)
+            putenv(c->env[i]);
+        if (chdir(c->dir) == 0)
+            execv(BATON, (char *const *)argv);
+        _exit(127);
+    }
+    struct bt_buf b = BT_BUF_INIT;
+    int typed = answer == NULL, ended = 0;
+    for (int ticks = 0; ticks < 300 && !ended; ticks++) { /* 300 x 100 ms: the hang guard */
+        struct pollfd p = {.fd = master, .events = POLLIN};
+        int r = poll(&p, 1, 100);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            continue;
+        char buf[4096];
+        ssize_t k = read(master, buf, sizeof buf);
+        if (k <= 0) { /* EIO: every end of the terminal's other side is closed */
+            ended = 1;
+            continue;
+        }
+        bt_buf_add(&b, buf, (size_t)k);
+        if (!typed && strstr(b.data, "[y/N] ")) {
+            assert_int_equal(write(master, answer, strlen(answer)), (ssize_t)strlen(answer));
+            typed = 1;
+        }
+    }
+    int st;
+    if (ended) {
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+    } else {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        close(master);
+        fail_msg("baton on a terminal did not end; it showed:\n%s", b.data ? b.data : "");
+    }
+    close(master);
+    *out = bt_buf_detach(&b, NULL);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A codex conversation of one turn with its rollout file in CODEX_HOME;
+ * its id (caller frees) and the rollout's path. */
+static char *codex_conversation(struct ctx *c, char **rollout)
+{
+    struct bt_test_result res;
+    replay(c, "text");
+    baton(c, &res, NULL, 0, "run", "--json", "remove me", END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    char *day = bt_xasprintf("%s/codex/sessions/2026/11/29", c->dir);
+    make_dirs(day);
+    *rollout = bt_xasprintf("%s/rollout-2026-11-29T12-55-33-" THREAD ".jsonl", day);
+    write_file(*rollout, "{}\n");
+    free(day);
+    return conv;
+}
+
+/* On a terminal rm names the conversation and what goes, and asks: n, an
+ * empty line or the end of input keep everything (exit 1), so does Ctrl-C
+ * (130); y or yes (any case) goes on. */
+static void test_rm_asks_on_a_terminal(void **state)
+{
+    struct ctx *c = *state;
+    char *rollout, *conv = codex_conversation(c, &rollout);
+    static const char *const noes[] = {"n\n", "\n", "no\n", "yess\n", "\x04"};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(noes); i++) {
+        char *out;
+        int rc = baton_pty(c, noes[i], &out, "rm", conv, END);
+        assert_int_equal(rc, 1);
+        char *head = bt_xasprintf(
+            "remove conversation %.12s \"remove me\" (codex): 2 messages, 1 run, the run files",
+            conv);
+        assert_has(out, head);
+        assert_has(out, "and the codex session file ");
+        assert_has(out, "rollout-2026-11-29T12-55-33-" THREAD ".jsonl");
+        assert_has(out, "remove it? [y/N] ");
+        assert_has(out, "nothing removed");
+        assert_null(strstr(out, "removed conversation"));
+        assert_true(conversation_exists(c, conv));
+        assert_true(file_exists(rollout));
+        free(head);
+        free(out);
+    }
+    char *out;
+    /* Ctrl-C at the question: interrupted (130), nothing removed */
+    assert_int_equal(baton_pty(c, "\x03", &out, "rm", conv, END), 130);
+    assert_true(conversation_exists(c, conv));
+    assert_true(file_exists(rollout));
+    free(out);
+    assert_int_equal(baton_pty(c, "Yes\n", &out, "rm", conv, END), 0);
+    assert_has(out, "[y/N] ");
+    assert_has(out, "removed conversation");
+    assert_has(out, "removed codex session file");
+    assert_false(conversation_exists(c, conv));
+    assert_false(file_exists(rollout));
+    free(out);
+    free(rollout);
+    free(conv);
+}
+
+/* -y / --yes on a terminal, or a stdin that is not one: no question. */
+static void test_rm_without_asking(void **state)
+{
+    struct ctx *c = *state;
+    static const char *const flags[] = {"-y", "--yes"};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(flags); i++) {
+        char *rollout, *conv = codex_conversation(c, &rollout), *out;
+        assert_int_equal(baton_pty(c, NULL, &out, "rm", flags[i], conv, END), 0);
+        assert_null(strstr(out, "[y/N]"));
+        assert_has(out, "removed conversation");
+        assert_false(conversation_exists(c, conv));
+        assert_false(file_exists(rollout));
+        free(out);
+        free(rollout);
+        free(conv);
+    }
+    struct bt_test_result res;
+    char *rollout, *conv = codex_conversation(c, &rollout);
+    baton(c, &res, "n\n", 0, "rm", conv, END); /* stdin a pipe: never asked, "n" unread */
+    assert_int_equal(res.exit_code, 0);
+    assert_null(strstr(res.err.data, "[y/N]"));
+    assert_false(conversation_exists(c, conv));
+    assert_false(file_exists(rollout));
+    bt_test_result_release(&res);
+    free(rollout);
+    free(conv);
+}
+
+/* ---- only the coder's files ----------------------------------------- */
+
+/* pi: only a regular .jsonl file inside pi's sessions directory
+ * ($PI_CODING_AGENT_DIR/sessions) goes; every other stored path is kept,
+ * and so is what it points to, while the conversation goes. */
+static void test_rm_pi_only_inside(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char id[BT_ID_SIZE];
+    char *root = path_in(c, "pi/sessions"), *outside = path_in(c, "outside");
+    char *work = bt_xasprintf("%s/--work--", root);
+    make_dirs(work);
+    make_dirs(outside);
+    char *precious = bt_xasprintf("%s/precious.jsonl", outside);
+    write_file(precious, "the user's\n");
+
+    struct {
+        const char *path; /* planted session path, relative to the test dir */
+        const char *why;  /* what rm says */
+    } cases[] = {
+        {"pi/sessions/--work--/../../../outside/precious.jsonl", "'..' component"},
+        {"pi/sessions/--work--/../--work--/x.jsonl", "'..' component"},
+        {"pi/sessions/--work--/./x.jsonl", "'.' or '..' component"},
+        {"pi/sessions/--work--/link.jsonl", "symbolic link"},
+        {"pi/sessions/--linked--/precious.jsonl", "is not inside"},
+        {"outside/precious.jsonl", "is not inside"},
+    };
+    char *link = bt_xasprintf("%s/link.jsonl", work), *linked = bt_xasprintf("%s/--linked--", root);
+    assert_int_equal(symlink(precious, link), 0);
+    assert_int_equal(symlink(outside, linked), 0);
+    char *x = bt_xasprintf("%s/x.jsonl", work);
+    write_file(x, "pi's, but named oddly\n");
+    for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
+        char *path = bt_xasprintf("%s/%s", c->dir, cases[i].path);
+        planted(c, "pi", "sess", path, id);
+        rm_ok(c, id, &res);
+        assert_has(res.out.data, "kept the pi session file");
+        assert_has(res.out.data, cases[i].why);
+        assert_null(strstr(res.out.data, "removed pi session file"));
+        assert_true(file_exists(precious));
+        assert_true(file_exists(link));
+        assert_true(file_exists(x));
+        bt_test_result_release(&res);
+        free(path);
+    }
+    char *text = bt_test_slurp(precious, NULL);
+    assert_string_equal(text, "the user's\n");
+    free(text);
+
+    /* inside: removed, and said with its real path */
+    char *mine = bt_xasprintf("%s/2026-11-29T12-00-00-000Z_baton-1.jsonl", work);
+    write_file(mine, "{\"type\":\"session\"}\n");
+    planted(c, "pi", "sess", mine, id);
+    rm_ok(c, id, &res);
+    char *real_work = realpath(work, NULL);
+    char *said = bt_xasprintf("removed pi session file %s/2026-11-29T12-00-00-000Z_baton-1.jsonl",
+                              real_work);
+    assert_has(res.out.data, said);
+    assert_false(file_exists(mine));
+    bt_test_result_release(&res);
+
+    /* a directory of pi's that is a link leading back inside is fine */
+    char *back = bt_xasprintf("%s/--back--", root);
+    assert_int_equal(symlink(work, back), 0);
+    char *via = bt_xasprintf("%s/--back--/y.jsonl", root), *y = bt_xasprintf("%s/y.jsonl", work);
+    write_file(y, "{}\n");
+    planted(c, "pi", "sess", via, id);
+    rm_ok(c, id, &res);
+    assert_has(res.out.data, "removed pi session file");
+    assert_false(file_exists(y));
+    bt_test_result_release(&res);
+
+    free(y);
+    free(via);
+    free(back);
+    free(said);
+    free(real_work);
+    free(mine);
+    free(x);
+    free(linked);
+    free(link);
+    free(precious);
+    free(work);
+    free(outside);
+    free(root);
+}
+
+/* codex: only rollout files inside $CODEX_HOME go; a rollout that is a
+ * link, a linked date directory or a linked archive leading outside are
+ * kept, and a path stored for a codex conversation is never codex's. */
+static void test_rm_codex_only_inside(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char id[BT_ID_SIZE];
+    char *day = path_in(c, "codex/sessions/2026/11/29"), *out1 = path_in(c, "out1"),
+         *out2 = path_in(c, "out2/01"), *out3 = path_in(c, "out3");
+    make_dirs(day);
+    make_dirs(out1);
+    make_dirs(out2);
+    make_dirs(out3);
+    const char *name = "rollout-2026-11-29T12-55-33-" THREAD ".jsonl";
+    char *mine = bt_xasprintf("%s/%s", day, name);
+    char *targets[] = {bt_xasprintf("%s/precious.jsonl", out1), bt_xasprintf("%s/%s", out2, name),
+                       bt_xasprintf("%s/%s", out3, name)};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(targets); i++)
+        write_file(targets[i], "the user's\n");
+    /* a rollout that is a link; a date directory that is one; the archive */
+    char *link = bt_xasprintf("%s/rollout-2026-11-29T13-00-00-" THREAD ".jsonl", day);
+    char *month = path_in(c, "codex/sessions/2026/12"),
+         *archive = path_in(c, "codex/archived_sessions");
+    char *out2dir = path_in(c, "out2");
+    assert_int_equal(symlink(targets[0], link), 0);
+    assert_int_equal(symlink(out2dir, month), 0);
+    assert_int_equal(symlink(out3, archive), 0);
+    write_file(mine, "{}\n");
+
+    planted(c, "codex", THREAD, targets[0], id); /* a path codex never names */
+    rm_ok(c, id, &res);
+    assert_has(res.out.data, "removed codex session file");
+    assert_has(res.out.data, name);
+    assert_false(file_exists(mine));
+    assert_has(res.out.data, "symbolic link");
+    assert_has(res.out.data, "is not inside");
+    for (size_t i = 0; i < BT_ARRAY_SIZE(targets); i++) {
+        char *text = bt_test_slurp(targets[i], NULL);
+        assert_non_null(text);
+        assert_string_equal(text, "the user's\n");
+        free(text);
+    }
+    assert_true(file_exists(link));
+    /* the kept ones are named: the link, and the two outside */
+    size_t kept = 0;
+    for (const char *p = res.out.data; (p = strstr(p, "kept the codex session file")); p++)
+        kept++;
+    assert_int_equal(kept, 3);
+    bt_test_result_release(&res);
+    for (size_t i = 0; i < BT_ARRAY_SIZE(targets); i++)
+        free(targets[i]);
+    free(out2dir);
+    free(archive);
+    free(month);
+    free(link);
+    free(mine);
+    free(out3);
+    free(out2);
+    free(out1);
+    free(day);
+}
+
+/* pi: the session file of an active conversation goes; a transferred
+ * one's stays (pi's own UI owns it), as do a file that is not pi's kind
+ * and a link; one already gone is not an error. */
+static void test_rm_pi_session(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char id[BT_ID_SIZE];
+    char *sessions = path_in(c, "pi/sessions/--work--");
+    make_dirs(sessions);
+    char *file = bt_xasprintf("%s/2026-11-29T12-00-00-000Z_baton-1.jsonl", sessions);
+    write_file(file, "{\"type\":\"session\"}\n");
+    planted(c, "pi", "sess-1", file, id);
+    rm_ok(c, id, &res);
+    assert_false(file_exists(file));
+    assert_has(res.out.data, "removed pi session file");
+    assert_has(res.out.data, "2026-11-29T12-00-00-000Z_baton-1.jsonl");
+    bt_test_result_release(&res);
+
+    write_file(file, "{\"type\":\"session\"}\n");
+    planted_as(c, "pi", "sess-2", file, 1, id);
+    rm_ok(c, id, &res);
+    assert_true(file_exists(file));
+    assert_has(res.out.data, "kept the pi session");
+    assert_has(res.out.data, "handed to pi's own interface");
+    bt_test_result_release(&res);
+
+    char *other = bt_xasprintf("%s/notes.txt", sessions);
+    write_file(other, "keep me\n");
+    planted(c, "pi", "sess-3", other, id);
+    rm_ok(c, id, &res);
+    assert_true(file_exists(other));
+    assert_has(res.out.data, "does not name a pi session file");
+    bt_test_result_release(&res);
+    char *link = bt_xasprintf("%s/link.jsonl", sessions);
+    assert_int_equal(symlink(file, link), 0);
+    planted(c, "pi", "sess-4", link, id);
+    rm_ok(c, id, &res);
+    assert_true(file_exists(link));
+    assert_true(file_exists(file));
+    bt_test_result_release(&res);
+
+    char *gone = bt_xasprintf("%s/gone.jsonl", sessions);
+    planted(c, "pi", "sess-5", gone, id);
+    rm_ok(c, id, &res);
+    assert_has(res.out.data, "no pi session file found");
+    bt_test_result_release(&res);
+    free(gone);
+    free(link);
+    free(other);
+    free(file);
+    free(sessions);
+}
+
+/* codex: every rollout of the thread goes, dated or archived, no other
+ * thread's; a transferred conversation's stay; an id that could walk out
+ * of the sessions directory touches nothing. */
+static void test_rm_codex_session(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char id[BT_ID_SIZE];
+    static const char other_thread[] = "01a2275d-e218-7842-ac7b-e31014b1afe0";
+    char *day = path_in(c, "codex/sessions/2026/11/29");
+    char *archived = path_in(c, "codex/archived_sessions");
+    make_dirs(day);
+    make_dirs(archived);
+    char *mine = bt_xasprintf("%s/rollout-2026-11-29T12-55-33-%s.jsonl", day, THREAD);
+    char *old = bt_xasprintf("%s/rollout-2026-11-28T09-00-00-%s.jsonl", archived, THREAD);
+    char *theirs = bt_xasprintf("%s/rollout-2026-11-29T12-53-13-%s.jsonl", day, other_thread);
+    write_file(mine, "{}\n");
+    write_file(old, "{}\n");
+    write_file(theirs, "{}\n");
+
+    planted(c, "codex", THREAD, NULL, id);
+    rm_ok(c, id, &res);
+    assert_false(file_exists(mine));
+    assert_false(file_exists(old));
+    assert_true(file_exists(theirs));
+    assert_has(res.out.data, strrchr(mine, '/'));
+    assert_has(res.out.data, strrchr(old, '/'));
+    bt_test_result_release(&res);
+
+    planted_as(c, "codex", other_thread, NULL, 1, id);
+    rm_ok(c, id, &res);
+    assert_true(file_exists(theirs));
+    bt_test_result_release(&res);
+
+    static const char *const bad[] = {"../../x", "..", "-rf", "a/b", "*"};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(bad); i++) {
+        planted(c, "codex", bad[i], NULL, id);
+        rm_ok(c, id, &res);
+        assert_has(res.out.data, "kept the codex session");
+        bt_test_result_release(&res);
+    }
+    assert_true(file_exists(theirs));
+    free(theirs);
+    free(old);
+    free(mine);
+    free(archived);
+    free(day);
+}
+
+/* ---- the coders' directories from the environment ------------------- */
+
+/* baton args... with the variables named in unset removed from the
+ * environment (env -u). */
+static void baton_without(struct ctx *c, struct bt_test_result *res, const char *const *unset,
+                          const char *const *args)
+{
+    const char *argv[32] = {"/usr/bin/env"};
+    size_t n = 1;
+    for (; *unset; unset++) {
+        argv[n++] = "-u";
+        argv[n++] = *unset;
+    }
+    argv[n++] = BATON;
+    for (; *args; args++)
+        argv[n++] = *args;
+    argv[n] = NULL;
+    c->env[c->nenv] = NULL;
+    struct bt_test_run r = {
+        .argv = argv, .env = (const char *const *)c->env, .cwd = c->dir, .timeout_s = 60};
+    assert_int_equal(bt_test_exec(&r, res), 0);
+}
+
+/* The fake coder never ran a turn (a `--version` probe may have run). */
+static void assert_no_turn(const char *argv_file)
+{
+    char *text = bt_test_slurp(argv_file, NULL);
+    if (text && strstr(text, "rpc"))
+        fail_msg("pi was started for a turn: %s", text);
+    free(text);
+    unlink(argv_file);
+}
+
+/* Neither the coder's variable nor HOME, or a relative one: rm keeps the
+ * session and says what is missing; `run -c pi` fails saying it, before
+ * pi starts. */
+static void test_session_dirs_from_env(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char id[BT_ID_SIZE];
+    char *file = path_in(c, "pi/sessions/--w--/a.jsonl"), *dir = path_in(c, "pi/sessions/--w--");
+    make_dirs(dir);
+    write_file(file, "{}\n");
+    static const char *const no_pi[] = {"HOME", "PI_CODING_AGENT_DIR",
+                                        "PI_CODING_AGENT_SESSION_DIR", NULL};
+    static const char *const no_codex[] = {"HOME", "CODEX_HOME", NULL};
+
+    planted(c, "pi", "sess", file, id);
+    const char *rm[] = {"rm", id, NULL};
+    baton_without(c, &res, no_pi, rm);
+    assert_int_equal(res.exit_code, 0);
+    assert_has(res.out.data, "neither PI_CODING_AGENT_DIR nor HOME is set");
+    assert_true(file_exists(file));
+    bt_test_result_release(&res);
+
+    setenv_kv(c, "PI_CODING_AGENT_DIR=pi");
+    planted(c, "pi", "sess", file, id);
+    baton(c, &res, NULL, 0, "rm", id, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_has(res.out.data, "PI_CODING_AGENT_DIR is not an absolute path");
+    assert_true(file_exists(file));
+    bt_test_result_release(&res);
+
+    /* ~/ as pi reads it: from HOME */
+    setenv_kv(c, "PI_CODING_AGENT_DIR=~/pi");
+    planted(c, "pi", "sess", file, id);
+    rm_ok(c, id, &res);
+    assert_has(res.out.data, "removed pi session file");
+    assert_false(file_exists(file));
+    bt_test_result_release(&res);
+
+    planted(c, "codex", THREAD, NULL, id);
+    baton_without(c, &res, no_codex, rm);
+    assert_int_equal(res.exit_code, 0);
+    assert_has(res.out.data, "neither CODEX_HOME nor HOME is set");
+    bt_test_result_release(&res);
+    setenv_kv(c, "CODEX_HOME=codex");
+    planted(c, "codex", THREAD, NULL, id);
+    baton(c, &res, NULL, 0, "rm", id, END);
+    assert_has(res.out.data, "CODEX_HOME is not an absolute path");
+    bt_test_result_release(&res);
+
+    /* a pi turn cannot choose its session file: said, nothing started */
+    setenv_kv(c, "BATON_PI_BIN=" FAKE);
+    char *started = path_in(c, "started");
+    char *kv = bt_xasprintf("FAKE_CODER_ARGV=%s", started);
+    setenv_kv(c, kv);
+    const char *run[] = {"run", "-c", "pi", "hello", NULL};
+    baton_without(c, &res, no_pi, run);
+    assert_int_equal(res.exit_code, 1);
+    assert_has(res.err.data,
+               "cannot choose a session file for pi: neither PI_CODING_AGENT_DIR nor HOME is set");
+    assert_no_turn(started);
+    bt_test_result_release(&res);
+    setenv_kv(c, "PI_CODING_AGENT_DIR=relative/pi");
+    baton(c, &res, NULL, 0, "run", "-c", "pi", "hello", END);
+    assert_int_equal(res.exit_code, 1);
+    assert_has(res.err.data, "PI_CODING_AGENT_DIR is not an absolute path");
+    assert_no_turn(started);
+    bt_test_result_release(&res);
+    free(kv);
+    free(started);
+    free(dir);
+    free(file);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, rm_setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_rm_asks_on_a_terminal), T(test_rm_without_asking), T(test_rm_pi_only_inside),
+        T(test_rm_codex_only_inside),  T(test_rm_pi_session),     T(test_rm_codex_session),
+        T(test_session_dirs_from_env),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
