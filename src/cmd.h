@@ -63,14 +63,6 @@ int bt_fail(int code, const char *fmt, ...)
 #endif
     ;
 
-/* Print the usage line of a command to stderr and return BT_EXIT_USAGE. */
-int bt_usage(const char *cmd);
-/* After getopt_long returned '?' or ':': say which argument was wrong, print
- * the usage line and return BT_EXIT_USAGE. */
-int bt_bad_option(char **argv);
-/* Print a command's full help to stdout and return BT_EXIT_OK. */
-int bt_help(const char *cmd);
-
 #endif
 
 #ifndef BT_CMD_STORE_DECL
