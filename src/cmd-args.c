@@ -86,6 +86,12 @@ static int unknown(struct bt_args *a, const char *arg)
     return -1;
 }
 
+/* A value named N, S or SEQ is a number: "-1" is never one of them. */
+static int is_number_value(const char *name)
+{
+    return strcmp(name, "N") == 0 || strcmp(name, "S") == 0 || strcmp(name, "SEQ") == 0;
+}
+
 /* The value of o: attached (after '=' or the letter) or the next argument,
  * which must not look like an option. */
 static int take_value(struct bt_args *a, const struct bt_opt *o, const char *attached)
@@ -100,8 +106,13 @@ static int take_value(struct bt_args *a, const struct bt_opt *o, const char *att
         return -1;
     }
     if (next[0] == '-' && next[1] != '\0') {
-        bt_args_fail(a, "%s needs a value (%s), not the option '%s' (write --%s=%s if it is one)",
-                     a->arg, o->value, next, o->name, next);
+        if (is_number_value(o->value))
+            bt_args_fail(a, "%s needs a value (%s), not '%s'", a->arg, o->value, next);
+        else
+            bt_args_fail(a,
+                         "%s needs a value (%s), not the option '%s' (write --%s=%s if it is "
+                         "one)",
+                         a->arg, o->value, next, o->name, next);
         return -1;
     }
     a->next++;
@@ -202,9 +213,9 @@ int bt_args_end(struct bt_args *a)
     bt_args_operand_counts(a->cmd->operands, &min, &max);
     if (a->help && a->n_operands > 0)
         return bt_args_fail(a,
-                            "-h/--help goes alone: with '%s' on the line it may be part of it "
-                            "(`baton help %s` prints the help; put -- before an argument "
-                            "that starts with '-')",
+                            "-h/--help goes alone: '%s' on the same line may be meant as "
+                            "an argument (`baton help %s` prints the help; put -- before an "
+                            "argument that starts with '-')",
                             a->operands[0], a->argv[0]);
     if (a->help) {
         bt_args_print_help(a->cmd, stdout);

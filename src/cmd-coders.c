@@ -67,7 +67,8 @@ int bt_cmd_coders(int argc, char **argv)
     int id;
     bt_args_init(&a, argc, argv);
     while ((id = bt_args_next(&a)) > 0)
-        l.format = id == 'j' ? BT_CMD_LIST_JSON : BT_CMD_LIST_ARRAY;
+        if (bt_cmd_list_option(&l, &a, id))
+            return BT_EXIT_USAGE;
     int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
     if (rc)
         return rc < 0 ? 0 : rc;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd-args.h"
 #include "cmd.h"
 #include "perf.h"
 #include "error.h"
@@ -122,6 +123,15 @@ int bt_fail(int code, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     return code;
+}
+
+int bt_cmd_list_option(struct bt_cmd_list *l, const struct bt_args *a, int id)
+{
+    enum bt_cmd_list_format f = id == 'j' ? BT_CMD_LIST_JSON : BT_CMD_LIST_ARRAY;
+    if (l->format != BT_CMD_LIST_HUMAN && l->format != f)
+        return bt_args_fail(a, "--json and --json-array go alone");
+    l->format = f;
+    return 0;
 }
 
 void bt_cmd_list_put(struct bt_cmd_list *l, const char *json)

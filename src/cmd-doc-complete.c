@@ -152,7 +152,7 @@ char *bt_doc_bash(void)
                     "        _baton_add \"$cur\" -W '");
     for (size_t i = 0; i < n; i++)
         bt_buf_addf(&b, "%s ", cmds[i].cmd->name);
-    bt_buf_adds(&b, "--help --version'\n"
+    bt_buf_adds(&b, "-h --help -V --version'\n"
                     "        return 0\n"
                     "    fi\n"
                     "    local cmd=${COMP_WORDS[1]} opts vopts\n"
@@ -161,7 +161,7 @@ char *bt_doc_bash(void)
         struct bt_buf opts = BT_BUF_INIT, vopts = BT_BUF_INIT;
         for (size_t k = 0; k < cmds[i].nitems; k++) {
             const struct bt_doc_item *it = &cmds[i].items[k];
-            if (!it->is_opt)
+            if (!it->is_opt || bt_doc_is_help(it)) /* -h --help: added below */
                 continue;
             struct bt_buf *to[] = {&opts, it->arg ? &vopts : NULL};
             for (size_t t = 0; t < 2 && to[t]; t++) {
@@ -250,7 +250,7 @@ static void zsh_command(struct bt_buf *b, const struct bt_doc_cmd *d, const char
                 d->cmd->name);
     for (size_t k = 0; k < d->nitems; k++) {
         const struct bt_doc_item *it = &d->items[k];
-        if (!it->is_opt)
+        if (!it->is_opt || bt_doc_is_help(it)) /* -h --help: above */
             continue;
         bt_buf_adds(b, " \\\n                ");
         const char *sfx = it->arg ? "+" : "", *lsfx = it->arg ? "=" : "";
@@ -314,7 +314,7 @@ char *bt_doc_zsh(void)
     bt_buf_adds(&b, "    )\n"
                     "    _arguments -C \\\n"
                     "        '(- *)'{-h,--help}'[list the commands]' \\\n"
-                    "        '(- *)--version[print the version]' \\\n"
+                    "        '(- *)'{-V,--version}'[print the version]' \\\n"
                     "        '1:command:->command' \\\n"
                     "        '*:: :->argument' && return 0\n"
                     "    case $state in\n"

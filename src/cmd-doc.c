@@ -107,24 +107,6 @@ static const char *const description[] = {
     NULL,
 };
 
-static const char *const exit_status[] = {
-    "0",
-    "the turn completed (for search: something matched)",
-    "1",
-    "the turn failed; the error event and `baton show` say why "
-    "(for search: nothing matched)",
-    "2",
-    "usage error: a bad option, an unknown conversation, an empty prompt, "
-    "or a request refused in the conversation's state",
-    "3",
-    "the coder is not installed",
-    "4",
-    "the coder needs a login",
-    "130",
-    "the turn was cancelled",
-    NULL,
-};
-
 static const char *const files[] = {
     "$BATON_HOME/baton.db",
     "the store (SQLite, WAL mode): conversations, messages, runs "
@@ -232,7 +214,11 @@ static char *man_page(void)
         if (bt_doc_public(&bt_cmds[i]))
             man_command(&b, &bt_cmds[i]);
     bt_buf_adds(&b, ".SH \"EXIT STATUS\"\n");
-    man_tagged(&b, exit_status);
+    for (const struct bt_exit_doc *e = bt_exit_codes; e->name; e++) {
+        bt_buf_addf(&b, ".TP\n\\fB%d\\fR\n", e->code);
+        bt_doc_roff_text(&b, e->text);
+        bt_buf_addc(&b, '\n');
+    }
     bt_buf_adds(&b, ".SH ENVIRONMENT\n");
     man_environment(&b);
     bt_buf_adds(&b, ".SH FILES\n");

@@ -52,9 +52,10 @@ static int parse(int argc, char **argv, struct bt_cmd_list *l, size_t *limit)
     int id;
     bt_args_init(&a, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
-        if (id == 'j' || id == 'J')
-            l->format = id == 'j' ? BT_CMD_LIST_JSON : BT_CMD_LIST_ARRAY;
-        else if ((*limit = bt_cmd_parse_count(a.value, MAX_LIMIT)) == 0)
+        if (id == 'j' || id == 'J') {
+            if (bt_cmd_list_option(l, &a, id))
+                return BT_EXIT_USAGE;
+        } else if ((*limit = bt_cmd_parse_count(a.value, MAX_LIMIT)) == 0)
             return bt_args_fail(&a, "--limit takes a number from 1 to %d, not '%s'", MAX_LIMIT,
                                 a.value);
     }

@@ -151,8 +151,12 @@ static int set_cwd(struct run_args *a, const char *dir)
 {
     struct stat st;
     a->cwd = realpath(dir, NULL);
-    if (!a->cwd || stat(a->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
-        return bt_fail(BT_EXIT_USAGE, "cannot use '%s' as the working directory", dir);
+    if (!a->cwd || stat(a->cwd, &st) != 0)
+        return bt_fail(BT_EXIT_USAGE, "cannot use '%s' as the working directory: %s", dir,
+                       strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return bt_fail(BT_EXIT_USAGE, "cannot use '%s' as the working directory: not a directory",
+                       dir);
     if (bt_utf8_invalid_at(a->cwd, strlen(a->cwd)) < strlen(a->cwd))
         return bt_fail(BT_EXIT_USAGE, "the working directory's name is not valid UTF-8");
     a->turn.cwd = a->cwd;

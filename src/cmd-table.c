@@ -103,6 +103,23 @@ static const struct bt_opt rm_opts[] = {
 
 static const struct bt_opt coders_opts[] = {LIST_OPTS("coder"), {0}};
 
+const struct bt_exit_doc bt_exit_codes[] = {
+    {BT_EXIT_OK, "completed", "the turn completed (for search: something matched)"},
+    {BT_EXIT_FAILED, "failed",
+     "the turn failed; the error event and `baton show` say why (for search: nothing "
+     "matched)"},
+    {BT_EXIT_USAGE, "usage",
+     "usage error: a bad option, an unknown conversation, an empty prompt, or a request "
+     "refused in the conversation's state"},
+    {BT_EXIT_NOT_INSTALLED, "coder not installed", "the coder is not installed"},
+    {BT_EXIT_AUTH, "auth required", "the coder needs a login"},
+    {BT_EXIT_CANCELLED, "cancelled", "the turn was cancelled"},
+    {BT_EXIT_STDOUT_CLOSED, "stdout closed",
+     "baton's stdout was closed under the turn (`baton run ... | head`), which was stopped "
+     "as a cancel would stop it; 128 + SIGPIPE, as a shell reports a tool SIGPIPE killed"},
+    {0, NULL, NULL},
+};
+
 const struct bt_cmd bt_cmds[] = {
     {"run", bt_cmd_run, "[PROMPT|-]", "start a conversation with one turn", run_opts, PROMPT_NOTE},
     {"send", bt_cmd_send, "CONV [PROMPT|-]", "next turn of a conversation, queued while one runs",

@@ -33,6 +33,15 @@ struct bt_cmd {
     const char *notes;                 /* paragraphs after the options, or "" */
 };
 
+/* The exit codes as `baton --help` and baton(1) explain them, ending with
+ * a NULL name. */
+struct bt_exit_doc {
+    int code;
+    const char *name; /* "completed", for the one-line list */
+    const char *text; /* the sentence of the man page */
+};
+extern const struct bt_exit_doc bt_exit_codes[];
+
 /* The command table, in `baton --help` order, and a lookup by name (NULL
  * if there is no such command). */
 extern const struct bt_cmd bt_cmds[];
@@ -91,6 +100,10 @@ struct bt_cmd_list {
     enum bt_cmd_list_format format;
     size_t n; /* objects written */
 };
+/* Apply --json ('j') or --json-array ('J'); both on one line is a usage
+ * error (printed): BT_EXIT_USAGE, else 0. */
+struct bt_args;
+int bt_cmd_list_option(struct bt_cmd_list *l, const struct bt_args *a, int id);
 /* Write one JSON object (text without a newline) as the format says. */
 void bt_cmd_list_put(struct bt_cmd_list *l, const char *json);
 /* End the list: "]" (or "[]") for an array, nothing otherwise. */

@@ -9,9 +9,26 @@
 #include <string.h>
 
 #include "cmd-args.h"
+#include "cmd.h"
 #include "doc.h"
 
 /* --- the model ---------------------------------------------------------- */
+
+int bt_doc_is_help(const struct bt_doc_item *it)
+{
+    return it->is_opt && it->lng && strcmp(it->lng, "--help") == 0;
+}
+
+/* The public commands' names, space-separated (owned): the choices of
+ * `baton help COMMAND`. */
+static char *command_names(void)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    for (size_t i = 0; i < bt_n_cmds; i++)
+        if (bt_doc_public(&bt_cmds[i]))
+            bt_buf_addf(&b, "%s%s", b.len ? " " : "", bt_cmds[i].name);
+    return bt_buf_detach(&b, NULL);
+}
 
 int bt_doc_public(const struct bt_cmd *cmd)
 {
@@ -117,13 +134,16 @@ static void parse_operands(struct bt_doc_cmd *d)
             p++;
             continue;
         }
-        if (depth == 0) {
+        if (depth == 0 || (len == 7 && strncmp(p, "COMMAND", 7) == 0)) {
             d->args = bt_xrealloc(d->args, (d->nargs + 1) * sizeof(*d->args));
             struct bt_doc_arg *a = &d->args[d->nargs++];
             memset(a, 0, sizeof(*a));
             a->name = bt_xstrndup(p, len);
             a->repeat = len > 3 && strcmp(a->name + len - 3, "...") == 0;
-            if (is_choice_list(p, len)) {
+            if (strcmp(a->name, "COMMAND") == 0) {
+                a->value = BT_DOC_VALUE_CHOICE;
+                a->choices = command_names();
+            } else if (is_choice_list(p, len)) {
                 a->value = BT_DOC_VALUE_CHOICE;
                 a->choices = choices_of(p, len);
             } else {

@@ -58,6 +58,9 @@ struct bt_doc_cmd {
 void bt_doc_parse(const struct bt_cmd *cmd, struct bt_doc_cmd *out);
 void bt_doc_release(struct bt_doc_cmd *d);
 
+/* 1 for the -h/--help every command takes (the last option item). */
+int bt_doc_is_help(const struct bt_doc_item *it);
+
 /* 1 for a command `baton --help` lists (its name does not start "__"). */
 int bt_doc_public(const struct bt_cmd *cmd);
 

@@ -8,6 +8,8 @@
 #include "cmd.h"
 #include "perf.h"
 
+#define SHORT_USAGE "usage: baton COMMAND [OPTIONS] [ARGS] (`baton help` lists the commands)"
+
 static void help(FILE *f)
 {
     fprintf(f, "usage: baton COMMAND [OPTIONS] [ARGS]\n"
@@ -17,9 +19,14 @@ static void help(FILE *f)
     for (size_t i = 0; i < bt_n_cmds; i++)
         if (strncmp(bt_cmds[i].name, "__", 2) != 0)
             fprintf(f, "  %-10s %s\n", bt_cmds[i].name, bt_cmds[i].summary);
-    fprintf(f, "\nexit codes: 0 completed, 1 failed, 2 usage, 3 coder not installed,\n"
-               "            4 auth required, 130 cancelled, 141 stdout closed\n"
-               "environment: BATON_HOME (the store; default $XDG_STATE_HOME/baton),\n"
+    int col = fprintf(f, "\nexit codes:");
+    for (const struct bt_exit_doc *e = bt_exit_codes; e->name; e++) {
+        int n = snprintf(NULL, 0, " %d %s,", e->code, e->name);
+        if (col + n > 78)
+            col = fprintf(f, "\n           ");
+        col += fprintf(f, " %d %s%s", e->code, e->name, e[1].name ? "," : "\n");
+    }
+    fprintf(f, "environment: BATON_HOME (the store; default $XDG_STATE_HOME/baton),\n"
                "             BATON_CODEX_BIN, BATON_PI_BIN (a coder's executable), NO_COLOR\n"
                "Run `baton help COMMAND` for a command's options.\n");
 }
@@ -56,8 +63,12 @@ int main(int argc, char **argv)
         return help_command(argc - 1, argv + 1);
     if (strcmp(first, "help") == 0)
         return help_command(argc - 1, argv + 1);
-    if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0)
+    if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
+        if (argc > 2)
+            return bt_fail(BT_EXIT_USAGE, "%s goes alone, not with '%s'\n%s", first, argv[2],
+                           SHORT_USAGE);
         return printf("baton %s\n", BATON_VERSION), BT_EXIT_OK;
+    }
     const struct bt_cmd *cmd = bt_cmd_find(first);
     if (cmd && cmd->run) {
         int rc = cmd->run(argc - 1, argv + 1);
@@ -65,9 +76,7 @@ int main(int argc, char **argv)
         return rc;
     }
     if (first[0] == '-')
-        bt_fail(BT_EXIT_USAGE, "unknown option '%s' (a command comes first)", first);
-    else
-        bt_fail(BT_EXIT_USAGE, "unknown command '%s'", first);
-    help(stderr);
-    return BT_EXIT_USAGE;
+        return bt_fail(BT_EXIT_USAGE, "unknown option '%s' (a command comes first)\n%s", first,
+                       SHORT_USAGE);
+    return bt_fail(BT_EXIT_USAGE, "unknown command '%s'\n%s", first, SHORT_USAGE);
 }

@@ -528,8 +528,9 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
 }
 
 /* Load conversation id and locate its coder. */
-static int load(struct bt_store *s, const char *id, struct bt_store_conversation *conv,
-                struct located *l, struct bt_service_outcome *out)
+/* The conversation alone (no coder looked up yet). */
+static int load_conversation(struct bt_store *s, const char *id, struct bt_store_conversation *conv,
+                             struct located *l, struct bt_service_outcome *out)
 {
     memset(out, 0, sizeof(*out));
     memset(l, 0, sizeof(*l));
@@ -540,7 +541,14 @@ static int load(struct bt_store *s, const char *id, struct bt_store_conversation
         return rc;
     }
     memcpy(out->conversation, conv->id, BT_ID_SIZE);
-    return locate(s, conv->coder, l, out);
+    return 0;
+}
+
+static int load(struct bt_store *s, const char *id, struct bt_store_conversation *conv,
+                struct located *l, struct bt_service_outcome *out)
+{
+    int rc = load_conversation(s, id, conv, l, out);
+    return rc ? rc : locate(s, conv->coder, l, out);
 }
 
 int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
@@ -666,7 +674,9 @@ int bt_service_retry(struct bt_store *s, const char *id, const struct bt_service
     struct bt_store_conversation conv;
     struct bt_store_run last = {0};
     char *prompt = NULL;
-    int rc = load(s, id, &conv, &l, out);
+    /* what the conversation's state refuses comes before the coder's
+     * installation: nothing to retry is exit 2 wherever baton runs */
+    int rc = load_conversation(s, id, &conv, &l, out);
     if (rc == 0 && (rc = bt_store_run_last(s, conv.id, &last)) != 0) {
         out->exit_code = BT_EXIT_USAGE;
         out->message = bt_xasprintf("conversation %s has no turn to retry", conv.id);
@@ -678,6 +688,8 @@ int bt_service_retry(struct bt_store *s, const char *id, const struct bt_service
         out->exit_code = BT_EXIT_FAILED;
         out->message = bt_xasprintf("the prompt of the last turn of %s is not stored", conv.id);
     }
+    if (rc == 0)
+        rc = locate(s, conv.coder, &l, out);
     if (rc == 0) {
         struct bt_store_run_new rn = {.conversation = conv.id,
                                       .coder = conv.coder,

@@ -85,7 +85,7 @@ check "baton coders --json lists the coders (${#coders[@]})" test ${#coders[@]} 
 
 # The options `baton CMD --help` lists: "-c", "--coder", ...
 options_of() {
-    "$baton" "$1" --help | sed -n 's/^  \(-[^ ]*\(, --[^ ]*\)\{0,1\}\).*/\1/p' | tr -d ',' |
+    "$baton" "$1" --help | sed -n 's/^ \{2,6\}\(-[^ ]*\(, --[^ ]*\)\{0,1\}\).*/\1/p' | tr -d ',' |
         tr ' ' '\n'
 }
 
@@ -135,6 +135,15 @@ for c in "${cmds[@]}"; do
     mapfile -t got < <(complete_bash baton "$c" -)
     has_all "bash: baton $c -<TAB> offers its options" "$(options_of "$c")" "${got[@]}"
 done
+for c in "${cmds[@]}"; do
+    mapfile -t got < <(complete_bash baton "$c" -)
+    dups="$(printf '%s\n' "${got[@]}" | sort | uniq -d | tr '\n' ' ')"
+    check "bash: baton $c -<TAB> offers each option once${dups:+ (twice: $dups)}" test -z "$dups"
+done
+mapfile -t got < <(complete_bash baton help '')
+has_all "bash: baton help <TAB> offers every command" "${cmds[*]}" "${got[@]}"
+mapfile -t got < <(complete_bash baton -)
+has_all "bash: baton -<TAB> offers -h, --help, -V, --version" "-h --help -V --version" "${got[@]}"
 mapfile -t got < <(complete_bash baton run -c '')
 has_all "bash: baton run -c <TAB> offers the coders" "${coders[*]}" "${got[@]}"
 mapfile -t got < <(complete_bash baton run --coder = '')

@@ -112,7 +112,8 @@ static void test_help_alone(void **state)
     assert_string_equal(res.out.data, ref.out.data);
     bt_test_result_release(&res);
     bt_test_result_release(&ref);
-    expect_usage(c, "-h/--help goes alone", "run", "--help", "fix it", END);
+    expect_usage(c, "-h/--help goes alone: 'fix it' on the same line may be meant as an argument",
+                 "run", "--help", "fix it", END);
     expect_usage(c, "-h/--help goes alone", "send", "C", "-h", END);
     expect_usage(c, "unknown option '--bogus'", "ls", "--bogus", "--help", END);
 
@@ -158,6 +159,52 @@ static void test_help_of_every_command(void **state)
     }
     assert_true(seen >= 12);
     bt_test_result_release(&list);
+}
+
+/* The top level: -V alone, unknown commands get the short usage, and
+ * every exit code `baton --help` lists is in baton(1) too. */
+static void test_top_level(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res, man;
+    baton(c, &res, NULL, 0, "-V", "extra", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "-V goes alone, not with 'extra'"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "nosuch", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "unknown command 'nosuch'"));
+    assert_non_null(strstr(res.err.data, "usage: baton COMMAND"));
+    assert_null(strstr(res.err.data, "commands:")); /* the reason, not the whole help */
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "--bogus", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "unknown option '--bogus'"));
+    bt_test_result_release(&res);
+
+    baton(c, &res, NULL, 0, "--help", END);
+    baton(c, &man, NULL, 0, "__man", END);
+    assert_int_equal(man.exit_code, 0);
+    const char *p = strstr(res.out.data, "exit codes:");
+    const char *end = strstr(res.out.data, "environment:");
+    assert_non_null(p);
+    assert_non_null(end);
+    int codes = 0;
+    for (p += strlen("exit codes:"); p < end; p++) {
+        if (p[-1] != ' ' || *p < '0' || *p > '9')
+            continue;
+        char *after;
+        long code = strtol(p, &after, 10);
+        char want[32];
+        snprintf(want, sizeof(want), "\\fB%ld\\fR", code);
+        if (!strstr(man.out.data, want))
+            fail_msg("exit code %ld of --help is not in baton(1)", code);
+        codes++;
+        p = after;
+    }
+    assert_int_equal(codes, 7);
+    bt_test_result_release(&res);
+    bt_test_result_release(&man);
 }
 
 static void test_prompt_from_a_pipe(void **state)
@@ -223,6 +270,9 @@ static void test_list_outputs(void **state)
     bt_test_lines_free(lines, 1);
     bt_test_result_release(&res);
     expect_usage(c, "--limit takes a number from 1", "ls", "--limit", "0", END);
+    expect_usage(c, "--limit needs a value (N), not '-1'", "ls", "--limit", "-1", END);
+    expect_usage(c, "--json and --json-array go alone", "ls", "--json", "--json-array", END);
+    expect_usage(c, "--json and --json-array go alone", "coders", "--json-array", "--json", END);
 
     /* people get local time with its zone */
     setenv_kv(c, "TZ=UTC");
@@ -305,13 +355,29 @@ static void test_declined_approval_one_line(void **state)
     bt_test_result_release(&res);
 }
 
+/* A completed turn is never sent again: exit 2, even where the coder is
+ * not installed (the state refuses before the coder is looked up). */
+static void test_retry_state_first(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    char *conv = run_one(c, "hello");
+    setenv_kv(c, "BATON_CODEX_BIN=/nonexistent/codex");
+    baton(c, &res, NULL, 0, "retry", conv, END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "never sent again"));
+    bt_test_result_release(&res);
+    free(conv);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_prompts_like_options),       T(test_help_alone),   T(test_help_of_every_command),
         T(test_prompt_from_a_pipe),         T(test_list_outputs), T(test_closed_stdout),
-        T(test_declined_approval_one_line),
+        T(test_declined_approval_one_line), T(test_top_level),    T(test_retry_state_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
