@@ -23,7 +23,9 @@
 struct bt_store {
     sqlite3 *db;                             /* the connection */
     char *home;                              /* $BATON_HOME as given */
-    char *db_path;                           /* home/baton.db */
+    char *db_path;                           /* home/baton.db, home resolved (SQLite's
+                                                NOFOLLOW refuses a link anywhere) */
+    int created_db;                          /* bt_st_prepare_home made the db file */
     struct bt_buf err;                       /* last error message */
     int batch;                               /* 1 while an event batch transaction is open */
     int wal_pages;                           /* pages in the WAL after this handle's last commit */
@@ -78,6 +80,9 @@ void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c);
  * (0700), create a missing db file 0600, and refuse a db, -wal or -shm that
  * is not a regular file (a link, a directory). Changes no existing mode. */
 int bt_st_prepare_home(struct bt_store *s);
+/* After a failed open: remove db_path, the db file bt_st_prepare_home made
+ * (NULL: none), if it is still empty, so a failure leaves nothing behind. */
+void bt_st_unprepare(const char *db_path);
 /* After a successful open: chmod 0600 the db, -wal and -shm that are
  * regular files of this user with group or other bits, never through a
  * link. */

@@ -110,9 +110,31 @@ static int prepare_db_file(struct bt_store *s)
         return 0;
     if (fd < 0) /* EACCES, EROFS: the message says which */
         return bt_st_fail(s, -errno, "cannot create '%s': %s", s->db_path, strerror(errno));
+    s->created_db = 1;
     int rc = fchmod(fd, 0600) == 0 ? 0 : -errno;
     close(fd);
     return rc ? bt_st_fail(s, rc, "chmod '%s': %s", s->db_path, strerror(-rc)) : 0;
+}
+
+void bt_st_unprepare(const char *db_path)
+{
+    struct stat st;
+    if (db_path && lstat(db_path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+        unlink(db_path);
+}
+
+/* db_path under the home resolved: the user's home may be reached through
+ * a link (/home -> /data/home), which SQLITE_OPEN_NOFOLLOW would refuse;
+ * only baton.db itself must not be one. */
+static int resolve_db_path(struct bt_store *s)
+{
+    char *real = realpath(s->home, NULL);
+    if (!real)
+        return bt_st_fail(s, -errno, "cannot resolve '%s': %s", s->home, strerror(errno));
+    free(s->db_path);
+    s->db_path = bt_xasprintf("%s/baton.db", real);
+    free(real);
+    return 0;
 }
 
 int bt_st_prepare_home(struct bt_store *s)
@@ -122,6 +144,8 @@ int bt_st_prepare_home(struct bt_store *s)
     if (rc == 0)
         rc = mkdir_p(s, runs);
     free(runs);
+    if (rc == 0)
+        rc = resolve_db_path(s);
     return rc ? rc : prepare_db_file(s);
 }
 

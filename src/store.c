@@ -796,7 +796,10 @@ int bt_store_open(const char *home, struct bt_store **out, char **errmsg)
     }
     if (errmsg)
         *errmsg = bt_xstrdup(s->err.data);
+    char *made = s->created_db ? bt_xstrdup(s->db_path) : NULL;
     bt_store_close(s);
+    bt_st_unprepare(made); /* once SQLite let go of it */
+    free(made);
     return rc;
 }
 

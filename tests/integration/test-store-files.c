@@ -205,6 +205,30 @@ static void test_failed_open_changes_nothing(void **state)
     free(home);
 }
 
+/* A home reached through a link (a linked /home, a linked parent) is the
+ * user's choice: only baton.db and its side files must not be links. */
+static void test_home_through_a_link(void **state)
+{
+    struct ctx *c = *state;
+    char *real = path_in(c, "real"), *link = path_in(c, "link");
+    assert_int_equal(mkdir(real, 0700), 0);
+    assert_int_equal(symlink(real, link), 0);
+    char *kv = bt_xasprintf("BATON_HOME=%s/home", link);
+    setenv_kv(c, kv);
+    make_store(c);
+    ls_ok(c);
+    char *db = bt_xasprintf("%s/home/baton.db", real);
+    assert_int_equal(mode_of(db), 0600); /* the store is where the link leads */
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "ls", "--json", END);
+    assert_non_null(strstr(res.out.data, "\"title\":\"hello\""));
+    bt_test_result_release(&res);
+    free(db);
+    free(kv);
+    free(link);
+    free(real);
+}
+
 /* `baton ls` as a user permission checks apply to (NOBODY when we are
  * root), which must fail naming path and words. */
 static void ls_refuses_as_user(struct ctx *c, const char *path, const char *words)
@@ -273,8 +297,9 @@ int main(int argc, char **argv)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_db_directory),       T(test_db_link),          T(test_side_files),
-        T(test_new_db_beside_link), T(test_side_modes_fixed), T(test_failed_open_changes_nothing),
+        T(test_db_directory),        T(test_db_link),          T(test_side_files),
+        T(test_new_db_beside_link),  T(test_side_modes_fixed), T(test_failed_open_changes_nothing),
+        T(test_home_through_a_link),
     };
     const struct CMUnitTest permissions[] = {T(test_no_permission)};
     if (argc > 1 && strcmp(argv[1], "permissions") == 0) {
