@@ -92,7 +92,9 @@ struct rollout_search {
 /* Append the entries of the directory dir (path for messages) whose names
  * match, of any type (bt_runner_session_file judges them), descending
  * depth more levels of subdirectories. Takes dir. A subdirectory that is
- * a link is followed: where it leads is checked before anything goes. */
+ * a link is not descended: codex makes its date directories itself, and a
+ * link there could lead anywhere under CODEX_HOME, which is all the
+ * containment check (the session root) can vouch for. */
 static void rollout_walk(struct rollout_search *rs, int dir, const char *path, int depth)
 {
     DIR *d = fdopendir(dir);
@@ -109,7 +111,7 @@ static void rollout_walk(struct rollout_search *rs, int dir, const char *path, i
         if (name[0] == '.')
             continue;
         if (depth > 0) {
-            int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
             if (sub < 0)
                 continue; /* not a directory: not codex's */
             char *subpath = bt_xasprintf("%s/%s", path, name);

@@ -417,6 +417,14 @@ static void test_rm_codex_only_inside(void **state)
     assert_int_equal(symlink(out2dir, month), 0);
     assert_int_equal(symlink(out3, archive), 0);
     write_file(mine, "{}\n");
+    /* a date directory linked to another directory inside CODEX_HOME:
+     * never descended, so a rollout-named file there is never found */
+    char *other = path_in(c, "codex/notsessions/12/01"), *year = path_in(c, "codex/sessions/2025");
+    char *notsessions = path_in(c, "codex/notsessions");
+    make_dirs(other);
+    char *elsewhere = bt_xasprintf("%s/rollout-keep-" THREAD ".jsonl", other);
+    write_file(elsewhere, "the user's\n");
+    assert_int_equal(symlink(notsessions, year), 0);
 
     planted(c, "codex", THREAD, targets[0], id); /* a path codex never names */
     rm_ok(c, id, &res);
@@ -432,11 +440,19 @@ static void test_rm_codex_only_inside(void **state)
         free(text);
     }
     assert_true(file_exists(link));
-    /* the kept ones are named: the link, and the two outside */
+    assert_true(file_exists(elsewhere));
+    assert_null(strstr(res.out.data, "notsessions"));
+    free(elsewhere);
+    free(notsessions);
+    free(year);
+    free(other);
+    /* the kept ones are named: the link and the archive that leads
+     * outside (a linked date directory is not descended at all) */
     size_t kept = 0;
     for (const char *p = res.out.data; (p = strstr(p, "kept the codex session file")); p++)
         kept++;
-    assert_int_equal(kept, 3);
+    assert_int_equal(kept, 2);
+    assert_null(strstr(res.out.data, "out2"));
     bt_test_result_release(&res);
     for (size_t i = 0; i < BT_ARRAY_SIZE(targets); i++)
         free(targets[i]);
