@@ -131,7 +131,8 @@ static int long_option(struct bt_args *a, char *arg)
     const struct bt_opt *o = find_long(a->cmd, name, len);
     if (!o)
         return unknown(a, arg);
-    a->arg = arg;
+    snprintf(a->arg_buf, sizeof(a->arg_buf), "--%s", o->name);
+    a->arg = a->arg_buf;
     if (!o->value && eq) {
         bt_args_fail(a, "--%s takes no value ('%s')", o->name, arg);
         return -1;
@@ -148,7 +149,8 @@ static int short_option(struct bt_args *a, char *arg)
     const struct bt_opt *o = find_letter(a->cmd, arg[1]);
     if (!o || (!o->value && arg[2]))
         return unknown(a, arg);
-    a->arg = arg;
+    snprintf(a->arg_buf, sizeof(a->arg_buf), "-%c", o->letter);
+    a->arg = a->arg_buf;
     return o->value ? take_value(a, o, arg[2] ? arg + 2 : NULL) : o->id;
 }
 
@@ -200,7 +202,9 @@ static void operand_name(const char *operands, int i, char *out, size_t size)
         size_t n = strcspn(p, " ");
         if (i-- == 0 || !p[n]) {
             p += strspn(p, "[");
-            snprintf(out, size, "%.*s", (int)strcspn(p, "|]. "), p);
+            /* "PROMPT|-" is a PROMPT; "bash|zsh" is one of those words */
+            size_t len = *p >= 'a' && *p <= 'z' ? strcspn(p, "]. ") : strcspn(p, "|]. ");
+            snprintf(out, size, "%.*s", (int)len, p);
             return;
         }
         p += n;

@@ -48,7 +48,9 @@ struct bt_args {
     int help;          /* -h or --help seen */
     int options_ended; /* "--" seen */
     const char *value; /* the value of the option bt_args_next returned */
-    const char *arg;   /* that option as typed ("--timeout", "-t") */
+    const char *arg;   /* that option's name as typed ("--timeout", "-t"),
+                          without an attached value */
+    char arg_buf[80];  /* where arg is kept */
     char **operands;   /* argv + 1 */
 };
 

@@ -14,6 +14,7 @@
  * exits, rather than waiting for a turn nobody runs, and never says "the
  * turn goes on" when its owner is gone.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,12 @@ static int follow_run(struct bt_store *s, const char *run, struct follow *f)
             return bt_fail(BT_EXIT_FAILED, "cannot read the run's events: %s", bt_store_errmsg(s));
         if (f->ended)
             return f->exit_code;
+        int err = bt_cmd_stdout_error(1);
+        if (err) { /* the reader is gone: stop following, the turn is not ours */
+            fprintf(stderr, "baton: %s; the turn goes on (`baton attach` follows it again)\n",
+                    err == EPIPE ? "stdout was closed" : bt_cmd_stdout_reason(err));
+            return err == EPIPE ? BT_EXIT_STDOUT_CLOSED : BT_EXIT_FAILED;
+        }
         if (st != BT_STORE_RUN_RUNNING)
             return exit_for_state(st);
         int pid = 0;
@@ -143,7 +150,6 @@ static int parse(int argc, char **argv, struct follow *f, const char **conv)
 {
     struct bt_args a;
     int id;
-    char *end;
     f->next = 1;
     bt_args_init(&a, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
@@ -151,8 +157,8 @@ static int parse(int argc, char **argv, struct follow *f, const char **conv)
             f->json = 1;
             continue;
         }
-        f->next = strtoll(a.value, &end, 10);
-        if (end == a.value || *end || f->next < 1)
+        f->next = (int64_t)bt_cmd_parse_count(a.value, INT32_MAX);
+        if (f->next < 1)
             return bt_args_fail(&a, "--from takes an event number, 1 or more, not '%s'", a.value);
     }
     int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);

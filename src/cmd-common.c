@@ -3,11 +3,14 @@
  * recovering the runs whose baton process is gone) and resolving a
  * conversation id typed by the user. */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd-args.h"
 #include "cmd.h"
@@ -148,6 +151,29 @@ void bt_cmd_list_end(struct bt_cmd_list *l)
 {
     if (l->format == BT_CMD_LIST_ARRAY)
         fputs(l->n ? "\n]\n" : "[]\n", stdout);
+}
+
+int bt_cmd_stdout_error(int ahead)
+{
+    static int fifo = -1;
+    if (fifo < 0) {
+        struct stat st;
+        fifo = fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode);
+    }
+    errno = 0;
+    int bad = fflush(stdout) == EOF || ferror(stdout);
+    int err = errno;
+    if (!bad && !ahead)
+        return 0;
+    struct pollfd p = {.fd = STDOUT_FILENO};
+    if (fifo && poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
+        return EPIPE; /* also names the cause of an earlier failed write */
+    return bad ? (err ? err : EIO) : 0;
+}
+
+const char *bt_cmd_stdout_reason(int err)
+{
+    return err == EIO ? "a write failed" : strerror(err);
 }
 
 size_t bt_cmd_parse_count(const char *text, size_t max)

@@ -53,9 +53,10 @@ static int parse(int argc, char **argv, enum how *how, const char **conv)
     *how = HOW_EXEC;
     bt_args_init(&a, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
-        if (*how != HOW_EXEC)
-            return bt_args_fail(&a, "--tmux and --print go alone");
-        *how = id == 't' ? HOW_TMUX : HOW_PRINT;
+        enum how want = id == 't' ? HOW_TMUX : HOW_PRINT;
+        if (*how != HOW_EXEC && *how != want)
+            return bt_args_fail(&a, "--tmux and --print exclude each other");
+        *how = want;
     }
     int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
     *conv = a.operands[0];

@@ -41,9 +41,16 @@ struct run_args {
  * millisecond becomes one, so a tiny limit never turns into none. */
 int bt_cmd_parse_seconds(const char *s, uint64_t *ms)
 {
+    /* digits, then at most one fraction: no sign, space, hex or exponent,
+     * which strtod would take */
+    size_t whole = strspn(s, "0123456789"), frac = 0;
+    if (s[whole] == '.')
+        frac = strspn(s + whole + 1, "0123456789") + 1;
+    if (whole + frac == 0 || s[whole + frac] || (frac == 1 && whole == 0))
+        return -1;
     char *end;
     double v = strtod(s, &end);
-    if (end == s || *end || !(v >= 0 && v <= 1e7)) /* also refuses nan */
+    if (end == s || *end || !(v >= 0 && v <= 1e7))
         return -1;
     *ms = (uint64_t)(v * 1000.0);
     if (*ms == 0 && v > 0)
@@ -163,6 +170,22 @@ static int set_cwd(struct run_args *a, const char *dir)
     return 0;
 }
 
+/* A model name travels in the coder's JSON protocol or its argv: text of
+ * one line, not empty (no -m means the coder's own default). */
+static int check_model(const struct bt_args *a)
+{
+    const char *m = a->value;
+    size_t n = strlen(m);
+    if (n == 0)
+        return bt_args_fail(a, "%s needs a model name (without -m the coder uses its own)", a->arg);
+    if (n > 256 || bt_utf8_invalid_at(m, n) != n)
+        return bt_args_fail(a, "%s takes a model name (up to 256 bytes of UTF-8 text)", a->arg);
+    for (const unsigned char *p = (const unsigned char *)m; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return bt_args_fail(a, "%s: a model name has no control characters", a->arg);
+    return 0;
+}
+
 /* Parse the options of run, send and retry; returns 0 or an exit code
  * (-1 after --help). */
 static int parse(int argc, char **argv, struct run_args *a)
@@ -182,7 +205,11 @@ static int parse(int argc, char **argv, struct run_args *a)
         }
         switch (id) {
         case 'c': a->turn.coder = args.value; break;
-        case 'm': a->turn.model = args.value; break;
+        case 'm':
+            if ((rc = check_model(&args)) != 0)
+                return rc;
+            a->turn.model = args.value;
+            break;
         case 'C': dir = args.value; break;
         case 'j': a->json = 1; break;
         case 'd': a->detach = 1; break;
@@ -212,20 +239,13 @@ static int parse(int argc, char **argv, struct run_args *a)
 }
 
 /* Where a foreground turn's events go, and whether stdout still takes
- * them: once a write fails (the reader of a pipe is gone: `| head`), the
+ * them: once it does not (the reader of a pipe is gone: `| head`), the
  * turn stops as a cancel would stop it and nothing more is written. */
 struct output {
     struct bt_render render;
     int json;
-    int fifo;   /* stdout is a pipe */
-    int failed; /* errno of the failed stdout write, 0 while it works */
+    int failed; /* errno of stdout (bt_cmd_stdout_error), 0 while it works */
 };
-
-static void check_stdout(struct output *o)
-{
-    if (!o->failed && (fflush(stdout) == EOF || ferror(stdout)))
-        o->failed = errno ? errno : EIO;
-}
 
 static void print_event(void *data, const struct bt_event *ev, const char *json, size_t len)
 {
@@ -236,22 +256,14 @@ static void print_event(void *data, const struct bt_event *ev, const char *json,
         fwrite(json, 1, len, stdout);
     else
         bt_render_event(&o->render, ev);
-    check_stdout(o);
-}
-
-/* A pipe whose reader is gone polls POLLERR (Linux pipe_poll): noticed
- * even while the turn writes nothing, e.g. `baton run ... | true`. */
-static void check_reader(struct output *o)
-{
-    struct pollfd p = {.fd = STDOUT_FILENO};
-    if (o->fifo && !o->failed && poll(&p, 1, 0) == 1 && (p.revents & POLLERR))
-        o->failed = EPIPE;
+    o->failed = bt_cmd_stdout_error(1);
 }
 
 static int tick(void *data)
 {
     struct output *o = data;
-    check_reader(o);
+    if (!o->failed)
+        o->failed = bt_cmd_stdout_error(1);
     if (!o->json && !o->failed)
         bt_render_tick(&o->render);
     return o->failed != 0;
@@ -261,13 +273,17 @@ static int tick(void *data)
  * as the shell reports a tool killed by SIGPIPE, for a closed pipe. */
 static int say_stdout_failed(const struct output *o, const struct bt_service_outcome *out)
 {
-    fprintf(stderr,
-            "baton: %s, so the turn was stopped; what the coder produced is stored "
-            "(`baton show %.12s`)\n",
-            o->failed == EPIPE ? "stdout was closed" : "stdout cannot be written",
-            out->conversation);
+    const char *what = o->failed == EPIPE ? "stdout was closed" : "stdout cannot be written";
+    if (out->completed) /* it ended before the next tick noticed */
+        fprintf(stderr, "baton: %s; the turn had completed (`baton show %.12s` has it all)\n", what,
+                out->conversation);
+    else
+        fprintf(stderr,
+                "baton: %s, so the turn was stopped; what the coder produced is stored "
+                "(`baton show %.12s`)\n",
+                what, out->conversation);
     if (o->failed != EPIPE)
-        fprintf(stderr, "baton: stdout: %s\n", strerror(o->failed));
+        fprintf(stderr, "baton: stdout: %s\n", bt_cmd_stdout_reason(o->failed));
     return o->failed == EPIPE ? BT_EXIT_STDOUT_CLOSED : BT_EXIT_FAILED;
 }
 
@@ -313,9 +329,7 @@ static void hand_on_queue(const struct run_args *a, const struct bt_service_outc
 /* The turn in this process, rendered as it streams. */
 static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
 {
-    struct stat st;
     struct output o = {.json = a->json};
-    o.fifo = fstat(STDOUT_FILENO, &st) == 0 && S_ISFIFO(st.st_mode);
     struct bt_service_outcome out = {0};
     bt_render_init(&o.render, stdout, stderr);
     a->turn.on_event = print_event;

@@ -218,8 +218,8 @@ static int worker_parse(int argc, char **argv, struct bt_service_turn *t, int *n
             return rc == 1 ? BT_EXIT_USAGE : rc;
     }
     int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
-    if (rc)
-        return rc < 0 ? BT_EXIT_USAGE : rc;
+    if (rc) /* -1: the help was printed */
+        return rc;
     *mode = a.operands[0];
     *conv = a.operands[1];
     if (strcmp(*mode, "flush") != 0 && strcmp(*mode, "retry") != 0)
@@ -235,7 +235,7 @@ int bt_cmd_worker(int argc, char **argv)
     const char *mode, *conv;
     int rc = worker_parse(argc, argv, &t, &notify, &mode, &conv);
     if (rc)
-        return rc;
+        return rc < 0 ? BT_EXIT_OK : rc;
     int retry = strcmp(mode, "retry") == 0;
     n.fd = notify ? NOTIFY_FD : -1;
     t.on_run = notify_run;

@@ -108,6 +108,15 @@ int bt_cmd_list_option(struct bt_cmd_list *l, const struct bt_args *a, int id);
 void bt_cmd_list_put(struct bt_cmd_list *l, const char *json);
 /* End the list: "]" (or "[]") for an array, nothing otherwise. */
 void bt_cmd_list_end(struct bt_cmd_list *l);
+/* Flush stdout and say whether output was lost or will be: 0, EPIPE for
+ * a pipe whose reader is gone, else the errno of the failed write (EIO if
+ * unknown: stdio keeps no errno of a write that failed inside it). With
+ * ahead, a gone reader counts before any write failed
+ * (Linux pipe_poll reports POLLERR), for a turn that need not go on for
+ * nobody. SIGPIPE is ignored (main.c), so writes fail instead. */
+int bt_cmd_stdout_error(int ahead);
+/* For a message: strerror(err), or "a write failed" for the unknown EIO. */
+const char *bt_cmd_stdout_reason(int err);
 /* A count typed by the user: decimal digits only, 1 to max; 0 otherwise. */
 size_t bt_cmd_parse_count(const char *text, size_t max);
 /* Sleep ms milliseconds (signals do not cut it short). */

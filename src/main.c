@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* main: the baton command line; dispatches to the cmd-*.c table. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,11 +32,26 @@ static void help(FILE *f)
                "Run `baton help COMMAND` for a command's options.\n");
 }
 
+/* What the command wrote must have arrived: a stdout that failed makes a
+ * command that succeeded exit 141 (a closed pipe: quietly, as a tool
+ * SIGPIPE ends) or 1 with the reason, never 0 with output lost. */
+static int finish_stdout(int rc)
+{
+    int err = bt_cmd_stdout_error(0);
+    if (!err || rc != BT_EXIT_OK)
+        return rc;
+    if (err == EPIPE)
+        return BT_EXIT_STDOUT_CLOSED;
+    return bt_fail(BT_EXIT_FAILED, "cannot write to stdout: %s", bt_cmd_stdout_reason(err));
+}
+
 /* `baton help [COMMAND]`: the same text as `baton COMMAND --help`. */
 static int help_command(int argc, char **argv)
 {
     if (argc == 1)
         return help(stdout), BT_EXIT_OK;
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
+        argv[1] = "help"; /* `baton help --help`: help's own */
     const struct bt_cmd *cmd = bt_cmd_find(argv[1]);
     if (argc > 2) {
         fprintf(stderr, "baton help: unexpected argument '%s'\nusage: baton help [COMMAND]\n",
@@ -60,20 +76,20 @@ int main(int argc, char **argv)
         return help(stderr), BT_EXIT_USAGE;
     const char *first = argv[1];
     if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0)
-        return help_command(argc - 1, argv + 1);
+        return finish_stdout(help_command(argc - 1, argv + 1));
     if (strcmp(first, "help") == 0)
-        return help_command(argc - 1, argv + 1);
+        return finish_stdout(help_command(argc - 1, argv + 1));
     if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
         if (argc > 2)
             return bt_fail(BT_EXIT_USAGE, "%s goes alone, not with '%s'\n%s", first, argv[2],
                            SHORT_USAGE);
-        return printf("baton %s\n", BATON_VERSION), BT_EXIT_OK;
+        return printf("baton %s\n", BATON_VERSION), finish_stdout(BT_EXIT_OK);
     }
     const struct bt_cmd *cmd = bt_cmd_find(first);
     if (cmd && cmd->run) {
         int rc = cmd->run(argc - 1, argv + 1);
         bt_perf_mark("done");
-        return rc;
+        return finish_stdout(rc);
     }
     if (first[0] == '-')
         return bt_fail(BT_EXIT_USAGE, "unknown option '%s' (a command comes first)\n%s", first,

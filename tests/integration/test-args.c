@@ -371,13 +371,116 @@ static void test_retry_state_first(void **state)
     free(conv);
 }
 
+/* Every command's output must arrive: a full disk is exit 1 with the
+ * reason, a reader gone is 141, never 0 with the output lost. */
+static void test_stdout_of_every_command(void **state)
+{
+    struct ctx *c = *state;
+    replay(c, "text");
+    char *conv = run_one(c, "hello");
+    const char *lines[] = {"ls",           "ls --json",       "show CONV", "show --json CONV",
+                           "search hello", "coders",          "--help",    "help run",
+                           "-V",           "completion bash", "__man"};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(lines); i++) {
+        char *line = bt_xstrdup(lines[i]);
+        char *conv_at = strstr(line, "CONV");
+        char *cmd =
+            conv_at ? bt_xasprintf("%.*s%s", (int)(conv_at - line), line, conv) : bt_xstrdup(line);
+        char *script = bt_xasprintf("\"$0\" %s >/dev/full; echo \"full=$?\" >&2; "
+                                    "\"$0\" %s | head -c 1 >/dev/null; "
+                                    "echo \"pipe=${PIPESTATUS[0]}\" >&2",
+                                    cmd, cmd);
+        const char *argv[] = {"bash", "-c", script, BATON, NULL};
+        struct bt_test_result res;
+        run_in(c, argv, &res);
+        if (!strstr(res.err.data, "full=1") || !strstr(res.err.data, "cannot write to stdout"))
+            fail_msg("baton %s >/dev/full: %s", cmd, res.err.data);
+        /* head -c 1 may read all a short output before it exits */
+        if (!strstr(res.err.data, "pipe=141") && !strstr(res.err.data, "pipe=0"))
+            fail_msg("baton %s | head -c 1: %s", cmd, res.err.data);
+        bt_test_result_release(&res);
+        free(script);
+        free(cmd);
+        free(line);
+    }
+    free(conv);
+}
+
+/* attach | head: the follower stops (141), the turn goes on to its end. */
+static void test_attach_closed_stdout(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_DELAY_MS=150"); /* about 3 s of turn */
+    baton(c, &res, NULL, 0, "run", "--detach", "--json", "slow one", END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = bt_xstrdup(bt_test_jstr(cJSON_Parse(res.out.data), "conversation"));
+    bt_test_result_release(&res);
+    char *script = bt_xasprintf("\"$0\" attach --json %s | head -c 10 >/dev/null; "
+                                "echo \"exit=${PIPESTATUS[0]}\" >&2",
+                                conv);
+    const char *argv[] = {"bash", "-c", script, BATON, NULL};
+    run_in(c, argv, &res);
+    assert_non_null(strstr(res.err.data, "exit=141"));
+    assert_non_null(strstr(res.err.data, "the turn goes on"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "attach", conv, END); /* it went on, to its end */
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    free(script);
+    free(conv);
+}
+
+static void test_values_checked(void **state)
+{
+    struct ctx *c = *state;
+    replay(c, "text");
+    expect_usage(c, "-m needs a model name", "run", "-m", "", "x", END);
+    expect_usage(c, "--model takes a model name", "run", "--model=bad\xffname", "x", END);
+    expect_usage(c, "a model name has no control characters", "run", "-m", "a\nb", "x", END);
+    const char *seconds[] = {"0x10", "+5", " 5", "1e3", ".", "-0", "5s"};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(seconds); i++) {
+        char *opt = bt_xasprintf("--timeout=%s", seconds[i]);
+        expect_usage(c, "--timeout takes seconds", "run", opt, "x", END);
+        free(opt);
+    }
+    expect_usage(c, "--from takes an event number", "attach", "--from", "+5", "C", END);
+    expect_usage(c, "--from takes an event number", "attach", "--from=99999999999999999999", "C",
+                 END);
+    expect_usage(c, "missing bash|zsh", "completion", END);
+    expect_usage(c, "--tmux and --print exclude each other", "handoff", "--tmux", "--print", "C",
+                 END);
+    assert_int_equal(conversations(c), 0);
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--timeout", "2.5", "--json", "x", END); /* a fraction is fine */
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "help", "--help", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "usage: baton help"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "__worker", "--help", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_prompts_like_options),       T(test_help_alone),   T(test_help_of_every_command),
-        T(test_prompt_from_a_pipe),         T(test_list_outputs), T(test_closed_stdout),
-        T(test_declined_approval_one_line), T(test_top_level),    T(test_retry_state_first),
+        T(test_prompts_like_options),
+        T(test_help_alone),
+        T(test_help_of_every_command),
+        T(test_prompt_from_a_pipe),
+        T(test_list_outputs),
+        T(test_closed_stdout),
+        T(test_declined_approval_one_line),
+        T(test_top_level),
+        T(test_retry_state_first),
+        T(test_stdout_of_every_command),
+        T(test_attach_closed_stdout),
+        T(test_values_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
