@@ -39,6 +39,9 @@ int bt_cmd_open_store(struct bt_store **s)
 {
     char *home = bt_store_default_home();
     char *err = NULL;
+    const char *env = getenv("BATON_HOME");
+    if (!home && env && *env)
+        return bt_fail(BT_EXIT_USAGE, "BATON_HOME must be an absolute path, not '%s'", env);
     if (!home)
         return bt_fail(BT_EXIT_FAILED, "cannot find a home for the store: set BATON_HOME");
     int rc = bt_store_open(home, s, &err);

@@ -154,18 +154,17 @@ int bt_cmd_turn_option(const struct bt_args *a, int id, struct bt_service_turn *
     }
 }
 
-static int set_cwd(struct run_args *a, const char *dir)
+static int set_cwd(struct run_args *a, const struct bt_args *args, const char *dir)
 {
     struct stat st;
     a->cwd = realpath(dir, NULL);
     if (!a->cwd || stat(a->cwd, &st) != 0)
-        return bt_fail(BT_EXIT_USAGE, "cannot use '%s' as the working directory: %s", dir,
-                       strerror(errno));
+        return bt_args_fail(args, "cannot use '%s' as the working directory: %s", dir,
+                            strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        return bt_fail(BT_EXIT_USAGE, "cannot use '%s' as the working directory: not a directory",
-                       dir);
+        return bt_args_fail(args, "cannot use '%s' as the working directory: not a directory", dir);
     if (bt_utf8_invalid_at(a->cwd, strlen(a->cwd)) < strlen(a->cwd))
-        return bt_fail(BT_EXIT_USAGE, "the working directory's name is not valid UTF-8");
+        return bt_args_fail(args, "the working directory's name is not valid UTF-8");
     a->turn.cwd = a->cwd;
     return 0;
 }
@@ -229,7 +228,7 @@ static int parse(int argc, char **argv, struct run_args *a)
             return bt_args_fail(&args, "missing PROMPT (give it, or - or a pipe for stdin)");
         prompt = "-";
     }
-    if ((rc = set_cwd(a, dir)) != 0 || a->mode == MODE_RETRY)
+    if ((rc = set_cwd(a, &args, dir)) != 0 || a->mode == MODE_RETRY)
         return rc;
     if (implicit && is_empty_stdin())
         return bt_args_fail(&args, "missing PROMPT (stdin, read since none was given, is empty)");

@@ -359,6 +359,8 @@ int bt_cmd_show(int argc, char **argv)
     int rc = opt < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
     if (rc)
         return rc < 0 ? 0 : rc;
+    if (json && debug)
+        return bt_args_fail(&a, "--debug is for the text output: --json has no run records");
     if (raw && (json || debug || last))
         return bt_args_fail(&a, "--raw prints the coder's own output alone: it takes no "
                                 "--json, --debug or --last");

@@ -605,8 +605,8 @@ static int group_may_live(int pgid)
 char *bt_store_default_home(void)
 {
     const char *v = getenv("BATON_HOME");
-    if (v && *v)
-        return bt_xstrdup(v);
+    if (v && *v) /* relative: a worker or a later cwd would find another */
+        return v[0] == '/' ? bt_xstrdup(v) : NULL;
     v = getenv("XDG_STATE_HOME");
     if (v && v[0] == '/')
         return bt_xasprintf("%s/baton", v);

@@ -103,9 +103,10 @@ const char *bt_store_run_state_name(enum bt_store_run_state v);
 
 /* --- opening ----------------------------------------------------------- */
 
-/* $BATON_HOME if set and non-empty; else $XDG_STATE_HOME/baton if
- * XDG_STATE_HOME is an absolute path; else $HOME/.local/state/baton. NULL if
- * none of these is available. Caller frees. */
+/* $BATON_HOME if set and non-empty (NULL if it is not an absolute path);
+ * else $XDG_STATE_HOME/baton if XDG_STATE_HOME is an absolute path; else
+ * $HOME/.local/state/baton. NULL if none of these is available. Caller
+ * frees. */
 char *bt_store_default_home(void);
 
 /* Open (creating as needed) the store in home: mkdir -p home and home/runs

@@ -449,6 +449,21 @@ static void test_values_checked(void **state)
     expect_usage(c, "--from takes an event number", "attach", "--from=99999999999999999999", "C",
                  END);
     expect_usage(c, "missing bash|zsh", "completion", END);
+    expect_usage(c, "--debug is for the text output", "show", "--json", "--debug", "C", END);
+    expect_usage(c, "cannot use '/nonexistent' as the working directory: No such file", "run", "-C",
+                 "/nonexistent", "x", END);
+    setenv_kv(c, "BATON_HOME=relative/home");
+    struct bt_test_result rel;
+    baton(c, &rel, NULL, 0, "ls", END);
+    assert_int_equal(rel.exit_code, 2);
+    assert_non_null(
+        strstr(rel.err.data, "BATON_HOME must be an absolute path, not 'relative/home'"));
+    bt_test_result_release(&rel);
+    char *home = path_in(c, "home");
+    char *kv = bt_xasprintf("BATON_HOME=%s", home);
+    setenv_kv(c, kv);
+    free(kv);
+    free(home);
     expect_usage(c, "--tmux and --print exclude each other", "handoff", "--tmux", "--print", "C",
                  END);
     assert_int_equal(conversations(c), 0);

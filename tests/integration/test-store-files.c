@@ -258,6 +258,16 @@ static int can_lose_permissions(void)
 static void test_no_permission(void **state)
 {
     struct ctx *c = *state;
+    /* the other user must reach the home: the test's directory moves to
+     * /tmp, since a clone under /root (0700) keeps it from even trying */
+    char *reachable = bt_test_mkdtemp("/tmp", "bt-perm");
+    assert_non_null(reachable);
+    bt_test_rmdir(c->dir);
+    free(c->dir);
+    c->dir = reachable;
+    char *kv = bt_xasprintf("BATON_HOME=%s/home", c->dir);
+    setenv_kv(c, kv);
+    free(kv);
     make_store(c);
     char *home = path_in(c, "home"), *db = home_file(c, "baton.db");
     char *wal = home_file(c, "baton.db-wal"), *shm = home_file(c, "baton.db-shm");
