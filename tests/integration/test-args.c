@@ -415,7 +415,9 @@ static void test_attach_closed_stdout(void **state)
     setenv_kv(c, "FAKE_CODER_DELAY_MS=150"); /* about 3 s of turn */
     baton(c, &res, NULL, 0, "run", "--detach", "--json", "slow one", END);
     assert_int_equal(res.exit_code, 0);
-    char *conv = bt_xstrdup(bt_test_jstr(cJSON_Parse(res.out.data), "conversation"));
+    cJSON *started = cJSON_Parse(res.out.data);
+    char *conv = bt_xstrdup(bt_test_jstr(started, "conversation"));
+    cJSON_Delete(started);
     bt_test_result_release(&res);
     char *script = bt_xasprintf("\"$0\" attach --json %s | head -c 10 >/dev/null; "
                                 "echo \"exit=${PIPESTATUS[0]}\" >&2",
