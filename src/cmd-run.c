@@ -255,7 +255,7 @@ static void print_event(void *data, const struct bt_event *ev, const char *json,
         fwrite(json, 1, len, stdout);
     else
         bt_render_event(&o->render, ev);
-    o->failed = bt_cmd_stdout_error(1);
+    o->failed = bt_cmd_stdout_error(0); /* a gone reader: the tick polls for it */
 }
 
 static int tick(void *data)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* main: the baton command line; dispatches to the cmd-*.c table. */
+/* main: the baton command line; dispatches through the table of
+ * cmd-table.c to the cmd-*.c commands. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
