@@ -655,7 +655,6 @@ static void codex_diagnose(void *st, const char *tail, size_t tail_len, int64_t 
 }
 
 const struct bt_parser_ops bt_parser_codex = {
-    .coder = "codex",
     .create = codex_create,
     .destroy = codex_destroy,
     .line = codex_line,

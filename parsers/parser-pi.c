@@ -628,7 +628,6 @@ static void pi_diagnose(void *st, const char *tail, size_t tail_len, int64_t exi
 }
 
 const struct bt_parser_ops bt_parser_pi = {
-    .coder = "pi",
     .create = pi_create,
     .destroy = pi_destroy,
     .line = pi_line,

@@ -3,8 +3,8 @@
  * parser: the read side of a coder's protocol. One output line in, normalized
  * events (and protocol signals for the runner) out. A parser does no I/O and
  * knows nothing of libuv, SQLite or the terminal; its cJSON trees never leave
- * it. Each coder's parser is one const struct bt_parser_ops, registered in
- * src/coder.c.
+ * it. Each coder's parser is one const struct bt_parser_ops, which its
+ * coder's struct bt_coder names (src/coder.h).
  *
  * Everything a parser passes to the sink is borrowed and valid only during
  * the callback.
@@ -72,7 +72,6 @@ struct bt_parser_sink {
 };
 
 struct bt_parser_ops {
-    const char *coder; /* coder name, e.g. "codex" */
     /* New parser state; never NULL. */
     void *(*create)(void);
     void (*destroy)(void *st);

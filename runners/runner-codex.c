@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coder.h"
 #include "error.h"
+#include "parser-codex.h"
 
 struct codex_runner {
     const struct bt_runner_config *cfg;
@@ -402,7 +404,6 @@ static int codex_interrupt(void *st, struct bt_buf *out)
 }
 
 const struct bt_runner_ops bt_runner_codex = {
-    .coder = "codex",
     .bin_name = "codex",
     .bin_env = "BATON_CODEX_BIN",
     .stdin_pipe = 1,
@@ -418,4 +419,19 @@ const struct bt_runner_ops bt_runner_codex = {
     .start = codex_start,
     .on_signal = codex_on_signal,
     .interrupt = codex_interrupt,
+};
+
+/* Where baton finds codex's sessions (codex_session_root). */
+static const char *const codex_env_doc[] = {
+    "CODEX_HOME",
+    "codex's home (default ~/.codex), where `baton rm` finds the codex session it deletes",
+    NULL,
+};
+
+/* The coder's one registration: src/coders.def lists it. */
+const struct bt_coder bt_coder_codex = {
+    .name = "codex",
+    .runner = &bt_runner_codex,
+    .parser = &bt_parser_codex,
+    .env_doc = codex_env_doc,
 };

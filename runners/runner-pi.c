@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "coder.h"
 #include "error.h"
+#include "parser-pi.h"
 
 struct pi_runner {
     const struct bt_runner_config *cfg;
@@ -294,7 +296,6 @@ static int pi_interrupt(void *st, struct bt_buf *out)
 }
 
 const struct bt_runner_ops bt_runner_pi = {
-    .coder = "pi",
     .bin_name = "pi",
     .bin_env = "BATON_PI_BIN",
     .stdin_pipe = 1,
@@ -309,4 +310,21 @@ const struct bt_runner_ops bt_runner_pi = {
     .start = pi_start,
     .on_signal = pi_on_signal,
     .interrupt = pi_interrupt,
+};
+
+/* Where pi keeps its session files (pi_session_root). */
+static const char *const pi_env_doc[] = {
+    "PI_CODING_AGENT_DIR",
+    "pi's agent directory (default ~/.pi/agent), where a new pi conversation's session file goes",
+    "PI_CODING_AGENT_SESSION_DIR",
+    "when set, where pi session files go instead",
+    NULL,
+};
+
+/* The coder's one registration: src/coders.def lists it. */
+const struct bt_coder bt_coder_pi = {
+    .name = "pi",
+    .runner = &bt_runner_pi,
+    .parser = &bt_parser_pi,
+    .env_doc = pi_env_doc,
 };

@@ -5,8 +5,8 @@
  * they are golden-testable), writes the handshake/prompt/interrupt/approval
  * lines into a buffer the turn engine sends to the child's stdin, and reacts
  * to protocol signals from its parser. It knows nothing of libuv or SQLite.
- * Each coder's runner is one const struct bt_runner_ops, registered in
- * src/coder.c.
+ * Each coder's runner is one const struct bt_runner_ops, which its coder's
+ * struct bt_coder names (src/coder.h).
  */
 #ifndef BT_RUNNER_H
 #define BT_RUNNER_H
@@ -34,7 +34,6 @@ struct bt_runner_config {
 };
 
 struct bt_runner_ops {
-    const char *coder;    /* "codex" */
     const char *bin_name; /* executable looked up on PATH */
     const char *bin_env;  /* env var overriding the path, "BATON_CODEX_BIN" */
     int stdin_pipe;       /* 1 if the protocol uses stdin */

@@ -171,15 +171,10 @@ static void man_environment(struct bt_buf *b)
         man_tagged(b, pair);
         free(text);
     }
+    for (size_t i = 0; bt_coders[i]; i++)
+        if (bt_coders[i]->env_doc)
+            man_tagged(b, bt_coders[i]->env_doc);
     static const char *const more[] = {
-        "CODEX_HOME",
-        "codex's home (default ~/.codex), where `baton rm` finds the codex "
-        "session it deletes",
-        "PI_CODING_AGENT_DIR",
-        "pi's agent directory (default ~/.pi/agent), where a new pi "
-        "conversation's session file goes",
-        "PI_CODING_AGENT_SESSION_DIR",
-        "when set, where pi session files go instead",
         "NO_COLOR",
         "when set (to anything), no colour even on a terminal",
         "BATON_TRACE_PERF",

@@ -1,7 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * coder: the table of coders baton can drive (one runner + one parser each),
- * and finding a coder's executable and version on this machine.
+ * coder: the registry of coders baton can drive (one runner + one parser
+ * each), and finding a coder's executable and version on this machine.
+ *
+ * Every coder is one `const struct bt_coder bt_coder_<name>`, defined in
+ * its own files (runners/runner-<name>.c) and listed by one BT_CODER(<name>)
+ * line of src/coders.def: coder.c expands that list into bt_coders[], and
+ * the build reads it for each coder's tests (docs/architecture.md, "Adding
+ * a coder"). coder.c: the list and the lookup; coder-exe.c: executables,
+ * launchers, environment and version probe.
  */
 #ifndef BT_CODER_H
 #define BT_CODER_H
@@ -10,16 +17,24 @@
 #include "runner.h"
 
 struct bt_coder {
-    const char *name; /* "codex" */
-    const struct bt_runner_ops *runner;
-    const struct bt_parser_ops *parser;
+    const char *name;                   /* "codex": -c, the store, the fixtures' directory */
+    const struct bt_runner_ops *runner; /* the write side (runner.h) */
+    const struct bt_parser_ops *parser; /* the read side (parser.h) */
+    /* The environment variables of the coder's own that baton's behaviour
+     * depends on (where its sessions are), as NULL-terminated pairs of
+     * name and sentence for baton(1)'s ENVIRONMENT; NULL: none. The
+     * runner's bin_env is listed without being named here. */
+    const char *const *env_doc;
 };
 
-/* NULL-terminated table of every coder, in display order. */
+/* NULL-terminated table of every coder, in coders.def order (display
+ * order); bt_coders[0] is the default coder. */
 extern const struct bt_coder *const bt_coders[];
 
 /* Look a coder up by name; NULL if unknown. */
 const struct bt_coder *bt_coder_find(const char *name);
+
+/* --- coder-exe.c ------------------------------------------------------ */
 
 /* Where the coder's executable is: the runner's override variable
  * (e.g. BATON_CODEX_BIN) if set, else the first match of bin_name on PATH.

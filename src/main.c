@@ -8,6 +8,7 @@
 
 #include "cmd-args.h"
 #include "cmd.h"
+#include "coder.h"
 #include "perf.h"
 
 #define SHORT_USAGE "usage: baton COMMAND [OPTIONS] [ARGS] (`baton help` lists the commands)"
@@ -29,7 +30,10 @@ static void help(FILE *f)
         col += fprintf(f, " %d %s%s", e->code, e->name, e[1].name ? "," : "\n");
     }
     fprintf(f, "environment: BATON_HOME (the store; default $XDG_STATE_HOME/baton),\n"
-               "             BATON_CODEX_BIN, BATON_PI_BIN (a coder's executable), NO_COLOR\n"
+               "            ");
+    for (size_t i = 0; bt_coders[i]; i++) /* the registry's, so a new coder is listed */
+        fprintf(f, "%s %s", i ? "," : "", bt_coders[i]->runner->bin_env);
+    fprintf(f, " (a coder's executable), NO_COLOR\n"
                "Run `baton help COMMAND` for a command's options.\n");
 }
 

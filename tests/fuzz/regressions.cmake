@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Included from tests/CMakeLists.txt in ordinary builds: the fuzz targets
-# with a plain main(), and a ctest replaying every regression input.
+# with a plain main(), and a ctest replaying every regression input (a
+# parser per coder of src/coders.def: BATON_CODERS).
 set(FUZZ_DIR ${CMAKE_SOURCE_DIR}/tests/fuzz)
 add_executable(replay-framer ${FUZZ_DIR}/fuzz-framer.c ${FUZZ_DIR}/standalone.c)
 target_link_libraries(replay-framer PRIVATE baton_core)
@@ -10,7 +11,7 @@ add_executable(replay-event-parse ${FUZZ_DIR}/fuzz-event-parse.c ${FUZZ_DIR}/sta
 target_link_libraries(replay-event-parse PRIVATE baton_core)
 string(APPEND FUZZ_REPLAYS " && $<TARGET_FILE:replay-event-parse>"
        " ${FUZZ_DIR}/regressions/event-parse ${CMAKE_SOURCE_DIR}/fixtures")
-foreach(coder codex pi)
+foreach(coder IN LISTS BATON_CODERS)
   add_executable(replay-parser-${coder} ${FUZZ_DIR}/fuzz-parser.c ${FUZZ_DIR}/standalone.c)
   target_compile_definitions(replay-parser-${coder} PRIVATE BT_FUZZ_CODER="${coder}")
   target_link_libraries(replay-parser-${coder} PRIVATE baton_core PkgConfig::CJSON)

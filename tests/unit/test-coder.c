@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of finding what to run for a coder (src/coder.h): npm's codex
+ * Unit tests of the coder registry and of finding what to run for a coder
+ * (src/coder.h): npm's codex
  * launcher seen through to its native binary the way bin/codex.js of
  * @openai/codex 0.171.0 finds it, the fallbacks to the launcher, the
  * environment changes; and the store's coder versions kept by executable
@@ -390,6 +391,32 @@ static void test_run_version(void **state)
     free(home);
 }
 
+/* The registry (src/coders.def): every coder found by its own name, names
+ * unique and fit for a directory name, the ops the engine calls without a
+ * check present, every env_doc a list of name and sentence pairs. */
+static void test_registry(void **state)
+{
+    (void)state;
+    assert_non_null(bt_coders[0]); /* the default coder */
+    for (size_t i = 0; bt_coders[i]; i++) {
+        const struct bt_coder *c = bt_coders[i];
+        assert_non_null(c->name);
+        assert_true(c->name[0] &&
+                    strspn(c->name, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(c->name));
+        assert_ptr_equal(bt_coder_find(c->name), c);
+        const struct bt_runner_ops *r = c->runner;
+        assert_non_null(r);
+        assert_true(r->bin_name && r->bin_env && r->parse_version && r->build_argv && r->create &&
+                    r->destroy && r->start && r->on_signal && r->interrupt);
+        const struct bt_parser_ops *p = c->parser;
+        assert_non_null(p);
+        assert_true(p->create && p->destroy && p->line);
+        for (size_t k = 0; c->env_doc && c->env_doc[k]; k += 2)
+            assert_non_null(c->env_doc[k + 1]);
+    }
+    assert_null(bt_coder_find("no-such-coder"));
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -405,6 +432,7 @@ int main(void)
         T(test_package_json_formatting),
         T(test_version_by_identity),
         T(test_run_version),
+        cmocka_unit_test(test_registry),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
