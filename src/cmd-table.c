@@ -23,13 +23,19 @@
 
 /* The options of every command that runs a turn. */
 #define TURN_OPTS                                                                                  \
-    {'j', 0, "json", NULL, HELP_JSON, NULL},                                                       \
-        {'a', 0, "approval", "POLICY", HELP_APPROVAL, "deny|auto|never"},                          \
-        {'t', 0, "timeout", "S", HELP_TIMEOUT, NULL},                                              \
-        {'i', 0, "idle-timeout", "S", HELP_IDLE, NULL},                                            \
-        {'r', 0, "no-retry", NULL, "ask the coder not to retry failed model requests (pi)", NULL}, \
+    {.id = 'j', .name = "json", .help = HELP_JSON},                                                \
+        {.id = 'a',                                                                                \
+         .name = "approval",                                                                       \
+         .value = "POLICY",                                                                        \
+         .help = HELP_APPROVAL,                                                                    \
+         .choices = "deny|auto|never"},                                                            \
+        {.id = 't', .name = "timeout", .value = "S", .help = HELP_TIMEOUT},                        \
+        {.id = 'i', .name = "idle-timeout", .value = "S", .help = HELP_IDLE},                      \
+        {.id = 'r',                                                                                \
+         .name = "no-retry",                                                                       \
+         .help = "ask the coder not to retry failed model requests (pi)"},                         \
     {                                                                                              \
-        'd', 0, "detach", NULL, HELP_DETACH, NULL                                                  \
+        .id = 'd', .name = "detach", .help = HELP_DETACH                                           \
     }
 
 #define PROMPT_NOTE                                                                                \
@@ -38,146 +44,242 @@
     "with '-'.\n"
 
 static const struct bt_opt run_opts[] = {
-    {'c', 'c', "coder", "CODER", "the coder (default: the first `baton coders` lists)", NULL},
-    {'m', 'm', "model", "MODEL", "the model, as the coder names it (default: its own)", NULL},
-    {'C', 'C', "cwd", "DIR", "the project directory (default: the current one)", NULL},
+    {.id = 'c',
+     .letter = 'c',
+     .name = "coder",
+     .value = "CODER",
+     .help = "the coder (default: the first `baton coders` lists)"},
+    {.id = 'm',
+     .letter = 'm',
+     .name = "model",
+     .value = "MODEL",
+     .help = "the model, as the coder names it (default: its own)"},
+    {.id = 'C',
+     .letter = 'C',
+     .name = "cwd",
+     .value = "DIR",
+     .help = "the project directory (default: the current one)"},
     TURN_OPTS,
     {0}};
 
 static const struct bt_opt send_opts[] = {
     TURN_OPTS,
-    {'f', 0, "force", NULL, "send to a conversation handed off to the coder's UI", NULL},
+    {.id = 'f', .name = "force", .help = "send to a conversation handed off to the coder's UI"},
     {0}};
 
 static const struct bt_opt retry_opts[] = {
     TURN_OPTS,
-    {'f', 0, "force", NULL, "retry in a conversation handed off to the coder's UI", NULL},
+    {.id = 'f', .name = "force", .help = "retry in a conversation handed off to the coder's UI"},
     {0}};
 
 static const struct bt_opt worker_opts[] = {
     TURN_OPTS,
-    {'f', 0, "force", NULL, "a conversation handed off to the coder's UI", NULL},
-    {'n', 0, "notify", NULL, "report the run and its end on fd 3", NULL},
+    {.id = 'f', .name = "force", .help = "a conversation handed off to the coder's UI"},
+    {.id = 'n', .name = "notify", .help = "report the run and its end on fd 3"},
     {0}};
 
 static const struct bt_opt attach_opts[] = {
-    {'j', 0, "json", NULL, "the events as JSON lines on stdout", NULL},
-    {'f', 0, "from", "SEQ", "start at event SEQ (default 1: the whole turn)", NULL},
+    {.id = 'j', .name = "json", .help = "the events as JSON lines on stdout"},
+    {.id = 'f',
+     .name = "from",
+     .value = "SEQ",
+     .help = "start at event SEQ (default 1: the whole turn)"},
     {0}};
 
 /* The output options of the list commands. */
 #define LIST_OPTS(what)                                                                            \
-    {'j', 0, "json", NULL, "one JSON object per " what " per line (JSON lines:\njq reads them)",   \
-     NULL},                                                                                        \
+    {.id = 'j',                                                                                    \
+     .name = "json",                                                                               \
+     .help = "one JSON object per " what " per line (JSON lines:\njq reads them)"},                \
     {                                                                                              \
-        'J', 0, "json-array", NULL, "all of them as one JSON array", NULL                          \
+        .id = 'J', .name = "json-array", .help = "all of them as one JSON array"                   \
     }
 
 static const struct bt_opt ls_opts[] = {
     LIST_OPTS("conversation"),
-    {'n', 0, "limit", "N", "at most N conversations, newest first (default: all)", NULL},
+    {.id = 'n',
+     .name = "limit",
+     .value = "N",
+     .help = "at most N conversations, newest first (default: all)"},
     {0}};
 
 static const struct bt_opt show_opts[] = {
-    {'j', 0, "json", NULL, "the conversation and its messages as one JSON object", NULL},
-    {'d', 0, "debug", NULL,
-     "each answer's run: state, coder version, exit, error\n"
-     "kind, the coder's stderr tail and its raw output file",
-     NULL},
-    {'l', 0, "last", "N", "only the last N messages", NULL},
-    {'r', 0, "raw", NULL, "the last run's raw coder stdout, as the coder wrote it", NULL},
+    {.id = 'j', .name = "json", .help = "the conversation and its messages as one JSON object"},
+    {.id = 'd',
+     .name = "debug",
+     .help = "each answer's run: state, coder version, exit, error\n"
+             "kind, the coder's stderr tail and its raw output file"},
+    {.id = 'l', .name = "last", .value = "N", .help = "only the last N messages"},
+    {.id = 'r', .name = "raw", .help = "the last run's raw coder stdout, as the coder wrote it"},
     {0}};
 
 static const struct bt_opt search_opts[] = {
     LIST_OPTS("conversation"),
-    {'n', 0, "limit", "N", "at most N conversations, newest first (default 50)", NULL},
+    {.id = 'n',
+     .name = "limit",
+     .value = "N",
+     .help = "at most N conversations, newest first (default 50)"},
     {0}};
 
 static const struct bt_opt handoff_opts[] = {
-    {'t', 0, "tmux", NULL, "run it in a detached tmux session baton-<short id>", NULL},
-    {'p', 0, "print", NULL, "print the command line (shell-quoted), do nothing else", NULL},
+    {.id = 't', .name = "tmux", .help = "run it in a detached tmux session baton-<short id>"},
+    {.id = 'p', .name = "print", .help = "print the command line (shell-quoted), do nothing else"},
     {0}};
 
-static const struct bt_opt rm_opts[] = {
-    {'y', 'y', "yes", NULL, "do not ask first (rm asks only on a terminal)", NULL}, {0}};
+static const struct bt_opt rm_opts[] = {{.id = 'y',
+                                         .letter = 'y',
+                                         .name = "yes",
+                                         .help = "do not ask first (rm asks only on a terminal)"},
+                                        {0}};
 
 static const struct bt_opt coders_opts[] = {LIST_OPTS("coder"), {0}};
 
 const struct bt_exit_doc bt_exit_codes[] = {
-    {BT_EXIT_OK, "completed", "the turn completed (for search: something matched)"},
-    {BT_EXIT_FAILED, "failed",
-     "the turn failed; the error event and `baton show` say why (for search: nothing "
-     "matched)"},
-    {BT_EXIT_USAGE, "usage",
-     "usage error: a bad option, an unknown conversation, an empty prompt, or a request "
-     "refused in the conversation's state"},
-    {BT_EXIT_NOT_INSTALLED, "coder not installed", "the coder is not installed"},
-    {BT_EXIT_AUTH, "auth required", "the coder needs a login"},
-    {BT_EXIT_CANCELLED, "cancelled", "the turn was cancelled"},
-    {BT_EXIT_STDOUT_CLOSED, "stdout closed",
-     "baton's stdout was closed under the turn (`baton run ... | head`), which was stopped "
-     "as a cancel would stop it; 128 + SIGPIPE, as a shell reports a tool SIGPIPE killed"},
-    {0, NULL, NULL},
+    {.code = BT_EXIT_OK,
+     .name = "completed",
+     .text = "the turn completed (for search: something matched)"},
+    {.code = BT_EXIT_FAILED,
+     .name = "failed",
+     .text = "the turn failed; the error event and `baton show` say why (for search: nothing "
+             "matched)"},
+    {.code = BT_EXIT_USAGE,
+     .name = "usage",
+     .text = "usage error: a bad option, an unknown conversation, an empty prompt, or a request "
+             "refused in the conversation's state"},
+    {.code = BT_EXIT_NOT_INSTALLED,
+     .name = "coder not installed",
+     .text = "the coder is not installed"},
+    {.code = BT_EXIT_AUTH, .name = "auth required", .text = "the coder needs a login"},
+    {.code = BT_EXIT_CANCELLED, .name = "cancelled", .text = "the turn was cancelled"},
+    {.code = BT_EXIT_STDOUT_CLOSED,
+     .name = "stdout closed",
+     .text = "baton's stdout was closed under the turn (`baton run ... | head`), which was stopped "
+             "as a cancel would stop it; 128 + SIGPIPE, as a shell reports a tool SIGPIPE killed"},
+    {0},
 };
 
 const struct bt_cmd bt_cmds[] = {
-    {"run", bt_cmd_run, "[PROMPT|-]", "start a conversation with one turn", run_opts, PROMPT_NOTE},
-    {"send", bt_cmd_send, "CONV [PROMPT|-]", "next turn of a conversation, queued while one runs",
-     send_opts,
-     PROMPT_NOTE "CONV is a conversation id or a unique prefix of one. The turn runs in the\n"
-                 "conversation's own directory with its coder and model, resuming its native\n"
-                 "session. While a turn of CONV runs (from any terminal), the prompt is queued\n"
-                 "instead and send exits 0 at once; when the running turn completes, everything\n"
-                 "queued goes out as the next turn, joined by blank lines (after a failed or\n"
-                 "cancelled turn it waits for the next send).\n"},
-    {"retry", bt_cmd_retry, "CONV",
-     "the last prompt again after a failed, cancelled or interrupted turn", retry_opts,
-     "CONV is a conversation id or a unique prefix of one. A completed turn is never\n"
-     "sent again (exit 2).\n"},
-    {"attach", bt_cmd_attach, "CONV", "follow the running (or last) turn of a conversation",
-     attach_opts,
-     "Ends when the turn ends, with the turn's exit code. Ctrl-C leaves the turn\n"
-     "running.\n"},
-    {"cancel", bt_cmd_cancel, "CONV", "stop the running turn of a conversation", NULL,
-     "The stop is recorded first, then the turn's owner stops its coder (within\n"
-     "about 100 ms); cancel waits for the turn to end and says how it ended.\n"},
-    {"rm-queued", bt_cmd_rm_queued, "CONV N", "take back a queued message before it goes", NULL,
-     "N is the message's queue number in CONV, as `baton send` and `baton show`\n"
-     "print it (#N): 1 is the first message ever queued in CONV. Numbers are never\n"
-     "reused.\n"},
-    {"ls", bt_cmd_ls, "", "list conversations, newest first", ls_opts,
-     "Times are local, with their zone; --json gives them in UTC (RFC 3339).\n"},
-    {"show", bt_cmd_show, "CONV", "show a conversation's messages and runs", show_opts, ""},
-    {"search", bt_cmd_search, "WORD...", "find conversations by words in their title or messages",
-     search_opts,
-     "A conversation matches when its title or one of its messages holds every\n"
-     "WORD (case and accents ignored; words are plain text, never query syntax).\n"
-     "Exit 0 when something matched, 1 when nothing did.\n"},
-    {"rm", bt_cmd_rm, "CONV", "delete a conversation, its runs and the coder's session", rm_opts,
-     "Deletes the conversation's messages, runs, events and run files, and the\n"
-     "coder's own session files (codex rollout, pi session file) found inside the\n"
-     "coder's session directory, unless the conversation was handed off to the\n"
-     "coder's terminal UI or its handoff tmux session still runs (left running).\n"
-     "Refused while a turn runs. On a terminal it first says what goes and asks:\n"
-     "any answer but y or yes removes nothing and exits 1.\n"},
-    {"handoff", bt_cmd_handoff, "CONV", "continue a conversation in its coder's own terminal UI",
-     handoff_opts,
-     "Replaces baton with the coder's interactive command resuming the conversation's\n"
-     "native session (codex resume ID, pi --session FILE) in its directory, with\n"
-     "baton's environment. The conversation becomes transferred: `baton send` then\n"
-     "refuses unless --force. Refused, in all three ways, while a turn runs, messages\n"
-     "wait queued or the conversation's tmux session still runs (exit 2).\n"},
-    {"coders", bt_cmd_coders, "", "installed coders with version and path", coders_opts, ""},
-    {"completion", bt_cmd_completion, "bash|zsh", "print a shell completion script", NULL,
-     "Prints the completion script of the shell named, made from this help text:\n"
-     "commands, their options, coders after -c, conversation ids where CONV goes.\n"
-     "bash: `source <(baton completion bash)` in ~/.bashrc; zsh: save it as _baton\n"
-     "in a directory of $fpath. `cmake --install` installs both, and baton(1).\n"},
-    {"help", NULL, "[COMMAND]", "this help, or a command's", NULL, ""},
-    {"__worker", bt_cmd_worker, "MODE CONV", "a detached worker (MODE flush or retry)", worker_opts,
-     ""},
-    {"__man", bt_cmd_man, "", "the man page baton(1) in roff", NULL, ""},
-    {"__ids", bt_cmd_ids, "[PREFIX]", "conversation ids and titles, for completion", NULL, ""},
+    {.name = "run",
+     .run = bt_cmd_run,
+     .operands = "[PROMPT|-]",
+     .summary = "start a conversation with one turn",
+     .opts = run_opts,
+     .notes = PROMPT_NOTE},
+    {.name = "send",
+     .run = bt_cmd_send,
+     .operands = "CONV [PROMPT|-]",
+     .summary = "next turn of a conversation, queued while one runs",
+     .opts = send_opts,
+     .notes = PROMPT_NOTE
+     "CONV is a conversation id or a unique prefix of one. The turn runs in the\n"
+     "conversation's own directory with its coder and model, resuming its native\n"
+     "session. While a turn of CONV runs (from any terminal), the prompt is queued\n"
+     "instead and send exits 0 at once; when the running turn completes, everything\n"
+     "queued goes out as the next turn, joined by blank lines (after a failed or\n"
+     "cancelled turn it waits for the next send).\n"},
+    {.name = "retry",
+     .run = bt_cmd_retry,
+     .operands = "CONV",
+     .summary = "the last prompt again after a failed, cancelled or interrupted turn",
+     .opts = retry_opts,
+     .notes = "CONV is a conversation id or a unique prefix of one. A completed turn is never\n"
+              "sent again (exit 2).\n"},
+    {.name = "attach",
+     .run = bt_cmd_attach,
+     .operands = "CONV",
+     .summary = "follow the running (or last) turn of a conversation",
+     .opts = attach_opts,
+     .notes = "Ends when the turn ends, with the turn's exit code. Ctrl-C leaves the turn\n"
+              "running.\n"},
+    {.name = "cancel",
+     .run = bt_cmd_cancel,
+     .operands = "CONV",
+     .summary = "stop the running turn of a conversation",
+     .notes = "The stop is recorded first, then the turn's owner stops its coder (within\n"
+              "about 100 ms); cancel waits for the turn to end and says how it ended.\n"},
+    {.name = "rm-queued",
+     .run = bt_cmd_rm_queued,
+     .operands = "CONV N",
+     .summary = "take back a queued message before it goes",
+     .notes = "N is the message's queue number in CONV, as `baton send` and `baton show`\n"
+              "print it (#N): 1 is the first message ever queued in CONV. Numbers are never\n"
+              "reused.\n"},
+    {.name = "ls",
+     .run = bt_cmd_ls,
+     .operands = "",
+     .summary = "list conversations, newest first",
+     .opts = ls_opts,
+     .notes = "Times are local, with their zone; --json gives them in UTC (RFC 3339).\n"},
+    {.name = "show",
+     .run = bt_cmd_show,
+     .operands = "CONV",
+     .summary = "show a conversation's messages and runs",
+     .opts = show_opts,
+     .notes = ""},
+    {.name = "search",
+     .run = bt_cmd_search,
+     .operands = "WORD...",
+     .summary = "find conversations by words in their title or messages",
+     .opts = search_opts,
+     .notes = "A conversation matches when its title or one of its messages holds every\n"
+              "WORD (case and accents ignored; words are plain text, never query syntax).\n"
+              "Exit 0 when something matched, 1 when nothing did.\n"},
+    {.name = "rm",
+     .run = bt_cmd_rm,
+     .operands = "CONV",
+     .summary = "delete a conversation, its runs and the coder's session",
+     .opts = rm_opts,
+     .notes = "Deletes the conversation's messages, runs, events and run files, and the\n"
+              "coder's own session files (codex rollout, pi session file) found inside the\n"
+              "coder's session directory, unless the conversation was handed off to the\n"
+              "coder's terminal UI or its handoff tmux session still runs (left running).\n"
+              "Refused while a turn runs. On a terminal it first says what goes and asks:\n"
+              "any answer but y or yes removes nothing and exits 1.\n"},
+    {.name = "handoff",
+     .run = bt_cmd_handoff,
+     .operands = "CONV",
+     .summary = "continue a conversation in its coder's own terminal UI",
+     .opts = handoff_opts,
+     .notes = "Replaces baton with the coder's interactive command resuming the conversation's\n"
+              "native session (codex resume ID, pi --session FILE) in its directory, with\n"
+              "baton's environment. The conversation becomes transferred: `baton send` then\n"
+              "refuses unless --force. Refused, in all three ways, while a turn runs, messages\n"
+              "wait queued or the conversation's tmux session still runs (exit 2).\n"},
+    {.name = "coders",
+     .run = bt_cmd_coders,
+     .operands = "",
+     .summary = "installed coders with version and path",
+     .opts = coders_opts,
+     .notes = ""},
+    {.name = "completion",
+     .run = bt_cmd_completion,
+     .operands = "bash|zsh",
+     .summary = "print a shell completion script",
+     .notes = "Prints the completion script of the shell named, made from this help text:\n"
+              "commands, their options, coders after -c, conversation ids where CONV goes.\n"
+              "bash: `source <(baton completion bash)` in ~/.bashrc; zsh: save it as _baton\n"
+              "in a directory of $fpath. `cmake --install` installs both, and baton(1).\n"},
+    {.name = "help",
+     .run = NULL, /* main.c answers it */
+     .operands = "[COMMAND]",
+     .summary = "this help, or a command's",
+     .notes = ""},
+    {.name = "__worker",
+     .run = bt_cmd_worker,
+     .operands = "MODE CONV",
+     .summary = "a detached worker (MODE flush or retry)",
+     .opts = worker_opts,
+     .notes = ""},
+    {.name = "__man",
+     .run = bt_cmd_man,
+     .operands = "",
+     .summary = "the man page baton(1) in roff",
+     .notes = ""},
+    {.name = "__ids",
+     .run = bt_cmd_ids,
+     .operands = "[PREFIX]",
+     .summary = "conversation ids and titles, for completion",
+     .notes = ""},
 };
 const size_t bt_n_cmds = sizeof(bt_cmds) / sizeof(bt_cmds[0]);
 
