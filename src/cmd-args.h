@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd-args: the grammar of baton's command line, one parser for every
- * command, driven by the command table (main.c), which also gives the help,
+ * command, driven by the command table (cmd-table.c), which also gives the help,
  * the man page and the completions their text.
  *
  * The rules, chosen so that a script can trust what a line means:

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "cmd.h"
 #include "error.h"
 #include "render.h"
@@ -115,7 +116,8 @@ static int follow_run(struct bt_store *s, const char *run, struct follow *f)
          * the run ended are all read below */
         enum bt_store_run_state st = run_state(s, run);
         if (bt_store_event_each(s, run, f->next, on_stored, f) < 0)
-            return bt_fail(BT_EXIT_FAILED, "cannot read the run's events: %s", bt_store_errmsg(s));
+            return bt_cmd_fail(BT_EXIT_FAILED, "cannot read the run's events: %s",
+                               bt_store_errmsg(s));
         if (f->ended)
             return f->exit_code;
         int err = bt_cmd_stdout_error(1);
@@ -131,15 +133,16 @@ static int follow_run(struct bt_store *s, const char *run, struct follow *f)
             bt_cmd_recover(s);
             if (run_state(s, run) != BT_STORE_RUN_RUNNING)
                 continue; /* recovered: its end is read next */
-            return bt_fail(BT_EXIT_FAILED,
-                           "the baton process running this turn (pid %d) is gone, and the store "
-                           "cannot be written to recover the run now; the next baton command "
-                           "that can write it rebuilds the run from the coder's raw output",
-                           pid);
+            return bt_cmd_fail(
+                BT_EXIT_FAILED,
+                "the baton process running this turn (pid %d) is gone, and the store "
+                "cannot be written to recover the run now; the next baton command "
+                "that can write it rebuilds the run from the coder's raw output",
+                pid);
         }
         if (interrupted)
-            return bt_fail(BT_EXIT_CANCELLED, "stopped following; the turn goes on "
-                                              "(baton cancel stops it)");
+            return bt_cmd_fail(BT_EXIT_CANCELLED, "stopped following; the turn goes on "
+                                                  "(baton cancel stops it)");
         if (!f->json && waited % 100 == 0)
             bt_render_tick(&f->render);
         bt_cmd_sleep_ms(POLL_MS);
@@ -181,7 +184,7 @@ int bt_cmd_attach(int argc, char **argv)
     if ((rc = bt_cmd_resolve(s, text, conv)) != 0)
         goto out;
     if (bt_store_run_last(s, conv, &run) != 0) {
-        rc = bt_fail(BT_EXIT_USAGE, "conversation %s has no turn to follow", conv);
+        rc = bt_cmd_fail(BT_EXIT_USAGE, "conversation %s has no turn to follow", conv);
         goto out;
     }
     bt_render_init(&f.render, stdout, stderr);

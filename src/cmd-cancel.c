@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "cmd.h"
 #include "error.h"
 #include "store.h"
@@ -56,17 +57,17 @@ int bt_cmd_cancel(int argc, char **argv)
     struct bt_store_run run;
     rc = bt_store_run_cancel(s, conv, &run);
     if (rc == BT_ENOTFOUND) {
-        rc = bt_fail(BT_EXIT_USAGE, "no turn of %s is running: nothing to cancel", conv);
+        rc = bt_cmd_fail(BT_EXIT_USAGE, "no turn of %s is running: nothing to cancel", conv);
         goto out;
     }
     if (rc) {
-        rc = bt_fail(BT_EXIT_FAILED, "cannot cancel: %s", bt_store_errmsg(s));
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot cancel: %s", bt_store_errmsg(s));
         goto out;
     }
     enum bt_store_run_state st = wait_end(s, run.id);
     if (st == BT_STORE_RUN_RUNNING)
-        rc = bt_fail(BT_EXIT_FAILED, "run %s of %s is still stopping; it was asked to cancel",
-                     run.id, conv);
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "run %s of %s is still stopping; it was asked to cancel",
+                         run.id, conv);
     else
         fprintf(stderr, "baton: run %s of %s ended %s\n", run.id, conv,
                 bt_store_run_state_name(st));
@@ -107,8 +108,8 @@ int bt_cmd_rm_queued(int argc, char **argv)
         if (rc == 0)
             fprintf(stderr, "baton: took back queued message #%lld of %s\n", (long long)msg, conv);
         else
-            rc =
-                bt_fail(rc == BT_ESTORE ? BT_EXIT_FAILED : BT_EXIT_USAGE, "%s", bt_store_errmsg(s));
+            rc = bt_cmd_fail(rc == BT_ESTORE ? BT_EXIT_FAILED : BT_EXIT_USAGE, "%s",
+                             bt_store_errmsg(s));
     }
     bt_store_close(s);
     return rc;

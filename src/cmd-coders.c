@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "cmd.h"
 #include "coder.h"
 #include "error.h"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd-common: what several commands share: opening the store (and
- * recovering the runs whose baton process is gone) and resolving a
- * conversation id typed by the user. */
+/* cmd-common: what several commands share (cmd-common.h): the error
+ * message, opening the store (and recovering the runs whose baton process
+ * is gone), resolving a conversation id typed by the user, the output of
+ * the list commands and whether stdout still takes it. */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "cmd.h"
 #include "perf.h"
 #include "error.h"
@@ -41,13 +43,13 @@ int bt_cmd_open_store(struct bt_store **s)
     char *err = NULL;
     const char *env = getenv("BATON_HOME");
     if (!home && env && *env)
-        return bt_fail(BT_EXIT_USAGE, "BATON_HOME must be an absolute path, not '%s'", env);
+        return bt_cmd_fail(BT_EXIT_USAGE, "BATON_HOME must be an absolute path, not '%s'", env);
     if (!home)
-        return bt_fail(BT_EXIT_FAILED, "cannot find a home for the store: set BATON_HOME");
+        return bt_cmd_fail(BT_EXIT_FAILED, "cannot find a home for the store: set BATON_HOME");
     int rc = bt_store_open(home, s, &err);
     if (rc) {
-        bt_fail(BT_EXIT_FAILED, "cannot open the store in %s: %s", home,
-                err ? err : bt_strerror(rc));
+        bt_cmd_fail(BT_EXIT_FAILED, "cannot open the store in %s: %s", home,
+                    err ? err : bt_strerror(rc));
         free(err);
         free(home);
         return BT_EXIT_FAILED;
@@ -120,7 +122,7 @@ int bt_cmd_recover(struct bt_store *s)
     return rc;
 }
 
-int bt_fail(int code, const char *fmt, ...)
+int bt_cmd_fail(int code, const char *fmt, ...)
 {
     va_list ap;
     fputs("baton: ", stderr);
@@ -129,6 +131,18 @@ int bt_fail(int code, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     return code;
+}
+
+void bt_cmd_print_conversation(const struct bt_store_conversation *c)
+{
+    char ts[48];
+    bt_time_local(c->updated_ms, ts);
+    const char *state = c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : "new";
+    if (c->status != BT_STORE_CONV_ACTIVE)
+        state = bt_store_conv_status_name(c->status);
+    printf("%.12s  %-6s %-11s %s  ", c->id, c->coder, state, ts);
+    bt_term_write(stdout, c->title, strlen(c->title));
+    putchar('\n');
 }
 
 int bt_cmd_list_option(struct bt_cmd_list *l, const struct bt_args *a, int id)
@@ -200,9 +214,9 @@ int bt_cmd_resolve(struct bt_store *s, const char *text, char *id)
 {
     int rc = bt_store_conversation_resolve(s, text, id);
     if (rc == BT_EAMBIGUOUS)
-        return bt_fail(BT_EXIT_USAGE, "'%s' matches several conversations: give more of the id",
-                       text);
+        return bt_cmd_fail(BT_EXIT_USAGE, "'%s' matches several conversations: give more of the id",
+                           text);
     if (rc)
-        return bt_fail(BT_EXIT_USAGE, "no conversation matches '%s'", text);
+        return bt_cmd_fail(BT_EXIT_USAGE, "no conversation matches '%s'", text);
     return 0;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "coder.h"
 #include "doc.h"
 #include "store.h"
@@ -288,13 +289,14 @@ int bt_cmd_ids(int argc, char **argv)
     if (db && access(db, F_OK) == 0) {
         char *err = NULL;
         if (bt_store_open(home, &s, &err) != 0)
-            rc = bt_fail(BT_EXIT_FAILED, "cannot open the store in %s: %s", home, err ? err : "?");
+            rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot open the store in %s: %s", home,
+                             err ? err : "?");
         free(err);
     }
     struct bt_store_conversation *v = NULL;
     size_t n = 0;
     if (s && bt_store_conversation_list(s, 0, &v, &n) != 0)
-        rc = bt_fail(BT_EXIT_FAILED, "cannot list conversations: %s", bt_store_errmsg(s));
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot list conversations: %s", bt_store_errmsg(s));
     for (size_t i = 0; i < n; i++) {
         if (strncmp(v[i].id, prefix, strlen(prefix)) != 0)
             continue;

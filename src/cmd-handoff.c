@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "cmd-handoff.h"
 #include "cmd.h"
 #include "coder.h"
@@ -69,19 +70,19 @@ static int build(struct handoff *h)
     const struct bt_store_conversation *c = &h->conv;
     const struct bt_coder *coder = bt_coder_find(c->coder);
     if (!coder || !coder->runner->handoff_argv)
-        return bt_fail(BT_EXIT_USAGE, "%s has no terminal UI baton can hand a session to",
-                       c->coder);
+        return bt_cmd_fail(BT_EXIT_USAGE, "%s has no terminal UI baton can hand a session to",
+                           c->coder);
     struct stat st;
     if (stat(c->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
-        return bt_fail(BT_EXIT_USAGE, "the conversation's directory %s is gone", c->cwd);
+        return bt_cmd_fail(BT_EXIT_USAGE, "the conversation's directory %s is gone", c->cwd);
     /* pi 0.73.1 starts a new, empty session on a missing file, silently */
     if (c->native_session_path && (stat(c->native_session_path, &st) != 0 || !S_ISREG(st.st_mode)))
-        return bt_fail(BT_EXIT_USAGE, "the %s session file %s is gone: nothing to hand off",
-                       c->coder, c->native_session_path);
+        return bt_cmd_fail(BT_EXIT_USAGE, "the %s session file %s is gone: nothing to hand off",
+                           c->coder, c->native_session_path);
     char *bin = bt_coder_locate(coder);
     if (!bin) {
         char *why = bt_coder_not_found(coder);
-        int rc = bt_fail(BT_EXIT_NOT_INSTALLED, "%s", why);
+        int rc = bt_cmd_fail(BT_EXIT_NOT_INSTALLED, "%s", why);
         free(why);
         return rc;
     }
@@ -92,11 +93,12 @@ static int build(struct handoff *h)
                                    .native_session_path = c->native_session_path};
     int rc = coder->runner->handoff_argv(&cfg, &h->argv);
     if (rc == -ENOENT)
-        return bt_fail(BT_EXIT_USAGE, "conversation %s has no %s session yet: nothing to hand off",
-                       c->id, c->coder);
+        return bt_cmd_fail(BT_EXIT_USAGE,
+                           "conversation %s has no %s session yet: nothing to hand off", c->id,
+                           c->coder);
     if (rc)
-        return bt_fail(BT_EXIT_FAILED, "the stored %s session of %s cannot be passed safely",
-                       c->coder, c->id);
+        return bt_cmd_fail(BT_EXIT_FAILED, "the stored %s session of %s cannot be passed safely",
+                           c->coder, c->id);
     return 0;
 }
 
@@ -137,13 +139,13 @@ static int hand_off(struct bt_store *s, const struct handoff *h, int mark)
     int rc = mark ? bt_store_conversation_hand_off(s, h->conv.id)
                   : bt_store_conversation_hand_off_check(s, h->conv.id);
     if (rc == BT_EBUSY)
-        return bt_fail(BT_EXIT_USAGE,
-                       "a turn of %s is running: wait for it to end or `baton cancel` it first",
-                       h->conv.id);
+        return bt_cmd_fail(BT_EXIT_USAGE,
+                           "a turn of %s is running: wait for it to end or `baton cancel` it first",
+                           h->conv.id);
     if (rc == -EAGAIN)
-        return bt_fail(BT_EXIT_USAGE, "%s", bt_store_errmsg(s));
+        return bt_cmd_fail(BT_EXIT_USAGE, "%s", bt_store_errmsg(s));
     if (rc)
-        return bt_fail(BT_EXIT_FAILED, "cannot record the handoff: %s", bt_store_errmsg(s));
+        return bt_cmd_fail(BT_EXIT_FAILED, "cannot record the handoff: %s", bt_store_errmsg(s));
     return 0;
 }
 
@@ -152,10 +154,10 @@ static int hand_off(struct bt_store *s, const struct handoff *h, int mark)
  * first). */
 static int tmux_refusal(const struct handoff *h)
 {
-    return bt_fail(BT_EXIT_USAGE,
-                   "tmux session %s still runs %s on conversation %s: attach to it (tmux "
-                   "attach -t %s) or end it (tmux kill-session -t %s) first",
-                   h->tmux_name, h->conv.coder, h->conv.id, h->tmux_name, h->tmux_name);
+    return bt_cmd_fail(BT_EXIT_USAGE,
+                       "tmux session %s still runs %s on conversation %s: attach to it (tmux "
+                       "attach -t %s) or end it (tmux kill-session -t %s) first",
+                       h->tmux_name, h->conv.coder, h->conv.id, h->tmux_name, h->tmux_name);
 }
 
 /* Undo hand_off after the coder could not be started. */
@@ -199,8 +201,8 @@ static int run_tmux(struct bt_store *s, const struct handoff *h)
     bt_strv_release(&argv);
     if (rc != 0) {
         take_back(s, h);
-        return bt_fail(BT_EXIT_FAILED, "tmux could not start the session (%s)",
-                       rc < 0 ? bt_strerror(rc) : "see its message above");
+        return bt_cmd_fail(BT_EXIT_FAILED, "tmux could not start the session (%s)",
+                           rc < 0 ? bt_strerror(rc) : "see its message above");
     }
     fprintf(stderr, "baton: %s runs %s in tmux session %s: tmux attach -t %s\n", h->conv.id,
             h->conv.coder, h->tmux_name, h->tmux_name);
@@ -210,8 +212,9 @@ static int run_tmux(struct bt_store *s, const struct handoff *h)
 static int run_here(struct bt_store **s, const struct handoff *h)
 {
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-        return bt_fail(BT_EXIT_USAGE, "handoff needs a terminal on stdin and stdout: use --tmux "
-                                      "or --print");
+        return bt_cmd_fail(BT_EXIT_USAGE,
+                           "handoff needs a terminal on stdin and stdout: use --tmux "
+                           "or --print");
     int rc = hand_off(*s, h, 1);
     if (rc)
         return rc;
@@ -222,7 +225,7 @@ static int run_here(struct bt_store **s, const struct handoff *h)
     rc = bt_proc_exec(h->conv.cwd, h->argv.v, NULL);
     if (bt_cmd_open_store(s) == 0)
         take_back(*s, h);
-    return bt_fail(BT_EXIT_FAILED, "cannot start %s: %s", h->argv.v[0], bt_strerror(rc));
+    return bt_cmd_fail(BT_EXIT_FAILED, "cannot start %s: %s", h->argv.v[0], bt_strerror(rc));
 }
 
 int bt_cmd_handoff(int argc, char **argv)
@@ -241,14 +244,14 @@ int bt_cmd_handoff(int argc, char **argv)
     if ((rc = bt_cmd_resolve(s, text, id)) != 0)
         goto out;
     if (bt_store_conversation_get(s, id, &h.conv) != 0) {
-        rc = bt_fail(BT_EXIT_FAILED, "cannot read %s: %s", id, bt_store_errmsg(s));
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot read %s: %s", id, bt_store_errmsg(s));
         goto out;
     }
     if ((rc = build(&h)) != 0)
         goto out;
     int tmux = bt_handoff_tmux_running(h.conv.id, h.tmux_name);
     if (how == HOW_TMUX && tmux == -ENOENT)
-        rc = bt_fail(BT_EXIT_FAILED, "tmux is not installed");
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "tmux is not installed");
     else if (tmux == 1)
         rc = tmux_refusal(&h);
     else if (how == HOW_PRINT && (rc = hand_off(s, &h, 0)) == 0)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "cmd.h"
 #include "store.h"
 
@@ -32,18 +33,6 @@ static void print_json(struct bt_cmd_list *l, const struct bt_store_conversation
     bt_buf_addc(&b, '}');
     bt_cmd_list_put(l, b.data);
     bt_buf_release(&b);
-}
-
-void bt_cmd_print_conversation(const struct bt_store_conversation *c)
-{
-    char ts[48];
-    bt_time_local(c->updated_ms, ts);
-    const char *state = c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : "new";
-    if (c->status != BT_STORE_CONV_ACTIVE)
-        state = bt_store_conv_status_name(c->status);
-    printf("%.12s  %-6s %-11s %s  ", c->id, c->coder, state, ts);
-    bt_term_write(stdout, c->title, strlen(c->title));
-    putchar('\n');
 }
 
 static int parse(int argc, char **argv, struct bt_cmd_list *l, size_t *limit)
@@ -75,7 +64,7 @@ int bt_cmd_ls(int argc, char **argv)
     struct bt_store_conversation *v = NULL;
     size_t n = 0;
     if (bt_store_conversation_list(s, limit, &v, &n) != 0) {
-        rc = bt_fail(BT_EXIT_FAILED, "cannot list conversations: %s", bt_store_errmsg(s));
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot list conversations: %s", bt_store_errmsg(s));
     } else {
         for (size_t i = 0; i < n; i++)
             l.format ? print_json(&l, &v[i]) : bt_cmd_print_conversation(&v[i]);

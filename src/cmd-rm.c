@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "cmd-handoff.h"
 #include "cmd.h"
 #include "coder.h"
@@ -71,7 +72,7 @@ static int remove_run_files(struct bt_store *s, const struct bt_store_removal *r
                 fputs("removed ", stdout);
                 put_line(stdout, path);
             } else if (errno != ENOENT) {
-                rc = bt_fail(BT_EXIT_FAILED, "cannot remove '%s': %s", path, strerror(errno));
+                rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot remove '%s': %s", path, strerror(errno));
             }
             free(path);
         }
@@ -90,7 +91,8 @@ static void check_files(struct plan *p, const char *coder, const struct bt_strv 
         else if (rc == -EPERM)
             bt_strv_pushf(&p->notes, "kept the %s session file %s: %s", coder, found->v[i], why);
         else if (rc != -ENOENT)
-            p->rc = bt_fail(BT_EXIT_FAILED, "cannot look at %s: %s", found->v[i], bt_strerror(rc));
+            p->rc =
+                bt_cmd_fail(BT_EXIT_FAILED, "cannot look at %s: %s", found->v[i], bt_strerror(rc));
         free(resolved);
         free(why);
     }
@@ -132,8 +134,8 @@ static void plan_session(struct plan *p, const struct bt_store_conversation *c)
         if (rc == -EINVAL)
             bt_strv_pushf(&p->notes, "kept the %s session %s: %s", c->coder, what, why);
         else if (rc)
-            p->rc = bt_fail(BT_EXIT_FAILED, "cannot look for the %s session of %s in %s: %s",
-                            c->coder, c->id, p->root, bt_strerror(rc));
+            p->rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot look for the %s session of %s in %s: %s",
+                                c->coder, c->id, p->root, bt_strerror(rc));
         check_files(p, c->coder, &found);
         if (rc == 0 && p->files.n == 0 && p->notes.n == notes)
             bt_strv_pushf(&p->notes, "no %s session file found for %s", c->coder, what);
@@ -147,14 +149,15 @@ static int make_plan(struct bt_store *s, const char *id, const char *typed, stru
 {
     int err = bt_store_conversation_survey(s, id, &p->r);
     if (err == BT_EBUSY)
-        return bt_fail(BT_EXIT_USAGE,
-                       "conversation %s has a turn running: wait for it to end or cancel it, "
-                       "then remove it",
-                       id);
+        return bt_cmd_fail(BT_EXIT_USAGE,
+                           "conversation %s has a turn running: wait for it to end or cancel it, "
+                           "then remove it",
+                           id);
     if (err == BT_ENOTFOUND)
-        return bt_fail(BT_EXIT_USAGE, "no conversation matches '%s'", typed);
+        return bt_cmd_fail(BT_EXIT_USAGE, "no conversation matches '%s'", typed);
     if (err)
-        return bt_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id, bt_store_errmsg(s));
+        return bt_cmd_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id,
+                           bt_store_errmsg(s));
     p->tmux = bt_handoff_tmux_running(id, p->tmux_name);
     plan_session(p, &p->r.conv);
     if (p->tmux == 1)
@@ -213,8 +216,8 @@ static int remove_session_files(const struct plan *p)
             fputs(": ", stdout);
             put_line(stdout, why);
         } else if (err != -ENOENT) {
-            rc = bt_fail(BT_EXIT_FAILED, "cannot remove the %s session file %s: %s", coder,
-                         p->files.v[i], bt_strerror(err));
+            rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot remove the %s session file %s: %s", coder,
+                             p->files.v[i], bt_strerror(err));
         }
         free(resolved);
         free(why);
@@ -241,12 +244,13 @@ static int remove_all(struct bt_store *s, const char *id, const struct plan *p)
     struct bt_store_removal r;
     int err = bt_store_conversation_delete(s, id, &r);
     if (err == BT_EBUSY) /* a turn started since the plan */
-        return bt_fail(BT_EXIT_USAGE,
-                       "conversation %s has a turn running: wait for it to end or cancel it, "
-                       "then remove it",
-                       id);
+        return bt_cmd_fail(BT_EXIT_USAGE,
+                           "conversation %s has a turn running: wait for it to end or cancel it, "
+                           "then remove it",
+                           id);
     if (err)
-        return bt_fail(BT_EXIT_FAILED, "cannot remove conversation %s: %s", id, bt_store_errmsg(s));
+        return bt_cmd_fail(BT_EXIT_FAILED, "cannot remove conversation %s: %s", id,
+                           bt_store_errmsg(s));
     printf("removed conversation %s (%lld %s, %zu %s, %lld %s): ", id, (long long)r.messages,
            plural(r.messages, "message", "messages"), r.n_runs,
            plural((int64_t)r.n_runs, "run", "runs"), (long long)r.events,
@@ -281,7 +285,7 @@ int bt_cmd_rm(int argc, char **argv)
     bt_strv_init(&p.notes);
     rc = make_plan(s, id, text, &p);
     if (rc == 0 && !yes && isatty(STDIN_FILENO) && !confirmed(&p))
-        rc = bt_fail(BT_EXIT_FAILED, "nothing removed");
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "nothing removed");
     else if (rc == 0)
         rc = remove_all(s, id, &p);
     bt_strv_release(&p.files);

@@ -4,11 +4,10 @@
  * next turn of a conversation, or queued while one runs) and `baton retry`
  * (the last prompt again after a failed turn). Human output or, with
  * --json, the event stream as JSON lines on stdout and nothing else there.
- * With --detach the turn runs in a detached worker (cmd-worker.c).
+ * With --detach the turn runs in a detached worker (cmd-turn.c starts it,
+ * cmd-worker.c is the worker).
  */
 #include <errno.h>
-#include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "cmd-turn.h"
 #include "cmd.h"
 #include "coder.h"
@@ -37,40 +37,6 @@ struct run_args {
     const char *conv; /* CONV as typed (send, retry) */
 };
 
-/* Seconds as a decimal number, 0 meaning "no limit"; anything else below a
- * millisecond becomes one, so a tiny limit never turns into none. */
-int bt_cmd_parse_seconds(const char *s, uint64_t *ms)
-{
-    /* digits, then at most one fraction: no sign, space, hex or exponent,
-     * which strtod would take */
-    size_t whole = strspn(s, "0123456789"), frac = 0;
-    if (s[whole] == '.')
-        frac = strspn(s + whole + 1, "0123456789") + 1;
-    if (whole + frac == 0 || s[whole + frac] || (frac == 1 && whole == 0))
-        return -1;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v >= 0 && v <= 1e7))
-        return -1;
-    *ms = (uint64_t)(v * 1000.0);
-    if (*ms == 0 && v > 0)
-        *ms = 1;
-    return 0;
-}
-
-int bt_cmd_parse_approval(const char *s, enum bt_approval *a)
-{
-    if (strcmp(s, "deny") == 0 || strcmp(s, "decline") == 0)
-        *a = BT_APPROVAL_DENY;
-    else if (strcmp(s, "auto") == 0)
-        *a = BT_APPROVAL_AUTO;
-    else if (strcmp(s, "never") == 0)
-        *a = BT_APPROVAL_NEVER;
-    else
-        return -1;
-    return 0;
-}
-
 /* Read all of stdin (for "-"), at most BT_PROMPT_MAX + 1 bytes. */
 static int read_stdin(struct bt_buf *b)
 {
@@ -79,7 +45,7 @@ static int read_stdin(struct bt_buf *b)
     while (b->len <= BT_PROMPT_MAX && (n = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
         bt_buf_add(b, chunk, n);
     if (ferror(stdin))
-        return bt_fail(BT_EXIT_USAGE, "cannot read the prompt from stdin: %s", strerror(errno));
+        return bt_cmd_fail(BT_EXIT_USAGE, "cannot read the prompt from stdin: %s", strerror(errno));
     /* the line ending(s) `echo` or an editor leave at the end */
     while (b->len && (b->data[b->len - 1] == '\n' || b->data[b->len - 1] == '\r'))
         b->data[--b->len] = '\0';
@@ -119,39 +85,17 @@ static int read_prompt(const char *arg, char **prompt)
     if (rc != 0)
         goto out;
     if (b.len > BT_PROMPT_MAX)
-        rc = bt_fail(BT_EXIT_USAGE, "the prompt is larger than %zu MiB", BT_PROMPT_MAX >> 20);
+        rc = bt_cmd_fail(BT_EXIT_USAGE, "the prompt is larger than %zu MiB", BT_PROMPT_MAX >> 20);
     else if (memchr(b.data, '\0', b.len))
-        rc = bt_fail(BT_EXIT_USAGE, "the prompt contains a NUL byte");
+        rc = bt_cmd_fail(BT_EXIT_USAGE, "the prompt contains a NUL byte");
     else if (bad < b.len)
-        rc = bt_fail(BT_EXIT_USAGE, "the prompt is not valid UTF-8 (byte %zu)", bad);
+        rc = bt_cmd_fail(BT_EXIT_USAGE, "the prompt is not valid UTF-8 (byte %zu)", bad);
     else if (is_blank(b.data))
-        rc = bt_fail(BT_EXIT_USAGE, "the prompt%s is empty",
-                     strcmp(arg, "-") ? "" : " read from stdin");
+        rc = bt_cmd_fail(BT_EXIT_USAGE, "the prompt%s is empty",
+                         strcmp(arg, "-") ? "" : " read from stdin");
 out:
     *prompt = bt_buf_detach(&b, NULL);
     return rc;
-}
-
-/* The options every turn takes (also the worker's); returns 0 when id was
- * one of them, 1 when it was not, or an exit code. */
-int bt_cmd_turn_option(const struct bt_args *a, int id, struct bt_service_turn *t)
-{
-    switch (id) {
-    case 'r': t->no_retry = 1; return 0;
-    case 'a':
-        if (bt_cmd_parse_approval(a->value, &t->approval))
-            return bt_args_fail(a, "--approval takes deny, auto or never, not '%s'", a->value);
-        return 0;
-    case 't':
-        if (bt_cmd_parse_seconds(a->value, &t->timeout_ms))
-            return bt_args_fail(a, "--timeout takes seconds, e.g. 300, not '%s'", a->value);
-        return 0;
-    case 'i':
-        if (bt_cmd_parse_seconds(a->value, &t->idle_timeout_ms))
-            return bt_args_fail(a, "--idle-timeout takes seconds, e.g. 120, not '%s'", a->value);
-        return 0;
-    default: return 1;
-    }
 }
 
 static int set_cwd(struct run_args *a, const struct bt_args *args, const char *dir)
@@ -342,7 +286,7 @@ static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
     else
         bt_service_retry(s, conv, &a->turn, &out);
     if (out.message)
-        bt_fail(out.exit_code, "%s", out.message);
+        bt_cmd_fail(out.exit_code, "%s", out.message);
     else if (out.queued)
         say_queued(&out, a->json);
     else if (!a->json)
@@ -365,7 +309,7 @@ static int detached(struct bt_store *s, struct run_args *a, const char *conv)
     else
         memcpy(out.conversation, conv, BT_ID_SIZE);
     if (rc) {
-        bt_fail(out.exit_code, "%s", out.message ? out.message : bt_strerror(rc));
+        bt_cmd_fail(out.exit_code, "%s", out.message ? out.message : bt_strerror(rc));
         free(out.message);
         return out.exit_code ? out.exit_code : BT_EXIT_FAILED;
     }

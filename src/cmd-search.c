@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "cmd.h"
 #include "error.h"
 #include "store.h"
@@ -91,12 +92,12 @@ int bt_cmd_search(int argc, char **argv)
     int more = 0;
     int err = bt_store_search(s, text.data, limit, &v, &n, &more);
     if (err == -EINVAL) {
-        rc = bt_fail(BT_EXIT_USAGE, "%s", bt_store_errmsg(s));
+        rc = bt_cmd_fail(BT_EXIT_USAGE, "%s", bt_store_errmsg(s));
     } else if (err) {
-        rc = bt_fail(BT_EXIT_FAILED, "cannot search: %s", bt_store_errmsg(s));
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot search: %s", bt_store_errmsg(s));
     } else if (n == 0) {
         bt_cmd_list_end(&l);
-        rc = bt_fail(BT_EXIT_FAILED, "no conversation matches");
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "no conversation matches");
     } else {
         for (size_t i = 0; i < n; i++)
             l.format ? print_json(&l, &v[i]) : print_human(&v[i]);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "cmd.h"
 #include "error.h"
 #include "runfile.h"
@@ -275,24 +276,24 @@ static int print_raw(struct bt_store *s, const char *conv)
 {
     struct bt_store_run r = {0};
     if (bt_store_run_last(s, conv, &r) != 0)
-        return bt_fail(BT_EXIT_USAGE, "conversation %s has no run yet", conv);
+        return bt_cmd_fail(BT_EXIT_USAGE, "conversation %s has no run yet", conv);
     struct bt_buf raw = BT_BUF_INIT;
     char *where;
     int truncated = 0, rc = read_raw(s, r.id, "out", &raw, &truncated, &where);
     if (rc == 0 || rc == BT_ECORRUPT)
         fwrite(raw.data, 1, raw.len, stdout);
     if (rc == -ENOENT)
-        rc = bt_fail(BT_EXIT_FAILED,
-                     "the raw output of run %s is not there (%s): removed, or never "
-                     "written",
-                     r.id, where);
+        rc = bt_cmd_fail(BT_EXIT_FAILED,
+                         "the raw output of run %s is not there (%s): removed, or never "
+                         "written",
+                         r.id, where);
     else if (rc == BT_ECORRUPT && raw.len)
-        rc = bt_fail(BT_EXIT_FAILED,
-                     "the raw output of run %s is damaged after the %zu bytes printed", r.id,
-                     raw.len);
+        rc = bt_cmd_fail(BT_EXIT_FAILED,
+                         "the raw output of run %s is damaged after the %zu bytes printed", r.id,
+                         raw.len);
     else if (rc)
-        rc = bt_fail(BT_EXIT_FAILED, "the raw output of run %s cannot be read: %s", r.id,
-                     raw_problem(rc));
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "the raw output of run %s cannot be read: %s", r.id,
+                         raw_problem(rc));
     else if (truncated && r.state == BT_STORE_RUN_RUNNING)
         fprintf(stderr, "baton: run %s is still running: this is its output so far\n", r.id);
     else if (truncated)
@@ -330,8 +331,8 @@ static int print_tail(struct bt_store *s, const struct bt_store_conversation *c,
     struct bt_store_message *from = n ? v + (n - keep) : v;
     for (size_t i = 0; i < keep; i++)
         if (fill_streaming(s, &from[i]))
-            return bt_fail(BT_EXIT_FAILED, "cannot read the running turn of %s: %s", c->id,
-                           bt_store_errmsg(s));
+            return bt_cmd_fail(BT_EXIT_FAILED, "cannot read the running turn of %s: %s", c->id,
+                               bt_store_errmsg(s));
     if (json)
         print_json(c, from, keep);
     else
@@ -375,7 +376,8 @@ int bt_cmd_show(int argc, char **argv)
         if (raw)
             rc = print_raw(s, id);
         else if (bt_store_conversation_get(s, id, &conv) || bt_store_message_list(s, id, &v, &n))
-            rc = bt_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id, bt_store_errmsg(s));
+            rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id,
+                             bt_store_errmsg(s));
         else
             rc = print_tail(s, &conv, v, n, last, json, debug);
     }

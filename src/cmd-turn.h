@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd-turn: what the commands that run turns share (cmd-run.c, cmd-worker.c):
- * the turn options and the detached worker.
+ * cmd-turn: what the commands that run turns share (cmd-turn.c, used by
+ * cmd-run.c and cmd-worker.c, which do not call each other): the turn
+ * options and their values, and starting a detached worker.
  */
 #ifndef BT_CMD_TURN_H
 #define BT_CMD_TURN_H

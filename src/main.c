@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd-args.h"
+#include "cmd-common.h"
 #include "cmd.h"
 #include "coder.h"
 #include "perf.h"
@@ -47,7 +48,7 @@ static int finish_stdout(int rc)
         return rc;
     if (err == EPIPE)
         return BT_EXIT_STDOUT_CLOSED;
-    return bt_fail(BT_EXIT_FAILED, "cannot write to stdout: %s", bt_cmd_stdout_reason(err));
+    return bt_cmd_fail(BT_EXIT_FAILED, "cannot write to stdout: %s", bt_cmd_stdout_reason(err));
 }
 
 /* `baton help [COMMAND]`: the same text as `baton COMMAND --help`. */
@@ -86,8 +87,8 @@ int main(int argc, char **argv)
         return finish_stdout(help_command(argc - 1, argv + 1));
     if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
         if (argc > 2)
-            return bt_fail(BT_EXIT_USAGE, "%s goes alone, not with '%s'\n%s", first, argv[2],
-                           SHORT_USAGE);
+            return bt_cmd_fail(BT_EXIT_USAGE, "%s goes alone, not with '%s'\n%s", first, argv[2],
+                               SHORT_USAGE);
         return printf("baton %s\n", BATON_VERSION), finish_stdout(BT_EXIT_OK);
     }
     const struct bt_cmd *cmd = bt_cmd_find(first);
@@ -97,7 +98,7 @@ int main(int argc, char **argv)
         return finish_stdout(rc);
     }
     if (first[0] == '-')
-        return bt_fail(BT_EXIT_USAGE, "unknown option '%s' (a command comes first)\n%s", first,
-                       SHORT_USAGE);
-    return bt_fail(BT_EXIT_USAGE, "unknown command '%s'\n%s", first, SHORT_USAGE);
+        return bt_cmd_fail(BT_EXIT_USAGE, "unknown option '%s' (a command comes first)\n%s", first,
+                           SHORT_USAGE);
+    return bt_cmd_fail(BT_EXIT_USAGE, "unknown command '%s'\n%s", first, SHORT_USAGE);
 }
