@@ -9,9 +9,11 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "parser-claude.h"
 #include "parser-codex.h"
 #include "parser-pi.h"
 #include "runner-pi.h"
+#include "runner-claude.h"
 #include "runner-codex.h"
 #include "error.h"
 #include "proc.h"
@@ -22,7 +24,9 @@ static const struct bt_coder coder_codex = {"codex", &bt_runner_codex, &bt_parse
 
 static const struct bt_coder coder_pi = {"pi", &bt_runner_pi, &bt_parser_pi};
 
-const struct bt_coder *const bt_coders[] = {&coder_codex, &coder_pi, NULL};
+static const struct bt_coder coder_claude = {"claude", &bt_runner_claude, &bt_parser_claude};
+
+const struct bt_coder *const bt_coders[] = {&coder_codex, &coder_pi, &coder_claude, NULL};
 
 const struct bt_coder *bt_coder_find(const char *name)
 {
