@@ -24,6 +24,11 @@
 #   DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 DISABLE_AUTOUPDATER=1
 #   CLAUDE_CODE_MAX_RETRIES=N                  (only with MAX_RETRIES)
 # e.g.  env $(tests/live/claude-env.sh "$d" "$port" 0) claude -p ...
+# DIR/.claude.json, when absent, is written with what claude's interactive
+# UI (baton handoff) would otherwise ask first: onboarding done, the key
+# above approved (claude keeps its last 20 characters). A project directory
+# still needs its trust answer there (projects.<dir>.hasTrustDialogAccepted):
+# the live handoff test adds it. Print mode (-p) asks none of these.
 # IS_SANDBOX is never set: as root claude then refuses bypassPermissions,
 # which is what baton must report (tests that want bypass set it themselves).
 set -euo pipefail
@@ -48,6 +53,9 @@ main() {
     # The path goes into KEY=VALUE lines unquoted.
     [[ "$dir" =~ ^/[A-Za-z0-9._/+-]*$ ]] || die "unsupported characters in '$dir'"
     chmod 700 "$dir"
+    [ -e "$dir/.claude.json" ] || printf '%s\n' '{"hasCompletedOnboarding":true,"theme":"dark",' \
+        '"customApiKeyResponses":{"approved":["baton-standin-no-key"],"rejected":[]}}' \
+        >"$dir/.claude.json"
     printf 'ANTHROPIC_BASE_URL=http://127.0.0.1:%s\nANTHROPIC_API_KEY=baton-standin-no-key\n' "$port"
     printf 'CLAUDE_CONFIG_DIR=%s\nHOME=%s/home\n' "$dir" "$dir"
     printf 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1\nDISABLE_TELEMETRY=1\n'
