@@ -213,7 +213,8 @@ static void tool_started(struct claude_parser *p, const char *id, const char *na
     }
     t->id = bt_xstrdup(id);
     t->kind = tool_kind(name);
-    t->name = bt_xstrdup(tool_label(t->kind, name, input));
+    const char *label = tool_label(t->kind, name, input);
+    t->name = bt_xstrdup(label ? label : "tool"); /* a tool_use without a name */
     if (t->kind == BT_ITEM_COMMAND && jstr(input, "command"))
         t->command = bt_xstrdup(jstr(input, "command"));
     char *detail = input ? cJSON_PrintUnformatted(input) : NULL;

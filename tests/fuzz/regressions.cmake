@@ -10,7 +10,7 @@ add_executable(replay-event-parse ${FUZZ_DIR}/fuzz-event-parse.c ${FUZZ_DIR}/sta
 target_link_libraries(replay-event-parse PRIVATE baton_core)
 string(APPEND FUZZ_REPLAYS " && $<TARGET_FILE:replay-event-parse>"
        " ${FUZZ_DIR}/regressions/event-parse ${CMAKE_SOURCE_DIR}/fixtures")
-foreach(coder codex pi)
+foreach(coder codex pi claude)
   add_executable(replay-parser-${coder} ${FUZZ_DIR}/fuzz-parser.c ${FUZZ_DIR}/standalone.c)
   target_compile_definitions(replay-parser-${coder} PRIVATE BT_FUZZ_CODER="${coder}")
   target_link_libraries(replay-parser-${coder} PRIVATE baton_core PkgConfig::CJSON)
