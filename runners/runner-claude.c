@@ -58,7 +58,7 @@ static int session_of(const struct bt_runner_config *cfg, char id[37], int *resu
     if (cfg->native_session_id) {
         if (!bt_runner_id_ok(cfg->native_session_id) || strlen(cfg->native_session_id) > 36)
             return -EINVAL;
-        strcpy(id, cfg->native_session_id);
+        snprintf(id, 37, "%s", cfg->native_session_id);
         return 0;
     }
     return id_of_path(cfg->native_session_path, id);
@@ -213,9 +213,9 @@ static int claude_new_session_path(const struct bt_runner_config *cfg, char **pa
 static int claude_session_files(const struct bt_runner_config *cfg, const char *root,
                                 struct bt_strv *files, char **why)
 {
-    char id[37];
     *why = NULL;
     if (cfg->native_session_path) {
+        char id[37];
         if (cfg->native_session_path[0] != '/' || id_of_path(cfg->native_session_path, id)) {
             *why = bt_xstrdup("it does not name a claude transcript");
             return -EINVAL;
