@@ -353,7 +353,12 @@ static void on_stdout_eof(void *data)
     if (t->ended || t->done)
         return;
     t->stdout_eof = 1;
-    bt_proc_stop(t->proc, 0, grace(t));
+    /* A coder may close its output and wait for its input to end before it
+     * exits (claude 2.1.332 after refusing its arguments on stderr): stdin
+     * is closed and it gets the linger to exit by itself, so that its exit
+     * status and stderr explain the end; it is stopped after that. */
+    bt_proc_close_stdin(t->proc);
+    bt_proc_stop(t->proc, t->o->linger_ms ? t->o->linger_ms : 2000, grace(t));
 }
 
 static void on_stderr(void *data, const char *buf, size_t n)

@@ -47,7 +47,7 @@ struct corpus_case {
     char *args[MAX_LIST];
     int nargs;
     char *stdin_text;
-    char *coder;     /* "codex" (default) or "pi" */
+    char *coder;     /* "codex" (default), "pi" or "claude" */
     int expect_exit; /* -1: not checked */
     char *status, *error_kind, *final_text, *final_contains, *stdout_lacks;
     struct count counts[MAX_LIST];
@@ -158,16 +158,19 @@ static char *write_file(const char *dir, const char *name, const char *data, siz
 }
 
 /* The coder: the fake coder replaying a file, or a shell script, standing
- * in for codex or (coder: pi) for pi, whose session files go under dir. */
+ * in for codex, pi or claude (coder: NAME), whose session files go under
+ * dir. */
 static char *coder_env(struct corpus_case *c, const char *dir, char **replay_env)
 {
     int pi = c->coder && strcmp(c->coder, "pi") == 0;
-    const char *var = pi ? "BATON_PI_BIN" : "BATON_CODEX_BIN";
+    int claude = c->coder && strcmp(c->coder, "claude") == 0;
+    const char *var = pi ? "BATON_PI_BIN" : claude ? "BATON_CLAUDE_BIN" : "BATON_CODEX_BIN";
+    const char *version = pi ? "0.73.1" : claude ? "2.1.332 (Claude Code)" : "codex-cli 0.171.0";
     *replay_env = NULL;
     if (c->script.len) {
         struct bt_buf s = BT_BUF_INIT;
-        bt_buf_adds(&s, "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'codex-cli 0.171.0';"
-                        " exit 0; fi\n");
+        bt_buf_addf(&s, "#!/bin/sh\nif [ \"$1\" = --version ]; then echo '%s'; exit 0; fi\n",
+                    version);
         bt_buf_add(&s, c->script.data, c->script.len);
         char *path = write_file(dir, "coder.sh", s.data, s.len, 0700);
         bt_buf_release(&s);
@@ -281,12 +284,14 @@ static void run_case(void **state)
     char *dir = bt_test_mkdtemp(BT_BINARY_DIR, "corpus");
     char *home = bt_xasprintf("%s/home", dir);
     char *replay_env;
-    char *env[MAX_LIST + 8];
+    char *env[MAX_LIST + 10];
     int k = 0;
     env[k++] = coder_env(c, dir, &replay_env);
     env[k++] = bt_xasprintf("BATON_HOME=%s", home);
     env[k++] = bt_xstrdup("NO_COLOR=1");
     env[k++] = bt_xasprintf("PI_CODING_AGENT_DIR=%s/pi-agent", dir);
+    env[k++] = bt_xasprintf("CLAUDE_CONFIG_DIR=%s/claude-config", dir);
+    env[k++] = bt_xstrdup("BATON_SOURCE_DIR=" BT_SOURCE_DIR); /* for scripts */
     if (replay_env)
         env[k++] = replay_env;
     for (int i = 0; i < c->nenv; i++)

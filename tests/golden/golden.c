@@ -93,14 +93,16 @@ static void config_from_input(const char *path, struct bt_runner_config *cfg, in
 {
     char *in_path = bt_xasprintf("%.*s.input.jsonl", (int)(strlen(path) - 6), path);
     char *in = bt_read_file(in_path, NULL);
-    *interrupt = in && strstr(in, "\"turn/interrupt\"");
+    *interrupt =
+        in && (strstr(in, "\"turn/interrupt\"") || strstr(in, "\"subtype\":\"interrupt\""));
     if (in && strstr(in, "\"thread/resume\""))
         cfg->native_session_id = "resumed-session";
     if (in && strstr(in, "\"set_auto_retry\",\"enabled\":false"))
         cfg->no_retry = 1;
     if (in && strstr(in, "\"approvalPolicy\":\"never\""))
         cfg->approval = BT_APPROVAL_NEVER;
-    if (in && (strstr(in, "\"decision\":\"accept\"") || strstr(in, "\"decision\":\"approved\"")))
+    if (in && (strstr(in, "\"decision\":\"accept\"") || strstr(in, "\"decision\":\"approved\"") ||
+               strstr(in, "\"behavior\":\"allow\"")))
         cfg->approval = BT_APPROVAL_AUTO;
     free(in);
     free(in_path);

@@ -16,6 +16,8 @@
 #               (bench-drive), codex exec --json, and @openai/codex-sdk
 #   pi          the real pi against the stand-in: baton run vs bench-drive
 #               vs pi's own RpcClient
+#   claude      the real claude against the stand-in: baton run vs claude
+#               -p stream-json fed the same prompt line from a file
 #   throughput  baton run -c pi on the recorded 42 MB pi stream (replayed
 #               by the fake coder) vs cat, a cJSON reader, Node, Python
 #   latency     coder writes a line -> the event is on baton's stdout
@@ -41,7 +43,7 @@
 #              throughput, latency): a before/after of a change to baton
 #   --runs N   runs per command for the real coders (default 21, pi 15)
 # Environment: BATON_CACHE (default ~/.cache/baton): npm caches (npm, npm-pi,
-# npm-bench) and the scratch directory bench/ (not under /tmp: codex refuses
+# npm-claude, npm-bench) and the scratch directory bench/ (not under /tmp: codex refuses
 # its temporary directory); BENCH_KEEP=1 keeps the scratch directory.
 set -uo pipefail
 
@@ -59,12 +61,12 @@ while [ $# -gt 0 ]; do
     --vs) vs_rev="${2:?--vs needs a commit}"; shift 2 ;;
     --runs) runs_real="${2:?--runs needs a number}"; runs_pi="$2"; shift 2 ;;
     -h | --help) sed -n '4,45p' "$0"; exit 0 ;;
-    fixed | steps | codex | pi | throughput | latency | disk | pipeline | store) sections+=("$1"); shift ;;
+    fixed | steps | codex | pi | claude | throughput | latency | disk | pipeline | store) sections+=("$1"); shift ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
 [ ${#sections[@]} -gt 0 ] ||
-    sections=(fixed steps codex pi throughput latency disk pipeline store)
+    sections=(fixed steps codex pi claude throughput latency disk pipeline store)
 want() {
     local s
     for s in "${sections[@]}"; do [ "$s" = "$1" ] && return 0; done
@@ -419,6 +421,40 @@ if want pi; then
         s="pi RpcClient (pi-coding-agent 0.73.1)"
         echo "  RpcClient adds $(vs "$s") a turn over the direct rpc client"
         row "pi turn: pi's own RpcClient" "-" "$(ms "$s")" "$(vs "$s") vs bench-drive" "-" pi
+    fi
+fi
+
+if want claude; then
+    section "claude 2.1.332 against the stand-in: one text turn"
+    if ! claude="$(bash "$top/tests/scripts/install-claude.sh" 2>"$run/install-claude.err")"; then
+        echo "  skipped: claude is not installed ($(tail -n 1 "$run/install-claude.err"))"
+    elif start_standin; then
+        mapfile -t clenv < <(bash "$top/tests/live/claude-env.sh" "$run/claude-config" "$port" | env_args)
+        # The reference: claude with baton's argv minus the session id (it
+        # picks its own), the prompt as the same stream-json line from a
+        # file; stdin EOF after it ends the process once the turn is done.
+        printf '{"type":"user","message":{"role":"user","content":"%s"}}\n' "$prompt" \
+            >"$run/claude-prompt.jsonl"
+        "$bt/bench-time" -n "$runs_real" -w 1 -T "$tsv" \
+            "claude -p stream-json, prompt from a file (no client)" "${clenv[@]}" \
+            -i "$run/claude-prompt.jsonl" -E "$run/claude.err" -C "$run/work" \
+            -- "$claude" -p --output-format stream-json --input-format stream-json --verbose \
+            --include-partial-messages --permission-prompt-tool stdio ";" \
+            "baton run -c claude" "${clenv[@]}" -e "BATON_CLAUDE_BIN=$claude" \
+            -e "BATON_HOME=$run/home-claude" -E "$run/claude.err" -C "$run/work" \
+            -- "$baton" run -c claude --json "$prompt" ";" \
+            "baton run -c claude, own RSS and CPU polled" -m 1 -r "baton run -c claude" \
+            "${clenv[@]}" -e "BATON_CLAUDE_BIN=$claude" -e "BATON_HOME=$run/home-claude" \
+            -E "$run/claude.err" -C "$run/work" -- "$baton" run -c claude --json "$prompt"
+        d="claude -p stream-json, prompt from a file (no client)"
+        row "claude turn: baton run vs claude alone (median of $runs_real)" \
+            "$(ms "baton run -c claude")" "claude: $(ms "$d")" "$(vs_min "baton run -c claude")" \
+            "< 5 ms" claude
+        own="$(own_of "baton run -c claude, own RSS and CPU polled")"
+        [ -n "$own" ] && row "baton itself on a claude turn: peak RSS, CPU time (polled every 2 ms)" \
+            "$own" \
+            "claude: $(awk -v k="$(tsvf "baton run -c claude" 8)" 'BEGIN { printf "%.1f MiB", k / 1024 }')" \
+            "-" "< 8 MiB" claude
     fi
 fi
 

@@ -17,48 +17,21 @@ set -euo pipefail
 
 PI_PACKAGE=@mariozechner/pi-coding-agent
 PI_VERSION=0.73.1
-
-die() {
-    printf 'install-pi: %s\n' "$*" >&2
-    exit 1
-}
-
-# Version recorded in an installed package.json, or nothing.
-installed_version() {
-    local pkg="$1/node_modules/$PI_PACKAGE/package.json"
-    [ -f "$pkg" ] || return 0
-    sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$pkg" | head -n 1
-}
+NPM_PIN_TAG=install-pi
+# shellcheck source=tests/scripts/npm-pin.sh
+. "$(dirname "$0")/npm-pin.sh"
 
 main() {
-    local cache="${1:-${BATON_CACHE:-$HOME/.cache/baton}/npm-pi}"
-    local bin got
-    command -v npm >/dev/null 2>&1 || die "npm not found on PATH"
-    command -v node >/dev/null 2>&1 || die "node not found on PATH"
-    mkdir -p "$cache" || die "cannot create cache directory '$cache'"
-    cache="$(cd "$cache" && pwd -P)"
+    local cache bin got
+    command -v node >/dev/null 2>&1 || npm_pin_die "node not found on PATH"
+    cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm-pi" "${1:-}")" || exit 1
     bin="$cache/node_modules/.bin/pi"
-
-    if [ "$(installed_version "$cache")" != "$PI_VERSION" ] || [ ! -x "$bin" ]; then
-        local log="$cache/npm-install.log" added
-        printf 'install-pi: installing %s from npm into %s (log: %s)... ' \
-            "$PI_PACKAGE@$PI_VERSION" "$cache" "$log" >&2
-        # npm's output goes to the log: stdout carries only the path.
-        if npm install --prefix "$cache" --save-exact --no-audit --no-fund \
-            --no-update-notifier --loglevel=error "$PI_PACKAGE@$PI_VERSION" >"$log" 2>&1; then
-            added="$(sed -n 's/^\(added [0-9]* packages\{0,1\}\).*/\1/p' "$log" | head -n 1)"
-            echo "done${added:+ ($added)}" >&2
-        else
-            echo "failed; the end of $log:" >&2
-            tail -n 25 "$log" | sed 's/^/    /' >&2
-            die "npm install of $PI_PACKAGE@$PI_VERSION failed"
-        fi
-    fi
-    [ -x "$bin" ] || die "pi executable missing after install: $bin"
+    npm_pin_install "$cache" "$PI_PACKAGE" "$PI_VERSION" "$bin"
+    [ -x "$bin" ] || npm_pin_die "pi executable missing after install: $bin"
     # PI_OFFLINE: no version check or other network use at start. pi 0.73.1
     # prints its version on stderr, not stdout.
-    got="$(PI_OFFLINE=1 "$bin" --version 2>&1 </dev/null)" || die "cannot run $bin"
-    [ "$got" = "$PI_VERSION" ] || die "unexpected version '$got' from $bin (want $PI_VERSION)"
+    got="$(PI_OFFLINE=1 "$bin" --version 2>&1 </dev/null)" || npm_pin_die "cannot run $bin"
+    [ "$got" = "$PI_VERSION" ] || npm_pin_die "unexpected version '$got' from $bin (want $PI_VERSION)"
     printf '%s\n' "$bin"
 }
 

@@ -45,6 +45,11 @@ if pi_bin="$(bash "$scripts/install-pi.sh")"; then
 else
     echo "test: the pi CLI could not be installed; live pi tests will be skipped" >&2
 fi
+if claude_bin="$(bash "$scripts/install-claude.sh")"; then
+    export BATON_TEST_CLAUDE_BIN="$claude_bin"
+else
+    echo "test: the claude CLI could not be installed; live claude tests will be skipped" >&2
+fi
 
 run_ctest() { (cd "$build" && ctest --output-on-failure --timeout 600 -j2 "$@"); }
 

@@ -133,10 +133,69 @@ code="$(curl -sS -o /dev/null -w '%{http_code}' -X POST --data-binary \
 r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[large:5000]]"}]}')"
 [ "$(grep -c '^data: .*"delta":{"content"' <<<"$r")" -eq 5 ] || fail "chat large: want 5 deltas"
 
+# Anthropic Messages (claude): SSE events, claude's tool names, tool_result
+# continuing the script, errors in Anthropic's shape, count_tokens.
+msgs() { # body → Messages response on stdout (claude adds ?beta=true)
+    curl -sS -N -X POST -H 'Content-Type: application/json' --data-binary "$1" \
+        "$url/v1/messages?beta=true"
+}
+msgs_text() { # Messages response → the concatenated text deltas
+    grep -o '"type":"text_delta","text":"[^"]*"' <<<"$1" | sed 's/.*"text":"//; s/"$//' | tr -d '\n'
+}
+r="$(msgs '{"model":"m","stream":true,"max_tokens":100,"messages":[{"role":"user","content":[
+  {"type":"text","text":"<system-reminder>\nctx\n</system-reminder>"},{"type":"text","text":"Say hi"}]}]}')"
+expect "$r" 'event: message_start' "messages start"
+expect "$r" '"cache_read_input_tokens":' "messages usage"
+expect "$r" '"content_block":{"type":"text","text":""}' "messages text block"
+[ "$(msgs_text "$r")" = "Hello! You said: Say hi" ] || fail "messages echo: '$(msgs_text "$r")'"
+expect "$r" '"stop_reason":"end_turn"' "messages stop reason"
+[ "$(tail -n 1 <<<"$r")" = 'data: {"type":"message_stop"}' ] || fail "messages: no message_stop at the end"
+
+r="$(msgs '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[shell:echo ok]]"}]}')"
+expect "$r" '"content_block":{"type":"tool_use","id":"toolu_' "messages tool_use"
+expect "$r" '"name":"Bash","input":{}' "messages tool name"
+args="$(grep '"partial_json":' <<<"$r" | sed 's/.*"partial_json":"//; s/"}}$//' | tr -d '\n')"
+[ "$args" = '{\"command\":\"echo ok\"}' ] || fail "messages tool input: '$args'"
+expect "$r" '"stop_reason":"tool_use"' "messages tool stop reason"
+
+r="$(msgs '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[shell:echo ok]]"},
+  {"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"echo ok"}}]},
+  {"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"ok\nmore"}]}]}')"
+[ "$(msgs_text "$r")" = "Tool output: ok" ] || fail "messages tool result: '$(msgs_text "$r")'"
+
+r="$(msgs '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[write:a.txt]]"}]}')"
+expect "$r" '"name":"Write","input":{}' "messages write tool"
+r="$(msgs '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[reasoning]] x"}]}')"
+expect "$r" '"content_block":{"type":"thinking","thinking":"","signature":""}' "messages thinking"
+expect "$r" '"type":"thinking_delta","thinking":"Thinking"' "messages thinking delta"
+expect "$r" '"type":"signature_delta"' "messages signature"
+r="$(msgs '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[large:5000]]"}]}')"
+[ "$(grep -c '"type":"text_delta"' <<<"$r")" -eq 5 ] || fail "messages large: want 5 deltas"
+r="$(msgs '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[failed:overloaded_error]]"}]}')"
+expect "$r" 'event: error' "messages stream error"
+expect "$r" '"type":"overloaded_error"' "messages stream error type"
+r="$(msgs '{"model":"m","messages":[{"role":"user","content":"Say hi"}]}')"
+expect "$r" '"content":[{"type":"text","text":"Hello! You said: Say hi"}]' "messages without stream"
+
+for st in 401:authentication_error 429:rate_limit_error 500:api_error; do
+    body="$(curl -sS -w ' %{http_code}' -X POST --data-binary \
+        "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"[[http${st%%:*}]]\"}]}" \
+        "$url/v1/messages?beta=true")"
+    expect "$body" "{\"type\":\"error\",\"error\":{\"type\":\"${st#*:}\"" "messages http${st%%:*} body"
+    expect "$body" " ${st%%:*}" "messages http${st%%:*} status"
+done
+code="$(curl -sS -o "$dir/ctx" -w '%{http_code}' -X POST --data-binary \
+    '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[failed:context_length_exceeded]]"}]}' \
+    "$url/v1/messages")"
+[ "$code" = 400 ] || fail "messages context overflow: got $code"
+expect "$(cat "$dir/ctx")" 'prompt is too long' "messages context overflow body"
+expect "$(curl -sS -X POST --data-binary '{"model":"m","messages":[{"role":"user","content":"hi"}]}' \
+    "$url/v1/messages/count_tokens?beta=true")" '{"input_tokens":' "count_tokens"
+
 kill -TERM "$pid"
 rc=0
 wait "$pid" || rc=$?
 pid=
 [ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM: $(tail -n 20 "$dir/err")"
-[ "$(wc -l <"$dir/log")" -eq 18 ] || fail "log: want 18 lines, got $(wc -l <"$dir/log")"
+[ "$(wc -l <"$dir/log")" -eq 31 ] || fail "log: want 31 lines, got $(wc -l <"$dir/log")"
 echo "smoke: ok"

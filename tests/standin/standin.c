@@ -3,9 +3,10 @@
  * baton-standin: a scripted stand-in for a model endpoint, for offline tests.
  *
  * Real coder CLIs are pointed at this server on 127.0.0.1 instead of a model
- * provider. It speaks two streaming APIs: OpenAI Responses
- * (POST /v1/responses) as codex 0.171.0 uses it, and OpenAI Chat Completions
- * (POST /v1/chat/completions) as pi 0.73.1 uses it. What it answers is chosen
+ * provider. It speaks three streaming APIs: OpenAI Responses
+ * (POST /v1/responses) as codex 0.171.0 uses it, OpenAI Chat Completions
+ * (POST /v1/chat/completions) as pi 0.73.1 uses it, and Anthropic Messages
+ * (POST /v1/messages, standin-anthropic.c) as claude 2.1.332 uses it. What it answers is chosen
  * by directives in the text of the last user message (see script_answer): an
  * echo, a shell or file-writing tool call, a slow stream, an HTTP error, a
  * failed stream, reasoning, a large answer. --log records every request body
@@ -38,22 +39,23 @@
 #include <cJSON.h>
 #include <microhttpd.h>
 
+#include "standin.h"
+
 #define MAX_BODY ((size_t)32 * 1024 * 1024) /* largest request body accepted */
 #define MAX_LARGE ((long)16 * 1024 * 1024)  /* largest [[large:N]] answer */
-#define ECHO_CHUNK 8                        /* bytes per delta of short answers */
 #define LARGE_CHUNK 1024                    /* bytes per delta of [[large:N]] */
 #define SLOW_DELTAS 300                     /* [[slow]]: 300 deltas ... */
 #define SLOW_DELAY_MS 200                   /* ... 200 ms apart: about 60 s */
 #define SLOW_TICK 10                        /* bytes of one "tick 001. " delta */
 
-static atomic_bool g_stopping;  /* set on SIGTERM/SIGINT: end streams */
-static atomic_ulong g_requests; /* request counter, makes ids unique */
-static FILE *g_log;             /* --log file or NULL */
+static atomic_bool g_stopping; /* set on SIGTERM/SIGINT: end streams */
+atomic_ulong g_requests;       /* request counter, makes ids unique */
+static FILE *g_log;            /* --log file or NULL */
 static pthread_mutex_t g_log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- memory and a growable byte buffer ---------------------------------- */
 
-static void *xrealloc(void *p, size_t n)
+void *xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
     if (!q) {
@@ -63,7 +65,7 @@ static void *xrealloc(void *p, size_t n)
     return q;
 }
 
-static char *xstrndup(const char *s, size_t n)
+char *xstrndup(const char *s, size_t n)
 {
     char *d = xrealloc(NULL, n + 1);
     memcpy(d, s, n);
@@ -71,13 +73,7 @@ static char *xstrndup(const char *s, size_t n)
     return d;
 }
 
-struct sbuf {
-    char *data; /* NULL until the first add; NUL-terminated after it */
-    size_t len; /* bytes used */
-    size_t cap; /* bytes allocated */
-};
-
-static void sbuf_add(struct sbuf *b, const void *p, size_t n)
+void sbuf_add(struct sbuf *b, const void *p, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -91,13 +87,13 @@ static void sbuf_add(struct sbuf *b, const void *p, size_t n)
     b->data[b->len] = '\0';
 }
 
-static void sbuf_adds(struct sbuf *b, const char *s)
+void sbuf_adds(struct sbuf *b, const char *s)
 {
     sbuf_add(b, s, strlen(s));
 }
 
 /* Take the bytes (never NULL); the buffer is empty afterwards. */
-static char *sbuf_detach(struct sbuf *b)
+char *sbuf_detach(struct sbuf *b)
 {
     char *d = b->data ? b->data : xstrndup("", 0);
     *b = (struct sbuf){0};
@@ -106,49 +102,13 @@ static char *sbuf_detach(struct sbuf *b)
 
 /* ---- the script: what to answer, independent of the wire format --------- */
 
-enum answer_kind {
-    ANSWER_TEXT,       /* stream `text` as message deltas */
-    ANSWER_TOOL_CALL,  /* one function call (or freeform custom tool call) */
-    ANSWER_HTTP_ERROR, /* no stream: HTTP `status` with a JSON error body */
-    ANSWER_FAILED,     /* stream starts, then fails with error `code` */
-};
-
-struct answer {
-    enum answer_kind kind;
-    char *reasoning;   /* reasoning summary streamed before the text, or NULL */
-    char *text;        /* ANSWER_TEXT: the whole message */
-    size_t chunk;      /* ANSWER_TEXT: bytes per delta (UTF-8 safe) */
-    unsigned delay_ms; /* ANSWER_TEXT: pause before every delta but the first */
-    char *tool_name;   /* ANSWER_TOOL_CALL: function name */
-    char *tool_args;   /* ANSWER_TOOL_CALL: arguments, JSON text (freeform input if custom) */
-    bool custom;       /* ANSWER_TOOL_CALL: a freeform tool such as codex's apply_patch */
-    int status;        /* ANSWER_HTTP_ERROR: HTTP status */
-    char *code;        /* ANSWER_FAILED: error code, e.g. context_length_exceeded */
-};
-
-/* The tools of the client behind one wire format, which the script's tool
- * calls must name. */
-struct dialect {
-    const char *shell_tool; /* tool that runs a shell command */
-    const char *shell_arg;  /* its argument holding the command */
-    const char *write_tool; /* tool that writes a file */
-    bool write_patch;       /* write_tool is freeform apply_patch text (codex);
-                               else it takes {"path","content"} (pi) */
-};
-
 /* codex 0.171.0 over Responses: exec_command {"cmd"}, apply_patch (custom). */
-static const struct dialect codex_dialect = {"exec_command", "cmd", "apply_patch", true};
+static const struct dialect codex_dialect = {"exec_command", "cmd", "apply_patch", true, NULL};
 
 /* pi 0.73.1 over Chat Completions: bash {"command"}, write {"path","content"}. */
-static const struct dialect pi_dialect = {"bash", "command", "write", false};
+static const struct dialect pi_dialect = {"bash", "command", "write", false, "path"};
 
-/* What the script looks at, extracted from a request by a wire's extractor. */
-struct prompt {
-    char *user;        /* text of the last user message ("" if none) */
-    char *tool_output; /* output of a tool call answered after it, or NULL */
-};
-
-static void answer_release(struct answer *a)
+void answer_release(struct answer *a)
 {
     free(a->reasoning);
     free(a->text);
@@ -158,14 +118,14 @@ static void answer_release(struct answer *a)
     *a = (struct answer){0};
 }
 
-static void prompt_release(struct prompt *p)
+void prompt_release(struct prompt *p)
 {
     free(p->user);
     free(p->tool_output);
     *p = (struct prompt){0};
 }
 
-static char *concat(const char *a, const char *b)
+char *concat(const char *a, const char *b)
 {
     struct sbuf s = {0};
     sbuf_adds(&s, a);
@@ -178,7 +138,7 @@ static char *concat(const char *a, const char *b)
  * in a header ("Chunk ID: …\nOutput:\n…"), so quote the first line after an
  * "Output:" line when there is one.
  */
-static char *first_output_line(const char *out)
+char *first_output_line(const char *out)
 {
     const char *p = strstr(out, "Output:\n");
     if (p && (p == out || p[-1] == '\n'))
@@ -275,7 +235,7 @@ static void answer_write(struct answer *a, const struct dialect *d, const char *
         a->tool_args = sbuf_detach(&patch);
     } else {
         cJSON *args = cJSON_CreateObject();
-        cJSON_AddStringToObject(args, "path", path);
+        cJSON_AddStringToObject(args, d->write_path, path);
         cJSON_AddStringToObject(args, "content", "written by baton-standin\n");
         a->tool_args = cJSON_PrintUnformatted(args);
         cJSON_Delete(args);
@@ -321,10 +281,10 @@ static int script_http_status(const char *user)
 
 /*
  * Decide the answer to a request. Consumes nothing; fills *a (release it with
- * answer_release). Tool names come from the dialect `d` (codex / pi).
+ * answer_release). Tool names come from the dialect `d` (codex / pi / claude).
  * Directives in the last user message, first match wins:
  *   a tool output after it  → text "Tool output: <its first line>"
- *   [[shell:CMD]]           → exec_command {"cmd":CMD} / bash {"command":CMD}
+ *   [[shell:CMD]]           → exec_command {"cmd":CMD} / bash or Bash {"command":CMD}
  *   [[write:PATH]]          → apply_patch adding PATH / write {"path","content"}
  *   [[large:N]]             → N bytes of text in 1 KiB deltas
  *   [[failed:CODE]]         → the stream fails with error code CODE
@@ -335,7 +295,7 @@ static int script_http_status(const char *user)
  *                             deltas), then the echo
  *   anything else           → "Hello! You said: <prompt>" in short deltas
  */
-static void script_answer(const struct prompt *p, const struct dialect *d, struct answer *a)
+void script_answer(const struct prompt *p, const struct dialect *d, struct answer *a)
 {
     *a = (struct answer){0};
     char *arg;
@@ -364,7 +324,7 @@ static void script_answer(const struct prompt *p, const struct dialect *d, struc
 
 /* Length of the next delta of `s`: at most `chunk` bytes, never inside a UTF-8
  * sequence (a split sequence would make the JSON of both deltas invalid). */
-static size_t utf8_chunk(const char *s, size_t chunk)
+size_t utf8_chunk(const char *s, size_t chunk)
 {
     size_t n = strnlen(s, chunk);
     while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
@@ -377,21 +337,7 @@ static size_t utf8_chunk(const char *s, size_t chunk)
 
 /* ---- a prepared event stream, replayed to the client -------------------- */
 
-struct frame_mark {
-    size_t end;        /* offset in stream.data just after this frame */
-    unsigned delay_ms; /* pause before sending this frame */
-};
-
-struct stream {
-    struct sbuf data;         /* all frames, back to back */
-    struct frame_mark *marks; /* one per frame, in order */
-    size_t count;             /* frames */
-    size_t cap;               /* marks allocated */
-    size_t next;              /* frame being sent */
-    size_t pos;               /* bytes of data sent */
-};
-
-static void stream_add(struct stream *s, const char *frame, size_t len, unsigned delay_ms)
+void stream_add(struct stream *s, const char *frame, size_t len, unsigned delay_ms)
 {
     if (s->count == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 16;
@@ -446,7 +392,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 /* ---- OpenAI Responses API ----------------------------------------------- */
 
 /* Text of a message's content: a string, or an array of parts with "text". */
-static void content_text(const cJSON *content, struct sbuf *out)
+void content_text(const cJSON *content, struct sbuf *out)
 {
     const cJSON *part;
     if (cJSON_IsString(content)) {
@@ -681,16 +627,7 @@ static void rsp_tool_call(struct rsp *r, const struct answer *a)
     free(id);
 }
 
-/* Token counts of one answer, made up but deterministic. */
-struct usage {
-    double input;     /* request body bytes / 4 */
-    double cached;    /* half the input, so clients' cached-token handling has
-                         something to show */
-    double output;    /* text bytes / 4 + 1, plus the reasoning tokens */
-    double reasoning; /* reasoning bytes / 4 + 1, or 0 */
-};
-
-static struct usage usage_of(size_t body_len, const struct answer *a)
+struct usage usage_of(size_t body_len, const struct answer *a)
 {
     /* about four bytes a token, in whole tokens */
     size_t in_tokens = body_len / 4;
@@ -982,7 +919,7 @@ struct request {
     bool too_large;   /* body exceeded MAX_BODY: answer 413 */
 };
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *json)
+enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *json)
 {
     struct MHD_Response *rsp =
         MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
@@ -993,8 +930,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 }
 
 /* An OpenAI-style error body: {"error":{message,type,param,code}}. */
-static enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *type,
-                                   const char *code, const char *message)
+enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *type,
+                            const char *code, const char *message)
 {
     cJSON *body = cJSON_CreateObject();
     cJSON *err = cJSON_AddObjectToObject(body, "error");
@@ -1020,7 +957,7 @@ static enum MHD_Result reply_scripted_error(struct MHD_Connection *c, int status
     return reply_error(c, (unsigned)status, "invalid_request_error", "invalid_request", msg);
 }
 
-static enum MHD_Result reply_stream(struct MHD_Connection *c, struct stream *s)
+enum MHD_Result reply_stream(struct MHD_Connection *c, struct stream *s)
 {
     struct MHD_Response *rsp = MHD_create_response_from_callback(
         MHD_SIZE_UNKNOWN, (size_t)64 * 1024, stream_read, s, stream_free);
@@ -1102,6 +1039,8 @@ static const struct route {
     {"POST", "/responses", serve_responses},
     {"POST", "/chat/completions", serve_chat},
     {"GET", "/models", serve_models},
+    {"POST", "/messages", serve_anthropic_messages},
+    {"POST", "/messages/count_tokens", serve_anthropic_count_tokens},
 };
 
 /* Append {"method","path","body"} as one line to the log (body may be NULL). */

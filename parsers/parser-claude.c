@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * claude parser: maps claude stream-json lines to normalized events and to
+ * signals for the claude runner. See parser-claude.h for the protocol
+ * source; the shapes are in docs/claude.md.
+ *
+ * The signals and error kinds are built in a few small functions
+ * (send_init, send_request, end_turn, error_kind) so that the shape of
+ * struct bt_signal and of error kinds can change in one place.
+ */
+#include "parser-claude.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+#define MAX_BLOCKS 16 /* content blocks of one message kept track of */
+#define MAX_TOOLS 32  /* tool uses of one turn waiting for their result */
+
+/* A content block of the message being streamed. */
+struct block {
+    int kind;           /* 0 unused, 'm' text, 'r' thinking, 't' tool_use */
+    struct bt_buf text; /* text or thinking so far; tool_use: input JSON */
+    char *tool_id;      /* tool_use: its id */
+    char *tool_name;    /* tool_use: its name */
+};
+
+/* A tool use whose item started and whose result has not come yet. */
+struct tool {
+    char *id;
+    enum bt_item_kind kind;
+    char *name;    /* tool name, or the file path / query the item names */
+    char *command; /* Bash: the command line */
+};
+
+struct claude_parser {
+    int message;      /* messages streamed so far (item ids) */
+    char *message_id; /* the API id of the message being streamed */
+    struct block blocks[MAX_BLOCKS];
+    struct tool tools[MAX_TOOLS];
+    char *api_error;        /* "error" of the last synthetic assistant message */
+    int64_t context_tokens; /* last request: input + cache + output */
+};
+
+static void *claude_create(void)
+{
+    struct claude_parser *p = bt_xcalloc(1, sizeof(*p));
+    for (size_t i = 0; i < MAX_BLOCKS; i++)
+        bt_buf_init(&p->blocks[i].text);
+    p->context_tokens = BT_UNKNOWN;
+    return p;
+}
+
+static void block_clear(struct block *b)
+{
+    bt_buf_reset(&b->text);
+    free(b->tool_id);
+    free(b->tool_name);
+    b->tool_id = b->tool_name = NULL;
+    b->kind = 0;
+}
+
+static void tool_clear(struct tool *t)
+{
+    free(t->id);
+    free(t->name);
+    free(t->command);
+    memset(t, 0, sizeof(*t));
+}
+
+static void claude_destroy(void *st)
+{
+    struct claude_parser *p = st;
+    if (!p)
+        return;
+    for (size_t i = 0; i < MAX_BLOCKS; i++) {
+        block_clear(&p->blocks[i]);
+        bt_buf_release(&p->blocks[i].text);
+    }
+    for (size_t i = 0; i < MAX_TOOLS; i++)
+        tool_clear(&p->tools[i]);
+    free(p->message_id);
+    free(p->api_error);
+    free(p);
+}
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* A non-negative integer count, else unknown. */
+static int64_t jcount(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0) ||
+        v->valuedouble != (double)(int64_t)v->valuedouble)
+        return BT_UNKNOWN;
+    return (int64_t)v->valuedouble;
+}
+
+static void set_str(char **dst, const char *s)
+{
+    free(*dst);
+    *dst = s ? bt_xstrdup(s) : NULL;
+}
+
+static void progress(const struct bt_parser_sink *sink)
+{
+    struct bt_signal sig = {.type = BT_SIGNAL_PROGRESS};
+    sink->signal(sink->data, &sig);
+}
+
+/* ---- signals ---------------------------------------------------------- */
+
+static void send_init(const char *session_id, const char *version,
+                      const struct bt_parser_sink *sink)
+{
+    if (version) {
+        struct bt_signal v = {.type = BT_SIGNAL_CODER_VERSION, .coder_version = version};
+        sink->signal(sink->data, &v);
+    }
+    struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE, .method = "init"};
+    sig.session_id = session_id;
+    sink->signal(sink->data, &sig);
+}
+
+static void send_request(const char *request_id_json, const char *subtype, const char *kind,
+                         const char *summary, const char *item_id, const char *input_json,
+                         const struct bt_parser_sink *sink)
+{
+    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST, .request_id = request_id_json};
+    sig.method = subtype;
+    sig.approval_kind = kind;
+    sig.summary = summary;
+    sig.item_id = item_id;
+    sig.params_json = input_json;
+    sink->signal(sink->data, &sig);
+}
+
+static void end_turn(enum bt_turn_status status, const char *kind, const char *message,
+                     const struct bt_parser_sink *sink)
+{
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = status};
+    if (status == BT_TURN_FAILED) {
+        sig.error_kind = kind;
+        sig.message = message ? message : "claude reported an error";
+    }
+    sink->signal(sink->data, &sig);
+}
+
+/* ---- tools ------------------------------------------------------------ */
+
+/* The item kind of a claude tool (its built-in tool names, 2.1.332). */
+static enum bt_item_kind tool_kind(const char *name)
+{
+    static const struct {
+        const char *name;
+        enum bt_item_kind kind;
+    } map[] = {
+        {"Bash", BT_ITEM_COMMAND},
+        {"Edit", BT_ITEM_FILE_CHANGE},
+        {"Write", BT_ITEM_FILE_CHANGE},
+        {"MultiEdit", BT_ITEM_FILE_CHANGE},
+        {"NotebookEdit", BT_ITEM_FILE_CHANGE},
+        {"WebSearch", BT_ITEM_WEB_SEARCH},
+        {"WebFetch", BT_ITEM_WEB_SEARCH},
+        {"TodoWrite", BT_ITEM_PLAN},
+    };
+    for (size_t i = 0; name && i < BT_ARRAY_SIZE(map); i++)
+        if (strcmp(map[i].name, name) == 0)
+            return map[i].kind;
+    return BT_ITEM_TOOL_CALL;
+}
+
+/* What an item names from the tool input: the file, the query or URL, or
+ * the tool's own name. */
+static const char *tool_label(enum bt_item_kind kind, const char *name, const cJSON *input)
+{
+    const char *s = NULL;
+    if (kind == BT_ITEM_FILE_CHANGE)
+        s = jstr(input, "file_path") ? jstr(input, "file_path") : jstr(input, "notebook_path");
+    else if (kind == BT_ITEM_WEB_SEARCH)
+        s = jstr(input, "query") ? jstr(input, "query") : jstr(input, "url");
+    return s ? s : name;
+}
+
+static struct tool *tool_find(struct claude_parser *p, const char *id)
+{
+    for (size_t i = 0; id && i < MAX_TOOLS; i++)
+        if (p->tools[i].id && strcmp(p->tools[i].id, id) == 0)
+            return &p->tools[i];
+    return NULL;
+}
+
+/* item.started for a tool use whose input is complete. */
+static void tool_started(struct claude_parser *p, const char *id, const char *name,
+                         const cJSON *input, const struct bt_parser_sink *sink)
+{
+    if (!id || tool_find(p, id))
+        return;
+    struct tool *t = NULL;
+    for (size_t i = 0; i < MAX_TOOLS && !t; i++)
+        if (!p->tools[i].id)
+            t = &p->tools[i];
+    if (!t) { /* a full table: the oldest waiting tool loses its result */
+        t = &p->tools[0];
+        tool_clear(t);
+    }
+    t->id = bt_xstrdup(id);
+    t->kind = tool_kind(name);
+    const char *label = tool_label(t->kind, name, input);
+    t->name = bt_xstrdup(label ? label : "tool"); /* a tool_use without a name */
+    if (t->kind == BT_ITEM_COMMAND && jstr(input, "command"))
+        t->command = bt_xstrdup(jstr(input, "command"));
+    char *detail = input ? cJSON_PrintUnformatted(input) : NULL;
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_ITEM_STARTED);
+    ev.item.id = t->id;
+    ev.item.kind = t->kind;
+    ev.item.status = "in_progress";
+    ev.item.name = t->name;
+    ev.item.command = t->command;
+    ev.item.detail_json = t->kind == BT_ITEM_COMMAND ? NULL : detail;
+    sink->event(sink->data, &ev);
+    cJSON_free(detail);
+}
+
+/* Text of a tool_result's content: a string, or blocks with "text". */
+static void result_text(const cJSON *content, struct bt_buf *out)
+{
+    const cJSON *b;
+    const cJSON *blocks = cJSON_IsArray(content) ? content : NULL;
+    if (cJSON_IsString(content)) {
+        bt_buf_adds(out, content->valuestring);
+        return;
+    }
+    cJSON_ArrayForEach(b, blocks)
+    {
+        const char *t = jstr(b, "text");
+        if (t)
+            bt_buf_adds(out, t);
+    }
+}
+
+/* Whether claude's own meta says the tool was refused (a deny answer). */
+static int rejected(const cJSON *msg, const char *id)
+{
+    const cJSON *m;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(msg, "tool_result_meta"))
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(m, "permission_decision");
+        const char *mid = jstr(m, "id");
+        if (mid && strcmp(mid, id) == 0 && jstr(d, "decision") &&
+            strcmp(jstr(d, "decision"), "reject") == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* A user message: the results of tool uses. */
+static void on_user(struct claude_parser *p, const cJSON *msg, const struct bt_parser_sink *sink)
+{
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(msg, "message"), "content");
+    const cJSON *b;
+    const cJSON *blocks = cJSON_IsArray(content) ? content : NULL;
+    cJSON_ArrayForEach(b, blocks)
+    {
+        const char *type = jstr(b, "type");
+        struct tool *t = tool_find(p, jstr(b, "tool_use_id"));
+        if (!type || strcmp(type, "tool_result") != 0 || !t)
+            continue;
+        struct bt_buf out = BT_BUF_INIT;
+        result_text(cJSON_GetObjectItemCaseSensitive(b, "content"), &out);
+        int failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "is_error"));
+        struct bt_event ev;
+        bt_event_init(&ev, BT_EVENT_ITEM_COMPLETED);
+        ev.item.id = t->id;
+        ev.item.kind = t->kind;
+        ev.item.status = !failed ? "completed" : rejected(msg, t->id) ? "declined" : "failed";
+        ev.item.name = t->name;
+        ev.item.command = t->command;
+        ev.item.text = out.data;
+        ev.item.text_len = out.len;
+        sink->event(sink->data, &ev);
+        bt_buf_release(&out);
+        tool_clear(t);
+    }
+}
+
+/* ---- the partial-message stream ---------------------------------------- */
+
+static void block_id(const struct claude_parser *p, const struct block *b, int64_t index, char *id,
+                     size_t n)
+{
+    snprintf(id, n, "%s-%d-%lld", b->kind == 'r' ? "think" : "msg", p->message, (long long)index);
+}
+
+static void block_event(struct claude_parser *p, struct block *b, int64_t index,
+                        enum bt_event_type type, const char *delta, size_t delta_len,
+                        const struct bt_parser_sink *sink)
+{
+    char id[48];
+    block_id(p, b, index, id, sizeof(id));
+    struct bt_event ev;
+    bt_event_init(&ev, type);
+    ev.item.id = id;
+    ev.item.kind = b->kind == 'r' ? BT_ITEM_REASONING : BT_ITEM_MESSAGE;
+    ev.item.status = type == BT_EVENT_ITEM_COMPLETED ? "completed" : "in_progress";
+    if (type == BT_EVENT_ITEM_DELTA) {
+        ev.delta = delta;
+        ev.delta_len = delta_len;
+    } else if (type == BT_EVENT_ITEM_COMPLETED) {
+        ev.item.text = b->text.data ? b->text.data : "";
+        ev.item.text_len = b->text.len;
+    }
+    sink->event(sink->data, &ev);
+}
+
+static struct block *block_at(struct claude_parser *p, const cJSON *ev, int64_t *index)
+{
+    *index = jcount(ev, "index");
+    return *index >= 0 && *index < MAX_BLOCKS ? &p->blocks[*index] : NULL;
+}
+
+static void on_block_start(struct claude_parser *p, const cJSON *ev,
+                           const struct bt_parser_sink *sink)
+{
+    int64_t index;
+    struct block *b = block_at(p, ev, &index);
+    const cJSON *cb = cJSON_GetObjectItemCaseSensitive(ev, "content_block");
+    const char *type = jstr(cb, "type");
+    if (!b || !type)
+        return;
+    block_clear(b);
+    if (strcmp(type, "text") == 0 || strcmp(type, "thinking") == 0) {
+        b->kind = type[0] == 't' && type[1] == 'h' ? 'r' : 'm';
+        block_event(p, b, index, BT_EVENT_ITEM_STARTED, NULL, 0, sink);
+    } else if (strcmp(type, "tool_use") == 0) {
+        b->kind = 't';
+        set_str(&b->tool_id, jstr(cb, "id"));
+        set_str(&b->tool_name, jstr(cb, "name"));
+        progress(sink);
+    }
+}
+
+static void on_block_delta(struct claude_parser *p, const cJSON *ev,
+                           const struct bt_parser_sink *sink)
+{
+    int64_t index;
+    struct block *b = block_at(p, ev, &index);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(ev, "delta");
+    const char *type = jstr(d, "type");
+    if (!b || !b->kind || !type)
+        return;
+    const char *s = NULL;
+    if (strcmp(type, "text_delta") == 0 && b->kind == 'm')
+        s = jstr(d, "text");
+    else if (strcmp(type, "thinking_delta") == 0 && b->kind == 'r')
+        s = jstr(d, "thinking");
+    else if (strcmp(type, "input_json_delta") == 0 && b->kind == 't' && jstr(d, "partial_json")) {
+        bt_buf_adds(&b->text, jstr(d, "partial_json"));
+        progress(sink);
+        return;
+    }
+    if (!s)
+        return; /* signature_delta and the like carry nothing to show */
+    size_t n = strlen(s);
+    bt_buf_add(&b->text, s, n);
+    block_event(p, b, index, BT_EVENT_ITEM_DELTA, s, n, sink);
+}
+
+static void on_block_stop(struct claude_parser *p, const cJSON *ev,
+                          const struct bt_parser_sink *sink)
+{
+    int64_t index;
+    struct block *b = block_at(p, ev, &index);
+    if (!b || !b->kind)
+        return;
+    if (b->kind == 't') {
+        cJSON *input =
+            b->text.len ? cJSON_ParseWithLength(b->text.data, b->text.len) : cJSON_CreateObject();
+        tool_started(p, b->tool_id, b->tool_name, input, sink);
+        cJSON_Delete(input);
+    } else {
+        block_event(p, b, index, BT_EVENT_ITEM_COMPLETED, NULL, 0, sink);
+    }
+    block_clear(b);
+}
+
+/* message_delta: the usage of one request; its total is what the context
+ * holds now. */
+static void on_message_delta(struct claude_parser *p, const cJSON *ev)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(ev, "usage");
+    static const char *const keys[] = {"input_tokens", "cache_read_input_tokens",
+                                       "cache_creation_input_tokens", "output_tokens"};
+    int64_t sum = 0;
+    for (size_t i = 0; i < BT_ARRAY_SIZE(keys); i++) {
+        int64_t v = jcount(u, keys[i]);
+        if (v != BT_UNKNOWN)
+            sum += v;
+    }
+    if (u)
+        p->context_tokens = sum;
+}
+
+static void on_stream_event(struct claude_parser *p, const cJSON *msg,
+                            const struct bt_parser_sink *sink)
+{
+    const cJSON *ev = cJSON_GetObjectItemCaseSensitive(msg, "event");
+    const char *type = jstr(ev, "type");
+    if (!type)
+        return;
+    if (strcmp(type, "message_start") == 0) {
+        p->message++;
+        set_str(&p->message_id, jstr(cJSON_GetObjectItemCaseSensitive(ev, "message"), "id"));
+        for (size_t i = 0; i < MAX_BLOCKS; i++)
+            block_clear(&p->blocks[i]);
+    } else if (strcmp(type, "content_block_start") == 0) {
+        on_block_start(p, ev, sink);
+    } else if (strcmp(type, "content_block_delta") == 0) {
+        on_block_delta(p, ev, sink);
+    } else if (strcmp(type, "content_block_stop") == 0) {
+        on_block_stop(p, ev, sink);
+    } else if (strcmp(type, "message_delta") == 0) {
+        on_message_delta(p, ev);
+    }
+}
+
+/* An assistant message: one finished content block. Streamed blocks were
+ * shown already; a message that was not streamed (no partial messages, or
+ * a tool use claude made up) is shown from here. A synthetic API error
+ * names its kind in "error". */
+static void on_assistant(struct claude_parser *p, const cJSON *msg,
+                         const struct bt_parser_sink *sink)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(msg, "message");
+    const char *id = jstr(m, "id");
+    if (jstr(msg, "error")) {
+        set_str(&p->api_error, jstr(msg, "error"));
+        return;
+    }
+    const cJSON *b;
+    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(m, "content"))
+    {
+        const char *type = jstr(b, "type");
+        if (type && strcmp(type, "tool_use") == 0) /* no-op when streamed */
+            tool_started(p, jstr(b, "id"), jstr(b, "name"),
+                         cJSON_GetObjectItemCaseSensitive(b, "input"), sink);
+        else if (type && (!id || !p->message_id || strcmp(id, p->message_id) != 0) &&
+                 (strcmp(type, "text") == 0 || strcmp(type, "thinking") == 0)) {
+            struct block blk = {.kind = type[1] == 'h' ? 'r' : 'm', .text = BT_BUF_INIT};
+            const char *text = jstr(b, type[1] == 'h' ? "thinking" : "text");
+            bt_buf_adds(&blk.text, text ? text : "");
+            p->message++;
+            block_event(p, &blk, 0, BT_EVENT_ITEM_STARTED, NULL, 0, sink);
+            block_event(p, &blk, 0, BT_EVENT_ITEM_COMPLETED, NULL, 0, sink);
+            bt_buf_release(&blk.text);
+        }
+    }
+}
+
+/* ---- control requests ---------------------------------------------------- */
+
+static const char *approval_kind(enum bt_item_kind k)
+{
+    return k == BT_ITEM_COMMAND ? "command" : k == BT_ITEM_FILE_CHANGE ? "file_change" : "other";
+}
+
+/* Every control_request becomes a REQUEST signal, so the runner answers it
+ * (an unanswered one stalls the turn); can_use_tool is also an approval. */
+static void on_control_request(const cJSON *msg, const struct bt_parser_sink *sink)
+{
+    const cJSON *req = cJSON_GetObjectItemCaseSensitive(msg, "request");
+    const cJSON *rid = cJSON_GetObjectItemCaseSensitive(msg, "request_id");
+    const char *subtype = jstr(req, "subtype");
+    if (!rid || !subtype) {
+        bt_parser_warn(sink, "protocol", "claude sent a control request without id or subtype",
+                       NULL, 0);
+        return;
+    }
+    char *id = cJSON_PrintUnformatted(rid);
+    char *input = NULL;
+    const char *kind = NULL, *summary = subtype;
+    if (strcmp(subtype, "can_use_tool") == 0) {
+        const char *tool = jstr(req, "tool_name");
+        input = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(req, "input"));
+        kind = approval_kind(tool_kind(tool));
+        summary = jstr(req, "description") ? jstr(req, "description") : tool ? tool : subtype;
+        struct bt_event ev;
+        bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
+        ev.approval_kind = kind;
+        ev.summary = summary;
+        ev.request_id = id;
+        sink->event(sink->data, &ev);
+    }
+    send_request(id, subtype, kind, summary, jstr(req, "tool_use_id"), input, sink);
+    cJSON_free(input);
+    cJSON_free(id);
+}
+
+/* ---- the result ---------------------------------------------------------- */
+
+/* A DESIGN.md error kind for a failed result. */
+static const char *error_kind(const struct claude_parser *p, const cJSON *res, const char *text)
+{
+    int64_t status = jcount(res, "api_error_status");
+    const char *reason = jstr(res, "terminal_reason");
+    const char *err = p->api_error;
+    if (status == 401 || status == 403 || (err && strcmp(err, "authentication_failed") == 0))
+        return "auth_required";
+    if (status == 429 || (err && strcmp(err, "rate_limit") == 0))
+        return "rate_limited";
+    if ((reason && strcmp(reason, "prompt_too_long") == 0) ||
+        (text && strstr(text, "Prompt is too long")))
+        return "context_exceeded";
+    if (text && strstr(text, "No conversation found"))
+        return "resume_failed";
+    if (text && (strstr(text, "Connection error") || strstr(text, "ECONNREFUSED") ||
+                 strstr(text, "Unable to connect")))
+        return "network_error";
+    return "model_error";
+}
+
+static void on_usage(const struct claude_parser *p, const cJSON *res,
+                     const struct bt_parser_sink *sink)
+{
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(res, "usage");
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_USAGE);
+    int64_t in = jcount(u, "input_tokens"), read = jcount(u, "cache_read_input_tokens"),
+            made = jcount(u, "cache_creation_input_tokens");
+    if (in != BT_UNKNOWN)
+        ev.usage.input_tokens = in + (read > 0 ? read : 0) + (made > 0 ? made : 0);
+    ev.usage.cached_input_tokens = read;
+    ev.usage.output_tokens = jcount(u, "output_tokens");
+    ev.usage.reasoning_tokens =
+        jcount(cJSON_GetObjectItemCaseSensitive(u, "output_tokens_details"), "thinking_tokens");
+    ev.usage.context_tokens = p->context_tokens;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(res, "modelUsage"))
+    {
+        int64_t w = jcount(m, "contextWindow");
+        if (w > ev.usage.context_window)
+            ev.usage.context_window = w;
+    }
+    const cJSON *cost = cJSON_GetObjectItemCaseSensitive(res, "total_cost_usd");
+    if (cJSON_IsNumber(cost) && cost->valuedouble >= 0)
+        ev.usage.cost_usd = cost->valuedouble;
+    sink->event(sink->data, &ev);
+}
+
+static void on_result(struct claude_parser *p, const cJSON *res, const struct bt_parser_sink *sink)
+{
+    on_usage(p, res, sink);
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "is_error"))) {
+        end_turn(BT_TURN_COMPLETED, NULL, NULL, sink);
+        return;
+    }
+    const char *reason = jstr(res, "terminal_reason");
+    if (reason && strncmp(reason, "aborted", 7) == 0) {
+        end_turn(BT_TURN_CANCELLED, NULL, NULL, sink);
+        return;
+    }
+    const char *text = jstr(res, "result");
+    const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "errors"), 0);
+    if ((!text || !*text) && cJSON_IsString(first))
+        text = first->valuestring;
+    end_turn(BT_TURN_FAILED, error_kind(p, res, text), text, sink);
+}
+
+/* ---- dispatch ------------------------------------------------------------ */
+
+static void on_system(struct claude_parser *p, const cJSON *msg, const char *line, size_t len,
+                      const struct bt_parser_sink *sink)
+{
+    const char *sub = jstr(msg, "subtype");
+    (void)p;
+    if (sub && strcmp(sub, "init") == 0) {
+        send_init(jstr(msg, "session_id"), jstr(msg, "claude_code_version"), sink);
+    } else if (sub && strcmp(sub, "api_retry") == 0) {
+        struct bt_signal sig = {.type = BT_SIGNAL_RETRY, .error_kind = "model_error"};
+        sig.message = "claude is retrying a failed request";
+        bt_parser_warn(sink, "retry", sig.message, line, len);
+        sink->signal(sink->data, &sig);
+    } else if (sub && strcmp(sub, "compact_boundary") == 0) {
+        bt_parser_warn(sink, "compaction", "claude compacted the conversation", NULL, 0);
+    } else if (!sub || (strcmp(sub, "status") != 0 && strcmp(sub, "thinking_tokens") != 0 &&
+                        strncmp(sub, "hook_", 5) != 0)) {
+        bt_parser_warn(sink, "unknown_method", "unknown claude system message", line, len);
+    }
+}
+
+static int dispatch(struct claude_parser *p, const cJSON *msg, const char *type, const char *line,
+                    size_t len, const struct bt_parser_sink *sink)
+{
+    if (strcmp(type, "stream_event") == 0)
+        on_stream_event(p, msg, sink);
+    else if (strcmp(type, "assistant") == 0)
+        on_assistant(p, msg, sink);
+    else if (strcmp(type, "user") == 0)
+        on_user(p, msg, sink);
+    else if (strcmp(type, "system") == 0)
+        on_system(p, msg, line, len, sink);
+    else if (strcmp(type, "control_request") == 0)
+        on_control_request(msg, sink);
+    else if (strcmp(type, "result") == 0)
+        on_result(p, msg, sink);
+    else if (strcmp(type, "control_response") != 0 && strcmp(type, "control_cancel_request") != 0)
+        return BT_ENOTFOUND;
+    return 0;
+}
+
+static void claude_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink)
+{
+    struct claude_parser *p = st;
+    const char *json = bt_parser_json_start(line, len);
+    if (!json) {
+        if (len)
+            bt_parser_warn(sink, "noise", "claude wrote a line that is not JSON", line, len);
+        return;
+    }
+    cJSON *msg = cJSON_ParseWithLength(json, len - (size_t)(json - line));
+    const char *t = jstr(msg, "type");
+    if (!cJSON_IsObject(msg))
+        bt_parser_warn(sink, "invalid_json", "claude wrote a line that is not valid JSON", line,
+                       len);
+    else if (!t)
+        bt_parser_warn(sink, "protocol", "claude wrote a message without a type", line, len);
+    else if (dispatch(p, msg, t, line, len, sink) != 0)
+        bt_parser_warn(sink, "unknown_method", "unknown claude message", line, len);
+    cJSON_Delete(msg);
+}
+
+static void claude_diagnose(void *st, const char *tail, size_t tail_len, int64_t exit_code,
+                            int signal, const char **kind, struct bt_buf *msg)
+{
+    struct claude_parser *p = st;
+    (void)tail_len;
+    (void)p;
+    if (!signal && tail && strstr(tail, "cannot be used with root/sudo privileges")) {
+        *kind = "coder_crashed";
+        bt_buf_adds(msg, "claude refuses to skip permission checks (--approval never) as root "
+                         "unless its environment says it runs in a sandbox: use --approval "
+                         "deny or auto, or run baton with IS_SANDBOX=1 if this machine is one");
+        return;
+    }
+    if (!signal && tail &&
+        (strstr(tail, "No conversation found") || strstr(tail, "already in use"))) {
+        *kind = "resume_failed";
+        bt_buf_adds(msg, "claude could not open the conversation's session");
+        return;
+    }
+    if (!signal && tail && (strstr(tail, "Invalid API key") || strstr(tail, "/login"))) {
+        *kind = "auth_required";
+        bt_buf_adds(msg,
+                    "claude is not logged in: run `claude` and log in, or set ANTHROPIC_API_KEY");
+        return;
+    }
+    *kind = "coder_crashed";
+    if (signal)
+        bt_buf_addf(msg, "claude stopped unexpectedly (signal %d) before the turn ended", signal);
+    else
+        bt_buf_addf(msg, "claude exited (code %lld) before the turn ended", (long long)exit_code);
+}
+
+const struct bt_parser_ops bt_parser_claude = {
+    .create = claude_create,
+    .destroy = claude_destroy,
+    .line = claude_line,
+    .diagnose = claude_diagnose,
+};

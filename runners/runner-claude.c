@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: MIT */
+/* claude runner: argv, session, stdin messages and permission answers (see
+ * runner-claude.h). */
+#include "runner-claude.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coder.h"
+#include "error.h"
+#include "parser-claude.h"
+
+struct claude_runner {
+    const struct bt_runner_config *cfg;
+    int interrupted; /* the interrupt control request was sent */
+};
+
+static int claude_parse_version(const char *text, char **version)
+{
+    /* `claude --version` prints "2.1.332 (Claude Code)" */
+    *version = text && strstr(text, "Claude Code") ? bt_find_version(text) : NULL;
+    return *version ? 0 : BT_EPROTO;
+}
+
+/* 1 if s is a UUID as claude takes for --session-id: 8-4-4-4-12 hex. */
+static int uuid_ok(const char *s)
+{
+    static const char shape[] = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+    if (!s || strlen(s) != sizeof(shape) - 1)
+        return 0;
+    for (size_t i = 0; shape[i]; i++)
+        if (shape[i] == '-' ? s[i] != '-' : !strchr("0123456789abcdefABCDEF", s[i]))
+            return 0;
+    return 1;
+}
+
+/* The session id a transcript path names: its file name without ".jsonl",
+ * copied into id (37 bytes); 0, or -EINVAL when it is not a UUID. */
+static int id_of_path(const char *path, char id[37])
+{
+    const char *name = path ? strrchr(path, '/') : NULL;
+    if (!name || strlen(name + 1) != 36 + 6 || strcmp(name + 37, ".jsonl") != 0)
+        return -EINVAL;
+    memcpy(id, name + 1, 36);
+    id[36] = '\0';
+    return uuid_ok(id) ? 0 : -EINVAL;
+}
+
+/* The session to name: the id claude confirmed, else the one baton chose.
+ * *resume says whether claude has the session already. */
+static int session_of(const struct bt_runner_config *cfg, char id[37], int *resume)
+{
+    *resume = cfg->native_session_id != NULL;
+    if (cfg->native_session_id) {
+        if (!bt_runner_id_ok(cfg->native_session_id) || strlen(cfg->native_session_id) > 36)
+            return -EINVAL;
+        snprintf(id, 37, "%s", cfg->native_session_id);
+        return 0;
+    }
+    return id_of_path(cfg->native_session_path, id);
+}
+
+static int model_args(const struct bt_runner_config *cfg, struct bt_strv *argv)
+{
+    if (!cfg->model)
+        return 0;
+    if (!*cfg->model || cfg->model[0] == '-')
+        return -EINVAL;
+    bt_strv_push(argv, "--model");
+    bt_strv_push(argv, cfg->model);
+    return 0;
+}
+
+static int claude_build_argv(const struct bt_runner_config *cfg, struct bt_strv *argv)
+{
+    char id[37];
+    int resume;
+    int rc = session_of(cfg, id, &resume);
+    if (rc)
+        return rc;
+    static const char *const fixed[] = {
+        "-p",        "--output-format",           "stream-json", "--input-format", "stream-json",
+        "--verbose", "--include-partial-messages"};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(fixed); i++)
+        bt_strv_push(argv, fixed[i]);
+    if (cfg->approval == BT_APPROVAL_NEVER) {
+        bt_strv_push(argv, "--permission-mode");
+        bt_strv_push(argv, "bypassPermissions");
+    } else { /* hidden in --help but accepted: asks come as can_use_tool */
+        bt_strv_push(argv, "--permission-prompt-tool");
+        bt_strv_push(argv, "stdio");
+    }
+    if ((rc = model_args(cfg, argv)) != 0)
+        return rc;
+    if (cfg->no_retry) { /* claude's retries are an environment setting */
+        bt_strv_push(argv, "--settings");
+        bt_strv_push(argv, "{\"env\":{\"CLAUDE_CODE_MAX_RETRIES\":\"0\"}}");
+    }
+    bt_strv_push(argv, resume ? "--resume" : "--session-id");
+    bt_strv_push(argv, id);
+    return 0;
+}
+
+/* claude's terminal UI on the same session: `claude --resume <id>`. */
+static int claude_handoff_argv(const struct bt_runner_config *cfg, struct bt_strv *argv)
+{
+    char id[37];
+    int resume;
+    if (!cfg->native_session_id && !cfg->native_session_path)
+        return -ENOENT;
+    int rc = session_of(cfg, id, &resume);
+    if (rc == 0)
+        rc = model_args(cfg, argv);
+    if (rc)
+        return rc;
+    bt_strv_push(argv, "--resume");
+    bt_strv_push(argv, id);
+    return 0;
+}
+
+/* claude's config directory: $CLAUDE_CONFIG_DIR, else ~/.claude. */
+static int config_dir(char **dir, char **why)
+{
+    const char *v = getenv("CLAUDE_CONFIG_DIR"), *home = getenv("HOME");
+    *dir = NULL;
+    *why = NULL;
+    if (v && *v) {
+        if (v[0] != '/') {
+            *why = bt_xstrdup("CLAUDE_CONFIG_DIR is not an absolute path");
+            return -EINVAL;
+        }
+        *dir = bt_xstrdup(v);
+        return 0;
+    }
+    if (!home || !*home) {
+        *why = bt_xstrdup("neither CLAUDE_CONFIG_DIR nor HOME is set");
+        return -ENOENT;
+    }
+    if (home[0] != '/') {
+        *why = bt_xstrdup("HOME is not an absolute path");
+        return -EINVAL;
+    }
+    *dir = bt_xasprintf("%s/.claude", home);
+    return 0;
+}
+
+/* Transcripts live in <config>/projects, one directory per cwd. */
+static int claude_session_root(char **root, char **why)
+{
+    char *dir;
+    int rc = config_dir(&dir, why);
+    if (rc)
+        return rc;
+    *root = bt_xasprintf("%s/projects", dir);
+    free(dir);
+    return 0;
+}
+
+/* A random (version 4) UUID from the kernel's generator. */
+static int new_uuid(char out[37])
+{
+    unsigned char b[16];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, b, sizeof(b)) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n != (ssize_t)sizeof(b))
+        return -EIO;
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+    return 0;
+}
+
+/* claude's directory name for a cwd: every byte that is not an ASCII
+ * letter or digit becomes '-' (seen in 2.1.332: "/tmp/a.b_c d" →
+ * "-tmp-a-b-c-d"). */
+static char *cwd_dir_name(const char *cwd)
+{
+    char *name = bt_xstrdup(cwd);
+    for (char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+            *c = '-';
+    return name;
+}
+
+static int claude_new_session_path(const struct bt_runner_config *cfg, char **path, char **why)
+{
+    char *root, id[37];
+    int rc = claude_session_root(&root, why);
+    if (rc)
+        return rc;
+    if ((rc = new_uuid(id)) != 0) {
+        *why = bt_xstrdup("no random bytes for a session id");
+        free(root);
+        return rc;
+    }
+    char *name = cwd_dir_name(cfg->cwd ? cfg->cwd : "/");
+    *path = bt_xasprintf("%s/%s/%s.jsonl", root, name, id);
+    free(name);
+    free(root);
+    return 0;
+}
+
+/* The transcript baton chose, or, without one, <root>/<any>/<id>.jsonl
+ * (claude keeps a resumed session in its first directory). */
+static int claude_session_files(const struct bt_runner_config *cfg, const char *root,
+                                struct bt_strv *files, char **why)
+{
+    *why = NULL;
+    if (cfg->native_session_path) {
+        char id[37];
+        if (cfg->native_session_path[0] != '/' || id_of_path(cfg->native_session_path, id)) {
+            *why = bt_xstrdup("it does not name a claude transcript");
+            return -EINVAL;
+        }
+        bt_strv_push(files, cfg->native_session_path);
+        return 0;
+    }
+    if (!cfg->native_session_id)
+        return 0;
+    if (!uuid_ok(cfg->native_session_id)) {
+        *why = bt_xstrdup("the session id is not a UUID");
+        return -EINVAL;
+    }
+    DIR *d = opendir(root);
+    if (!d)
+        return errno == ENOENT ? 0 : -errno;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *p = bt_xasprintf("%s/%s/%s.jsonl", root, e->d_name, cfg->native_session_id);
+        if (access(p, F_OK) == 0)
+            bt_strv_push_take(files, p);
+        else
+            free(p);
+    }
+    closedir(d);
+    return 0;
+}
+
+static void *claude_create(const struct bt_runner_config *cfg)
+{
+    struct claude_runner *r = bt_xcalloc(1, sizeof(*r));
+    r->cfg = cfg;
+    return r;
+}
+
+static void claude_destroy(void *st)
+{
+    free(st);
+}
+
+/* The prompt, as one stream-json user message. */
+static void claude_start(void *st, struct bt_buf *out)
+{
+    struct claude_runner *r = st;
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "type", "user");
+    cJSON *msg = cJSON_AddObjectToObject(m, "message");
+    cJSON_AddStringToObject(msg, "role", "user");
+    cJSON_AddStringToObject(msg, "content", r->cfg->prompt ? r->cfg->prompt : "");
+    bt_runner_put_json(out, m);
+}
+
+/* {"type":"control_response","response":{"subtype":S,"request_id":ID,...}};
+ * the inner object is returned for the caller to fill. */
+static cJSON *control_response(cJSON **msg, const char *request_id_json, const char *subtype)
+{
+    *msg = cJSON_CreateObject();
+    cJSON_AddStringToObject(*msg, "type", "control_response");
+    cJSON *r = cJSON_AddObjectToObject(*msg, "response");
+    cJSON_AddStringToObject(r, "subtype", subtype);
+    cJSON *id = cJSON_Parse(request_id_json);
+    cJSON_AddItemToObject(r, "request_id", id ? id : cJSON_CreateNull());
+    return r;
+}
+
+static void resolved(const struct bt_signal *sig, int accept, const struct bt_parser_sink *sink)
+{
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
+    ev.approval_kind = sig->approval_kind;
+    ev.summary = sig->summary;
+    ev.decision = accept ? "accept" : "decline";
+    ev.by = "policy";
+    ev.request_id = sig->request_id;
+    sink->event(sink->data, &ev);
+}
+
+/* can_use_tool by policy: auto allows with the input unchanged, deny
+ * refuses with a sentence the model sees. Any other request gets an error
+ * answer: claude waits for every one. */
+static void on_request(struct claude_runner *r, const struct bt_signal *sig, struct bt_buf *out,
+                       const struct bt_parser_sink *sink)
+{
+    cJSON *msg;
+    if (strcmp(sig->method, "can_use_tool") == 0) {
+        int accept = r->cfg->approval == BT_APPROVAL_AUTO;
+        cJSON *resp =
+            cJSON_AddObjectToObject(control_response(&msg, sig->request_id, "success"), "response");
+        cJSON_AddStringToObject(resp, "behavior", accept ? "allow" : "deny");
+        if (accept) {
+            cJSON *input = sig->params_json ? cJSON_Parse(sig->params_json) : NULL;
+            cJSON_AddItemToObject(resp, "updatedInput", input ? input : cJSON_CreateObject());
+        } else {
+            cJSON_AddStringToObject(resp, "message", "baton's approval policy denies this");
+        }
+        bt_runner_put_json(out, msg);
+        resolved(sig, accept, sink);
+        return;
+    }
+    cJSON *resp = control_response(&msg, sig->request_id, "error");
+    char *why = bt_xasprintf("baton does not handle control request '%s'", sig->method);
+    cJSON_AddStringToObject(resp, "error", why);
+    free(why);
+    bt_runner_put_json(out, msg);
+}
+
+/* init named the session: session.started, resumed when it is the one
+ * this conversation had. */
+static void on_init(struct claude_runner *r, const struct bt_signal *sig,
+                    const struct bt_parser_sink *sink)
+{
+    char chosen[37];
+    if (!sig->session_id)
+        return;
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_SESSION_STARTED);
+    ev.native_session_id = sig->session_id;
+    if (id_of_path(r->cfg->native_session_path, chosen) == 0 &&
+        strcmp(chosen, sig->session_id) == 0)
+        ev.native_session_path = r->cfg->native_session_path;
+    ev.resumed =
+        r->cfg->native_session_id && strcmp(r->cfg->native_session_id, sig->session_id) == 0;
+    sink->event(sink->data, &ev);
+}
+
+static void claude_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *out,
+                             const struct bt_parser_sink *sink)
+{
+    struct claude_runner *r = st;
+    if (sig->type == BT_SIGNAL_RESPONSE && sig->method && strcmp(sig->method, "init") == 0)
+        on_init(r, sig, sink);
+    else if (sig->type == BT_SIGNAL_REQUEST && sig->method && sig->request_id)
+        on_request(r, sig, out, sink);
+}
+
+static int claude_interrupt(void *st, struct bt_buf *out)
+{
+    struct claude_runner *r = st;
+    if (r->interrupted)
+        return -ENOTSUP;
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "type", "control_request");
+    cJSON_AddStringToObject(m, "request_id", "baton-interrupt");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "request"), "subtype", "interrupt");
+    bt_runner_put_json(out, m);
+    r->interrupted = 1;
+    return 0;
+}
+
+const struct bt_runner_ops bt_runner_claude = {
+    .bin_name = "claude",
+    .bin_env = "BATON_CLAUDE_BIN",
+    .stdin_pipe = 1,
+    .reports_version = 1,
+    .parse_version = claude_parse_version,
+    .build_argv = claude_build_argv,
+    .handoff_argv = claude_handoff_argv,
+    .session_root = claude_session_root,
+    .new_session_path = claude_new_session_path,
+    .session_files = claude_session_files,
+    .create = claude_create,
+    .destroy = claude_destroy,
+    .start = claude_start,
+    .on_signal = claude_on_signal,
+    .interrupt = claude_interrupt,
+};
+
+/* Where claude keeps its transcripts (claude_session_root). */
+static const char *const claude_env_doc[] = {
+    "CLAUDE_CONFIG_DIR",
+    "claude's configuration directory (default ~/.claude), whose projects/ holds its transcripts",
+    NULL,
+};
+
+/* The coder's one registration: src/coders.def lists it. */
+const struct bt_coder bt_coder_claude = {
+    .name = "claude",
+    .runner = &bt_runner_claude,
+    .parser = &bt_parser_claude,
+    .env_doc = claude_env_doc,
+};

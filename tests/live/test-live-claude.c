@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * live claude tests: the real Claude Code CLI (pinned, from npm; path in
+ * BATON_TEST_CLAUDE_BIN) driven by the real baton binary against the local
+ * stand-in model endpoint (tests/standin, Anthropic Messages). Without a
+ * claude binary the whole program exits 77, which ctest reports as Skipped
+ * (never Passed).
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "live.h"
+
+#define CLAUDE_ENV BT_SOURCE_DIR "/tests/live/claude-env.sh"
+#define CONFIG "claude-config" /* the config dir under bt_live.dir */
+
+#define BATON BT_BINARY_DIR "/baton"
+
+static int setup(void **state)
+{
+    (void)state;
+    bt_live_setup("live-claude", CLAUDE_ENV, CONFIG, "BATON_CLAUDE_BIN",
+                  getenv("BATON_TEST_CLAUDE_BIN"));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    bt_live_teardown();
+    return 0;
+}
+
+/* baton run --json in the work directory with args after "run -c claude
+ * --json"; the stream in *lines. */
+static size_t run_json(const char *const *extra, int want_exit, cJSON ***lines)
+{
+    const char *args[16] = {"run", "-c", "claude", "--json"};
+    size_t n = 4;
+    for (; *extra && n < 15; extra++)
+        args[n++] = *extra;
+    args[n] = NULL;
+    struct bt_test_result res;
+    bt_live_baton(bt_live.work, args, &res, 0);
+    assert_int_equal(res.exit_code, want_exit);
+    size_t k = bt_live_stream(res.out.data, lines);
+    bt_test_result_release(&res);
+    return k;
+}
+
+static const cJSON *first_of(cJSON **lines, size_t n, const char *type)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(bt_live_type(lines[i]), type) == 0)
+            return lines[i];
+    return NULL;
+}
+
+static void test_text_turn(void **state)
+{
+    (void)state;
+    cJSON **lines;
+    const char *args[] = {"Say hello banana", NULL};
+    size_t n = run_json(args, 0, &lines);
+    assert_string_equal(bt_live_status(lines, n), "completed");
+    size_t deltas = 0;
+    for (size_t i = 0; i < n; i++)
+        deltas += strcmp(bt_live_type(lines[i]), "item.delta") == 0 &&
+                  strcmp(bt_live_item_kind(lines[i]), "message") == 0;
+    assert_true(deltas > 1);
+    const cJSON *u = first_of(lines, n, "usage");
+    assert_non_null(u);
+    assert_true(cJSON_GetObjectItem(u, "input_tokens")->valuedouble > 0);
+    assert_true(cJSON_GetObjectItem(u, "output_tokens")->valuedouble > 0);
+    assert_true(cJSON_GetObjectItem(u, "context_window")->valuedouble > 0);
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItem(u, "cost_usd")));
+    const cJSON *s = first_of(lines, n, "session.started");
+    assert_non_null(s);
+    assert_non_null(bt_test_jstr(s, "native_session_id"));
+    assert_string_equal(bt_test_jstr(lines[n - 1], "final_text"),
+                        "Hello! You said: Say hello banana");
+    bt_test_lines_free(lines, n);
+}
+
+static void test_send_from_another_directory(void **state)
+{
+    (void)state;
+    cJSON **lines;
+    const char *args[] = {"Remember kumquat", NULL};
+    size_t n = run_json(args, 0, &lines);
+    char *conv = bt_xstrdup(bt_test_jstr(lines[0], "conversation"));
+    bt_test_lines_free(lines, n);
+
+    struct bt_test_result res;
+    const char *send[] = {"send", "--json", conv, "again", NULL};
+    bt_live_baton(bt_live.other, send, &res, 0); /* another process, another directory */
+    assert_int_equal(res.exit_code, 0);
+    n = bt_live_stream(res.out.data, &lines);
+    assert_string_equal(bt_live_status(lines, n), "completed");
+    const cJSON *s = first_of(lines, n, "session.started");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(s, "resumed")));
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+    char *req = bt_live_last_request();
+    assert_non_null(strstr(req, "Remember kumquat")); /* the first turn, in the history */
+    assert_non_null(strstr(req, "again"));
+    free(req);
+    free(conv);
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char *p = bt_xasprintf("%s/%s", dir, name);
+    struct stat st;
+    int rc = stat(p, &st) == 0;
+    free(p);
+    return rc;
+}
+
+/* claude asks before a command that writes (can_use_tool): deny by
+ * default, the command does not run and the turn goes on. */
+static void test_bash_denied(void **state)
+{
+    (void)state;
+    cJSON **lines;
+    const char *args[] = {"[[shell:touch denied-file && echo baton-ok]]", NULL};
+    size_t n = run_json(args, 0, &lines);
+    assert_string_equal(bt_live_status(lines, n), "completed");
+    const cJSON *res = first_of(lines, n, "approval.resolved");
+    assert_non_null(res);
+    assert_string_equal(bt_test_jstr(res, "decision"), "decline");
+    const cJSON *item = bt_live_command_item(lines, n);
+    assert_non_null(item);
+    assert_string_equal(bt_test_jstr(item, "status"), "declined");
+    assert_false(exists(bt_live.work, "denied-file"));
+    bt_test_lines_free(lines, n);
+}
+
+static void test_bash_auto(void **state)
+{
+    (void)state;
+    cJSON **lines;
+    const char *args[] = {"--approval", "auto", "[[shell:touch allowed-file && echo baton-ok]]",
+                          NULL};
+    size_t n = run_json(args, 0, &lines);
+    assert_string_equal(bt_live_status(lines, n), "completed");
+    const cJSON *res = first_of(lines, n, "approval.resolved");
+    assert_non_null(res);
+    assert_string_equal(bt_test_jstr(res, "decision"), "accept");
+    const cJSON *item = bt_live_command_item(lines, n);
+    assert_non_null(item);
+    assert_string_equal(bt_test_jstr(item, "status"), "completed");
+    assert_non_null(strstr(bt_test_jstr(item, "text"), "baton-ok"));
+    assert_true(exists(bt_live.work, "allowed-file"));
+    bt_test_lines_free(lines, n);
+}
+
+/* claude processes working in this test's directories. */
+static int claude_processes_left(void)
+{
+    struct bt_test_result res;
+    char *script = bt_xasprintf("n=0; for p in /proc/[0-9]*; do case \"$(readlink $p/cwd)\" in "
+                                "%s*) tr '\\0' ' ' <$p/cmdline | grep -q claude && n=$((n+1));; "
+                                "esac; done 2>/dev/null; echo $n",
+                                bt_live.dir);
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    struct bt_test_run r = {.argv = argv, .timeout_s = 10};
+    assert_int_equal(bt_test_exec(&r, &res), 0);
+    int n = (int)strtol(res.out.data, NULL, 10);
+    bt_test_result_release(&res);
+    free(script);
+    return n;
+}
+
+static int wait_for_delta(const char *path)
+{
+    for (int i = 0; i < 600; i++) {
+        char *out = bt_test_slurp(path, NULL);
+        int seen = out && strstr(out, "\"type\":\"item.delta\"") != NULL;
+        free(out);
+        if (seen)
+            return 1;
+        usleep(20000);
+    }
+    return 0;
+}
+
+static void test_interrupt_is_quick(void **state)
+{
+    (void)state;
+    char *out = bt_xasprintf("%s/interrupt.out", bt_live.dir);
+    const char *argv[] = {BATON, "run", "-c", "claude", "--json", "[[slow]]", NULL};
+    char *cwd = getcwd(NULL, 0);
+    assert_int_equal(chdir(bt_live.work), 0);
+    pid_t pid = bt_test_spawn_bg(argv, (const char *const *)bt_live.env, out);
+    assert_int_equal(chdir(cwd), 0);
+    free(cwd);
+    assert_true(wait_for_delta(out));
+    int64_t t0 = bt_mono_ms();
+    kill(pid, SIGINT);
+    int st;
+    waitpid(pid, &st, 0);
+    int64_t took = bt_mono_ms() - t0;
+    printf("interrupt: baton exited %lld ms after SIGINT\n", (long long)took);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 130);
+    assert_true(took < 2000); /* cancelled within 2 s */
+    char *text = bt_test_slurp(out, NULL);
+    cJSON **lines;
+    size_t n = bt_live_stream(text, &lines);
+    assert_string_equal(bt_live_status(lines, n), "cancelled");
+    assert_true(strlen(bt_test_jstr(lines[n - 1], "final_text")) > 0); /* partial text kept */
+    assert_int_equal(claude_processes_left(), 0);
+    bt_test_lines_free(lines, n);
+    free(text);
+    free(out);
+}
+
+/* --no-retry reaches claude as its CLAUDE_CODE_MAX_RETRIES setting: the
+ * 500 fails at once (claude's default is 10 retries over minutes). */
+static void test_http_500_without_retries(void **state)
+{
+    (void)state;
+    cJSON **lines;
+    const char *args[] = {"--no-retry", "[[http500]]", NULL};
+    size_t n = run_json(args, 1, &lines);
+    assert_string_equal(bt_live_status(lines, n), "failed");
+    const cJSON *err = lines[n - 2];
+    assert_string_equal(bt_live_type(err), "error");
+    const char *msg = bt_test_jstr(err, "message");
+    assert_non_null(strstr(msg, "claude could not complete the turn")); /* baton's sentence */
+    assert_non_null(strstr(msg, "500"));                                /* claude's reason */
+    bt_test_lines_free(lines, n);
+}
+
+/* A conversation whose transcript claude no longer has: resume_failed. */
+static void test_unknown_session(void **state)
+{
+    (void)state;
+    cJSON **lines;
+    const char *args[] = {"Say hi", NULL};
+    size_t n = run_json(args, 0, &lines);
+    char *conv = bt_xstrdup(bt_test_jstr(lines[0], "conversation"));
+    const char *path = bt_test_jstr(first_of(lines, n, "session.started"), "native_session_path");
+    assert_non_null(path);
+    assert_int_equal(unlink(path), 0);
+    bt_test_lines_free(lines, n);
+
+    struct bt_test_result res;
+    const char *send[] = {"send", "--json", conv, "hello again", NULL};
+    bt_live_baton(bt_live.other, send, &res, 0);
+    assert_int_equal(res.exit_code, 1);
+    n = bt_live_stream(res.out.data, &lines);
+    assert_string_equal(bt_live_status(lines, n), "failed");
+    const cJSON *err = lines[n - 2];
+    assert_string_equal(bt_test_jstr(err, "kind"), "resume_failed");
+    assert_non_null(strstr(bt_test_jstr(err, "message"), "No conversation found"));
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+    free(conv);
+}
+
+/* claude's terminal UI asks once per directory whether it is trusted
+ * (kept in <config>/.claude.json, projects.<dir>.hasTrustDialogAccepted);
+ * the answer is given beforehand, as a user would have. */
+static void trust_work_dir(void)
+{
+    char *path = bt_xasprintf("%s/%s/.claude.json", bt_live.dir, CONFIG);
+    char *text = bt_test_slurp(path, NULL);
+    cJSON *root = text ? cJSON_Parse(text) : cJSON_CreateObject();
+    assert_non_null(root);
+    char real[PATH_MAX];
+    assert_non_null(realpath(bt_live.work, real));
+    cJSON *projects = cJSON_GetObjectItem(root, "projects");
+    if (!projects)
+        projects = cJSON_AddObjectToObject(root, "projects");
+    cJSON *p = cJSON_AddObjectToObject(projects, real);
+    cJSON_AddTrueToObject(p, "hasTrustDialogAccepted");
+    char *out = cJSON_Print(root);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(out, f);
+    assert_int_equal(fclose(f), 0);
+    cJSON_free(out);
+    cJSON_Delete(root);
+    free(text);
+    free(path);
+}
+
+/* Handoff to claude's own terminal UI in tmux: `claude --resume <id>`. */
+static void test_handoff_tmux(void **state)
+{
+    (void)state;
+    trust_work_dir();
+    const char *opts[] = {"-c", "claude", NULL};
+    const char *ready[] = {"shift+tab to cycle", NULL}; /* the footer, once it takes input */
+    bt_live_handoff_scenario(opts, ready);
+}
+
+int main(void)
+{
+    const char *bin = getenv("BATON_TEST_CLAUDE_BIN");
+    if (!bin || !*bin || access(bin, X_OK) != 0) {
+        printf("skipped: BATON_TEST_CLAUDE_BIN does not name a claude executable "
+               "(tests/scripts/test.sh installs the pinned one)\n");
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_turn),
+        cmocka_unit_test(test_send_from_another_directory),
+        cmocka_unit_test(test_bash_denied),
+        cmocka_unit_test(test_bash_auto),
+        cmocka_unit_test(test_interrupt_is_quick),
+        cmocka_unit_test(test_http_500_without_retries),
+        cmocka_unit_test(test_unknown_session),
+        cmocka_unit_test(test_handoff_tmux),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: MIT
+#
+# npm-pin.sh: the npm part shared by install-codex.sh, install-pi.sh and
+# install-claude.sh; sourced, not run. The sourcing script sets NPM_PIN_TAG
+# (the prefix of its messages, e.g. "install-codex") before using it.
+#
+#   npm_pin_die MESSAGE...         print "TAG: MESSAGE" on stderr, exit 1
+#   npm_pin_cache DEFAULT [ARG]    create and print the absolute, resolved
+#                                  cache prefix: ARG if given, else DEFAULT
+#   npm_pin_version PREFIX PKG     version in PREFIX's installed PKG, or ""
+#   npm_pin_install PREFIX PKG VERSION CHECK
+#                                  install PKG@VERSION into PREFIX unless it is
+#                                  there and CHECK (a path) is executable; npm's
+#                                  output goes to PREFIX/npm-install.log, a
+#                                  progress line to stderr, nothing to stdout.
+
+npm_pin_die() {
+    printf '%s: %s\n' "$NPM_PIN_TAG" "$*" >&2
+    exit 1
+}
+
+npm_pin_cache() {
+    local cache="${2:-$1}"
+    command -v npm >/dev/null 2>&1 || npm_pin_die "npm not found on PATH"
+    mkdir -p "$cache" || npm_pin_die "cannot create cache directory '$cache'"
+    (cd "$cache" && pwd -P)
+}
+
+npm_pin_version() {
+    local pkg="$1/node_modules/$2/package.json"
+    [ -f "$pkg" ] || return 0
+    sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$pkg" | head -n 1
+}
+
+npm_pin_install() {
+    local cache="$1" package="$2" version="$3" check="$4"
+    if [ "$(npm_pin_version "$cache" "$package")" = "$version" ] && [ -x "$check" ]; then
+        return 0
+    fi
+    local log="$cache/npm-install.log" added
+    printf '%s: installing %s from npm into %s (log: %s)... ' \
+        "$NPM_PIN_TAG" "$package@$version" "$cache" "$log" >&2
+    # npm's output goes to the log: stdout carries only the path.
+    if npm install --prefix "$cache" --save-exact --no-audit --no-fund \
+        --no-update-notifier --loglevel=error "$package@$version" >"$log" 2>&1; then
+        added="$(sed -n 's/^\(added [0-9]* packages\{0,1\}\).*/\1/p' "$log" | head -n 1)"
+        echo "done${added:+ ($added)}" >&2
+    else
+        echo "failed; the end of $log:" >&2
+        tail -n 25 "$log" | sed 's/^/    /' >&2
+        npm_pin_die "npm install of $package@$version failed"
+    fi
+}

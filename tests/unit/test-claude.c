@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the claude write side: argv for the first and later turns,
+ * the session baton chooses (transcript path and id), handoff, rm's
+ * candidates, the version line, and the stdin messages (prompt, permission
+ * answers by policy, answers to unknown control requests, interrupt).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "coder.h"
+
+static const struct bt_runner_ops *ops(void)
+{
+    const struct bt_coder *c = bt_coder_find("claude");
+    assert_non_null(c);
+    return c->runner;
+}
+
+/* argv joined by spaces (caller frees). */
+static char *joined(const struct bt_strv *v)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    for (size_t i = 0; i < v->n; i++)
+        bt_buf_addf(&b, "%s%s", i ? " " : "", v->v[i]);
+    return bt_buf_detach(&b, NULL);
+}
+
+static char *argv_of(const struct bt_runner_config *cfg, int *rc)
+{
+    struct bt_strv v;
+    bt_strv_init(&v);
+    *rc = ops()->build_argv(cfg, &v);
+    char *s = joined(&v);
+    bt_strv_release(&v);
+    return s;
+}
+
+#define SID "0b7e6b5e-4a1c-4d2e-9f00-1234567890ab"
+#define PATH "/cfg/projects/-w/" SID ".jsonl"
+
+static void test_first_turn_names_the_chosen_session(void **state)
+{
+    (void)state;
+    struct bt_runner_config cfg = {.cwd = "/w", .native_session_path = PATH};
+    int rc;
+    char *s = argv_of(&cfg, &rc);
+    assert_int_equal(rc, 0);
+    assert_string_equal(s, "-p --output-format stream-json --input-format stream-json --verbose "
+                           "--include-partial-messages --permission-prompt-tool stdio "
+                           "--session-id " SID);
+    free(s);
+}
+
+static void test_later_turn_resumes(void **state)
+{
+    (void)state;
+    struct bt_runner_config cfg = {.cwd = "/w",
+                                   .native_session_path = PATH,
+                                   .native_session_id = SID,
+                                   .model = "opus",
+                                   .approval = BT_APPROVAL_NEVER,
+                                   .no_retry = 1};
+    int rc;
+    char *s = argv_of(&cfg, &rc);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(s, "--permission-mode bypassPermissions --model opus --settings "
+                              "{\"env\":{\"CLAUDE_CODE_MAX_RETRIES\":\"0\"}} --resume " SID));
+    assert_null(strstr(s, "--permission-prompt-tool"));
+    free(s);
+}
+
+static void test_unusable_sessions_and_models(void **state)
+{
+    (void)state;
+    int rc;
+    struct bt_runner_config none = {.cwd = "/w"};
+    free(argv_of(&none, &rc));
+    assert_int_equal(rc, -EINVAL); /* no session chosen: nothing to name */
+    struct bt_runner_config bad_path = {.cwd = "/w",
+                                        .native_session_path = "/cfg/x/not-a-uuid.jsonl"};
+    free(argv_of(&bad_path, &rc));
+    assert_int_equal(rc, -EINVAL);
+    struct bt_runner_config flag_id = {.cwd = "/w", .native_session_id = "--help"};
+    free(argv_of(&flag_id, &rc));
+    assert_int_equal(rc, -EINVAL);
+    struct bt_runner_config flag_model = {.cwd = "/w", .native_session_path = PATH, .model = "-x"};
+    free(argv_of(&flag_model, &rc));
+    assert_int_equal(rc, -EINVAL);
+}
+
+static void test_handoff(void **state)
+{
+    (void)state;
+    struct bt_strv v;
+    bt_strv_init(&v);
+    struct bt_runner_config cfg = {.native_session_id = SID};
+    assert_int_equal(ops()->handoff_argv(&cfg, &v), 0);
+    char *s = joined(&v);
+    assert_string_equal(s, "--resume " SID);
+    free(s);
+    bt_strv_release(&v);
+    bt_strv_init(&v);
+    struct bt_runner_config empty = {0};
+    assert_int_equal(ops()->handoff_argv(&empty, &v), -ENOENT);
+    bt_strv_release(&v);
+}
+
+static void test_new_session_path(void **state)
+{
+    (void)state;
+    setenv("CLAUDE_CONFIG_DIR", "/cfg", 1);
+    struct bt_runner_config cfg = {.cwd = "/tmp/a.b_c d"};
+    char *path = NULL, *why = NULL;
+    assert_int_equal(ops()->new_session_path(&cfg, &path, &why), 0);
+    const char *prefix = "/cfg/projects/-tmp-a-b-c-d/";
+    assert_int_equal(strncmp(path, prefix, strlen(prefix)), 0);
+    const char *id = path + strlen(prefix);
+    assert_int_equal(strlen(id), 36 + 6);
+    assert_string_equal(id + 36, ".jsonl");
+    assert_int_equal(id[14], '4'); /* a version 4 UUID */
+    /* the path names the id the first turn passes */
+    struct bt_runner_config first = {.cwd = cfg.cwd, .native_session_path = path};
+    int rc;
+    char *s = argv_of(&first, &rc);
+    assert_int_equal(rc, 0);
+    char want[64];
+    snprintf(want, sizeof(want), "--session-id %.36s", id);
+    assert_non_null(strstr(s, want));
+    free(s);
+    char *root = NULL;
+    assert_int_equal(ops()->session_root(&root, &why), 0);
+    assert_string_equal(root, "/cfg/projects");
+    free(root);
+    free(path);
+    setenv("CLAUDE_CONFIG_DIR", "relative", 1);
+    assert_int_equal(ops()->session_root(&root, &why), -EINVAL);
+    assert_non_null(why);
+    free(why);
+    unsetenv("CLAUDE_CONFIG_DIR");
+}
+
+static void test_session_files(void **state)
+{
+    (void)state;
+    struct bt_strv files;
+    char *why = NULL;
+    bt_strv_init(&files);
+    struct bt_runner_config cfg = {.native_session_path = PATH, .native_session_id = SID};
+    assert_int_equal(ops()->session_files(&cfg, "/cfg/projects", &files, &why), 0);
+    assert_int_equal(files.n, 1);
+    assert_string_equal(files.v[0], PATH);
+    bt_strv_release(&files);
+    bt_strv_init(&files);
+    struct bt_runner_config odd = {.native_session_path = "/cfg/projects/-w/notes.txt"};
+    assert_int_equal(ops()->session_files(&odd, "/cfg/projects", &files, &why), -EINVAL);
+    assert_non_null(why);
+    free(why);
+    bt_strv_release(&files);
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    char *v = NULL;
+    assert_int_equal(ops()->parse_version("2.1.332 (Claude Code)\n", &v), 0);
+    assert_string_equal(v, "2.1.332");
+    free(v);
+    assert_int_not_equal(ops()->parse_version("codex-cli 0.171.0\n", &v), 0);
+}
+
+/* ---- stdin messages ----------------------------------------------------- */
+
+static struct bt_buf g_events;
+
+static void on_event(void *data, const struct bt_event *ev)
+{
+    (void)data;
+    bt_event_to_json(ev, &g_events);
+}
+
+static void on_signal(void *data, const struct bt_signal *sig)
+{
+    (void)data;
+    (void)sig;
+}
+
+static char *answer(enum bt_approval approval, const char *method)
+{
+    struct bt_runner_config cfg = {.prompt = "hi", .approval = approval};
+    void *r = ops()->create(&cfg);
+    struct bt_buf out = BT_BUF_INIT;
+    struct bt_parser_sink sink = {on_event, on_signal, NULL};
+    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST,
+                            .request_id = "\"req-1\"",
+                            .method = method,
+                            .approval_kind = "command",
+                            .summary = "touch x",
+                            .params_json = "{\"command\":\"touch x\"}"};
+    ops()->on_signal(r, &sig, &out, &sink);
+    ops()->destroy(r);
+    return bt_buf_detach(&out, NULL);
+}
+
+static void test_prompt_line(void **state)
+{
+    (void)state;
+    struct bt_runner_config cfg = {.prompt = "say \"hi\"\n"};
+    void *r = ops()->create(&cfg);
+    struct bt_buf out = BT_BUF_INIT;
+    ops()->start(r, &out);
+    assert_string_equal(out.data,
+                        "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"say "
+                        "\\\"hi\\\"\\n\"}}\n");
+    bt_buf_release(&out);
+    /* the interrupt goes once */
+    assert_int_equal(ops()->interrupt(r, &out), 0);
+    assert_string_equal(out.data,
+                        "{\"type\":\"control_request\",\"request_id\":\"baton-interrupt\","
+                        "\"request\":{\"subtype\":\"interrupt\"}}\n");
+    assert_int_equal(ops()->interrupt(r, &out), -ENOTSUP);
+    bt_buf_release(&out);
+    ops()->destroy(r);
+}
+
+static void test_permission_answers(void **state)
+{
+    (void)state;
+    bt_buf_init(&g_events);
+    char *allow = answer(BT_APPROVAL_AUTO, "can_use_tool");
+    assert_string_equal(allow, "{\"type\":\"control_response\",\"response\":{\"subtype\":"
+                               "\"success\",\"request_id\":\"req-1\",\"response\":{\"behavior\":"
+                               "\"allow\",\"updatedInput\":{\"command\":\"touch x\"}}}}\n");
+    assert_non_null(strstr(g_events.data, "\"decision\":\"accept\""));
+    free(allow);
+    bt_buf_reset(&g_events);
+    char *deny = answer(BT_APPROVAL_DENY, "can_use_tool");
+    assert_non_null(strstr(deny, "\"behavior\":\"deny\",\"message\":"));
+    assert_non_null(strstr(g_events.data, "\"decision\":\"decline\""));
+    free(deny);
+    bt_buf_reset(&g_events);
+    /* a request baton does not know still gets an answer */
+    char *other = answer(BT_APPROVAL_AUTO, "hook_callback");
+    assert_non_null(strstr(other, "\"subtype\":\"error\",\"request_id\":\"req-1\",\"error\":"));
+    assert_int_equal(g_events.len, 0);
+    free(other);
+    bt_buf_release(&g_events);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_first_turn_names_the_chosen_session),
+        cmocka_unit_test(test_later_turn_resumes),
+        cmocka_unit_test(test_unusable_sessions_and_models),
+        cmocka_unit_test(test_handoff),
+        cmocka_unit_test(test_new_session_path),
+        cmocka_unit_test(test_session_files),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_prompt_line),
+        cmocka_unit_test(test_permission_answers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
