@@ -284,7 +284,7 @@ struct bt_store_run {
     enum bt_store_run_state state; /* running until finished or recovered */
     int pid;                       /* coder's pid, 0 until started */
     int pgid;                      /* coder's process group, 0 until started */
-    uint64_t child_start;          /* pid's start time (bt_store_pid_start), 0 unknown */
+    uint64_t child_start;          /* pid's start time (bt_proc_pid_start), 0 unknown */
     int owner_pid;                 /* baton process that runs it */
     uint64_t owner_start;          /* its start time, 0 unknown */
     int64_t exit_code;             /* coder's exit code, BT_UNKNOWN if none */
@@ -546,7 +546,7 @@ struct bt_store_orphan {
     uint64_t child_start; /* start time of the group leader (pid == pgid), 0 unknown */
 };
 
-/* Mark every running run whose owner process is dead (no such pid, a
+/* Mark every running run whose owner process is dead (bt_proc_pid_gone: no such pid, a
  * zombie, or a pid whose start time differs from owner_start) interrupted,
  * in one transaction: the run gets ended_ms and an error text, its assistant
  * message becomes interrupted keeping the text streamed so far, and, unless
@@ -555,23 +555,18 @@ struct bt_store_orphan {
  *
  * *count (may be NULL) is set to the number of runs marked. *orphans is set
  * to an array of *n_orphans (free() it; NULL when 0) for those marked runs
- * whose process group kill(-pgid, 0) says may still exist, and those whose
+ * whose process group may still exist (bt_proc_group_alive), and those whose
  * group was never recorded (pgid 0: the caller finds their processes by
  * the run's tag in their environment, bt_proc_kill_tagged). Before signalling
  * such a group the caller must check it still belongs to the run: the leader
  * pgid either no longer exists (Linux does not reuse a pid while it is a
- * live group's id) or has start time child_start (bt_store_pid_start). */
+ * live group's id) or has start time child_start (bt_proc_pid_start). */
 int bt_store_recover(struct bt_store *s, int *count, struct bt_store_orphan **orphans,
                      size_t *n_orphans);
 
-/* 1 if the baton process that owns a run is gone: no such pid, a zombie,
- * or the pid reused by a process with another start time (0 = unknown).
- * Anything unsure (EPERM) counts as alive. */
-int bt_store_owner_gone(int pid, uint64_t start);
-
 /* --- rebuilding a run from its raw output (store-rebuild.c) ------------ */
 
-/* The running runs whose owner is gone (bt_store_owner_gone), as
+/* The running runs whose owner is gone (bt_proc_pid_gone), as
  * bt_store_run_get fills them: *out is an array of *n (NULL when 0), freed
  * with bt_store_run_list_free. Reads only. */
 int bt_store_dead_runs(struct bt_store *s, struct bt_store_run **out, size_t *n);
@@ -652,10 +647,5 @@ int bt_store_conversation_survey(struct bt_store *s, const char *id, struct bt_s
  * whitespace trimmed, cut to BT_STORE_TITLE_MAX bytes on a UTF-8 character
  * boundary. "" for NULL or blank text. Caller frees. */
 char *bt_store_make_title(const char *text);
-
-/* Start time of process pid (field 22 of /proc/<pid>/stat: clock ticks
- * after boot). Returns 0, -ESRCH if there is no such process or it is a
- * zombie, or another negated errno. */
-int bt_store_pid_start(int pid, uint64_t *start);
 
 #endif

@@ -26,6 +26,7 @@
 
 #include "error.h"
 #include "id.h"
+#include "proc.h"
 #include "store.h"
 #include "unit-fs.h"
 #include "util.h"
@@ -751,7 +752,7 @@ static void test_run_lifecycle(void **state)
     assert_int_equal(r.state, BT_STORE_RUN_RUNNING);
     assert_int_equal(r.owner_pid, getpid());
     uint64_t me = 0;
-    assert_int_equal(bt_store_pid_start(getpid(), &me), 0);
+    assert_int_equal(bt_proc_pid_start(getpid(), &me), 0);
     assert_true(me > 0);
     assert_true(r.owner_start == me);
     assert_int_equal(r.pid, 0);
@@ -1110,7 +1111,7 @@ static void test_recover(void **state)
     assert_string_equal(orphans[0].run, dead_run);
     assert_int_equal(orphans[0].pgid, coder);
     uint64_t start = 0;
-    assert_int_equal(bt_store_pid_start(coder, &start), 0);
+    assert_int_equal(bt_proc_pid_start(coder, &start), 0);
     assert_true(orphans[0].child_start == start);
     free(orphans);
 
@@ -1189,10 +1190,10 @@ static void test_pid_start(void **state)
 {
     (void)state;
     uint64_t a = 1, b = 0;
-    assert_int_equal(bt_store_pid_start(getpid(), &a), 0);
-    assert_int_equal(bt_store_pid_start(getpid(), &b), 0);
+    assert_int_equal(bt_proc_pid_start(getpid(), &a), 0);
+    assert_int_equal(bt_proc_pid_start(getpid(), &b), 0);
     assert_true(a == b && a > 0);
-    assert_int_equal(bt_store_pid_start(0, &a), -ESRCH);
+    assert_int_equal(bt_proc_pid_start(0, &a), -ESRCH);
     assert_int_equal(a, 0);
     pid_t child = fork();
     assert_true(child >= 0);
@@ -1200,9 +1201,9 @@ static void test_pid_start(void **state)
         _exit(0);
     siginfo_t info;
     assert_int_equal(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT), 0); /* a zombie */
-    assert_int_equal(bt_store_pid_start(child, &a), -ESRCH);
+    assert_int_equal(bt_proc_pid_start(child, &a), -ESRCH);
     assert_int_equal(wait_child(child), 0);
-    assert_int_equal(bt_store_pid_start(child, &a), -ESRCH);
+    assert_int_equal(bt_proc_pid_start(child, &a), -ESRCH);
 }
 
 /* --- concurrency -------------------------------------------------------- */
