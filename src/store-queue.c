@@ -60,9 +60,11 @@ static const char SQL_MSG_LINK_USER[] = "UPDATE messages SET run = ?2, state = C
                                         " WHERE id = ?4 AND conversation = ?1 AND role = 'user'";
 static const char SQL_RUN_LAST_ID[] = "SELECT id FROM runs WHERE conversation = ?1"
                                       " ORDER BY started_ms DESC, rowid DESC LIMIT 1";
-static const char SQL_QUEUED_LIST[] = "SELECT text, options FROM messages WHERE conversation = ?1"
+static const char SQL_QUEUED_LIST[] = "SELECT text, approval, timeout_ms, idle_timeout_ms, no_retry"
+                                      " FROM messages WHERE conversation = ?1"
                                       " AND state = 'queued' AND role = 'user' ORDER BY seq";
-static const char SQL_MSG_SET_OPTIONS[] = "UPDATE messages SET options = ?2 WHERE id = ?1";
+static const char SQL_MSG_SET_SETTINGS[] = "UPDATE messages SET approval = ?2, timeout_ms = ?3,"
+                                           " idle_timeout_ms = ?4, no_retry = ?5 WHERE id = ?1";
 static const char SQL_QUEUED_LINK[] =
     "UPDATE messages SET run = ?2, state = 'complete', updated_ms = ?3"
     " WHERE conversation = ?1 AND state = 'queued' AND role = 'user'";
@@ -146,10 +148,21 @@ static int check_last_run(struct bt_store *s, const char *conv, const char *run)
     return bt_st_done(q, same ? 0 : bt_st_fail(s, BT_EBUSY, "a newer turn started meanwhile"));
 }
 
+/* The settings columns of a QUEUED_LIST row from column 1 on; NULL (none
+ * stored) reads as 0. */
+static void read_settings(sqlite3_stmt *q, struct bt_store_settings *st)
+{
+    st->approval = (int)bt_st_col_i64(q, 1, 0);
+    st->timeout_ms = (uint64_t)bt_st_col_i64(q, 2, 0);
+    st->idle_timeout_ms = (uint64_t)bt_st_col_i64(q, 3, 0);
+    st->no_retry = bt_st_col_i64(q, 4, 0) != 0;
+}
+
 /* The conversation's queued user messages joined in order, each followed
- * by a blank line (so the next part starts a paragraph). */
+ * by a blank line (so the next part starts a paragraph); with out, their
+ * settings into out->settings. */
 static int queued_text(struct bt_store *s, const char *conv, struct bt_buf *b, int *n,
-                       struct bt_strv *options)
+                       struct bt_store_submitted *out)
 {
     sqlite3_stmt *q = bt_st_sql(s, SQL_QUEUED_LIST);
     if (!q)
@@ -160,9 +173,10 @@ static int queued_text(struct bt_store *s, const char *conv, struct bt_buf *b, i
     while ((rc = bt_st_step(s, q, "list queued messages")) == 1) {
         bt_buf_add(b, sqlite3_column_text(q, 0), (size_t)sqlite3_column_bytes(q, 0));
         bt_buf_adds(b, BT_STORE_QUEUE_JOIN);
-        if (options) {
-            const unsigned char *opt = sqlite3_column_text(q, 1);
-            bt_strv_push(options, opt ? (const char *)opt : "");
+        if (out) {
+            out->settings = bt_xrealloc(out->settings, (size_t)(*n + 1) * sizeof *out->settings);
+            read_settings(q, &out->settings[*n]);
+            out->n_settings = (size_t)*n + 1;
         }
         (*n)++;
     }
@@ -172,10 +186,10 @@ static int queued_text(struct bt_store *s, const char *conv, struct bt_buf *b, i
 /* The prompt of the new run into b: queued messages, then user_text, or
  * o->prompt. BT_ENOTFOUND when there is nothing to send. */
 static int build_prompt(struct bt_store *s, const struct bt_store_run_new *o, struct bt_buf *b,
-                        int *n_queued, struct bt_strv *options)
+                        int *n_queued, struct bt_store_submitted *out)
 {
     *n_queued = 0;
-    int rc = o->take_queued ? queued_text(s, o->conversation, b, n_queued, options) : 0;
+    int rc = o->take_queued ? queued_text(s, o->conversation, b, n_queued, out) : 0;
     if (rc)
         return rc;
     if (o->user_text)
@@ -208,17 +222,19 @@ static int queue_prompt(struct bt_store *s, const struct bt_store_run_new *o, in
                                      .state = BT_STORE_MSG_QUEUED,
                                      .text = o->user_text};
     rc = rc ? rc : bt_st_insert_message(s, &u, now, &out->queued, &out->queue_no);
-    if (rc || !o->options)
+    if (rc || !o->settings)
         return rc;
-    sqlite3_stmt *q = bt_st_sql(s, SQL_MSG_SET_OPTIONS);
-    if (!q) {
-        rc = BT_ESTORE;
-    } else {
-        sqlite3_bind_int64(q, 1, out->queued);
-        bt_st_bind_text(q, 2, o->options);
-        rc = bt_st_run(s, q, "store the message's settings");
-    }
-    return rc;
+    sqlite3_stmt *q = bt_st_sql(s, SQL_MSG_SET_SETTINGS);
+    if (!q)
+        return BT_ESTORE;
+    const struct bt_store_settings *st = o->settings;
+    sqlite3_bind_int64(q, 1, out->queued);
+    sqlite3_bind_int(q, 2, st->approval);
+    sqlite3_bind_int64(q, 3, st->timeout_ms > INT64_MAX ? INT64_MAX : (int64_t)st->timeout_ms);
+    sqlite3_bind_int64(q, 4,
+                       st->idle_timeout_ms > INT64_MAX ? INT64_MAX : (int64_t)st->idle_timeout_ms);
+    sqlite3_bind_int(q, 5, st->no_retry != 0);
+    return bt_st_run(s, q, "store the message's settings");
 }
 
 /* Link every queued user message of the conversation to run id. */
@@ -239,7 +255,7 @@ static int insert_turn(struct bt_store *s, const struct bt_store_run_new *o, con
 {
     int n_queued = 0;
     struct bt_buf prompt = BT_BUF_INIT;
-    int rc = build_prompt(s, o, &prompt, &n_queued, &out->options);
+    int rc = build_prompt(s, o, &prompt, &n_queued, out);
     if (rc == 0)
         rc = insert_run(s, o, id, prompt.len ? prompt.data : NULL, now);
     if (rc == 0 && n_queued)
@@ -291,7 +307,7 @@ void bt_store_submitted_release(struct bt_store_submitted *out)
     if (!out)
         return;
     free(out->prompt);
-    bt_strv_release(&out->options);
+    free(out->settings);
     memset(out, 0, sizeof *out);
 }
 
@@ -300,7 +316,6 @@ int bt_store_run_submit(struct bt_store *s, const struct bt_store_run_new *o,
 {
     char new_id[BT_ID_SIZE];
     memset(out, 0, sizeof *out);
-    bt_strv_init(&out->options);
     if (!o || !o->conversation || !o->coder || o->turn < 0 || (o->user_text && o->user_message) ||
         (o->queue && !o->user_text))
         return bt_st_fail(s, -EINVAL, "a run needs a conversation, a coder and at most one prompt");

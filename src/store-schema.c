@@ -19,6 +19,12 @@
 /* Forward migrations: migrations[v] takes a database from user_version v to
  * v + 1 and runs in one transaction with the user_version update. Never edit
  * a step that has shipped; add a new one. */
+/* The integer after "key=" in schema 3's options text (a key starts the
+ * text or follows a space: idle_timeout_ms is not timeout_ms), or NULL. */
+#define SETTING(key)                                                                               \
+    "CASE WHEN instr(' ' || options, ' " key "=') > 0 THEN CAST(substr(options,"                   \
+    " instr(' ' || options, ' " key "=') + length('" key "=')) AS INTEGER) END"
+
 static const char *const migrations[] = {
     /* 0 -> 1: initial schema */
     "CREATE TABLE conversations ("
@@ -145,6 +151,26 @@ static const char *const migrations[] = {
     /* and whether baton had to signal a run's coder (show --debug): codex
      * exits 0 on SIGTERM, so its exit status alone does not tell */
     "ALTER TABLE runs ADD COLUMN stop_stage INTEGER;",
+    /* 5 -> 6: a queued message's settings in typed columns, read from the
+     * text schema 3 kept ("approval=%d timeout_ms=%llu idle_timeout_ms=%llu
+     * no_retry=%d"; a key that is missing stays NULL, which reads as 0, as
+     * it did); the text column goes */
+    "ALTER TABLE messages ADD COLUMN approval INTEGER;"
+    "ALTER TABLE messages ADD COLUMN timeout_ms INTEGER;"
+    "ALTER TABLE messages ADD COLUMN idle_timeout_ms INTEGER;"
+    "ALTER TABLE messages ADD COLUMN no_retry INTEGER;"
+    "UPDATE messages SET"
+    " approval = " SETTING(
+        "approval") ","
+                    " timeout_ms = " SETTING(
+                        "timeout_ms") ","
+                                      " idle_timeout_ms = " SETTING(
+                                          "idle_timeout_ms") ","
+                                                             " no_retry = " SETTING(
+                                                                 "no_retry") " WHERE options IS "
+                                                                             "NOT NULL;"
+                                                                             "ALTER TABLE messages "
+                                                                             "DROP COLUMN options;",
 };
 
 #define N_MIGRATIONS ((int)BT_ARRAY_SIZE(migrations))

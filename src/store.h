@@ -31,7 +31,7 @@
 #include "event.h"
 #include "id.h"
 
-#define BT_STORE_SCHEMA_VERSION 5                    /* PRAGMA user_version this code writes */
+#define BT_STORE_SCHEMA_VERSION 6                    /* PRAGMA user_version this code writes */
 #define BT_STORE_BUSY_TIMEOUT_MS 5000                /* wait for another writer at most this long */
 #define BT_STORE_TITLE_MAX 80                        /* bytes of a conversation title */
 #define BT_STORE_STDERR_TAIL_MAX ((size_t)64 * 1024) /* bytes of a run's stderr tail kept */
@@ -317,45 +317,58 @@ enum bt_store_queue {
                                    will take it); BT_EBUSY never happens */
 };
 
+/* The turn settings a queued message was sent with (messages.approval,
+ * timeout_ms, idle_timeout_ms, no_retry; docs/store.md): the sender's, not
+ * those of whichever process sends the queue later. The store keeps the
+ * numbers as given; their meaning is the service's. */
+struct bt_store_settings {
+    int approval;             /* enum bt_approval's value (runners/runner.h) */
+    uint64_t timeout_ms;      /* the turn's time limit, 0 = none */
+    uint64_t idle_timeout_ms; /* the limit on the coder's silence, 0 = none */
+    int no_retry;             /* 1: the coder was asked not to retry requests */
+};
+
 struct bt_store_run_new {
-    const char *conversation;  /* required */
-    const char *coder;         /* required */
-    const char *model;         /* optional */
-    int64_t turn;              /* 0: one more than the conversation's last */
-    int64_t user_message;      /* optional (0): the prompt this run answers */
-    const char *user_text;     /* optional: a new prompt, stored as a complete
-                                  user message in the same transaction (so a
-                                  refused run leaves no prompt behind); not
-                                  together with user_message */
-    int take_queued;           /* the conversation's queued user messages go
-                                  first into the prompt, in order, joined by
-                                  BT_STORE_QUEUE_JOIN, and become complete
-                                  messages of the run */
-    enum bt_store_queue queue; /* what to do with user_text (required then) */
-    const char *prompt;        /* the prompt when there is no user_text and
-                                  nothing queued is taken (a retry) */
-    const char *after_run;     /* optional: BT_EBUSY unless this is still the
-                                  conversation's newest run (a retry) */
-    size_t max_prompt;         /* optional bound of the joined prompt (and of
-                                  what may wait queued), bytes: BT_ETOOBIG */
-    const char *options;       /* optional: the sender's turn settings, kept
-                                  with user_text when it is queued (opaque
-                                  text for the service) */
-    int force;                 /* send even if the conversation was handed
-                                  off (it becomes active again); without it
-                                  such a conversation refuses with -EPERM */
+    const char *conversation;                 /* required */
+    const char *coder;                        /* required */
+    const char *model;                        /* optional */
+    int64_t turn;                             /* 0: one more than the conversation's last */
+    int64_t user_message;                     /* optional (0): the prompt this run answers */
+    const char *user_text;                    /* optional: a new prompt, stored as a complete
+                                                 user message in the same transaction (so a
+                                                 refused run leaves no prompt behind); not
+                                                 together with user_message */
+    int take_queued;                          /* the conversation's queued user messages go
+                                                 first into the prompt, in order, joined by
+                                                 BT_STORE_QUEUE_JOIN, and become complete
+                                                 messages of the run */
+    enum bt_store_queue queue;                /* what to do with user_text (required then) */
+    const char *prompt;                       /* the prompt when there is no user_text and
+                                                 nothing queued is taken (a retry) */
+    const char *after_run;                    /* optional: BT_EBUSY unless this is still the
+                                                 conversation's newest run (a retry) */
+    size_t max_prompt;                        /* optional bound of the joined prompt (and of
+                                                 what may wait queued), bytes: BT_ETOOBIG */
+    const struct bt_store_settings *settings; /* optional: the sender's turn
+                                  settings, kept with user_text when it is
+                                  queued */
+    int force;                                /* send even if the conversation was handed
+                                                 off (it becomes active again); without it
+                                                 such a conversation refuses with -EPERM */
 };
 
 /* What bt_store_run_submit did. */
 struct bt_store_submitted {
-    char run[BT_ID_SIZE];   /* the new run, "" if the prompt was queued */
-    int64_t message;        /* the new run's assistant message */
-    int64_t queued;         /* > 0: user_text was queued as this message */
-    int64_t queue_no;       /* and this is its queue number (> 0) */
-    int busy;               /* another run was running (also on BT_EBUSY) */
-    char *prompt;           /* the text the new run sends; NULL if queued */
-    struct bt_strv options; /* the settings of each queued message the run
-                               took, in order ("" when none were stored) */
+    char run[BT_ID_SIZE];               /* the new run, "" if the prompt was queued */
+    int64_t message;                    /* the new run's assistant message */
+    int64_t queued;                     /* > 0: user_text was queued as this message */
+    int64_t queue_no;                   /* and this is its queue number (> 0) */
+    int busy;                           /* another run was running (also on BT_EBUSY) */
+    char *prompt;                       /* the text the new run sends; NULL if queued */
+    struct bt_store_settings *settings; /* the settings of each queued message
+                                           the run took, in order (all 0 for a
+                                           message stored without); NULL if none */
+    size_t n_settings;                  /* entries of settings */
 };
 
 void bt_store_submitted_release(struct bt_store_submitted *out);
