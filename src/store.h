@@ -3,7 +3,7 @@
  * store: baton's database of conversations, messages, runs and run events,
  * in SQLite (WAL mode) at $BATON_HOME/baton.db, plus the layout of
  * $BATON_HOME (run files under runs/). The only module that touches SQLite;
- * no SQLite type or statement leaves store.c. Tables and invariants are
+ * no SQLite type or statement leaves the store*.c files. Tables and invariants are
  * described in docs/store.md.
  *
  * Conventions of this header:
