@@ -46,6 +46,7 @@ struct bt_store {
 };
 
 /* The stored names of store.h's enums, indexed by value; [0] is "none". */
+/* one term of the count of an X list; NOLINTNEXTLINE(bugprone-macro-parentheses) */
 #define BT_ST_ONE(name, text) +1
 #define BT_ST_N_CONV_STATUSES (1 BT_STORE_CONV_STATUSES(BT_ST_ONE))
 #define BT_ST_N_ROLES (1 BT_STORE_ROLES(BT_ST_ONE))
