@@ -3,8 +3,8 @@
  * store: baton's database of conversations, messages, runs and run events,
  * in SQLite (WAL mode) at $BATON_HOME/baton.db, plus the layout of
  * $BATON_HOME (run files under runs/). The only module that touches SQLite;
- * no SQLite type or statement leaves the store*.c files. Tables and invariants are
- * described in docs/store.md.
+ * no SQLite type or statement leaves the store*.c files. Tables and
+ * invariants are described in docs/store.md.
  *
  * Conventions of this header:
  * - Every function returns 0 on success or a negative code: BT_ESTORE when
@@ -329,46 +329,46 @@ struct bt_store_settings {
 };
 
 struct bt_store_run_new {
-    const char *conversation;                 /* required */
-    const char *coder;                        /* required */
-    const char *model;                        /* optional */
-    int64_t turn;                             /* 0: one more than the conversation's last */
-    int64_t user_message;                     /* optional (0): the prompt this run answers */
-    const char *user_text;                    /* optional: a new prompt, stored as a complete
-                                                 user message in the same transaction (so a
-                                                 refused run leaves no prompt behind); not
-                                                 together with user_message */
-    int take_queued;                          /* the conversation's queued user messages go
-                                                 first into the prompt, in order, joined by
-                                                 BT_STORE_QUEUE_JOIN, and become complete
-                                                 messages of the run */
-    enum bt_store_queue queue;                /* what to do with user_text (required then) */
-    const char *prompt;                       /* the prompt when there is no user_text and
-                                                 nothing queued is taken (a retry) */
-    const char *after_run;                    /* optional: BT_EBUSY unless this is still the
-                                                 conversation's newest run (a retry) */
-    size_t max_prompt;                        /* optional bound of the joined prompt (and of
-                                                 what may wait queued), bytes: BT_ETOOBIG */
-    const struct bt_store_settings *settings; /* optional: the sender's turn
-                                  settings, kept with user_text when it is
-                                  queued */
-    int force;                                /* send even if the conversation was handed
-                                                 off (it becomes active again); without it
-                                                 such a conversation refuses with -EPERM */
+    const char *conversation;  /* required */
+    const char *coder;         /* required */
+    const char *model;         /* optional */
+    int64_t turn;              /* 0: one more than the conversation's last */
+    int64_t user_message;      /* optional (0): the prompt this run answers */
+    const char *user_text;     /* optional: a new prompt, stored as a complete
+                                  user message in the same transaction (so a
+                                  refused run leaves no prompt behind); not
+                                  together with user_message */
+    int take_queued;           /* the conversation's queued user messages go
+                                  first into the prompt, in order, joined by
+                                  BT_STORE_QUEUE_JOIN, and become complete
+                                  messages of the run */
+    enum bt_store_queue queue; /* what to do with user_text (required then) */
+    const char *prompt;        /* the prompt when there is no user_text and
+                                  nothing queued is taken (a retry) */
+    const char *after_run;     /* optional: BT_EBUSY unless this is still the
+                                  conversation's newest run (a retry) */
+    size_t max_prompt;         /* optional bound of the joined prompt (and of
+                                  what may wait queued), bytes: BT_ETOOBIG */
+    /* optional: the sender's turn settings, kept with user_text when it is
+     * queued */
+    const struct bt_store_settings *settings;
+    int force; /* send even if the conversation was handed
+                  off (it becomes active again); without it
+                  such a conversation refuses with -EPERM */
 };
 
 /* What bt_store_run_submit did. */
 struct bt_store_submitted {
-    char run[BT_ID_SIZE];               /* the new run, "" if the prompt was queued */
-    int64_t message;                    /* the new run's assistant message */
-    int64_t queued;                     /* > 0: user_text was queued as this message */
-    int64_t queue_no;                   /* and this is its queue number (> 0) */
-    int busy;                           /* another run was running (also on BT_EBUSY) */
-    char *prompt;                       /* the text the new run sends; NULL if queued */
-    struct bt_store_settings *settings; /* the settings of each queued message
-                                           the run took, in order (all 0 for a
-                                           message stored without); NULL if none */
-    size_t n_settings;                  /* entries of settings */
+    char run[BT_ID_SIZE]; /* the new run, "" if the prompt was queued */
+    int64_t message;      /* the new run's assistant message */
+    int64_t queued;       /* > 0: user_text was queued as this message */
+    int64_t queue_no;     /* and this is its queue number (> 0) */
+    int busy;             /* another run was running (also on BT_EBUSY) */
+    char *prompt;         /* the text the new run sends; NULL if queued */
+    /* the settings of each queued message the run took, in order (all 0
+     * for one stored without); NULL when none */
+    struct bt_store_settings *settings;
+    size_t n_settings; /* entries of settings */
 };
 
 void bt_store_submitted_release(struct bt_store_submitted *out);
@@ -559,8 +559,9 @@ struct bt_store_orphan {
     uint64_t child_start; /* start time of the group leader (pid == pgid), 0 unknown */
 };
 
-/* Mark every running run whose owner process is dead (bt_proc_pid_gone: no such pid, a
- * zombie, or a pid whose start time differs from owner_start) interrupted,
+/* Mark every running run whose owner process is dead (bt_proc_pid_gone: no
+ * such pid, a zombie, or a pid whose start time differs from owner_start)
+ * interrupted,
  * in one transaction: the run gets ended_ms and an error text, its assistant
  * message becomes interrupted keeping the text streamed so far, and, unless
  * the run's last event already is turn.completed, a turn.completed event
