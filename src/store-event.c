@@ -69,6 +69,8 @@ static void read_event(sqlite3_stmt *q, struct bt_store_event *ev)
         ev->data = "";
 }
 
+/* Its own statement, not bt_st_sql's: the callback may use the handle,
+ * and a cached statement it stepped would reset this loop's. */
 int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, bt_store_event_fn fn,
                         void *data)
 {
