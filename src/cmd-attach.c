@@ -24,6 +24,7 @@
 #include "cmd-common.h"
 #include "cmd.h"
 #include "error.h"
+#include "proc.h"
 #include "render.h"
 #include "store.h"
 #include "turn.h"
@@ -101,7 +102,7 @@ static int owner_gone(struct bt_store *s, const char *run, int *pid)
     struct bt_store_run r;
     int gone = 0;
     if (bt_store_run_get(s, run, &r) == 0) {
-        gone = r.state == BT_STORE_RUN_RUNNING && bt_store_owner_gone(r.owner_pid, r.owner_start);
+        gone = r.state == BT_STORE_RUN_RUNNING && bt_proc_pid_gone(r.owner_pid, r.owner_start);
         *pid = r.owner_pid;
     }
     bt_store_run_release(&r);

@@ -29,7 +29,7 @@
 static void stop_orphan(const struct bt_store_orphan *o)
 {
     uint64_t start = 0;
-    int rc = o->pgid > 0 ? bt_store_pid_start(o->pgid, &start) : -ESRCH;
+    int rc = o->pgid > 0 ? bt_proc_pid_start(o->pgid, &start) : -ESRCH;
     if (o->pgid > 0 && !(rc == 0 && (!o->child_start || start != o->child_start)))
         bt_proc_group_kill(o->pgid, 1000);
     /* whatever of the run is left: its group was never recorded, or a

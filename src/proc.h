@@ -150,9 +150,25 @@ void bt_proc_free(struct bt_proc *p);
  * (see bt_store_recover). */
 int bt_proc_group_kill(int pgid, unsigned grace_ms);
 
-/* 1 if any process of group pgid is alive (kill(-pgid, 0) == 0, or EPERM:
- * it exists but is not ours to signal). 0 for pgid <= 1. */
+/* 1 if any process of group pgid may be alive (kill(-pgid, 0) == 0, or
+ * EPERM: it exists but is not ours to signal). 0 for pgid <= 1 and for
+ * baton's own group (never a run's: a coder leads its own). The one "may
+ * the group live" check: the proc's stop escalation and recovery both use
+ * it. */
 int bt_proc_group_alive(int pgid);
+
+/* Start time of process pid (field 22 of /proc/<pid>/stat: clock ticks
+ * after boot, proc(5)). With the pid it names a process: a pid reused by
+ * another process has another start time. Returns 0, -ESRCH (with *start
+ * 0) if there is no such process or it is a zombie, or another negated
+ * errno. */
+int bt_proc_pid_start(int pid, uint64_t *start);
+
+/* 1 if process pid with start time start (bt_proc_pid_start; 0 = unknown)
+ * is gone: no such pid (or pid <= 0), a zombie, or the pid reused by a
+ * process with another start time. Anything unsure (EPERM, an unreadable
+ * /proc) counts as alive. */
+int bt_proc_pid_gone(int pid, uint64_t start);
 
 /* Start a detached worker: argv[0] (an absolute path) with argv, in a new
  * session (setsid: no controlling terminal, its own process group, so a

@@ -437,27 +437,14 @@ static int run_engine(struct bt_store *s, const struct bt_store_conversation *co
     return 0;
 }
 
-/* A turn's settings as text, kept with a queued message: they are the
- * sender's, not those of whichever process sends the queue later. */
-static char *settings_text(const struct bt_service_turn *t)
+/* A turn's settings, kept with a queued message: they are the sender's,
+ * not those of whichever process sends the queue later. */
+static struct bt_store_settings sender_settings(const struct bt_service_turn *t)
 {
-    return bt_xasprintf("approval=%d timeout_ms=%llu idle_timeout_ms=%llu no_retry=%d",
-                        (int)t->approval, (unsigned long long)t->timeout_ms,
-                        (unsigned long long)t->idle_timeout_ms, t->no_retry);
-}
-
-/* The number after "key=" in text, or dflt. */
-static uint64_t setting(const char *text, const char *key, uint64_t dflt)
-{
-    size_t n = strlen(key);
-    const char *p = text;
-    while ((p = strstr(p, key)) != NULL && ((p > text && p[-1] != ' ') || p[n] != '='))
-        p += n; /* idle_timeout_ms is not timeout_ms */
-    char *end;
-    if (!p)
-        return dflt;
-    unsigned long long v = strtoull(p + n + 1, &end, 10);
-    return end == p + n + 1 ? dflt : (uint64_t)v;
+    return (struct bt_store_settings){.approval = (int)t->approval,
+                                      .timeout_ms = t->timeout_ms,
+                                      .idle_timeout_ms = t->idle_timeout_ms,
+                                      .no_retry = t->no_retry};
 }
 
 /* The shorter of two limits, 0 meaning none. */
@@ -468,31 +455,30 @@ static uint64_t shorter(uint64_t a, uint64_t b)
 
 /* Narrow t by one queued message's settings: the least permissive
  * approval, the shorter limits, no retries if it asked for none. A message
- * without settings (stored by an older baton) asks for the default
+ * without settings (stored by an older baton) reads as 0: the default
  * approval, deny. */
-static void narrow(struct bt_service_turn *t, const char *text)
+static void narrow(struct bt_service_turn *t, const struct bt_store_settings *q)
 {
-    uint64_t approval = setting(text, "approval", BT_APPROVAL_DENY);
-    if (approval < (uint64_t)t->approval)
-        t->approval = (enum bt_approval)approval;
-    t->timeout_ms = shorter(t->timeout_ms, setting(text, "timeout_ms", 0));
-    t->idle_timeout_ms = shorter(t->idle_timeout_ms, setting(text, "idle_timeout_ms", 0));
-    t->no_retry |= setting(text, "no_retry", 0) != 0;
+    if (q->approval >= 0 && q->approval < (int)t->approval)
+        t->approval = (enum bt_approval)q->approval;
+    t->timeout_ms = shorter(t->timeout_ms, q->timeout_ms);
+    t->idle_timeout_ms = shorter(t->idle_timeout_ms, q->idle_timeout_ms);
+    t->no_retry |= q->no_retry != 0;
 }
 
 /* The settings a run that took queued messages runs with: those of the
  * messages (and of t when it sends text of its own), narrowed together. */
 static struct bt_service_turn turn_settings(const struct bt_service_turn *t, int own_text,
-                                            const struct bt_strv *queued)
+                                            const struct bt_store_submitted *queued)
 {
     struct bt_service_turn eff = *t;
-    if (!own_text && queued->n > 0) { /* a flush: only the senders count */
+    if (!own_text && queued->n_settings > 0) { /* a flush: only the senders count */
         eff.approval = BT_APPROVAL_NEVER;
         eff.timeout_ms = eff.idle_timeout_ms = 0;
         eff.no_retry = 0;
     }
-    for (size_t i = 0; i < queued->n; i++)
-        narrow(&eff, queued->v[i]);
+    for (size_t i = 0; i < queued->n_settings; i++)
+        narrow(&eff, &queued->settings[i]);
     return eff;
 }
 
@@ -514,7 +500,7 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
         out->queue_no = sub.queue_no;
         out->exit_code = BT_EXIT_OK;
     } else if (rc == 0) {
-        struct bt_service_turn eff = turn_settings(t, rn->user_text != NULL, &sub.options);
+        struct bt_service_turn eff = turn_settings(t, rn->user_text != NULL, &sub);
         memcpy(out->run, sub.run, BT_ID_SIZE);
         if (t->on_run)
             t->on_run(t->data, conv->id, out->run);
@@ -572,10 +558,9 @@ int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
                                           .user_text = t->prompt,
                                           .queue = t->queue,
                                           .max_prompt = BT_SERVICE_PROMPT_MAX};
-            char *settings = settings_text(t);
-            rn.options = settings;
+            struct bt_store_settings settings = sender_settings(t);
+            rn.settings = &settings;
             rc = rc ? store_error(s, out, rc) : do_turn(s, &conv, &l, t, &rn, out);
-            free(settings);
             bt_store_conversation_release(&conv);
         }
     }
@@ -600,10 +585,9 @@ static int next_turn(struct bt_store *s, const char *id, const struct bt_service
                                       .queue = text ? t->queue : BT_STORE_QUEUE_NEVER,
                                       .max_prompt = BT_SERVICE_PROMPT_MAX,
                                       .force = t->force};
-        char *settings = settings_text(t);
-        rn.options = settings;
+        struct bt_store_settings settings = sender_settings(t);
+        rn.settings = &settings;
         rc = do_turn(s, &conv, &l, t, &rn, out);
-        free(settings);
     }
     located_release(&l);
     bt_store_conversation_release(&conv);

@@ -22,7 +22,7 @@
 /* The conversations that match ?1 (an FTS5 query), each with its
  * best-ranked matching message (0 when only the title matched: its score
  * 1e308 is above any bm25 rank, which FTS5 keeps negative), newest activity
- * first, at most ?2 (-1 = all). The columns are those of store.c's
+ * first, at most ?2 (-1 = all). The columns are those of store-conv.c's
  * CONV_SELECT, then the message id. min() picks the bare column id from the
  * row with the smallest score (SQLite's documented min/max rule). */
 static const char SQL_SEARCH[] =

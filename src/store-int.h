@@ -3,10 +3,20 @@
  * store-int: what the store-*.c files share inside the store module. Not a
  * public header: only store*.c include it, and no SQLite type leaves them.
  *
- * Statement rules (see store.c): a statement is reset and its bindings
+ * Statement rules. Every statement is a static SQL string of the file that
+ * uses it (static const char SQL_X[]), prepared once per handle on first
+ * use by bt_st_sql, which keys its cache by the string's address. One
+ * exception: bt_store_event_each prepares its own, so that its callback may
+ * read through the same handle. A statement is reset and its bindings
  * cleared before each use and after it, so text can be bound SQLITE_STATIC
- * and no read transaction outlives a call. Writes of several rows go
- * through bt_st_tx_begin / bt_st_tx_end.
+ * and no read transaction outlives a call.
+ *
+ * Transactions. Writes of more than one row go through bt_st_tx_begin /
+ * bt_st_tx_end (BEGIN IMMEDIATE, so a waiting writer is handled by the
+ * busy timeout rather than failing on a lock upgrade). Event appends keep
+ * one transaction open (s->batch) until bt_store_flush; every other write
+ * commits that batch first (bt_st_tx_begin, bt_st_write_sql), so nothing is
+ * committed out of order.
  */
 #ifndef BT_STORE_INT_H
 #define BT_STORE_INT_H
@@ -18,23 +28,42 @@
 #include "store.h"
 #include "util.h"
 
-#define BT_STORE_STMTS_MAX 64 /* room for store.c's statement table */
+#define BT_ST_CACHE_SIZE 128 /* statements of all store*.c files; a power of 2 */
 
 struct bt_store {
-    sqlite3 *db;                             /* the connection */
-    char *home;                              /* $BATON_HOME as given */
-    char *db_path;                           /* home/baton.db, home resolved (SQLite's
-                                                NOFOLLOW refuses a link anywhere) */
-    int created_db;                          /* bt_st_prepare_home made the db file */
-    struct bt_buf err;                       /* last error message */
-    int batch;                               /* 1 while an event batch transaction is open */
-    int wal_pages;                           /* pages in the WAL after this handle's last commit */
-    sqlite3_stmt *stmts[BT_STORE_STMTS_MAX]; /* store.c's statements, prepared on first use */
+    sqlite3 *db;       /* the connection */
+    char *home;        /* $BATON_HOME as given */
+    char *db_path;     /* home/baton.db, home resolved (SQLite's
+                          NOFOLLOW refuses a link anywhere) */
+    int created_db;    /* bt_st_prepare_home made the db file */
+    struct bt_buf err; /* last error message */
+    int batch;         /* 1 while an event batch transaction is open */
+    int wal_pages;     /* pages in the WAL after this handle's last commit */
     struct {
-        const char *sql; /* a static SQL string: the key is its address */
-        sqlite3_stmt *q; /* prepared on first use */
-    } cache[32];         /* statements of the other store-*.c files */
+        const char *sql;       /* a static SQL string: the key is its address */
+        sqlite3_stmt *q;       /* prepared on first use */
+    } cache[BT_ST_CACHE_SIZE]; /* bt_st_sql's statements, finalized on close */
 };
+
+/* The stored names of store.h's enums, indexed by value; [0] is "none". */
+/* one term of the count of an X list; NOLINTNEXTLINE(bugprone-macro-parentheses) */
+#define BT_ST_ONE(name, text) +1
+#define BT_ST_N_CONV_STATUSES (1 BT_STORE_CONV_STATUSES(BT_ST_ONE))
+#define BT_ST_N_ROLES (1 BT_STORE_ROLES(BT_ST_ONE))
+#define BT_ST_N_MSG_STATES (1 BT_STORE_MSG_STATES(BT_ST_ONE))
+#define BT_ST_N_RUN_STATES (1 BT_STORE_RUN_STATES(BT_ST_ONE))
+extern const char *const bt_st_conv_status_names[BT_ST_N_CONV_STATUSES];
+extern const char *const bt_st_role_names[BT_ST_N_ROLES];
+extern const char *const bt_st_msg_state_names[BT_ST_N_MSG_STATES];
+extern const char *const bt_st_run_state_names[BT_ST_N_RUN_STATES];
+
+/* The enum value of a stored name in names[0..n); 0 if unknown or NULL. */
+int bt_st_value_of(const char *const *names, size_t n, const unsigned char *text);
+/* Column i of q read as the enum whose names are names. */
+#define BT_ST_COL_ENUM(q, i, names)                                                                \
+    bt_st_value_of(names, BT_ARRAY_SIZE(names), sqlite3_column_text(q, i))
+/* 1 if v is a valid (non-zero, in range) value of the enum of names. */
+#define BT_ST_VALID(names, v) ((int)(v) > 0 && (size_t)(v) < BT_ARRAY_SIZE(names))
 
 /* Set the error message; returns code. */
 int bt_st_fail(struct bt_store *s, int code, const char *fmt, ...)
@@ -48,6 +77,11 @@ int bt_st_db_fail(struct bt_store *s, const char *what);
 /* The prepared statement for a static SQL string, reset and with no
  * bindings; NULL with the error set. */
 sqlite3_stmt *bt_st_sql(struct bt_store *s, const char *sql);
+/* The same for a single-statement write: pending events are committed
+ * first, so writes reach the database in call order. */
+sqlite3_stmt *bt_st_write_sql(struct bt_store *s, const char *sql);
+/* Run one or more statements without results (opening, migrations). */
+int bt_st_exec(struct bt_store *s, const char *sql, const char *what);
 /* Reset q after use (ends its read) and return rc. */
 int bt_st_done(sqlite3_stmt *q, int rc);
 /* Step a statement that returns no rows; returns 0 or BT_ESTORE. */
@@ -61,6 +95,9 @@ char *bt_st_col_str0(sqlite3_stmt *q, int i);                    /* "" for NULL 
 void bt_st_col_id(sqlite3_stmt *q, int i, char out[BT_ID_SIZE]); /* "" if not an id */
 int64_t bt_st_col_i64(sqlite3_stmt *q, int i, int64_t dflt);     /* dflt for NULL */
 
+/* 0 if the last statement changed a row, else BT_ENOTFOUND: "no what 'id'". */
+int bt_st_changed_one(struct bt_store *s, const char *what, const char *id);
+
 /* Step q, a query of one integer column, into *v (BT_ESTORE if no row). */
 int bt_st_query_int(struct bt_store *s, sqlite3_stmt *q, const char *what, int64_t *v);
 /* BT_EBUSY (naming the run) if the conversation has a running run. */
@@ -72,7 +109,7 @@ int bt_st_check_not_running(struct bt_store *s, const char *conv);
 int bt_st_check_owner(struct bt_store *s, const char *conv, int force);
 
 /* Fill c (owned strings) from the first 12 columns of a row shaped like
- * store.c's CONV_SELECT: id, title, coder, model, cwd, native session id and
+ * store-conv.c's CONV_SELECT: id, title, coder, model, cwd, native session id and
  * path, status, created, updated, last run id and state. */
 void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c);
 
@@ -91,6 +128,18 @@ int bt_st_fix_modes(struct bt_store *s);
  * a read-only file system are the reason (the path and mode named). */
 void bt_st_open_explain(struct bt_store *s);
 
+/* store-schema.c: migrate the opened database to BT_STORE_SCHEMA_VERSION
+ * (BT_ESCHEMA if it is newer). */
+int bt_st_migrate(struct bt_store *s);
+
+/* store-conv.c, inside a write transaction: set the conversation's
+ * updated_ms (BT_ENOTFOUND if there is none); insert a message at the end
+ * of its conversation, *id its id (may be NULL), and a queued one gets its
+ * queue number (*queue_no, may be NULL). */
+int bt_st_touch_conversation(struct bt_store *s, const char *conv, int64_t now);
+int bt_st_insert_message(struct bt_store *s, const struct bt_store_message_new *o, int64_t now,
+                         int64_t *id, int64_t *queue_no);
+
 /* Insert one event row, in whatever transaction is open. */
 int bt_st_insert_event(struct bt_store *s, const struct bt_store_event *ev);
 /* Inside a write transaction: what bt_store_run_finish changes. */
@@ -101,6 +150,8 @@ int bt_st_finish_run(struct bt_store *s, const char *id, const struct bt_store_r
  * conversation's next queue number, written to *queue_no (may be NULL). */
 int bt_st_queue_number(struct bt_store *s, const char *conv, int64_t msg, int64_t *queue_no);
 
+/* BEGIN IMMEDIATE, without committing pending events (the batch's own). */
+int bt_st_begin(struct bt_store *s, const char *what);
 /* Commit pending events, then BEGIN IMMEDIATE. */
 int bt_st_tx_begin(struct bt_store *s);
 /* Commit if rc is 0, else roll back keeping the error; returns the result. */

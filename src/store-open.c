@@ -9,6 +9,9 @@
  * a link. When the open fails, nothing has been changed, and
  * bt_st_open_explain says why in words: a directory, a link, no permission,
  * a read-only directory or file system.
+ *
+ * Then opening itself (WAL, pragmas, the schema's migrations in
+ * store-schema.c), and closing, which checkpoints a WAL grown large.
  */
 /* O_PATH (Linux): see tighten */
 #define _GNU_SOURCE
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -221,4 +225,186 @@ void bt_st_open_explain(struct bt_store *s)
         bt_st_fail(s, BT_ESTORE, "'%s': %s", s->db_path, was);
     free(was);
     free(why);
+}
+
+/* --- opening ------------------------------------------------------------ */
+
+char *bt_store_default_home(void)
+{
+    const char *v = getenv("BATON_HOME");
+    if (v && *v) /* relative: a worker or a later cwd would find another */
+        return v[0] == '/' ? bt_xstrdup(v) : NULL;
+    v = getenv("XDG_STATE_HOME");
+    if (v && v[0] == '/')
+        return bt_xasprintf("%s/baton", v);
+    v = getenv("HOME");
+    if (v && *v)
+        return bt_xasprintf("%s/.local/state/baton", v);
+    return NULL;
+}
+
+int bt_st_exec(struct bt_store *s, const char *sql, const char *what)
+{
+    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : bt_st_db_fail(s, what);
+}
+
+#define WAL_CHECKPOINT_PAGES 128 /* 512 KiB: about three text turns */
+
+#define WAL_MAX_PAGES 4096 /* 16 MiB: checkpoint even mid-turn */
+
+/* After each commit (SQLite's WAL hook, which replaces its own
+ * autocheckpoint): note the WAL's size for bt_store_close, and checkpoint
+ * at once only when a very long turn has made it large. */
+static int on_wal_commit(void *data, sqlite3 *db, const char *name, int pages)
+{
+    struct bt_store *s = data;
+    s->wal_pages = pages;
+    if (pages >= WAL_MAX_PAGES)
+        sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return SQLITE_OK;
+}
+
+/* PRAGMA journal_mode=WAL, waiting for other openers: on a new db, the
+ * switch to WAL needs a lock that SQLite's busy handler does not wait for
+ * (three batons opening a new store at once failed "database is locked"
+ * one time in five). */
+static int step_journal_mode(struct bt_store *s, sqlite3_stmt **q)
+{
+    int waited = 0;
+    for (;;) {
+        int rc = *q ? SQLITE_OK : sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, q, NULL);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(*q);
+        if (rc == SQLITE_ROW)
+            return 0;
+        if ((rc & 0xff) != SQLITE_BUSY || waited >= BT_STORE_BUSY_TIMEOUT_MS)
+            return bt_st_db_fail(s, "journal_mode");
+        if (*q)
+            sqlite3_reset(*q);
+        struct timespec ts = {0, 5000000L};
+        nanosleep(&ts, NULL);
+        waited += 5;
+    }
+}
+
+static int set_wal(struct bt_store *s)
+{
+    sqlite3_stmt *q = NULL;
+    int rc = step_journal_mode(s, &q);
+    const char *mode = rc == 0 ? (const char *)sqlite3_column_text(q, 0) : NULL;
+    if (rc == 0 && (!mode || strcmp(mode, "wal") != 0))
+        rc = bt_st_fail(s, BT_ESTORE, "'%s' cannot use WAL mode (journal_mode is %s)", s->db_path,
+                        mode ? mode : "unknown");
+    sqlite3_finalize(q);
+    return rc;
+}
+
+static int open_db(struct bt_store *s)
+{
+    /* NOFOLLOW: a link put at baton.db after bt_st_prepare_home looked */
+    int flags =
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
+    int rc = sqlite3_open_v2(s->db_path, &s->db, flags, NULL);
+    if (rc != SQLITE_OK)
+        return s->db ? bt_st_db_fail(s, s->db_path)
+                     : bt_st_fail(s, BT_ESTORE, "%s: %s", s->db_path, sqlite3_errstr(rc));
+    /* SQLite opens a file it may not write read-only, without a word */
+    if (sqlite3_db_readonly(s->db, "main") == 1)
+        return bt_st_fail(s, BT_ESTORE, "'%s' can only be read", s->db_path);
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, BT_STORE_BUSY_TIMEOUT_MS);
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    rc = set_wal(s);
+    if (rc == 0)
+        rc = bt_st_exec(s,
+                        "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+                        " PRAGMA journal_size_limit=4194304",
+                        "pragma");
+    /* Every baton command is a short process, and the last connection to
+     * close would checkpoint the WAL into the db, fsync both and delete it:
+     * about 3 ms of each turn. The WAL is durable as it is (kill -9 loses
+     * nothing; synchronous=NORMAL never promised more against power loss),
+     * so closing leaves it. Nor does a commit checkpoint (SQLite's default
+     * past 1000 pages): two fsyncs on the event loop stall a streaming
+     * turn, by 200 ms on a busy disk. bt_store_close checkpoints instead,
+     * after the turn, once the WAL holds WAL_CHECKPOINT_PAGES pages; that
+     * also bounds what the next opener reads to rebuild the WAL index (0.6
+     * ms per MB here). */
+    if (rc == 0) {
+        sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
+        sqlite3_wal_hook(s->db, on_wal_commit, s);
+    }
+    return rc;
+}
+
+int bt_store_open(const char *home, struct bt_store **out, char **errmsg)
+{
+    *out = NULL;
+    if (errmsg)
+        *errmsg = NULL;
+    struct bt_store *s = bt_xcalloc(1, sizeof *s);
+    bt_buf_init(&s->err);
+    int rc = -EINVAL;
+    if (!home || !*home)
+        bt_st_fail(s, rc, "no store directory given");
+    else {
+        s->home = bt_xstrdup(home);
+        s->db_path = bt_xasprintf("%s/baton.db", home);
+        rc = bt_st_prepare_home(s);
+    }
+    if (rc == 0 && (rc = open_db(s)) != 0)
+        bt_st_open_explain(s);
+    if (rc == 0)
+        rc = bt_st_migrate(s);
+    /* only a store that opened gets its modes fixed: SQLite made its -wal
+     * and -shm with the db's mode, so they are fixed together */
+    if (rc == 0)
+        rc = bt_st_fix_modes(s);
+    if (rc == 0) {
+        *out = s;
+        return 0;
+    }
+    if (errmsg)
+        *errmsg = bt_xstrdup(s->err.data);
+    char *made = s->created_db ? bt_xstrdup(s->db_path) : NULL;
+    bt_store_close(s);
+    bt_st_unprepare(made); /* once SQLite let go of it */
+    free(made);
+    return rc;
+}
+
+/* Copy the WAL into the db and empty it, unless another connection is in
+ * the way (then it waits for a later close: never for the busy timeout).
+ * Emptied, not only copied: the next process to open the store finds no
+ * other connection and rebuilds the WAL index, which forgets what was
+ * copied, so a WAL only ever copied would grow without end. */
+static void checkpoint_on_close(struct bt_store *s)
+{
+    sqlite3_busy_timeout(s->db, 0);
+    if (sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
+        sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+}
+
+void bt_store_close(struct bt_store *s)
+{
+    if (!s)
+        return;
+    if (s->db)
+        bt_store_flush(s);
+    if (s->db && s->wal_pages >= WAL_CHECKPOINT_PAGES)
+        checkpoint_on_close(s);
+    for (size_t i = 0; i < BT_ARRAY_SIZE(s->cache); i++)
+        sqlite3_finalize(s->cache[i].q);
+    sqlite3_close_v2(s->db);
+    bt_buf_release(&s->err);
+    free(s->db_path);
+    free(s->home);
+    free(s);
+}
+
+char *bt_store_run_file(const struct bt_store *s, const char *run, const char *suffix)
+{
+    if (!bt_id_valid(run) || !suffix || strchr(suffix, '/'))
+        return NULL;
+    return bt_xasprintf("%s/runs/%s%s", s->home, run, suffix);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "proc.h"
 #include "util.h"
 
 static const char *const running_sql =
@@ -35,7 +36,7 @@ int bt_store_dead_runs(struct bt_store *s, struct bt_store_run **out, size_t *n)
         return BT_ESTORE;
     int rc;
     while ((rc = bt_st_step(s, q, "find running runs")) == 1) {
-        if (!bt_store_owner_gone((int)bt_st_col_i64(q, 1, 0), (uint64_t)bt_st_col_i64(q, 2, 0)))
+        if (!bt_proc_pid_gone((int)bt_st_col_i64(q, 1, 0), (uint64_t)bt_st_col_i64(q, 2, 0)))
             continue;
         if (n_ids == cap) {
             cap = cap ? cap * 2 : 4;

@@ -3,8 +3,8 @@
  * store: baton's database of conversations, messages, runs and run events,
  * in SQLite (WAL mode) at $BATON_HOME/baton.db, plus the layout of
  * $BATON_HOME (run files under runs/). The only module that touches SQLite;
- * no SQLite type or statement leaves store.c. Tables and invariants are
- * described in docs/store.md.
+ * no SQLite type or statement leaves the store*.c files. Tables and
+ * invariants are described in docs/store.md.
  *
  * Conventions of this header:
  * - Every function returns 0 on success or a negative code: BT_ESTORE when
@@ -31,7 +31,7 @@
 #include "event.h"
 #include "id.h"
 
-#define BT_STORE_SCHEMA_VERSION 5                    /* PRAGMA user_version this code writes */
+#define BT_STORE_SCHEMA_VERSION 6                    /* PRAGMA user_version this code writes */
 #define BT_STORE_BUSY_TIMEOUT_MS 5000                /* wait for another writer at most this long */
 #define BT_STORE_TITLE_MAX 80                        /* bytes of a conversation title */
 #define BT_STORE_STDERR_TAIL_MAX ((size_t)64 * 1024) /* bytes of a run's stderr tail kept */
@@ -284,7 +284,7 @@ struct bt_store_run {
     enum bt_store_run_state state; /* running until finished or recovered */
     int pid;                       /* coder's pid, 0 until started */
     int pgid;                      /* coder's process group, 0 until started */
-    uint64_t child_start;          /* pid's start time (bt_store_pid_start), 0 unknown */
+    uint64_t child_start;          /* pid's start time (bt_proc_pid_start), 0 unknown */
     int owner_pid;                 /* baton process that runs it */
     uint64_t owner_start;          /* its start time, 0 unknown */
     int64_t exit_code;             /* coder's exit code, BT_UNKNOWN if none */
@@ -317,6 +317,17 @@ enum bt_store_queue {
                                    will take it); BT_EBUSY never happens */
 };
 
+/* The turn settings a queued message was sent with (messages.approval,
+ * timeout_ms, idle_timeout_ms, no_retry; docs/store.md): the sender's, not
+ * those of whichever process sends the queue later. The store keeps the
+ * numbers as given; their meaning is the service's. */
+struct bt_store_settings {
+    int approval;             /* enum bt_approval's value (runners/runner.h) */
+    uint64_t timeout_ms;      /* the turn's time limit, 0 = none */
+    uint64_t idle_timeout_ms; /* the limit on the coder's silence, 0 = none */
+    int no_retry;             /* 1: the coder was asked not to retry requests */
+};
+
 struct bt_store_run_new {
     const char *conversation;  /* required */
     const char *coder;         /* required */
@@ -338,24 +349,26 @@ struct bt_store_run_new {
                                   conversation's newest run (a retry) */
     size_t max_prompt;         /* optional bound of the joined prompt (and of
                                   what may wait queued), bytes: BT_ETOOBIG */
-    const char *options;       /* optional: the sender's turn settings, kept
-                                  with user_text when it is queued (opaque
-                                  text for the service) */
-    int force;                 /* send even if the conversation was handed
-                                  off (it becomes active again); without it
-                                  such a conversation refuses with -EPERM */
+    /* optional: the sender's turn settings, kept with user_text when it is
+     * queued */
+    const struct bt_store_settings *settings;
+    int force; /* send even if the conversation was handed
+                  off (it becomes active again); without it
+                  such a conversation refuses with -EPERM */
 };
 
 /* What bt_store_run_submit did. */
 struct bt_store_submitted {
-    char run[BT_ID_SIZE];   /* the new run, "" if the prompt was queued */
-    int64_t message;        /* the new run's assistant message */
-    int64_t queued;         /* > 0: user_text was queued as this message */
-    int64_t queue_no;       /* and this is its queue number (> 0) */
-    int busy;               /* another run was running (also on BT_EBUSY) */
-    char *prompt;           /* the text the new run sends; NULL if queued */
-    struct bt_strv options; /* the settings of each queued message the run
-                               took, in order ("" when none were stored) */
+    char run[BT_ID_SIZE]; /* the new run, "" if the prompt was queued */
+    int64_t message;      /* the new run's assistant message */
+    int64_t queued;       /* > 0: user_text was queued as this message */
+    int64_t queue_no;     /* and this is its queue number (> 0) */
+    int busy;             /* another run was running (also on BT_EBUSY) */
+    char *prompt;         /* the text the new run sends; NULL if queued */
+    /* the settings of each queued message the run took, in order (all 0
+     * for one stored without); NULL when none */
+    struct bt_store_settings *settings;
+    size_t n_settings; /* entries of settings */
 };
 
 void bt_store_submitted_release(struct bt_store_submitted *out);
@@ -546,8 +559,9 @@ struct bt_store_orphan {
     uint64_t child_start; /* start time of the group leader (pid == pgid), 0 unknown */
 };
 
-/* Mark every running run whose owner process is dead (no such pid, a
- * zombie, or a pid whose start time differs from owner_start) interrupted,
+/* Mark every running run whose owner process is dead (bt_proc_pid_gone: no
+ * such pid, a zombie, or a pid whose start time differs from owner_start)
+ * interrupted,
  * in one transaction: the run gets ended_ms and an error text, its assistant
  * message becomes interrupted keeping the text streamed so far, and, unless
  * the run's last event already is turn.completed, a turn.completed event
@@ -555,23 +569,18 @@ struct bt_store_orphan {
  *
  * *count (may be NULL) is set to the number of runs marked. *orphans is set
  * to an array of *n_orphans (free() it; NULL when 0) for those marked runs
- * whose process group kill(-pgid, 0) says may still exist, and those whose
+ * whose process group may still exist (bt_proc_group_alive), and those whose
  * group was never recorded (pgid 0: the caller finds their processes by
  * the run's tag in their environment, bt_proc_kill_tagged). Before signalling
  * such a group the caller must check it still belongs to the run: the leader
  * pgid either no longer exists (Linux does not reuse a pid while it is a
- * live group's id) or has start time child_start (bt_store_pid_start). */
+ * live group's id) or has start time child_start (bt_proc_pid_start). */
 int bt_store_recover(struct bt_store *s, int *count, struct bt_store_orphan **orphans,
                      size_t *n_orphans);
 
-/* 1 if the baton process that owns a run is gone: no such pid, a zombie,
- * or the pid reused by a process with another start time (0 = unknown).
- * Anything unsure (EPERM) counts as alive. */
-int bt_store_owner_gone(int pid, uint64_t start);
-
 /* --- rebuilding a run from its raw output (store-rebuild.c) ------------ */
 
-/* The running runs whose owner is gone (bt_store_owner_gone), as
+/* The running runs whose owner is gone (bt_proc_pid_gone), as
  * bt_store_run_get fills them: *out is an array of *n (NULL when 0), freed
  * with bt_store_run_list_free. Reads only. */
 int bt_store_dead_runs(struct bt_store *s, struct bt_store_run **out, size_t *n);
@@ -652,10 +661,5 @@ int bt_store_conversation_survey(struct bt_store *s, const char *id, struct bt_s
  * whitespace trimmed, cut to BT_STORE_TITLE_MAX bytes on a UTF-8 character
  * boundary. "" for NULL or blank text. Caller frees. */
 char *bt_store_make_title(const char *text);
-
-/* Start time of process pid (field 22 of /proc/<pid>/stat: clock ticks
- * after boot). Returns 0, -ESRCH if there is no such process or it is a
- * zombie, or another negated errno. */
-int bt_store_pid_start(int pid, uint64_t *start);
 
 #endif

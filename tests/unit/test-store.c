@@ -26,6 +26,7 @@
 
 #include "error.h"
 #include "id.h"
+#include "proc.h"
 #include "store.h"
 #include "unit-fs.h"
 #include "util.h"
@@ -368,6 +369,12 @@ static char *numbered(struct bt_store *s, const char *conv)
     return bt_buf_detach(&b, NULL);
 }
 
+/* Undo schema 6: the settings columns become schema 3's text again. */
+#define SCHEMA_6_TO_5                                                                              \
+    "ALTER TABLE messages DROP COLUMN approval; ALTER TABLE messages DROP COLUMN timeout_ms;"      \
+    "ALTER TABLE messages DROP COLUMN idle_timeout_ms; ALTER TABLE messages DROP COLUMN no_retry;" \
+    "ALTER TABLE messages ADD COLUMN options TEXT; PRAGMA user_version = 5"
+
 /* Schema 4 -> 5 numbers the messages queued then, per conversation in
  * their order, and each counter goes on from there; a number taken back
  * is not given again. */
@@ -380,6 +387,7 @@ static void test_migrate_queue_numbers(void **state)
     new_conversation(s, "b", b);
     bt_store_close(s);
     sqlite3 *db = raw_db(f); /* back to schema 4, with three queued messages */
+    raw_exec(db, SCHEMA_6_TO_5);
     raw_exec(db, "DROP INDEX messages_queue_no; ALTER TABLE messages DROP COLUMN queue_no;"
                  "ALTER TABLE conversations DROP COLUMN queue_last;"
                  "ALTER TABLE runs DROP COLUMN stop_stage; PRAGMA user_version = 4");
@@ -751,7 +759,7 @@ static void test_run_lifecycle(void **state)
     assert_int_equal(r.state, BT_STORE_RUN_RUNNING);
     assert_int_equal(r.owner_pid, getpid());
     uint64_t me = 0;
-    assert_int_equal(bt_store_pid_start(getpid(), &me), 0);
+    assert_int_equal(bt_proc_pid_start(getpid(), &me), 0);
     assert_true(me > 0);
     assert_true(r.owner_start == me);
     assert_int_equal(r.pid, 0);
@@ -1110,7 +1118,7 @@ static void test_recover(void **state)
     assert_string_equal(orphans[0].run, dead_run);
     assert_int_equal(orphans[0].pgid, coder);
     uint64_t start = 0;
-    assert_int_equal(bt_store_pid_start(coder, &start), 0);
+    assert_int_equal(bt_proc_pid_start(coder, &start), 0);
     assert_true(orphans[0].child_start == start);
     free(orphans);
 
@@ -1189,10 +1197,10 @@ static void test_pid_start(void **state)
 {
     (void)state;
     uint64_t a = 1, b = 0;
-    assert_int_equal(bt_store_pid_start(getpid(), &a), 0);
-    assert_int_equal(bt_store_pid_start(getpid(), &b), 0);
+    assert_int_equal(bt_proc_pid_start(getpid(), &a), 0);
+    assert_int_equal(bt_proc_pid_start(getpid(), &b), 0);
     assert_true(a == b && a > 0);
-    assert_int_equal(bt_store_pid_start(0, &a), -ESRCH);
+    assert_int_equal(bt_proc_pid_start(0, &a), -ESRCH);
     assert_int_equal(a, 0);
     pid_t child = fork();
     assert_true(child >= 0);
@@ -1200,9 +1208,9 @@ static void test_pid_start(void **state)
         _exit(0);
     siginfo_t info;
     assert_int_equal(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT), 0); /* a zombie */
-    assert_int_equal(bt_store_pid_start(child, &a), -ESRCH);
+    assert_int_equal(bt_proc_pid_start(child, &a), -ESRCH);
     assert_int_equal(wait_child(child), 0);
-    assert_int_equal(bt_store_pid_start(child, &a), -ESRCH);
+    assert_int_equal(bt_proc_pid_start(child, &a), -ESRCH);
 }
 
 /* --- concurrency -------------------------------------------------------- */
@@ -1373,6 +1381,83 @@ static void finish_completed(struct bt_store *s, const char *run)
 {
     struct bt_store_run_end e = {.state = BT_STORE_RUN_COMPLETED, .exit_code = 0};
     assert_int_equal(bt_store_run_finish(s, run, &e), 0);
+}
+
+/* Flush conv: a run that takes everything queued; its settings into d. */
+static void flush_queue(struct bt_store *s, const char *conv, struct bt_store_submitted *d)
+{
+    struct bt_store_run_new o = {.conversation = conv, .coder = "pi", .take_queued = 1};
+    assert_int_equal(bt_store_run_submit(s, &o, d), 0);
+}
+
+/* Schema 5 -> 6: each queued message keeps the settings its sender stored
+ * as text (a key that is missing, or text never stored, reads as 0), and
+ * messages queued after the migration store them in the typed columns. */
+static void test_migrate_settings(void **state)
+{
+    struct fixture *f = *state;
+    struct bt_store *s = open_store(f);
+    char a[BT_ID_SIZE];
+    new_conversation(s, "a", a);
+    add_user(s, a, "m1", BT_STORE_MSG_QUEUED);
+    add_user(s, a, "m2", BT_STORE_MSG_QUEUED);
+    add_user(s, a, "m3", BT_STORE_MSG_QUEUED);
+    add_user(s, a, "m4", BT_STORE_MSG_QUEUED);
+    bt_store_close(s);
+    sqlite3 *db = raw_db(f); /* back to schema 5: the settings as the text it kept */
+    raw_exec(db, SCHEMA_6_TO_5);
+    raw_exec(db, "UPDATE messages SET options = 'approval=1 timeout_ms=60000"
+                 " idle_timeout_ms=5000 no_retry=1' WHERE text = 'm1';"
+                 "UPDATE messages SET options = 'approval=2 timeout_ms=0"
+                 " idle_timeout_ms=7000 no_retry=0' WHERE text = 'm2';"
+                 "UPDATE messages SET options = 'idle_timeout_ms=9' WHERE text = 'm3'");
+    sqlite3_close(db);
+    s = open_store(f);
+    db = raw_db(f);
+    assert_int_equal(raw_int(db, "PRAGMA user_version"), BT_STORE_SCHEMA_VERSION);
+    assert_int_equal(raw_int(db, "SELECT count(*) FROM pragma_table_info('messages')"
+                                 " WHERE name = 'options'"),
+                     0);
+    sqlite3_close(db);
+    struct bt_store_submitted d;
+    flush_queue(s, a, &d);
+    assert_string_equal(d.prompt, "m1\n\nm2\n\nm3\n\nm4");
+    assert_int_equal(d.n_settings, 4);
+    assert_int_equal(d.settings[0].approval, 1);
+    assert_int_equal(d.settings[0].timeout_ms, 60000);
+    assert_int_equal(d.settings[0].idle_timeout_ms, 5000);
+    assert_int_equal(d.settings[0].no_retry, 1);
+    assert_int_equal(d.settings[1].approval, 2);
+    assert_int_equal(d.settings[1].timeout_ms, 0);
+    assert_int_equal(d.settings[1].idle_timeout_ms, 7000); /* not timeout_ms's */
+    assert_int_equal(d.settings[1].no_retry, 0);
+    assert_int_equal(d.settings[2].approval, 0);
+    assert_int_equal(d.settings[2].timeout_ms, 0);
+    assert_int_equal(d.settings[2].idle_timeout_ms, 9);
+    assert_int_equal(d.settings[3].approval + d.settings[3].no_retry, 0);
+    assert_int_equal(d.settings[3].timeout_ms + d.settings[3].idle_timeout_ms, 0);
+    finish_completed(s, d.run);
+    bt_store_submitted_release(&d);
+    /* queued now: the typed columns */
+    struct bt_store_settings mine = {
+        .approval = 1, .timeout_ms = 1234, .idle_timeout_ms = 56, .no_retry = 1};
+    struct bt_store_run_new q = {.conversation = a,
+                                 .coder = "pi",
+                                 .user_text = "m5",
+                                 .queue = BT_STORE_QUEUE_ALWAYS,
+                                 .settings = &mine};
+    assert_int_equal(bt_store_run_submit(s, &q, &d), 0);
+    assert_true(d.queued > 0);
+    assert_null(d.settings);
+    bt_store_submitted_release(&d);
+    flush_queue(s, a, &d);
+    assert_int_equal(d.n_settings, 1);
+    assert_int_equal(d.settings[0].approval, mine.approval);
+    assert_int_equal(d.settings[0].timeout_ms, mine.timeout_ms);
+    assert_int_equal(d.settings[0].idle_timeout_ms, mine.idle_timeout_ms);
+    assert_int_equal(d.settings[0].no_retry, mine.no_retry);
+    bt_store_submitted_release(&d);
+    bt_store_close(s);
 }
 
 /* One run per conversation: while it runs a prompt queues (or is refused
@@ -1589,6 +1674,7 @@ int main(void)
         T(test_migration_failure_rolls_back),
         T(test_refuse_newer_schema),
         T(test_migrate_queue_numbers),
+        T(test_migrate_settings),
         T(test_conversation_create_get),
         T(test_conversation_resolve),
         T(test_title),
