@@ -121,11 +121,11 @@ static void send_init(const char *session_id, const char *version,
                       const struct bt_parser_sink *sink)
 {
     if (version) {
-        struct bt_signal v = {.type = BT_SIGNAL_CODER_VERSION, .coder_version = version};
+        struct bt_signal v = {.type = BT_SIGNAL_CODER_VERSION, .coder_version = {.version = version}};
         sink->signal(sink->data, &v);
     }
-    struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE, .method = "init"};
-    sig.session_id = session_id;
+    struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE,
+                            .response = {.id = BT_UNKNOWN, .method = "init", .session_id = session_id}};
     sink->signal(sink->data, &sig);
 }
 
@@ -133,22 +133,23 @@ static void send_request(const char *request_id_json, const char *subtype, const
                          const char *summary, const char *item_id, const char *input_json,
                          const struct bt_parser_sink *sink)
 {
-    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST, .request_id = request_id_json};
-    sig.method = subtype;
-    sig.approval_kind = kind;
-    sig.summary = summary;
-    sig.item_id = item_id;
-    sig.params_json = input_json;
+    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST,
+                            .request = {.request_id = request_id_json,
+                                        .method = subtype,
+                                        .approval_kind = kind,
+                                        .summary = summary,
+                                        .item_id = item_id,
+                                        .params_json = input_json}};
     sink->signal(sink->data, &sig);
 }
 
-static void end_turn(enum bt_turn_status status, const char *kind, const char *message,
+static void end_turn(enum bt_turn_status status, enum bt_error_kind kind, const char *message,
                      const struct bt_parser_sink *sink)
 {
-    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = status};
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .turn_end = {.status = status}};
     if (status == BT_TURN_FAILED) {
-        sig.error_kind = kind;
-        sig.message = message ? message : "claude reported an error";
+        sig.turn_end.error_kind = kind;
+        sig.turn_end.message = message ? message : "claude reported an error";
     }
     sink->signal(sink->data, &sig);
 }
@@ -507,25 +508,25 @@ static void on_control_request(const cJSON *msg, const struct bt_parser_sink *si
 
 /* ---- the result ---------------------------------------------------------- */
 
-/* A DESIGN.md error kind for a failed result. */
-static const char *error_kind(const struct claude_parser *p, const cJSON *res, const char *text)
+/* The error kind of a failed result (docs/events.md). */
+static enum bt_error_kind error_kind(const struct claude_parser *p, const cJSON *res, const char *text)
 {
     int64_t status = jcount(res, "api_error_status");
     const char *reason = jstr(res, "terminal_reason");
     const char *err = p->api_error;
     if (status == 401 || status == 403 || (err && strcmp(err, "authentication_failed") == 0))
-        return "auth_required";
+        return BT_ERROR_KIND_AUTH_REQUIRED;
     if (status == 429 || (err && strcmp(err, "rate_limit") == 0))
-        return "rate_limited";
+        return BT_ERROR_KIND_RATE_LIMITED;
     if ((reason && strcmp(reason, "prompt_too_long") == 0) ||
         (text && strstr(text, "Prompt is too long")))
-        return "context_exceeded";
+        return BT_ERROR_KIND_CONTEXT_EXCEEDED;
     if (text && strstr(text, "No conversation found"))
-        return "resume_failed";
+        return BT_ERROR_KIND_RESUME_FAILED;
     if (text && (strstr(text, "Connection error") || strstr(text, "ECONNREFUSED") ||
                  strstr(text, "Unable to connect")))
-        return "network_error";
-    return "model_error";
+        return BT_ERROR_KIND_NETWORK_ERROR;
+    return BT_ERROR_KIND_MODEL_ERROR;
 }
 
 static void on_usage(const struct claude_parser *p, const cJSON *res,
@@ -560,12 +561,12 @@ static void on_result(struct claude_parser *p, const cJSON *res, const struct bt
 {
     on_usage(p, res, sink);
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "is_error"))) {
-        end_turn(BT_TURN_COMPLETED, NULL, NULL, sink);
+        end_turn(BT_TURN_COMPLETED, BT_ERROR_KIND_NONE, NULL, sink);
         return;
     }
     const char *reason = jstr(res, "terminal_reason");
     if (reason && strncmp(reason, "aborted", 7) == 0) {
-        end_turn(BT_TURN_CANCELLED, NULL, NULL, sink);
+        end_turn(BT_TURN_CANCELLED, BT_ERROR_KIND_NONE, NULL, sink);
         return;
     }
     const char *text = jstr(res, "result");
@@ -585,9 +586,10 @@ static void on_system(struct claude_parser *p, const cJSON *msg, const char *lin
     if (sub && strcmp(sub, "init") == 0) {
         send_init(jstr(msg, "session_id"), jstr(msg, "claude_code_version"), sink);
     } else if (sub && strcmp(sub, "api_retry") == 0) {
-        struct bt_signal sig = {.type = BT_SIGNAL_RETRY, .error_kind = "model_error"};
-        sig.message = "claude is retrying a failed request";
-        bt_parser_warn(sink, "retry", sig.message, line, len);
+        struct bt_signal sig = {.type = BT_SIGNAL_RETRY,
+                                .retry = {.error_kind = BT_ERROR_KIND_MODEL_ERROR,
+                                          .message = "claude is retrying a failed request"}};
+        bt_parser_warn(sink, "retry", sig.retry.message, line, len);
         sink->signal(sink->data, &sig);
     } else if (sub && strcmp(sub, "compact_boundary") == 0) {
         bt_parser_warn(sink, "compaction", "claude compacted the conversation", NULL, 0);
@@ -639,13 +641,13 @@ static void claude_line(void *st, char *line, size_t len, const struct bt_parser
 }
 
 static void claude_diagnose(void *st, const char *tail, size_t tail_len, int64_t exit_code,
-                            int signal, const char **kind, struct bt_buf *msg)
+                            int signal, enum bt_error_kind *kind, struct bt_buf *msg)
 {
     struct claude_parser *p = st;
     (void)tail_len;
     (void)p;
     if (!signal && tail && strstr(tail, "cannot be used with root/sudo privileges")) {
-        *kind = "coder_crashed";
+        *kind = BT_ERROR_KIND_CODER_CRASHED;
         bt_buf_adds(msg, "claude refuses to skip permission checks (--approval never) as root "
                          "unless its environment says it runs in a sandbox: use --approval "
                          "deny or auto, or run baton with IS_SANDBOX=1 if this machine is one");
@@ -653,17 +655,17 @@ static void claude_diagnose(void *st, const char *tail, size_t tail_len, int64_t
     }
     if (!signal && tail &&
         (strstr(tail, "No conversation found") || strstr(tail, "already in use"))) {
-        *kind = "resume_failed";
+        *kind = BT_ERROR_KIND_RESUME_FAILED;
         bt_buf_adds(msg, "claude could not open the conversation's session");
         return;
     }
     if (!signal && tail && (strstr(tail, "Invalid API key") || strstr(tail, "/login"))) {
-        *kind = "auth_required";
+        *kind = BT_ERROR_KIND_AUTH_REQUIRED;
         bt_buf_adds(msg,
                     "claude is not logged in: run `claude` and log in, or set ANTHROPIC_API_KEY");
         return;
     }
-    *kind = "coder_crashed";
+    *kind = BT_ERROR_KIND_CODER_CRASHED;
     if (signal)
         bt_buf_addf(msg, "claude stopped unexpectedly (signal %d) before the turn ended", signal);
     else

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * codex parser, errors: the DESIGN.md error kind of a codex error object
+ * codex parser, errors: the error kind (docs/events.md) of a codex error object
  * (see parser-codex-error.h).
  */
 #include "parser-codex-error.h"
@@ -29,34 +29,34 @@ static int64_t jint(const cJSON *o, const char *key)
 
 struct error_map {
     const char *info;
-    const char *kind;
+    enum bt_error_kind kind;
 };
 
 static const struct error_map error_kinds[] = {
-    {"contextWindowExceeded", "context_exceeded"},
-    {"usageLimitExceeded", "rate_limited"},
-    {"rateLimitExceeded", "rate_limited"},
-    {"sessionBudgetExceeded", "rate_limited"},
-    {"serverOverloaded", "model_error"},
-    {"modelNotFound", "model_error"},
-    {"internalServerError", "model_error"},
-    {"unauthorized", "auth_required"},
-    {"badRequest", "model_error"},
-    {"httpConnectionFailed", "model_error"}, /* with no HTTP status: network_error */
-    {"responseStreamConnectionFailed", "model_error"},
-    {"responseStreamDisconnected", "model_error"},
-    {"responseTooManyFailedAttempts", "model_error"},
+    {"contextWindowExceeded", BT_ERROR_KIND_CONTEXT_EXCEEDED},
+    {"usageLimitExceeded", BT_ERROR_KIND_RATE_LIMITED},
+    {"rateLimitExceeded", BT_ERROR_KIND_RATE_LIMITED},
+    {"sessionBudgetExceeded", BT_ERROR_KIND_RATE_LIMITED},
+    {"serverOverloaded", BT_ERROR_KIND_MODEL_ERROR},
+    {"modelNotFound", BT_ERROR_KIND_MODEL_ERROR},
+    {"internalServerError", BT_ERROR_KIND_MODEL_ERROR},
+    {"unauthorized", BT_ERROR_KIND_AUTH_REQUIRED},
+    {"badRequest", BT_ERROR_KIND_MODEL_ERROR},
+    {"httpConnectionFailed", BT_ERROR_KIND_MODEL_ERROR}, /* with no HTTP status: network_error */
+    {"responseStreamConnectionFailed", BT_ERROR_KIND_MODEL_ERROR},
+    {"responseStreamDisconnected", BT_ERROR_KIND_MODEL_ERROR},
+    {"responseTooManyFailedAttempts", BT_ERROR_KIND_MODEL_ERROR},
 };
 
 /* The kind for an HTTP status codex names inside codexErrorInfo. */
-static const char *http_kind(const cJSON *detail)
+static enum bt_error_kind http_kind(const cJSON *detail)
 {
     int64_t code = detail ? jint(detail, "httpStatusCode") : BT_UNKNOWN;
     if (code == 401 || code == 403)
-        return "auth_required";
+        return BT_ERROR_KIND_AUTH_REQUIRED;
     if (code == 429)
-        return "rate_limited";
-    return NULL;
+        return BT_ERROR_KIND_RATE_LIMITED;
+    return BT_ERROR_KIND_NONE;
 }
 
 /* The model endpoint could not be reached at all: no HTTP status came
@@ -79,7 +79,7 @@ static int unreachable(const cJSON *err, const char *info, const cJSON *detail)
 
 /* codexErrorInfo is a string or a one-key object ({"httpConnectionFailed":
  * {"httpStatusCode":401}}); map either to a kind, the HTTP status first. */
-const char *bt_codex_error_kind(const cJSON *err)
+enum bt_error_kind bt_codex_error_kind(const cJSON *err)
 {
     const cJSON *info = err ? cJSON_GetObjectItemCaseSensitive(err, "codexErrorInfo") : NULL;
     const char *name = NULL;
@@ -87,16 +87,16 @@ const char *bt_codex_error_kind(const cJSON *err)
     if (info && cJSON_IsString(info)) {
         name = info->valuestring;
     } else if (info && cJSON_IsObject(info) && info->child) {
-        const char *k = http_kind(info->child);
-        if (k)
+        enum bt_error_kind k = http_kind(info->child);
+        if (k != BT_ERROR_KIND_NONE)
             return k;
         name = info->child->string;
         detail = info->child;
     }
     if (err && unreachable(err, name, detail))
-        return "network_error";
+        return BT_ERROR_KIND_NETWORK_ERROR;
     for (size_t i = 0; name && i < BT_ARRAY_SIZE(error_kinds); i++)
         if (strcmp(error_kinds[i].info, name) == 0)
             return error_kinds[i].kind;
-    return "model_error";
+    return BT_ERROR_KIND_MODEL_ERROR;
 }

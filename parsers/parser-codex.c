@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * codex parser: maps codex app-server JSON-RPC lines to normalized events and
- * to signals for the codex runner. See codex.h for the protocol source.
+ * to signals for the codex runner. The protocol source: parser-codex.h.
  */
 #include "parser-codex.h"
 
@@ -16,12 +16,12 @@
 struct codex_parser {
     struct bt_usage turn_usage; /* sum of `last` breakdowns in this turn */
     int usage_seen;
-    int ended;        /* turn/completed seen */
-    char *error_kind; /* from the last non-retry error notification */
-    char *error_message;
-    char *turn_id;      /* this turn's id, from turn/start or turn/started */
-    char *item_id;      /* the last item started, and a one-line summary of */
-    char *item_summary; /* it, for approval requests that name only the id */
+    int ended;                     /* turn/completed seen */
+    enum bt_error_kind error_kind; /* from the last non-retry error notification */
+    char *error_message;           /* its message; NULL: none seen */
+    char *turn_id;                 /* this turn's id, from turn/start or turn/started */
+    char *item_id;                 /* the last item started, and a one-line summary of */
+    char *item_summary;            /* it, for approval requests that name only the id */
 };
 
 static void *codex_create(void)
@@ -36,7 +36,6 @@ static void codex_destroy(void *st)
     struct codex_parser *p = st;
     if (!p)
         return;
-    free(p->error_kind);
     free(p->error_message);
     free(p->turn_id);
     free(p->item_id);
@@ -320,9 +319,8 @@ static void on_usage(struct codex_parser *p, const cJSON *params, const struct b
 static void remember_error(struct codex_parser *p, const cJSON *err)
 {
     const char *msg = err ? jstr(err, "message") : NULL;
-    free(p->error_kind);
     free(p->error_message);
-    p->error_kind = bt_xstrdup(bt_codex_error_kind(err));
+    p->error_kind = bt_codex_error_kind(err);
     p->error_message = msg ? bt_xstrdup(msg) : NULL;
 }
 
@@ -337,8 +335,11 @@ static void on_error_note(struct codex_parser *p, const cJSON *params,
         /* the reason: "Reconnecting... 1/5" says little without the details */
         const char *more = err ? jstr(err, "additionalDetails") : NULL;
         char *why = msg && more ? bt_xasprintf("%s (%s)", msg, more) : NULL;
-        struct bt_signal sig = {.type = BT_SIGNAL_RETRY, .error_kind = bt_codex_error_kind(err)};
-        sig.message = why ? why : msg ? msg : more;
+        struct bt_signal sig = {.type = BT_SIGNAL_RETRY,
+                                .retry = {.error_kind = bt_codex_error_kind(err),
+                                          .message = why   ? why
+                                                     : msg ? msg
+                                                           : more}};
         sink->signal(sink->data, &sig);
         free(why);
         return;
@@ -376,16 +377,18 @@ static void on_turn_completed(struct codex_parser *p, const cJSON *params,
     }
     int known;
     struct bt_signal sig = {.type = BT_SIGNAL_TURN_END};
-    sig.status = turn_status(s, &known);
+    struct bt_signal_turn_end *end = &sig.turn_end;
+    end->status = turn_status(s, &known);
     if (!known)
         bt_parser_warn(sink, "unknown_status", "unknown codex turn status", s, s ? strlen(s) : 0);
     const cJSON *err = turn ? jobj(turn, "error") : NULL;
     if (err)
         remember_error(p, err);
-    if (sig.status == BT_TURN_FAILED) {
-        sig.error_kind =
-            known ? (p->error_kind ? p->error_kind : "model_error") : "protocol_mismatch";
-        sig.message = known ? p->error_message : "codex ended the turn with an unknown status";
+    if (end->status == BT_TURN_FAILED) {
+        enum bt_error_kind kind =
+            p->error_kind != BT_ERROR_KIND_NONE ? p->error_kind : BT_ERROR_KIND_MODEL_ERROR;
+        end->error_kind = known ? kind : BT_ERROR_KIND_PROTOCOL_MISMATCH;
+        end->message = known ? p->error_message : "codex ended the turn with an unknown status";
     }
     p->ended = 1;
     sink->signal(sink->data, &sig);
@@ -534,27 +537,28 @@ static void on_request(struct codex_parser *p, const cJSON *msg, const char *m, 
 {
     const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
     char *id = cJSON_PrintUnformatted(idv);
-    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST, .request_id = id, .method = m};
-    sig.approval_kind = approval_kind(m);
-    sig.item_id = params ? jstr(params, "itemId") : NULL;
+    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST, .request = {.request_id = id, .method = m}};
+    struct bt_signal_request *rq = &sig.request;
+    rq->approval_kind = approval_kind(m);
+    rq->item_id = params ? jstr(params, "itemId") : NULL;
     const char *summary = params ? jstr(params, "command") : NULL;
-    if (!summary && sig.item_id && p->item_id && strcmp(sig.item_id, p->item_id) == 0)
+    if (!summary && rq->item_id && p->item_id && strcmp(rq->item_id, p->item_id) == 0)
         summary = p->item_summary;
     if (!summary && params)
         summary = jstr(params, "reason");
     if (!summary && params)
         summary = jstr(params, "message");
-    sig.summary = summary ? summary : m;
+    rq->summary = summary ? summary : m;
     char *pj = NULL;
     if (params && strcmp(m, "item/permissions/requestApproval") == 0)
-        sig.params_json = pj =
+        rq->params_json = pj =
             cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(params, "permissions"));
-    if (sig.approval_kind) {
+    if (rq->approval_kind) {
         struct bt_event ev;
         bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
-        ev.approval_kind = sig.approval_kind;
-        ev.summary = sig.summary;
-        ev.item.id = sig.item_id;
+        ev.approval_kind = rq->approval_kind;
+        ev.summary = rq->summary;
+        ev.item.id = rq->item_id;
         ev.request_id = id;
         emit(sink, &ev);
     }
@@ -572,7 +576,7 @@ static void signal_version(const char *user_agent, const struct bt_parser_sink *
     char *v = slash && isdigit((unsigned char)slash[1]) ? bt_find_version(slash + 1) : NULL;
     if (!v)
         return;
-    struct bt_signal sig = {.type = BT_SIGNAL_CODER_VERSION, .coder_version = v};
+    struct bt_signal sig = {.type = BT_SIGNAL_CODER_VERSION, .coder_version = {.version = v}};
     sink->signal(sink->data, &sig);
     free(v);
 }
@@ -581,19 +585,20 @@ static void on_response(struct codex_parser *p, const cJSON *msg, const struct b
 {
     const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
     struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE};
-    sig.id = int_of(idv); /* BT_UNKNOWN (-1) for 2.5, "1", null: never ours */
+    struct bt_signal_response *rs = &sig.response;
+    rs->id = int_of(idv); /* BT_UNKNOWN (-1) for 2.5, "1", null: never ours */
     const cJSON *err = jobj(msg, "error");
     const cJSON *res = jobj(msg, "result");
     if (err) {
-        sig.is_error = 1;
-        sig.error_code = jint(err, "code");
-        sig.error_message = jstr(err, "message");
+        rs->is_error = 1;
+        rs->error_code = jint(err, "code");
+        rs->error_message = jstr(err, "message");
     } else if (res) {
         const cJSON *thread = jobj(res, "thread");
         const cJSON *turn = jobj(res, "turn");
-        sig.session_id = thread ? jstr(thread, "id") : NULL;
-        sig.turn_id = turn ? jstr(turn, "id") : NULL;
-        set_turn(p, sig.turn_id);
+        rs->session_id = thread ? jstr(thread, "id") : NULL;
+        rs->turn_id = turn ? jstr(turn, "id") : NULL;
+        set_turn(p, rs->turn_id);
     }
     sink->signal(sink->data, &sig);
     if (res)
@@ -631,7 +636,7 @@ static void codex_line(void *st, char *line, size_t len, const struct bt_parser_
 }
 
 static void codex_diagnose(void *st, const char *tail, size_t tail_len, int64_t exit_code,
-                           int signal, const char **kind, struct bt_buf *msg)
+                           int signal, enum bt_error_kind *kind, struct bt_buf *msg)
 {
     struct codex_parser *p = st;
     (void)tail_len;
@@ -643,11 +648,11 @@ static void codex_diagnose(void *st, const char *tail, size_t tail_len, int64_t 
     if (!signal && tail &&
         (strstr(tail, "401 Unauthorized") || strstr(tail, "not logged in") ||
          strstr(tail, "codex login") || strstr(tail, "OPENAI_API_KEY"))) {
-        *kind = "auth_required";
+        *kind = BT_ERROR_KIND_AUTH_REQUIRED;
         bt_buf_adds(msg, "codex is not logged in: run `codex login` or set an API key");
         return;
     }
-    *kind = "coder_crashed";
+    *kind = BT_ERROR_KIND_CODER_CRASHED;
     if (signal)
         bt_buf_addf(msg, "codex stopped unexpectedly (signal %d) before the turn ended", signal);
     else

@@ -368,33 +368,34 @@ static const char *const unreachable[] = {
     "Request timed out", "fetch failed", "socket hang up",
 };
 
-/* A DESIGN.md error kind for pi's error text (pi classifies by text too). */
-static const char *error_kind(const char *msg)
+/* The error kind (docs/events.md) of pi's error text (pi classifies by
+ * text too). */
+static enum bt_error_kind error_kind(const char *msg)
 {
     if (!msg)
-        return "model_error";
+        return BT_ERROR_KIND_MODEL_ERROR;
     if (strstr(msg, "context_length") || strstr(msg, "context window") ||
         strstr(msg, "Context overflow"))
-        return "context_exceeded";
+        return BT_ERROR_KIND_CONTEXT_EXCEEDED;
     if (strstr(msg, "429") || strstr(msg, "rate limit") || strstr(msg, "Rate limit"))
-        return "rate_limited";
+        return BT_ERROR_KIND_RATE_LIMITED;
     if (strstr(msg, "401") || strstr(msg, "403") || strstr(msg, "API key") ||
         strstr(msg, "api key"))
-        return "auth_required";
+        return BT_ERROR_KIND_AUTH_REQUIRED;
     for (size_t i = 0; i < BT_ARRAY_SIZE(unreachable); i++)
         if (strstr(msg, unreachable[i]))
-            return "network_error";
-    return "model_error";
+            return BT_ERROR_KIND_NETWORK_ERROR;
+    return BT_ERROR_KIND_MODEL_ERROR;
 }
 
 static void end_turn(const struct bt_parser_sink *sink, enum bt_turn_status status,
                      const char *message, int tentative)
 {
-    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = status};
-    sig.tentative = tentative;
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END,
+                            .turn_end = {.status = status, .tentative = tentative}};
     if (status == BT_TURN_FAILED) {
-        sig.error_kind = error_kind(message);
-        sig.message = message ? message : "pi reported an error";
+        sig.turn_end.error_kind = error_kind(message);
+        sig.turn_end.message = message ? message : "pi reported an error";
     }
     sink->signal(sink->data, &sig);
 }
@@ -428,8 +429,8 @@ static void on_retry(struct pi_parser *p, const cJSON *msg, int start,
                  (long long)jcount(msg, "attempt"), (long long)jcount(msg, "maxAttempts"),
                  err ? err : "the request failed");
         bt_parser_warn(sink, "retry", text, NULL, 0);
-        struct bt_signal sig = {.type = BT_SIGNAL_RETRY, .error_kind = error_kind(err)};
-        sig.message = err;
+        struct bt_signal sig = {.type = BT_SIGNAL_RETRY,
+                                .retry = {.error_kind = error_kind(err), .message = err}};
         sink->signal(sink->data, &sig);
         resumed(sink);
         return;
@@ -449,9 +450,10 @@ static void on_compaction(const cJSON *msg, int start, const struct bt_parser_si
     }
     const char *err = jstr(msg, "errorMessage");
     if (err && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "willRetry"))) {
-        struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = BT_TURN_FAILED};
-        sig.error_kind = "context_exceeded";
-        sig.message = err;
+        struct bt_signal sig = {.type = BT_SIGNAL_TURN_END,
+                                .turn_end = {.status = BT_TURN_FAILED,
+                                             .error_kind = BT_ERROR_KIND_CONTEXT_EXCEEDED,
+                                             .message = err}};
         sink->signal(sink->data, &sig);
     } else if (!err) {
         progress(sink); /* the conversation was compacted: a request completed */
@@ -466,14 +468,15 @@ static void on_response(struct pi_parser *p, const cJSON *msg, const struct bt_p
     char *end = NULL;
     long n = id ? strtol(id, &end, 10) : -1;
     struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE};
-    sig.id = id && *end == '\0' && n > 0 ? n : BT_UNKNOWN;
-    sig.method = jstr(msg, "command");
-    sig.is_error = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "success"));
-    sig.error_message = jstr(msg, "error");
+    struct bt_signal_response *rs = &sig.response;
+    rs->id = id && *end == '\0' && n > 0 ? n : BT_UNKNOWN;
+    rs->method = jstr(msg, "command");
+    rs->is_error = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "success"));
+    rs->error_message = jstr(msg, "error");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(msg, "data");
-    if (sig.method && strcmp(sig.method, "get_state") == 0 && cJSON_IsObject(data)) {
-        sig.session_id = jstr(data, "sessionId");
-        sig.session_path = jstr(data, "sessionFile");
+    if (rs->method && strcmp(rs->method, "get_state") == 0 && cJSON_IsObject(data)) {
+        rs->session_id = jstr(data, "sessionId");
+        rs->session_path = jstr(data, "sessionFile");
         int64_t w = jcount(cJSON_GetObjectItemCaseSensitive(data, "model"), "contextWindow");
         if (w != BT_UNKNOWN)
             p->context_window = w;
@@ -498,16 +501,18 @@ static void on_ui_request(const cJSON *msg, const struct bt_parser_sink *sink)
     }
     char *rid = cJSON_PrintUnformatted(id);
     const char *title = jstr(msg, "title");
-    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST, .request_id = rid, .method = method};
-    sig.approval_kind = "user_input";
-    sig.summary = title ? title : method;
+    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST,
+                            .request = {.request_id = rid, .method = method}};
+    struct bt_signal_request *rq = &sig.request;
+    rq->approval_kind = "user_input";
+    rq->summary = title ? title : method;
     const cJSON *options = cJSON_GetObjectItemCaseSensitive(msg, "options");
     const cJSON *first = cJSON_GetArrayItem(options, 0);
-    sig.params_json = cJSON_IsString(first) ? first->valuestring : NULL; /* select: first option */
+    rq->params_json = cJSON_IsString(first) ? first->valuestring : NULL; /* select: first option */
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
-    ev.approval_kind = sig.approval_kind;
-    ev.summary = sig.summary;
+    ev.approval_kind = rq->approval_kind;
+    ev.summary = rq->summary;
     ev.request_id = rid;
     sink->event(sink->data, &ev);
     sink->signal(sink->data, &sig);
@@ -604,21 +609,21 @@ static void pi_line(void *st, char *line, size_t len, const struct bt_parser_sin
 }
 
 static void pi_diagnose(void *st, const char *tail, size_t tail_len, int64_t exit_code, int signal,
-                        const char **kind, struct bt_buf *msg)
+                        enum bt_error_kind *kind, struct bt_buf *msg)
 {
     struct pi_parser *p = st;
     (void)tail_len;
     if (!signal && tail && strstr(tail, "No API key")) {
-        *kind = "auth_required";
+        *kind = BT_ERROR_KIND_AUTH_REQUIRED;
         bt_buf_adds(msg, "pi has no API key for this provider: run `pi` and log in, or set one");
         return;
     }
     if (!signal && tail && strstr(tail, "No session found")) {
-        *kind = "resume_failed";
+        *kind = BT_ERROR_KIND_RESUME_FAILED;
         bt_buf_adds(msg, "pi could not find the conversation's session");
         return;
     }
-    *kind = "coder_crashed";
+    *kind = BT_ERROR_KIND_CODER_CRASHED;
     if (p->error_message)
         bt_buf_addf(msg, "pi stopped after an error: %s", p->error_message);
     else if (signal)

@@ -288,11 +288,11 @@ static void resolved(const struct bt_signal *sig, int accept, const struct bt_pa
 {
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
-    ev.approval_kind = sig->approval_kind;
-    ev.summary = sig->summary;
+    ev.approval_kind = sig->request.approval_kind;
+    ev.summary = sig->request.summary;
     ev.decision = accept ? "accept" : "decline";
     ev.by = "policy";
-    ev.request_id = sig->request_id;
+    ev.request_id = sig->request.request_id;
     sink->event(sink->data, &ev);
 }
 
@@ -303,13 +303,13 @@ static void on_request(struct claude_runner *r, const struct bt_signal *sig, str
                        const struct bt_parser_sink *sink)
 {
     cJSON *msg;
-    if (strcmp(sig->method, "can_use_tool") == 0) {
+    if (strcmp(sig->request.method, "can_use_tool") == 0) {
         int accept = r->cfg->approval == BT_APPROVAL_AUTO;
         cJSON *resp =
-            cJSON_AddObjectToObject(control_response(&msg, sig->request_id, "success"), "response");
+            cJSON_AddObjectToObject(control_response(&msg, sig->request.request_id, "success"), "response");
         cJSON_AddStringToObject(resp, "behavior", accept ? "allow" : "deny");
         if (accept) {
-            cJSON *input = sig->params_json ? cJSON_Parse(sig->params_json) : NULL;
+            cJSON *input = sig->request.params_json ? cJSON_Parse(sig->request.params_json) : NULL;
             cJSON_AddItemToObject(resp, "updatedInput", input ? input : cJSON_CreateObject());
         } else {
             cJSON_AddStringToObject(resp, "message", "baton's approval policy denies this");
@@ -318,8 +318,8 @@ static void on_request(struct claude_runner *r, const struct bt_signal *sig, str
         resolved(sig, accept, sink);
         return;
     }
-    cJSON *resp = control_response(&msg, sig->request_id, "error");
-    char *why = bt_xasprintf("baton does not handle control request '%s'", sig->method);
+    cJSON *resp = control_response(&msg, sig->request.request_id, "error");
+    char *why = bt_xasprintf("baton does not handle control request '%s'", sig->request.method);
     cJSON_AddStringToObject(resp, "error", why);
     free(why);
     bt_runner_put_json(out, msg);
@@ -331,16 +331,16 @@ static void on_init(struct claude_runner *r, const struct bt_signal *sig,
                     const struct bt_parser_sink *sink)
 {
     char chosen[37];
-    if (!sig->session_id)
+    if (!sig->response.session_id)
         return;
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_SESSION_STARTED);
-    ev.native_session_id = sig->session_id;
+    ev.native_session_id = sig->response.session_id;
     if (id_of_path(r->cfg->native_session_path, chosen) == 0 &&
-        strcmp(chosen, sig->session_id) == 0)
+        strcmp(chosen, sig->response.session_id) == 0)
         ev.native_session_path = r->cfg->native_session_path;
     ev.resumed =
-        r->cfg->native_session_id && strcmp(r->cfg->native_session_id, sig->session_id) == 0;
+        r->cfg->native_session_id && strcmp(r->cfg->native_session_id, sig->response.session_id) == 0;
     sink->event(sink->data, &ev);
 }
 
@@ -348,9 +348,10 @@ static void claude_on_signal(void *st, const struct bt_signal *sig, struct bt_bu
                              const struct bt_parser_sink *sink)
 {
     struct claude_runner *r = st;
-    if (sig->type == BT_SIGNAL_RESPONSE && sig->method && strcmp(sig->method, "init") == 0)
+    if (sig->type == BT_SIGNAL_RESPONSE && sig->response.method &&
+        strcmp(sig->response.method, "init") == 0)
         on_init(r, sig, sink);
-    else if (sig->type == BT_SIGNAL_REQUEST && sig->method && sig->request_id)
+    else if (sig->type == BT_SIGNAL_REQUEST && sig->request.method && sig->request.request_id)
         on_request(r, sig, out, sink);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * codex runner: handshake, thread start/resume, turn start, interrupt and
- * approval answers for codex app-server. See codex.h for the message order.
+ * approval answers for codex app-server. The message order: runner-codex.h.
  */
 #include "runner-codex.h"
 
@@ -240,20 +240,23 @@ static void send_turn(struct codex_runner *r, struct bt_buf *out)
     bt_runner_put_json(out, m);
 }
 
-static void on_thread(struct codex_runner *r, const struct bt_signal *sig, struct bt_buf *out,
-                      const struct bt_parser_sink *sink)
+static void on_thread(struct codex_runner *r, const struct bt_signal_response *sig,
+                      struct bt_buf *out, const struct bt_parser_sink *sink)
 {
     int resumed = r->cfg->native_session_id != NULL;
     if (!sig->is_error && sig->session_id && !bt_runner_id_ok(sig->session_id)) {
         /* it could not be passed back safely on the next turn */
-        bt_runner_fail(sink, "protocol_mismatch", "codex named a thread id baton cannot use");
+        bt_runner_fail(sink, BT_ERROR_KIND_PROTOCOL_MISMATCH,
+                       "codex named a thread id baton cannot use");
         return;
     }
     if (sig->is_error || !sig->session_id) {
         struct bt_buf msg = BT_BUF_INIT;
         bt_buf_addf(&msg, "codex could not %s the thread%s%s", resumed ? "resume" : "start",
                     sig->error_message ? ": " : "", sig->error_message ? sig->error_message : "");
-        bt_runner_fail(sink, resumed ? "resume_failed" : "protocol_mismatch", msg.data);
+        bt_runner_fail(sink,
+                       resumed ? BT_ERROR_KIND_RESUME_FAILED : BT_ERROR_KIND_PROTOCOL_MISMATCH,
+                       msg.data);
         bt_buf_release(&msg);
         return;
     }
@@ -279,8 +282,8 @@ static int first_response(struct codex_runner *r, int64_t id)
     return 1;
 }
 
-static void on_response(struct codex_runner *r, const struct bt_signal *sig, struct bt_buf *out,
-                        const struct bt_parser_sink *sink)
+static void on_response(struct codex_runner *r, const struct bt_signal_response *sig,
+                        struct bt_buf *out, const struct bt_parser_sink *sink)
 {
     if (!first_response(r, sig->id)) {
         bt_parser_warn(sink, "protocol", "codex answered a request that was not pending", NULL, 0);
@@ -289,7 +292,8 @@ static void on_response(struct codex_runner *r, const struct bt_signal *sig, str
     switch (sig->id) {
     case BT_CODEX_ID_INITIALIZE:
         if (sig->is_error)
-            bt_runner_fail(sink, "protocol_mismatch", "codex refused the initialize handshake");
+            bt_runner_fail(sink, BT_ERROR_KIND_PROTOCOL_MISMATCH,
+                           "codex refused the initialize handshake");
         else
             send_thread(r, out);
         break;
@@ -299,7 +303,7 @@ static void on_response(struct codex_runner *r, const struct bt_signal *sig, str
             struct bt_buf msg = BT_BUF_INIT;
             bt_buf_addf(&msg, "codex refused the turn: %s",
                         sig->error_message ? sig->error_message : "no reason given");
-            bt_runner_fail(sink, "protocol_mismatch", msg.data);
+            bt_runner_fail(sink, BT_ERROR_KIND_PROTOCOL_MISMATCH, msg.data);
             bt_buf_release(&msg);
         } else if (sig->turn_id) {
             free(r->turn_id);
@@ -318,7 +322,7 @@ static const char *decision_word(const char *method, int accept)
     return accept ? "accept" : "decline";
 }
 
-static void answer(const struct bt_signal *sig, cJSON *result, struct bt_buf *out)
+static void answer(const struct bt_signal_request *sig, cJSON *result, struct bt_buf *out)
 {
     cJSON *m = cJSON_CreateObject();
     cJSON_AddItemToObject(m, "id", cJSON_Parse(sig->request_id));
@@ -326,7 +330,7 @@ static void answer(const struct bt_signal *sig, cJSON *result, struct bt_buf *ou
     bt_runner_put_json(out, m);
 }
 
-static void answer_error(const struct bt_signal *sig, int code, const char *message,
+static void answer_error(const struct bt_signal_request *sig, int code, const char *message,
                          struct bt_buf *out)
 {
     cJSON *m = cJSON_CreateObject();
@@ -337,7 +341,7 @@ static void answer_error(const struct bt_signal *sig, int code, const char *mess
     bt_runner_put_json(out, m);
 }
 
-static void resolved(const struct bt_signal *sig, const char *decision,
+static void resolved(const struct bt_signal_request *sig, const char *decision,
                      const struct bt_parser_sink *sink)
 {
     struct bt_event ev;
@@ -350,8 +354,8 @@ static void resolved(const struct bt_signal *sig, const char *decision,
     sink->event(sink->data, &ev);
 }
 
-static void on_request(struct codex_runner *r, const struct bt_signal *sig, struct bt_buf *out,
-                       const struct bt_parser_sink *sink)
+static void on_request(struct codex_runner *r, const struct bt_signal_request *sig,
+                       struct bt_buf *out, const struct bt_parser_sink *sink)
 {
     const char *kind = sig->approval_kind;
     int accept = r->cfg->approval == BT_APPROVAL_AUTO;
@@ -384,9 +388,9 @@ static void codex_on_signal(void *st, const struct bt_signal *sig, struct bt_buf
 {
     struct codex_runner *r = st;
     if (sig->type == BT_SIGNAL_RESPONSE)
-        on_response(r, sig, out, sink);
+        on_response(r, &sig->response, out, sink);
     else if (sig->type == BT_SIGNAL_REQUEST)
-        on_request(r, sig, out, sink);
+        on_request(r, &sig->request, out, sink);
 }
 
 static int codex_interrupt(void *st, struct bt_buf *out)

@@ -216,11 +216,12 @@ static void pi_start(void *st, struct bt_buf *out)
     bt_runner_put_json(out, p);
 }
 
-static void on_state(struct pi_runner *r, const struct bt_signal *sig,
+static void on_state(struct pi_runner *r, const struct bt_signal_response *sig,
                      const struct bt_parser_sink *sink)
 {
     if (sig->is_error || !sig->session_id) {
-        bt_runner_fail(sink, "resume_failed", "pi could not open the conversation's session");
+        bt_runner_fail(sink, BT_ERROR_KIND_RESUME_FAILED,
+                       "pi could not open the conversation's session");
         return;
     }
     struct bt_event ev;
@@ -233,7 +234,7 @@ static void on_state(struct pi_runner *r, const struct bt_signal *sig,
     sink->event(sink->data, &ev);
 }
 
-static void on_response(struct pi_runner *r, const struct bt_signal *sig,
+static void on_response(struct pi_runner *r, const struct bt_signal_response *sig,
                         const struct bt_parser_sink *sink)
 {
     if (sig->id == BT_PI_ID_STATE) {
@@ -242,7 +243,7 @@ static void on_response(struct pi_runner *r, const struct bt_signal *sig,
         struct bt_buf msg = BT_BUF_INIT;
         bt_buf_addf(&msg, "pi refused the prompt: %s",
                     sig->error_message ? sig->error_message : "no reason given");
-        bt_runner_fail(sink, "protocol_mismatch", msg.data);
+        bt_runner_fail(sink, BT_ERROR_KIND_PROTOCOL_MISMATCH, msg.data);
         bt_buf_release(&msg);
     } else if (sig->id == BT_PI_ID_PROMPT) {
         r->prompted = 1;
@@ -252,7 +253,7 @@ static void on_response(struct pi_runner *r, const struct bt_signal *sig,
 
 /* Dialogs: deny (default) cancels them; auto confirms, or picks the first
  * option of a select; text input cannot be invented, so it is cancelled. */
-static void on_dialog(struct pi_runner *r, const struct bt_signal *sig, struct bt_buf *out,
+static void on_dialog(struct pi_runner *r, const struct bt_signal_request *sig, struct bt_buf *out,
                       const struct bt_parser_sink *sink)
 {
     int accept = r->cfg->approval == BT_APPROVAL_AUTO;
@@ -280,9 +281,9 @@ static void pi_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *o
 {
     struct pi_runner *r = st;
     if (sig->type == BT_SIGNAL_RESPONSE)
-        on_response(r, sig, sink);
-    else if (sig->type == BT_SIGNAL_REQUEST && sig->method && sig->request_id)
-        on_dialog(r, sig, out, sink);
+        on_response(r, &sig->response, sink);
+    else if (sig->type == BT_SIGNAL_REQUEST && sig->request.method && sig->request.request_id)
+        on_dialog(r, &sig->request, out, sink);
 }
 
 static int pi_interrupt(void *st, struct bt_buf *out)

@@ -34,11 +34,11 @@ void bt_runner_put_json(struct bt_buf *out, struct cJSON *msg)
     cJSON_Delete(msg);
 }
 
-void bt_runner_fail(const struct bt_parser_sink *sink, const char *kind, const char *message)
+void bt_runner_fail(const struct bt_parser_sink *sink, enum bt_error_kind kind, const char *message)
 {
-    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .status = BT_TURN_FAILED};
-    sig.error_kind = kind;
-    sig.message = message;
+    struct bt_signal sig = {
+        .type = BT_SIGNAL_TURN_END,
+        .turn_end = {.status = BT_TURN_FAILED, .error_kind = kind, .message = message}};
     sink->signal(sink->data, &sig);
 }
 

@@ -114,9 +114,10 @@ struct bt_runner_ops {
 struct cJSON;
 /* Append msg as one JSON line to out, and free msg. */
 void bt_runner_put_json(struct bt_buf *out, struct cJSON *msg);
-/* Tell the engine the turn failed: a TURN_END signal through sink with a
- * DESIGN.md error kind and a curated message. */
-void bt_runner_fail(const struct bt_parser_sink *sink, const char *kind, const char *message);
+/* Tell the engine the turn failed: a TURN_END signal through sink with an
+ * error kind and a curated message. */
+void bt_runner_fail(const struct bt_parser_sink *sink, enum bt_error_kind kind,
+                    const char *message);
 
 /* 1 if id is safe to pass as a CLI value: non-empty, at most 256 bytes, only
  * [A-Za-z0-9._:-], and not starting with '-'. */

@@ -22,12 +22,12 @@
 
 #include "cmd-args.h"
 #include "cmd-common.h"
+#include "cmd-exit.h"
 #include "cmd.h"
 #include "error.h"
 #include "proc.h"
 #include "render.h"
 #include "store.h"
-#include "turn.h"
 
 #define POLL_MS 50      /* between reads of new events */
 #define RECOVER_MS 1000 /* between checks that the owner still lives */
@@ -64,7 +64,7 @@ static void show(struct follow *f, const struct bt_store_event *ev)
     }
     if (parsed && e.type == BT_EVENT_TURN_COMPLETED) {
         f->ended = 1;
-        f->exit_code = bt_turn_status_exit_code(e.status, e.kind);
+        f->exit_code = bt_cmd_exit_turn(e.status, bt_error_kind_parse(e.kind));
     }
     bt_event_doc_free(doc);
 }

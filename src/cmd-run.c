@@ -16,6 +16,7 @@
 
 #include "cmd-args.h"
 #include "cmd-common.h"
+#include "cmd-exit.h"
 #include "cmd-turn.h"
 #include "cmd.h"
 #include "coder.h"
@@ -286,14 +287,14 @@ static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
     else
         bt_service_retry(s, conv, &a->turn, &out);
     if (out.message)
-        bt_cmd_fail(out.exit_code, "%s", out.message);
+        bt_cmd_fail(bt_cmd_exit_service(&out), "%s", out.message);
     else if (out.queued)
         say_queued(&out, a->json);
     else if (!a->json)
         fprintf(stderr, "conversation %s\n", out.conversation);
     hand_on_queue(a, &out);
     free(out.message);
-    return o.failed && out.run[0] ? say_stdout_failed(&o, &out) : out.exit_code;
+    return o.failed && out.run[0] ? say_stdout_failed(&o, &out) : bt_cmd_exit_service(&out);
 }
 
 /* --detach: store the prompt queued, then a worker takes it. */
@@ -309,9 +310,10 @@ static int detached(struct bt_store *s, struct run_args *a, const char *conv)
     else
         memcpy(out.conversation, conv, BT_ID_SIZE);
     if (rc) {
-        bt_cmd_fail(out.exit_code, "%s", out.message ? out.message : bt_strerror(rc));
+        int code = bt_cmd_exit_service(&out);
+        bt_cmd_fail(code, "%s", out.message ? out.message : bt_strerror(rc));
         free(out.message);
-        return out.exit_code ? out.exit_code : BT_EXIT_FAILED;
+        return code ? code : BT_EXIT_FAILED;
     }
     if (out.busy) { /* the running turn's owner sends it next */
         say_queued(&out, a->json);

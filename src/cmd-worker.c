@@ -23,6 +23,7 @@
 
 #include "cmd-args.h"
 #include "cmd-common.h"
+#include "cmd-exit.h"
 #include "cmd-turn.h"
 #include "cmd.h"
 #include "util.h"
@@ -58,11 +59,11 @@ static void notify_run(void *data, const char *conv, const char *run)
     notify_line(data, line);
 }
 
-static void notify_end(struct notify *n, const struct bt_service_outcome *out)
+static void notify_end(struct notify *n, int code, const char *message)
 {
     if (n->fd < 0)
         return;
-    char *msg = bt_xasprintf("end %d %s\n", out->exit_code, out->message ? out->message : "");
+    char *msg = bt_xasprintf("end %d %s\n", code, message ? message : "");
     for (char *p = msg; p[1]; p++) /* one line */
         if (*p == '\n')
             *p = ' ';
@@ -111,18 +112,17 @@ int bt_cmd_worker(int argc, char **argv)
     t.data = &n;
     struct bt_store *s = NULL;
     if ((rc = bt_cmd_open_store(&s)) != 0) {
-        struct bt_service_outcome o = {.exit_code = rc, .message = "cannot open the store"};
-        notify_end(&n, &o);
+        notify_end(&n, rc, "cannot open the store");
         return rc;
     }
     for (;;) {
         struct bt_service_outcome out;
         rc = retry ? bt_service_retry(s, conv, &t, &out) : bt_service_flush(s, conv, &t, &out);
-        notify_end(&n, &out);
+        notify_end(&n, bt_cmd_exit_service(&out), out.message);
         if (out.message)
             fprintf(stderr, "baton worker %s: %s\n", conv, out.message);
         int more = rc == 0 && out.completed && out.waiting > 0;
-        rc = out.exit_code;
+        rc = bt_cmd_exit_service(&out);
         free(out.message);
         if (!more)
             break;

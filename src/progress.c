@@ -18,9 +18,9 @@ void bt_progress_init(struct bt_progress *p)
 
 static void forget_retry(struct bt_progress *p)
 {
-    free(p->retry_kind);
     free(p->retry_message);
-    p->retry_kind = p->retry_message = NULL;
+    p->retry_message = NULL;
+    p->retry_kind = BT_ERROR_KIND_NONE;
 }
 
 void bt_progress_release(struct bt_progress *p)
@@ -74,9 +74,10 @@ int bt_progress_signal(struct bt_progress *p, const struct bt_signal *sig)
     case BT_SIGNAL_PROGRESS: forget_retry(p); return 1;
     case BT_SIGNAL_RETRY:
         forget_retry(p);
-        p->retry_kind = bt_xstrdup(sig->error_kind ? sig->error_kind : "model_error");
-        p->retry_message =
-            bt_progress_curate(sig->message ? sig->message : "the request failed", REASON_MAX);
+        p->retry_kind = sig->retry.error_kind != BT_ERROR_KIND_NONE ? sig->retry.error_kind
+                                                                    : BT_ERROR_KIND_MODEL_ERROR;
+        p->retry_message = bt_progress_curate(
+            sig->retry.message ? sig->retry.message : "the request failed", REASON_MAX);
         return 0;
     default: return 0;
     }

@@ -25,9 +25,9 @@
 #include "parser.h"
 
 struct bt_progress {
-    struct bt_usage usage; /* counts of the last usage event */
-    char *retry_kind;      /* the last retry's error kind since progress; NULL if none */
-    char *retry_message;   /* its reason, curated (see bt_progress_curate); NULL if none */
+    struct bt_usage usage;         /* counts of the last usage event */
+    enum bt_error_kind retry_kind; /* the last retry's error kind since progress; NONE if none */
+    char *retry_message;           /* its reason, curated (see bt_progress_curate); NULL if none */
 };
 
 void bt_progress_init(struct bt_progress *p);
@@ -38,7 +38,8 @@ int bt_progress_event(struct bt_progress *p, const struct bt_event *ev);
 
 /* 1 if sig is progress (and the last retry is forgotten), else 0. A RETRY
  * signal is not progress: its error_kind and message are kept as the last
- * retry (a retry without a message keeps "the request failed"). */
+ * retry (a retry without a kind keeps model_error, one without a message
+ * "the request failed"). */
 int bt_progress_signal(struct bt_progress *p, const struct bt_signal *sig);
 
 /* A coder's reason fit to show: control characters become spaces, the

@@ -266,7 +266,7 @@ static int store(struct job *j, int64_t kept, size_t from, struct bt_rebuild_rep
         .state = state_of(res->status),
         .exit_code = res->exit_code,
         .exit_signal = res->exit_signal,
-        .error_kind = res->error_kind,
+        .error_kind = bt_error_kind_name(res->error_kind),
         .error_text = note,
         .stderr_tail = owner ? owner->stderr_tail : NULL,
         .stderr_tail_len = owner && owner->stderr_tail ? strlen(owner->stderr_tail) : 0,

@@ -18,6 +18,7 @@
 #define BT_SERVICE_H
 
 #include "coder.h"
+#include "error-kind.h"
 #include "event.h"
 #include "store.h"
 
@@ -52,43 +53,59 @@ struct bt_service_turn {
     void *data;
 };
 
-struct bt_service_outcome {
-    char conversation[BT_ID_SIZE];
-    char run[BT_ID_SIZE]; /* the run, "" if none started */
-    int exit_code;        /* the CLI exit code (cmd.h) */
-    char *message;        /* a sentence for stderr when nothing ran; else NULL */
-    int64_t queued;       /* > 0: the prompt waits as this message; no run */
-    int64_t queue_no;     /* and this is its queue number (rm-queued's N) */
-    int busy;             /* a turn of the conversation was running */
-    int completed;        /* the turn ran and completed */
-    int64_t waiting;      /* queued messages waiting once the turn ended */
+/* What became of a request. The service knows no exit codes: the CLI maps
+ * these (cmd-exit.h). */
+enum bt_service_result {
+    BT_SERVICE_OK,            /* done without a turn of its own to report: the prompt
+                                 was queued, or nothing was there to do */
+    BT_SERVICE_TURN,          /* a turn ran to its end: status and error_kind say how */
+    BT_SERVICE_USAGE,         /* refused as asked: no such coder or conversation, a turn
+                                 running, handed off, too large, nothing to retry */
+    BT_SERVICE_NOT_INSTALLED, /* the coder's executable is not there */
+    BT_SERVICE_CANCELLED,     /* interrupted before the turn started */
+    BT_SERVICE_FAILED,        /* the service failed: the store, the directory, the
+                                 turn could not start, or its record is incomplete */
 };
 
-/* Start a new conversation with one turn. Returns 0 once a turn ran (its own
- * result is in out->exit_code) or the prompt was queued (t->queue ALWAYS),
- * or a negative error before anything was stored, with out->exit_code and
- * out->message set (e.g. coder unknown or not installed: exit 3). Free
- * out->message. */
+struct bt_service_outcome {
+    char conversation[BT_ID_SIZE];
+    char run[BT_ID_SIZE];          /* the run, "" if none started */
+    enum bt_service_result result; /* what happened */
+    enum bt_turn_status status;    /* TURN: how the turn ended */
+    enum bt_error_kind error_kind; /* TURN: why it failed; NONE unless failed */
+    char *message;                 /* a sentence for stderr when nothing ran; else NULL */
+    int64_t queued;                /* > 0: the prompt waits as this message; no run */
+    int64_t queue_no;              /* and this is its queue number (rm-queued's N) */
+    int busy;                      /* a turn of the conversation was running */
+    int completed;                 /* the turn ran and completed */
+    int64_t waiting;               /* queued messages waiting once the turn ended */
+};
+
+/* Start a new conversation with one turn. Returns 0 once a turn ran (out->
+ * result TURN, or FAILED when its record is incomplete) or the prompt was
+ * queued (t->queue ALWAYS; OK), or a negative error before anything was
+ * stored, with out->result and out->message set (e.g. coder unknown: USAGE,
+ * not installed: NOT_INSTALLED). Free out->message. */
 int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
                    struct bt_service_outcome *out);
 
 /* The next turn of conversation conv (full id), resuming its native session
  * in the conversation's own working directory; the prompt goes after what
  * is queued. While another turn runs, t->queue IF_BUSY queues the prompt
- * (out->queued, exit 0) and NEVER refuses (BT_EBUSY, exit 1). Same returns
- * as bt_service_run. */
+ * (out->queued, OK) and NEVER refuses (BT_EBUSY, FAILED). Same returns as
+ * bt_service_run. */
 int bt_service_send(struct bt_store *s, const char *conv, const struct bt_service_turn *t,
                     struct bt_service_outcome *out);
 
 /* Send everything queued in conv as one turn (messages joined by a blank
- * line). BT_ENOTFOUND with out->exit_code 0 when nothing is queued or
+ * line). BT_ENOTFOUND with out->result OK when nothing is queued or
  * another turn runs (its owner takes the queue when it ends). */
 int bt_service_flush(struct bt_store *s, const char *conv, const struct bt_service_turn *t,
                      struct bt_service_outcome *out);
 
 /* Run the last turn's prompt again as a new turn, only when that turn
  * failed, was cancelled or interrupted: a completed turn is never resent
- * (-EALREADY, exit 2), nor is one still running (BT_EBUSY, exit 2). */
+ * (-EALREADY, USAGE), nor is one still running (BT_EBUSY, USAGE). */
 int bt_service_retry(struct bt_store *s, const char *conv, const struct bt_service_turn *t,
                      struct bt_service_outcome *out);
 

@@ -21,6 +21,7 @@
 #include <uv.h>
 
 #include "coder.h"
+#include "error-kind.h"
 #include "event.h"
 
 struct bt_runfile;
@@ -72,11 +73,11 @@ struct bt_turn_options {
 
 struct bt_turn_result {
     enum bt_turn_status status;
-    const char *error_kind;    /* static; NULL when completed */
-    char *error_message;       /* curated sentence; NULL when completed */
-    char *final_text;          /* the answer text; never NULL */
-    char *native_session_id;   /* as named by the coder; NULL if never */
-    char *native_session_path; /* the session file, for coders that name one */
+    enum bt_error_kind error_kind; /* why it failed; NONE unless failed */
+    char *error_message;           /* curated sentence; NULL when completed */
+    char *final_text;              /* the answer text; never NULL */
+    char *native_session_id;       /* as named by the coder; NULL if never */
+    char *native_session_path;     /* the session file, for coders that name one */
     struct bt_usage usage;
     int64_t exit_code; /* BT_UNKNOWN if killed by a signal or never ran */
     int exit_signal;
@@ -123,12 +124,5 @@ struct bt_turn_replay {
  * bt_turn_result_release), or a negative error (nothing emitted). */
 int bt_turn_replay(const struct bt_turn_options *o, const struct bt_turn_replay *r,
                    struct bt_turn_result *res);
-
-/* Exit code of the CLI for a finished turn (0 completed, 1 failed, 3 coder not
- * installed, 4 auth required, 130 cancelled). */
-int bt_turn_exit_code(const struct bt_turn_result *res);
-/* The same from a turn's status and error kind (NULL if none), e.g. as
- * stored in its turn.completed event. */
-int bt_turn_status_exit_code(enum bt_turn_status status, const char *error_kind);
 
 #endif

@@ -51,9 +51,11 @@ static void on_signal(void *data, const struct bt_signal *sig)
 {
     struct replay *r = data;
     if (sig->type == BT_SIGNAL_TURN_END) {
+        const struct bt_signal_turn_end *e = &sig->turn_end;
+        const char *kind = bt_error_kind_name(e->error_kind);
         bt_buf_addf(&r->events, "#turn-end%s status=%s kind=%s message=%s\n",
-                    sig->tentative ? " (tentative)" : "", bt_turn_status_name(sig->status),
-                    sig->error_kind ? sig->error_kind : "-", sig->message ? sig->message : "-");
+                    e->tentative ? " (tentative)" : "", bt_turn_status_name(e->status),
+                    kind ? kind : "-", e->message ? e->message : "-");
         return;
     }
     if (sig->type == BT_SIGNAL_TURN_RESUMED) {
@@ -61,8 +63,9 @@ static void on_signal(void *data, const struct bt_signal *sig)
         return;
     }
     if (sig->type == BT_SIGNAL_RETRY) {
-        bt_buf_addf(&r->events, "#retry kind=%s message=%s\n",
-                    sig->error_kind ? sig->error_kind : "-", sig->message ? sig->message : "-");
+        const char *kind = bt_error_kind_name(sig->retry.error_kind);
+        bt_buf_addf(&r->events, "#retry kind=%s message=%s\n", kind ? kind : "-",
+                    sig->retry.message ? sig->retry.message : "-");
         return;
     }
     if (sig->type == BT_SIGNAL_PROGRESS) {
@@ -70,7 +73,7 @@ static void on_signal(void *data, const struct bt_signal *sig)
         return;
     }
     if (sig->type == BT_SIGNAL_CODER_VERSION) {
-        bt_buf_addf(&r->events, "#coder-version %s\n", sig->coder_version);
+        bt_buf_addf(&r->events, "#coder-version %s\n", sig->coder_version.version);
         return;
     }
     r->coder->runner->on_signal(r->runner, sig, &r->writes, &r->sink);

@@ -201,11 +201,11 @@ static char *answer(enum bt_approval approval, const char *method)
     struct bt_buf out = BT_BUF_INIT;
     struct bt_parser_sink sink = {on_event, on_signal, NULL};
     struct bt_signal sig = {.type = BT_SIGNAL_REQUEST,
-                            .request_id = "\"req-1\"",
-                            .method = method,
-                            .approval_kind = "command",
-                            .summary = "touch x",
-                            .params_json = "{\"command\":\"touch x\"}"};
+                            .request = {.request_id = "\"req-1\"",
+                                        .method = method,
+                                        .approval_kind = "command",
+                                        .summary = "touch x",
+                                        .params_json = "{\"command\":\"touch x\"}"}};
     ops()->on_signal(r, &sig, &out, &sink);
     ops()->destroy(r);
     return bt_buf_detach(&out, NULL);

@@ -49,9 +49,9 @@ static void on_signal(void *data, const struct bt_signal *sig)
     struct rig *r = data;
     if (sig->type == BT_SIGNAL_TURN_END) {
         r->ended++;
-        r->status = sig->status;
-        snprintf(r->error_kind, sizeof(r->error_kind), "%s",
-                 sig->error_kind ? sig->error_kind : "");
+        const char *kind = bt_error_kind_name(sig->turn_end.error_kind);
+        r->status = sig->turn_end.status;
+        snprintf(r->error_kind, sizeof(r->error_kind), "%s", kind ? kind : "");
         return;
     }
     bt_runner_codex.on_signal(r->runner, sig, &r->writes, &r->sink);

@@ -120,7 +120,7 @@ static void on_signal(void *data, const struct bt_signal *sig)
 {
     struct replay *r = data;
     if (sig->type == BT_SIGNAL_TURN_END)
-        r->ended = sig->status == BT_TURN_COMPLETED;
+        r->ended = sig->turn_end.status == BT_TURN_COMPLETED;
     else if (sig->type == BT_SIGNAL_REQUEST || sig->type == BT_SIGNAL_RESPONSE)
         r->coder->runner->on_signal(r->runner, sig, &r->writes, &r->sink);
     bt_buf_reset(&r->writes);

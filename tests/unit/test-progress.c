@@ -100,14 +100,15 @@ static void test_retry_reason(void **state)
     (void)state;
     struct bt_progress p;
     bt_progress_init(&p);
-    struct bt_signal sig = {.type = BT_SIGNAL_RETRY, .error_kind = "network_error"};
-    sig.message = "Connection error.";
+    struct bt_signal sig = {
+        .type = BT_SIGNAL_RETRY,
+        .retry = {.error_kind = BT_ERROR_KIND_NETWORK_ERROR, .message = "Connection error."}};
     assert_int_equal(bt_progress_signal(&p, &sig), 0);
-    assert_string_equal(p.retry_kind, "network_error");
+    assert_int_equal(p.retry_kind, BT_ERROR_KIND_NETWORK_ERROR);
     assert_string_equal(p.retry_message, "Connection error.");
     sig = (struct bt_signal){.type = BT_SIGNAL_RETRY};
     assert_int_equal(bt_progress_signal(&p, &sig), 0); /* the last retry wins */
-    assert_string_equal(p.retry_kind, "model_error");
+    assert_int_equal(p.retry_kind, BT_ERROR_KIND_MODEL_ERROR);
     assert_string_equal(p.retry_message, "the request failed");
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_WARNING); /* not progress: the reason stays */
@@ -115,7 +116,7 @@ static void test_retry_reason(void **state)
     assert_non_null(p.retry_message);
     bt_event_init(&ev, BT_EVENT_ITEM_STARTED); /* progress: forgotten */
     bt_progress_event(&p, &ev);
-    assert_null(p.retry_kind);
+    assert_int_equal(p.retry_kind, BT_ERROR_KIND_NONE);
     assert_null(p.retry_message);
     bt_progress_release(&p);
 }

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * service-int: what the files of the conversation service share
+ * (service.c: requests, the queue, retries; service-turn.c: the coder and
+ * the run of one turn). Not for use outside them.
+ */
+#ifndef BT_SERVICE_INT_H
+#define BT_SERVICE_INT_H
+
+#include "service.h"
+
+/* A coder resolved to an executable and version, or why not. */
+struct bt_service_coder {
+    const struct bt_coder *coder;
+    struct bt_coder_exe exe; /* what runs */
+    struct bt_store_exe id;  /* its identity, the key of its stored version */
+    int have_id;             /* id could be read */
+    int asked;               /* the coder was asked (now, or the store says so) */
+    char *version;           /* NULL: not known before the coder says it */
+};
+
+/* Find coder name, its executable and (when it does not name it itself)
+ * its version. Returns 0; or -EINVAL for an unknown coder (out: usage),
+ * BT_ENOTINSTALLED (out: not installed), -EINTR when a signal ended the
+ * version probe (out: cancelled), each with out->message. Release l with
+ * bt_service_coder_release whatever it returns. */
+int bt_service_coder_locate(struct bt_store *s, const char *name, struct bt_service_coder *l,
+                            struct bt_service_outcome *out);
+void bt_service_coder_release(struct bt_service_coder *l);
+
+/* Run the turn of run out->run (just created, its prompt stored) of conv
+ * with l and the settings t, storing every event as it arrives, and record
+ * its end. Returns 0 once the turn ran (out->result BT_SERVICE_TURN with
+ * its status and kind, or FAILED when its record could not be completed);
+ * a negative error when it could not run (out: failed, with a message; the
+ * run is recorded failed). */
+int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *conv,
+                        struct bt_service_coder *l, const struct bt_service_turn *t,
+                        const char *prompt, struct bt_service_outcome *out);
+
+#endif

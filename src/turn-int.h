@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * turn-int: the state of one turn, shared by the files of the turn engine
+ * (turn.c: the loop, events, writes, stop escalation; turn-end.c: the
+ * coder's end of the turn and the settling of the result). Not for use
+ * outside them.
+ */
+#ifndef BT_TURN_INT_H
+#define BT_TURN_INT_H
+
+#include "answer.h"
+#include "framer.h"
+#include "proc.h"
+#include "progress.h"
+#include "turn.h"
+
+/* Why baton stops a turn; the first reason wins. */
+enum bt_turn_stop {
+    BT_TURN_STOP_NONE,
+    BT_TURN_STOP_CANCEL,  /* a stop signal, or on_tick asked */
+    BT_TURN_STOP_STALL,   /* the idle watchdog fired */
+    BT_TURN_STOP_TIMEOUT, /* the turn's deadline passed */
+    BT_TURN_STOP_BROKEN,  /* writing to the coder failed */
+};
+
+/* Signals that stop a turn: Ctrl-C, a terminal hang-up, a polite kill. */
+#define BT_TURN_N_STOP_SIGNALS 3
+
+struct bt_turn {
+    const struct bt_turn_options *o;
+    const struct bt_turn_replay *replay; /* a replay of a run file (no process), or NULL */
+    uv_loop_t loop;
+    struct bt_proc *proc;
+    struct bt_framer framer;
+    void *parser;
+    void *runner;
+    struct bt_parser_sink sink;
+    struct bt_buf json; /* encoding scratch */
+    struct bt_buf wbuf; /* lines for the coder's stdin */
+    int64_t seq;
+    int64_t t0; /* monotonic ms at start */
+    uv_timer_t idle, deadline, tick, settle;
+    struct {
+        int set;
+        enum bt_turn_status status;
+        enum bt_error_kind kind;
+        char *message;
+    } pending;          /* a tentative end, see bt_turn_end_hold */
+    char *session_path; /* native session file, when the coder names one */
+    uv_signal_t signals[BT_TURN_N_STOP_SIGNALS];
+    int ended;        /* the coder's terminal event was seen */
+    int version_seen; /* the coder named its version */
+    int read_any;     /* stdout gave something */
+    int spawn_failed; /* the result was settled when spawning failed */
+    int stdout_eof;   /* stdout ended before the terminal event */
+    int write_error;  /* writing to the coder failed (negative code) */
+    struct {
+        const char *kind;
+        int count;
+    } warned[16];        /* warnings per kind, for WARNINGS_PER_KIND */
+    int items_after_end; /* item events dropped after the terminal event */
+    enum bt_turn_status end_status;
+    enum bt_error_kind end_kind;
+    char *end_message;
+    enum bt_turn_stop stop;
+    int stop_signals_seen;
+    struct bt_usage usage;
+    struct bt_answer answer;     /* the answer text so far */
+    struct bt_progress progress; /* what the idle watchdog counts */
+    char *session_id;
+    int done;
+    struct bt_proc_result pres;
+};
+
+/* Each step of a stop, in ms. */
+static inline uint64_t bt_turn_grace(const struct bt_turn *t)
+{
+    return t->o->grace_ms ? t->o->grace_ms : 3000;
+}
+
+/* turn.c: stamp ev (seq, run, conversation, ts), keep what the result
+ * needs, encode it and hand it to o->on_event. */
+void bt_turn_emit(struct bt_turn *t, struct bt_event *ev);
+
+/* turn-end.c */
+
+/* The coder's end of the turn (a TURN_END signal, or a tentative end that
+ * no retry followed): the turn is over; stdin closes and the coder has
+ * linger_ms to exit. Only the first end counts. */
+void bt_turn_end_now(struct bt_turn *t, const struct bt_signal_turn_end *end);
+/* A tentative end: it becomes the end after BT_TURN_SETTLE_MS unless
+ * bt_turn_end_clear_pending (a retry began) comes first. */
+void bt_turn_end_hold(struct bt_turn *t, const struct bt_signal_turn_end *end);
+/* Forget a tentative end. */
+void bt_turn_end_clear_pending(struct bt_turn *t);
+/* Spawning failed with rc: settle *res (not_installed, resume_failed or
+ * coder_crashed) before any event but turn.started. */
+void bt_turn_end_spawn_failed(struct bt_turn *t, int rc, struct bt_turn_result *res);
+/* The end of the stream: settle *res from what happened, then emit the
+ * error event (when failed) and turn.completed, always last. */
+void bt_turn_end_finish(struct bt_turn *t, struct bt_turn_result *res);
+
+#endif
