@@ -121,11 +121,13 @@ static void send_init(const char *session_id, const char *version,
                       const struct bt_parser_sink *sink)
 {
     if (version) {
-        struct bt_signal v = {.type = BT_SIGNAL_CODER_VERSION, .coder_version = {.version = version}};
+        struct bt_signal v = {.type = BT_SIGNAL_CODER_VERSION,
+                              .coder_version = {.version = version}};
         sink->signal(sink->data, &v);
     }
-    struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE,
-                            .response = {.id = BT_UNKNOWN, .method = "init", .session_id = session_id}};
+    struct bt_signal sig = {
+        .type = BT_SIGNAL_RESPONSE,
+        .response = {.id = BT_UNKNOWN, .method = "init", .session_id = session_id}};
     sink->signal(sink->data, &sig);
 }
 
@@ -509,7 +511,8 @@ static void on_control_request(const cJSON *msg, const struct bt_parser_sink *si
 /* ---- the result ---------------------------------------------------------- */
 
 /* The error kind of a failed result (docs/events.md). */
-static enum bt_error_kind error_kind(const struct claude_parser *p, const cJSON *res, const char *text)
+static enum bt_error_kind error_kind(const struct claude_parser *p, const cJSON *res,
+                                     const char *text)
 {
     int64_t status = jcount(res, "api_error_status");
     const char *reason = jstr(res, "terminal_reason");

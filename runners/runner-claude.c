@@ -305,8 +305,8 @@ static void on_request(struct claude_runner *r, const struct bt_signal *sig, str
     cJSON *msg;
     if (strcmp(sig->request.method, "can_use_tool") == 0) {
         int accept = r->cfg->approval == BT_APPROVAL_AUTO;
-        cJSON *resp =
-            cJSON_AddObjectToObject(control_response(&msg, sig->request.request_id, "success"), "response");
+        cJSON *resp = cJSON_AddObjectToObject(
+            control_response(&msg, sig->request.request_id, "success"), "response");
         cJSON_AddStringToObject(resp, "behavior", accept ? "allow" : "deny");
         if (accept) {
             cJSON *input = sig->request.params_json ? cJSON_Parse(sig->request.params_json) : NULL;
@@ -339,8 +339,8 @@ static void on_init(struct claude_runner *r, const struct bt_signal *sig,
     if (id_of_path(r->cfg->native_session_path, chosen) == 0 &&
         strcmp(chosen, sig->response.session_id) == 0)
         ev.native_session_path = r->cfg->native_session_path;
-    ev.resumed =
-        r->cfg->native_session_id && strcmp(r->cfg->native_session_id, sig->response.session_id) == 0;
+    ev.resumed = r->cfg->native_session_id &&
+                 strcmp(r->cfg->native_session_id, sig->response.session_id) == 0;
     sink->event(sink->data, &ev);
 }
 
