@@ -22,21 +22,6 @@
 #include "rebuild.h"
 #include "store.h"
 
-/* Stop the process group of a run whose baton died, if it is still that
- * run's group: Linux does not reuse a pid while a group of that id lives, so
- * a leader that is gone leaves the group safe to signal; a live leader must
- * have the start time recorded for the run (unknown: leave it alone). */
-static void stop_orphan(const struct bt_store_orphan *o)
-{
-    uint64_t start = 0;
-    int rc = o->pgid > 0 ? bt_proc_pid_start(o->pgid, &start) : -ESRCH;
-    if (o->pgid > 0 && !(rc == 0 && (!o->child_start || start != o->child_start)))
-        bt_proc_group_kill(o->pgid, 1000);
-    /* whatever of the run is left: its group was never recorded, or a
-     * process left the group (both carry the run's tag) */
-    bt_proc_kill_tagged(o->run);
-}
-
 int bt_cmd_open_store(struct bt_store **s)
 {
     char *home = bt_store_default_home();
@@ -82,9 +67,7 @@ static int rebuild_dead(struct bt_store *s, const struct bt_store_run *r)
     int rc = bt_rebuild_run(s, &(struct bt_rebuild){.run = r}, &rep);
     if (rc == 0 && rep.rebuilt) {
         tell_rebuilt(r, &rep);
-        struct bt_store_orphan o = {.pgid = r->pgid, .child_start = r->child_start};
-        memcpy(o.run, r->id, BT_ID_SIZE);
-        stop_orphan(&o);
+        bt_proc_stop_orphan(r->pgid, r->child_start, r->id);
     } else if (rc == 0 && rep.problem) {
         fprintf(stderr,
                 "baton: run %s of conversation %s: %s; it is marked interrupted with "
@@ -114,7 +97,7 @@ int bt_cmd_recover(struct bt_store *s)
     if (rc == 0)
         rc = bt_store_recover(s, NULL, &orphans, &n_orphans);
     for (size_t i = 0; rc == 0 && i < n_orphans; i++)
-        stop_orphan(&orphans[i]);
+        bt_proc_stop_orphan(orphans[i].pgid, orphans[i].child_start, orphans[i].run);
     free(orphans);
     if (rc)
         fprintf(stderr, "baton: cannot recover the runs whose baton process is gone: %s\n",

@@ -158,3 +158,18 @@ int bt_proc_kill_tagged(const char *run)
     free(tag);
     return (int)n;
 }
+
+int bt_proc_stop_orphan(int pgid, uint64_t child_start, const char *run)
+{
+    uint64_t start = 0;
+    int rc = pgid > 0 ? bt_proc_pid_start(pgid, &start) : -ESRCH;
+    int n = 0;
+    /* Linux does not reuse a pid while a group of that id lives: a leader
+     * that is gone leaves the group safe to signal; a live leader must have
+     * the start time recorded for the run (unknown: leave it alone) */
+    if (pgid > 0 && !(rc == 0 && (!child_start || start != child_start)))
+        n += bt_proc_group_kill(pgid, 1000) ? 1 : 0;
+    /* whatever of the run is left: its group was never recorded, or a
+     * process left the group (both carry the run's tag) */
+    return n + bt_proc_kill_tagged(run);
+}

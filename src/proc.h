@@ -195,6 +195,14 @@ int bt_proc_spawn_worker(char *const argv[], const char *err_path, int *notify_f
  * this process. Returns how many were signalled. */
 int bt_proc_kill_tagged(const char *run);
 
+/* Stop what is left of a run whose baton died: its process group pgid
+ * (bt_proc_group_kill, 1 s grace) if it is still that run's group, i.e. the
+ * leader is gone or its start time is child_start (0 = unknown: the group
+ * is left alone), then every process tagged with the run
+ * (bt_proc_kill_tagged). Blocks. Returns how many were signalled (the
+ * group counts once). */
+int bt_proc_stop_orphan(int pgid, uint64_t child_start, const char *run);
+
 /* Replace this process with argv[0] (an absolute path) in directory dir,
  * with environment env (NULL: this process's): chdir, then execve. Every
  * descriptor above 2 is close-on-exec by the rule above, so only the
