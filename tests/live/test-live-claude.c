@@ -168,6 +168,42 @@ static void test_bash_auto(void **state)
     bt_test_lines_free(lines, n);
 }
 
+/* The transcript path baton stores before claude starts is where claude
+ * writes it, also for a directory with non-ASCII characters (claude counts
+ * UTF-16 code units) and one whose name claude cuts and hashes (over 200). */
+static void test_transcript_path_of_odd_directories(void **state)
+{
+    (void)state;
+    char *dirs[2];
+    dirs[0] = bt_xasprintf("%s/caf\xc3\xa9 \xf0\x9f\x98\x80", bt_live.work);
+    dirs[1] = bt_xasprintf("%s/long", bt_live.work);
+    assert_int_equal(mkdir(dirs[0], 0700), 0);
+    assert_int_equal(mkdir(dirs[1], 0700), 0);
+    for (int i = 0; i < 5; i++) {
+        char *d = bt_xasprintf("%s/%s", dirs[1], "dddddddddddddddddddddddddddddddddddddddd");
+        assert_int_equal(mkdir(d, 0700), 0);
+        free(dirs[1]);
+        dirs[1] = d;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        const char *args[] = {"run", "-c", "claude", "--json", "Say hi", NULL};
+        struct bt_test_result res;
+        bt_live_baton(dirs[i], args, &res, 0);
+        assert_int_equal(res.exit_code, 0);
+        cJSON **lines;
+        size_t n = bt_live_stream(res.out.data, &lines);
+        const char *path =
+            bt_test_jstr(first_of(lines, n, "session.started"), "native_session_path");
+        assert_non_null(path);
+        struct stat st;
+        if (stat(path, &st) != 0)
+            fail_msg("claude wrote no transcript at %s", path);
+        bt_test_lines_free(lines, n);
+        bt_test_result_release(&res);
+        free(dirs[i]);
+    }
+}
+
 /* claude processes working in this test's directories. */
 static int claude_processes_left(void)
 {
@@ -323,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_send_from_another_directory),
         cmocka_unit_test(test_bash_denied),
         cmocka_unit_test(test_bash_auto),
+        cmocka_unit_test(test_transcript_path_of_odd_directories),
         cmocka_unit_test(test_interrupt_is_quick),
         cmocka_unit_test(test_http_500_without_retries),
         cmocka_unit_test(test_unknown_session),

@@ -142,6 +142,28 @@ static void test_new_session_path(void **state)
     assert_string_equal(root, "/cfg/projects");
     free(root);
     free(path);
+    /* claude counts UTF-16 code units and cuts long names, adding a hash
+     * (the directories claude 2.1.332 made for these cwds) */
+    static const struct {
+        const char *cwd, *dir;
+    } names[] = {
+        {"/w/caf\xc3\xa9 dir", "/cfg/projects/-w-caf--dir/"},
+        {"/w/\xf0\x9f\x98\x80", "/cfg/projects/-w---/"},
+        {"/root/advt/work/dddddddddddddddddddddddddddddddddddddddd/"
+         "dddddddddddddddddddddddddddddddddddddddd/dddddddddddddddddddddddddddddddddddddddd/"
+         "dddddddddddddddddddddddddddddddddddddddd/dddddddddddddddddddddddddddddddddddddddd/"
+         "dddddddddddddddddddddddddddddddddddddddd",
+         "/cfg/projects/-root-advt-work-dddddddddddddddddddddddddddddddddddddddd-"
+         "dddddddddddddddddddddddddddddddddddddddd-dddddddddddddddddddddddddddddddddddddddd-"
+         "dddddddddddddddddddddddddddddddddddddddd-dddddddddddddddddddd-mksjbz/"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        struct bt_runner_config odd = {.cwd = names[i].cwd};
+        assert_int_equal(ops()->new_session_path(&odd, &path, &why), 0);
+        assert_int_equal(strncmp(path, names[i].dir, strlen(names[i].dir)), 0);
+        assert_int_equal(strlen(path), strlen(names[i].dir) + 36 + 6);
+        free(path);
+    }
     setenv("CLAUDE_CONFIG_DIR", "relative", 1);
     assert_int_equal(ops()->session_root(&root, &why), -EINVAL);
     assert_non_null(why);
