@@ -283,6 +283,13 @@ static int claude_session_files(const struct bt_runner_config *cfg, const char *
             *why = bt_xstrdup("it does not name a claude transcript");
             return -EINVAL;
         }
+        /* the file is named after its session: one of another session is
+         * never this conversation's */
+        if (cfg->native_session_id && strcmp(id, cfg->native_session_id) != 0) {
+            *why = bt_xasprintf("it is the transcript of session %s, not of %s", id,
+                                cfg->native_session_id);
+            return -EINVAL;
+        }
         bt_strv_push(files, cfg->native_session_path);
         return 0;
     }

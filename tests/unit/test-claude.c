@@ -183,6 +183,14 @@ static void test_session_files(void **state)
     assert_string_equal(files.v[0], PATH);
     bt_strv_release(&files);
     bt_strv_init(&files);
+    /* a path naming another session's transcript is not this one's */
+    struct bt_runner_config other = {.native_session_path = PATH,
+                                     .native_session_id = "11111111-2222-4333-8444-555555555555"};
+    assert_int_equal(ops()->session_files(&other, "/cfg/projects", &files, &why), -EINVAL);
+    assert_int_equal(files.n, 0);
+    assert_non_null(why);
+    free(why);
+    why = NULL;
     struct bt_runner_config odd = {.native_session_path = "/cfg/projects/-w/notes.txt"};
     assert_int_equal(ops()->session_files(&odd, "/cfg/projects", &files, &why), -EINVAL);
     assert_non_null(why);
