@@ -59,7 +59,9 @@ static int session_of(const struct bt_runner_config *cfg, char id[37], int *resu
 {
     *resume = cfg->native_session_id != NULL;
     if (cfg->native_session_id) {
-        if (!bt_runner_id_ok(cfg->native_session_id) || strlen(cfg->native_session_id) > 36)
+        /* claude's ids are UUIDs; `--resume` takes any other word as a
+         * session title, which could be another conversation's */
+        if (!uuid_ok(cfg->native_session_id))
             return -EINVAL;
         snprintf(id, 37, "%s", cfg->native_session_id);
         return 0;

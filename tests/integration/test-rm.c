@@ -616,6 +616,31 @@ static void test_rm_codex_session(void **state)
     free(day);
 }
 
+/* claude's `--resume` takes a word that is not a UUID as a session title
+ * (another conversation's, maybe): a stored id that is no UUID never
+ * reaches claude. */
+static void test_claude_resumes_only_uuids(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char id[BT_ID_SIZE];
+    char *argv_file = path_in(c, "claude-argv");
+    char *kv = bt_xasprintf("FAKE_CODER_ARGV=%s", argv_file);
+    setenv_kv(c, kv);
+    setenv_kv(c, "BATON_CLAUDE_BIN=" FAKE);
+    planted(c, "claude", "notes", NULL, id);
+    baton(c, &res, NULL, 0, "send", "--timeout", "20", id, "hello", END);
+    assert_int_equal(res.exit_code, 1);
+    assert_has(res.err.data, "not one claude can take");
+    char *text = bt_test_slurp(argv_file, NULL);
+    if (text && strstr(text, "--resume"))
+        fail_msg("claude was started to resume a session: %s", text);
+    free(text);
+    bt_test_result_release(&res);
+    free(kv);
+    free(argv_file);
+}
+
 /* ---- the coders' directories from the environment ------------------- */
 
 /* baton args... with the variables named in unset removed from the
@@ -727,10 +752,14 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, rm_setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_rm_asks_on_a_terminal),         T(test_rm_without_asking), T(test_rm_pi_only_inside),
-        T(test_rm_codex_only_inside),          T(test_rm_pi_session),     T(test_rm_codex_session),
+        T(test_rm_asks_on_a_terminal),
+        T(test_rm_without_asking),
+        T(test_rm_pi_only_inside),
+        T(test_rm_codex_only_inside),
+        T(test_rm_pi_session),
+        T(test_rm_codex_session),
         T(test_rm_claude_only_its_transcript),
-
+        T(test_claude_resumes_only_uuids),
         T(test_session_dirs_from_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,6 +93,10 @@ static void test_unusable_sessions_and_models(void **state)
     struct bt_runner_config flag_id = {.cwd = "/w", .native_session_id = "--help"};
     free(argv_of(&flag_id, &rc));
     assert_int_equal(rc, -EINVAL);
+    /* --resume takes a word that is not a UUID as a session title */
+    struct bt_runner_config title_id = {.cwd = "/w", .native_session_id = "notes"};
+    free(argv_of(&title_id, &rc));
+    assert_int_equal(rc, -EINVAL);
     struct bt_runner_config flag_model = {.cwd = "/w", .native_session_path = PATH, .model = "-x"};
     free(argv_of(&flag_model, &rc));
     assert_int_equal(rc, -EINVAL);
