@@ -483,10 +483,14 @@ static void on_control_request(const cJSON *msg, const struct bt_parser_sink *si
     const cJSON *req = cJSON_GetObjectItemCaseSensitive(msg, "request");
     const cJSON *rid = cJSON_GetObjectItemCaseSensitive(msg, "request_id");
     const char *subtype = jstr(req, "subtype");
-    if (!rid || !subtype) {
-        bt_parser_warn(sink, "protocol", "claude sent a control request without id or subtype",
-                       NULL, 0);
+    if (!rid) {
+        bt_parser_warn(sink, "protocol", "claude sent a control request without an id", NULL, 0);
         return;
+    }
+    if (!subtype) { /* still answered (an error): claude waits for every one */
+        bt_parser_warn(sink, "protocol", "claude sent a control request without a subtype", NULL,
+                       0);
+        subtype = "";
     }
     char *id = cJSON_PrintUnformatted(rid);
     char *input = NULL;

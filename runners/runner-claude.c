@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,9 @@ static int session_of(const struct bt_runner_config *cfg, char id[37], int *resu
 {
     *resume = cfg->native_session_id != NULL;
     if (cfg->native_session_id) {
-        if (!bt_runner_id_ok(cfg->native_session_id) || strlen(cfg->native_session_id) > 36)
+        /* claude's ids are UUIDs; `--resume` takes any other word as a
+         * session title, which could be another conversation's */
+        if (!uuid_ok(cfg->native_session_id))
             return -EINVAL;
         snprintf(id, 37, "%s", cfg->native_session_id);
         return 0;
@@ -180,16 +183,76 @@ static int new_uuid(char out[37])
     return 0;
 }
 
-/* claude's directory name for a cwd: every byte that is not an ASCII
- * letter or digit becomes '-' (seen in 2.1.332: "/tmp/a.b_c d" →
- * "-tmp-a-b-c-d"). */
+/* The next character of UTF-8 text *s as a code point, advancing *s; a
+ * byte that starts no valid sequence counts as U+FFFD, as a JavaScript
+ * string decoded from it would hold. */
+static unsigned next_code_point(const unsigned char **s)
+{
+    const unsigned char *c = *s;
+    unsigned cp = 0xFFFD;
+    size_t n = c[0] < 0x80             ? 1
+               : (c[0] & 0xE0) == 0xC0 ? 2
+               : (c[0] & 0xF0) == 0xE0 ? 3
+               : (c[0] & 0xF8) == 0xF0 ? 4
+                                       : 0;
+    size_t ok = n;
+    for (size_t i = 1; i < n && ok; i++) /* stops at the NUL too */
+        if ((c[i] & 0xC0) != 0x80)
+            ok = 0;
+    if (ok) {
+        cp = n == 1 ? c[0] : c[0] & (0x7F >> n);
+        for (size_t i = 1; i < n; i++)
+            cp = (cp << 6) | (c[i] & 0x3F);
+    }
+    *s += ok ? ok : 1;
+    return cp;
+}
+
+/* claude's directory name for a cwd (its sanitizePath, seen in 2.1.332):
+ * every UTF-16 code unit that is not an ASCII letter or digit becomes '-'
+ * ("/tmp/a.b_c d" → "-tmp-a-b-c-d", "/tmp/café" → "-tmp-caf-"); a name
+ * longer than 200 is cut to 200 and "-<hash>" appended, the hash being the
+ * absolute value of the 32-bit djb2 (h = h*31 + unit) of the cwd's UTF-16
+ * code units, in base 36. */
 static char *cwd_dir_name(const char *cwd)
 {
-    char *name = bt_xstrdup(cwd);
-    for (char *c = name; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
-            *c = '-';
-    return name;
+    struct bt_buf name;
+    bt_buf_init(&name);
+    uint32_t hash = 0;
+    for (const unsigned char *s = (const unsigned char *)cwd; *s;) {
+        unsigned cp = next_code_point(&s);
+        unsigned units[2] = {cp, 0};
+        size_t n = 1;
+        if (cp >= 0x10000) { /* a surrogate pair */
+            units[0] = 0xD800 + ((cp - 0x10000) >> 10);
+            units[1] = 0xDC00 + ((cp - 0x10000) & 0x3FF);
+            n = 2;
+        }
+        for (size_t i = 0; i < n; i++) {
+            unsigned u = units[i];
+            hash = hash * 31u + u;
+            if ((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9'))
+                bt_buf_addc(&name, (char)u);
+            else
+                bt_buf_addc(&name, '-');
+        }
+    }
+    if (name.len > 200) {
+        /* Math.abs of the signed 32-bit value */
+        uint32_t h = (hash & 0x80000000u) ? (uint32_t)(~hash + 1u) : hash;
+        char digits[8];
+        size_t k = 0;
+        do {
+            digits[k++] = "0123456789abcdefghijklmnopqrstuvwxyz"[h % 36];
+            h /= 36;
+        } while (h);
+        name.len = 200;
+        name.data[200] = '\0';
+        bt_buf_addc(&name, '-');
+        while (k)
+            bt_buf_addc(&name, digits[--k]);
+    }
+    return bt_buf_detach(&name, NULL);
 }
 
 static int claude_new_session_path(const struct bt_runner_config *cfg, char **path, char **why)
@@ -220,6 +283,13 @@ static int claude_session_files(const struct bt_runner_config *cfg, const char *
         char id[37];
         if (cfg->native_session_path[0] != '/' || id_of_path(cfg->native_session_path, id)) {
             *why = bt_xstrdup("it does not name a claude transcript");
+            return -EINVAL;
+        }
+        /* the file is named after its session: one of another session is
+         * never this conversation's */
+        if (cfg->native_session_id && strcmp(id, cfg->native_session_id) != 0) {
+            *why = bt_xasprintf("it is the transcript of session %s, not of %s", id,
+                                cfg->native_session_id);
             return -EINVAL;
         }
         bt_strv_push(files, cfg->native_session_path);

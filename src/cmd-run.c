@@ -115,7 +115,8 @@ static int set_cwd(struct run_args *a, const struct bt_args *args, const char *d
 }
 
 /* A model name travels in the coder's JSON protocol or its argv: text of
- * one line, not empty (no -m means the coder's own default). */
+ * one line, not empty (no -m means the coder's own default), not like an
+ * option. */
 static int check_model(const struct bt_args *a)
 {
     const char *m = a->value;
@@ -127,6 +128,10 @@ static int check_model(const struct bt_args *a)
     for (const unsigned char *p = (const unsigned char *)m; *p; p++)
         if (*p < 0x20 || *p == 0x7f)
             return bt_args_fail(a, "%s: a model name has no control characters", a->arg);
+    /* runners put it in argv (claude --model, pi, handoff) and refuse one
+     * that could be read as an option, later and less clearly */
+    if (m[0] == '-')
+        return bt_args_fail(a, "%s: a model name does not start with '-'", a->arg);
     return 0;
 }
 

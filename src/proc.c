@@ -65,6 +65,7 @@ struct bt_proc {
     uint64_t force_at;  /* loop time to close pipes still open once settled */
     struct bt_proc_result result;
 
+    char *run;          /* the run its env tags it with (BT_PROC_RUN_TAG), or NULL */
     char *rbuf;         /* READ_SIZE bytes for uv_read_start */
     struct bt_buf tail; /* stderr, sliding: at most 2 * tail_max bytes */
     size_t tail_max;    /* bytes of stderr the tail keeps */
@@ -146,6 +147,7 @@ static void cloexec_all(void)
 
 static void free_mem(struct bt_proc *p)
 {
+    free(p->run);
     free(p->rbuf);
     bt_buf_release(&p->tail);
     free(p);
@@ -194,6 +196,11 @@ static void close_stdin_now(struct bt_proc *p)
 static void finish(struct bt_proc *p)
 {
     p->finishing = true;
+    /* A member that left the group with setsid (claude runs its Bash tool
+     * in a session of its own) outlives a leader killed mid-turn: the
+     * run's tag still finds it. */
+    if (p->run && !p->failed)
+        bt_proc_kill_tagged(p->run);
     uv_timer_stop(&p->timer);
     close_stdin_now(p);
     close_handle((uv_handle_t *)&p->timer);
@@ -416,6 +423,10 @@ static void init_proc(struct bt_proc *p, uv_loop_t *loop, const struct bt_proc_o
     if (p->tail_max > SIZE_MAX / 4)
         p->tail_max = SIZE_MAX / 4; /* tail_add needs 2 * tail_max to fit */
     p->term_at = p->kill_at = NEVER;
+    static const char tag[] = BT_PROC_RUN_TAG "=";
+    for (char *const *e = o->env; e && *e && !p->run; e++)
+        if (strncmp(*e, tag, sizeof(tag) - 1) == 0 && (*e)[sizeof(tag) - 1])
+            p->run = bt_xstrdup(*e + sizeof(tag) - 1);
     p->rbuf = bt_xmalloc(READ_SIZE);
     bt_buf_init(&p->tail);
     p->has_stdin = o->stdin_pipe != 0;

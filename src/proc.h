@@ -186,7 +186,9 @@ int bt_proc_spawn_worker(char *const argv[], const char *err_path, int *notify_f
  * gets BATON_RUN=<run id> and its children inherit it, so a run's
  * processes can be found even when its process group is unknown (baton
  * killed between the fork and recording the group) or a child left the
- * group. */
+ * group. A proc spawned with the tag in its env kills what still carries
+ * it (bt_proc_kill_tagged) once the leader has exited and the group is
+ * done, before on_done. */
 #define BT_PROC_RUN_TAG "BATON_RUN"
 
 /* SIGKILL every process of this user whose environment holds exactly

@@ -441,6 +441,9 @@ static void test_values_checked(void **state)
     expect_usage(c, "-m needs a model name", "run", "-m", "", "x", END);
     expect_usage(c, "--model takes a model name", "run", "--model=bad\xffname", "x", END);
     expect_usage(c, "a model name has no control characters", "run", "-m", "a\nb", "x", END);
+    /* claude's runner refused it only when the turn started, as a bad session id */
+    expect_usage(c, "a model name does not start with '-'", "run", "-c", "claude",
+                 "--model=--dangerously-skip-permissions", "x", END);
     const char *seconds[] = {"0x10", "+5", " 5", "1e3", ".", "-0", "5s"};
     for (size_t i = 0; i < BT_ARRAY_SIZE(seconds); i++) {
         char *opt = bt_xasprintf("--timeout=%s", seconds[i]);

@@ -78,7 +78,9 @@ static void coder_env(struct ctx *c)
     char *kv[] = {bt_xasprintf("TMUX_TMPDIR=%s", c->dir),
                   bt_xasprintf("CODEX_HOME=%s/codex", c->dir),
                   bt_xasprintf("PI_CODING_AGENT_DIR=%s/pi", c->dir),
-                  bt_xstrdup("PI_CODING_AGENT_SESSION_DIR="), bt_xasprintf("HOME=%s", c->dir)};
+                  bt_xstrdup("PI_CODING_AGENT_SESSION_DIR="),
+                  bt_xasprintf("HOME=%s", c->dir),
+                  bt_xasprintf("CLAUDE_CONFIG_DIR=%s/claude", c->dir)};
     for (size_t i = 0; i < BT_ARRAY_SIZE(kv); i++) {
         setenv_kv(c, kv[i]);
         free(kv[i]);
@@ -521,6 +523,50 @@ static void test_rm_pi_session(void **state)
     free(sessions);
 }
 
+/* claude: the transcript goes only when it is this session's: a stored
+ * path naming another session's file (or a link, or a file outside
+ * claude's projects directory) is kept. */
+static void test_rm_claude_only_its_transcript(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char id[BT_ID_SIZE];
+    static const char mine_id[] = "0b7e6b5e-4a1c-4d2e-9f00-1234567890ab";
+    static const char other_id[] = "11111111-2222-4333-8444-555555555555";
+    char *project = path_in(c, "claude/projects/-w");
+    make_dirs(project);
+    char *mine = bt_xasprintf("%s/%s.jsonl", project, mine_id);
+    char *other = bt_xasprintf("%s/%s.jsonl", project, other_id);
+    write_file(mine, "{}\n");
+    write_file(other, "another conversation's\n");
+    planted(c, "claude", mine_id, other, id);
+    rm_ok(c, id, &res);
+    assert_true(file_exists(other));
+    assert_true(file_exists(mine));
+    assert_has(res.out.data, "kept the claude session");
+    assert_has(res.out.data, "transcript of session");
+    bt_test_result_release(&res);
+
+    char *link = bt_xasprintf("%s/%s.jsonl", project, "22222222-2222-4333-8444-555555555555");
+    assert_int_equal(symlink(other, link), 0);
+    planted(c, "claude", "22222222-2222-4333-8444-555555555555", link, id);
+    rm_ok(c, id, &res);
+    assert_true(file_exists(other));
+    assert_has(res.out.data, "symbolic link");
+    bt_test_result_release(&res);
+
+    planted(c, "claude", mine_id, mine, id);
+    rm_ok(c, id, &res);
+    assert_false(file_exists(mine));
+    assert_true(file_exists(other));
+    assert_has(res.out.data, "removed claude session file");
+    bt_test_result_release(&res);
+    free(link);
+    free(other);
+    free(mine);
+    free(project);
+}
+
 /* codex: every rollout of the thread goes, dated or archived, no other
  * thread's; a transferred conversation's stay; an id that could walk out
  * of the sessions directory touches nothing. */
@@ -568,6 +614,31 @@ static void test_rm_codex_session(void **state)
     free(mine);
     free(archived);
     free(day);
+}
+
+/* claude's `--resume` takes a word that is not a UUID as a session title
+ * (another conversation's, maybe): a stored id that is no UUID never
+ * reaches claude. */
+static void test_claude_resumes_only_uuids(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char id[BT_ID_SIZE];
+    char *argv_file = path_in(c, "claude-argv");
+    char *kv = bt_xasprintf("FAKE_CODER_ARGV=%s", argv_file);
+    setenv_kv(c, kv);
+    setenv_kv(c, "BATON_CLAUDE_BIN=" FAKE);
+    planted(c, "claude", "notes", NULL, id);
+    baton(c, &res, NULL, 0, "send", "--timeout", "20", id, "hello", END);
+    assert_int_equal(res.exit_code, 1);
+    assert_has(res.err.data, "not one claude can take");
+    char *text = bt_test_slurp(argv_file, NULL);
+    if (text && strstr(text, "--resume"))
+        fail_msg("claude was started to resume a session: %s", text);
+    free(text);
+    bt_test_result_release(&res);
+    free(kv);
+    free(argv_file);
 }
 
 /* ---- the coders' directories from the environment ------------------- */
@@ -681,8 +752,14 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, rm_setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_rm_asks_on_a_terminal), T(test_rm_without_asking), T(test_rm_pi_only_inside),
-        T(test_rm_codex_only_inside),  T(test_rm_pi_session),     T(test_rm_codex_session),
+        T(test_rm_asks_on_a_terminal),
+        T(test_rm_without_asking),
+        T(test_rm_pi_only_inside),
+        T(test_rm_codex_only_inside),
+        T(test_rm_pi_session),
+        T(test_rm_codex_session),
+        T(test_rm_claude_only_its_transcript),
+        T(test_claude_resumes_only_uuids),
         T(test_session_dirs_from_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -168,6 +168,42 @@ static void test_bash_auto(void **state)
     bt_test_lines_free(lines, n);
 }
 
+/* The transcript path baton stores before claude starts is where claude
+ * writes it, also for a directory with non-ASCII characters (claude counts
+ * UTF-16 code units) and one whose name claude cuts and hashes (over 200). */
+static void test_transcript_path_of_odd_directories(void **state)
+{
+    (void)state;
+    char *dirs[2];
+    dirs[0] = bt_xasprintf("%s/caf\xc3\xa9 \xf0\x9f\x98\x80", bt_live.work);
+    dirs[1] = bt_xasprintf("%s/long", bt_live.work);
+    assert_int_equal(mkdir(dirs[0], 0700), 0);
+    assert_int_equal(mkdir(dirs[1], 0700), 0);
+    for (int i = 0; i < 5; i++) {
+        char *d = bt_xasprintf("%s/%s", dirs[1], "dddddddddddddddddddddddddddddddddddddddd");
+        assert_int_equal(mkdir(d, 0700), 0);
+        free(dirs[1]);
+        dirs[1] = d;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        const char *args[] = {"run", "-c", "claude", "--json", "Say hi", NULL};
+        struct bt_test_result res;
+        bt_live_baton(dirs[i], args, &res, 0);
+        assert_int_equal(res.exit_code, 0);
+        cJSON **lines;
+        size_t n = bt_live_stream(res.out.data, &lines);
+        const char *path =
+            bt_test_jstr(first_of(lines, n, "session.started"), "native_session_path");
+        assert_non_null(path);
+        struct stat st;
+        if (stat(path, &st) != 0)
+            fail_msg("claude wrote no transcript at %s", path);
+        bt_test_lines_free(lines, n);
+        bt_test_result_release(&res);
+        free(dirs[i]);
+    }
+}
+
 /* claude processes working in this test's directories. */
 static int claude_processes_left(void)
 {
@@ -226,6 +262,96 @@ static void test_interrupt_is_quick(void **state)
     assert_int_equal(claude_processes_left(), 0);
     bt_test_lines_free(lines, n);
     free(text);
+    free(out);
+}
+
+/* The pid of a process (not this one) whose command line starts with
+ * needle, or with parent holds it, or 0. */
+static pid_t process_with(const char *needle, pid_t parent)
+{
+    DIR *d = opendir("/proc");
+    pid_t found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 1 || pid == getpid())
+            continue;
+        char *path = bt_xasprintf("/proc/%ld/cmdline", pid);
+        size_t n = 0;
+        char *cmd = bt_test_slurp(path, &n);
+        free(path);
+        for (size_t i = 0; cmd && i + 1 < n; i++)
+            if (!cmd[i])
+                cmd[i] = ' ';
+        int match = cmd && (parent ? strstr(cmd, needle) != NULL
+                                   : strncmp(cmd, needle, strlen(needle)) == 0);
+        free(cmd);
+        if (match && parent) {
+            char *st = bt_xasprintf("/proc/%ld/stat", pid);
+            char *text = bt_test_slurp(st, NULL);
+            const char *paren = text ? strrchr(text, ')') : NULL;
+            /* ") <state> <ppid> ..." */
+            char *end2 = NULL;
+            long ppid =
+                paren && paren[1] && paren[2] && paren[3] ? strtol(paren + 4, &end2, 10) : 0;
+            match = end2 && end2 != paren + 4 && ppid == parent;
+            free(text);
+            free(st);
+        }
+        if (match)
+            found = (pid_t)pid;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* claude killed mid-turn while its Bash tool runs (claude starts the tool
+ * in a session of its own, outside claude's group): coder_crashed, and
+ * the tool's process does not outlive the turn. */
+static void test_killed_mid_tool(void **state)
+{
+    (void)state;
+    char *out = bt_xasprintf("%s/killed.out", bt_live.dir);
+    char *marker = bt_xasprintf("%s/killed-marker", bt_live.dir);
+    FILE *f = fopen(marker, "w");
+    assert_non_null(f);
+    fclose(f);
+    char *prompt = bt_xasprintf("[[shell:tail -f %s]]", marker);
+    const char *argv[] = {BATON,        "run",  "-c",   "claude", "--json",
+                          "--approval", "auto", prompt, NULL};
+    char *cwd = getcwd(NULL, 0);
+    assert_int_equal(chdir(bt_live.work), 0);
+    pid_t pid = bt_test_spawn_bg(argv, (const char *const *)bt_live.env, out);
+    assert_int_equal(chdir(cwd), 0);
+    free(cwd);
+    char *tail = bt_xasprintf("tail -f %s", marker);
+    pid_t tool = 0, claude = 0;
+    for (int i = 0; i < 1500 && !tool; i++) {
+        tool = process_with(tail, 0);
+        if (!tool)
+            usleep(20000);
+    }
+    assert_true(tool > 0);
+    claude = process_with("--include-partial-messages", pid);
+    assert_true(claude > 0);
+    kill(claude, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+    char *text = bt_test_slurp(out, NULL);
+    cJSON **lines;
+    size_t n = bt_live_stream(text, &lines);
+    assert_string_equal(bt_live_status(lines, n), "failed");
+    assert_string_equal(bt_test_jstr(lines[n - 1], "error_kind"), "coder_crashed");
+    if (process_with(tail, 0))
+        fail_msg("claude's tool process (%s) outlived the turn", tail);
+    bt_test_lines_free(lines, n);
+    free(text);
+    free(tail);
+    free(prompt);
+    free(marker);
     free(out);
 }
 
@@ -323,7 +449,9 @@ int main(void)
         cmocka_unit_test(test_send_from_another_directory),
         cmocka_unit_test(test_bash_denied),
         cmocka_unit_test(test_bash_auto),
+        cmocka_unit_test(test_transcript_path_of_odd_directories),
         cmocka_unit_test(test_interrupt_is_quick),
+        cmocka_unit_test(test_killed_mid_tool),
         cmocka_unit_test(test_http_500_without_retries),
         cmocka_unit_test(test_unknown_session),
         cmocka_unit_test(test_handoff_tmux),

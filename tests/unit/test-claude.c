@@ -93,6 +93,10 @@ static void test_unusable_sessions_and_models(void **state)
     struct bt_runner_config flag_id = {.cwd = "/w", .native_session_id = "--help"};
     free(argv_of(&flag_id, &rc));
     assert_int_equal(rc, -EINVAL);
+    /* --resume takes a word that is not a UUID as a session title */
+    struct bt_runner_config title_id = {.cwd = "/w", .native_session_id = "notes"};
+    free(argv_of(&title_id, &rc));
+    assert_int_equal(rc, -EINVAL);
     struct bt_runner_config flag_model = {.cwd = "/w", .native_session_path = PATH, .model = "-x"};
     free(argv_of(&flag_model, &rc));
     assert_int_equal(rc, -EINVAL);
@@ -142,6 +146,28 @@ static void test_new_session_path(void **state)
     assert_string_equal(root, "/cfg/projects");
     free(root);
     free(path);
+    /* claude counts UTF-16 code units and cuts long names, adding a hash
+     * (the directories claude 2.1.332 made for these cwds) */
+    static const struct {
+        const char *cwd, *dir;
+    } names[] = {
+        {"/w/caf\xc3\xa9 dir", "/cfg/projects/-w-caf--dir/"},
+        {"/w/\xf0\x9f\x98\x80", "/cfg/projects/-w---/"},
+        {"/root/advt/work/dddddddddddddddddddddddddddddddddddddddd/"
+         "dddddddddddddddddddddddddddddddddddddddd/dddddddddddddddddddddddddddddddddddddddd/"
+         "dddddddddddddddddddddddddddddddddddddddd/dddddddddddddddddddddddddddddddddddddddd/"
+         "dddddddddddddddddddddddddddddddddddddddd",
+         "/cfg/projects/-root-advt-work-dddddddddddddddddddddddddddddddddddddddd-"
+         "dddddddddddddddddddddddddddddddddddddddd-dddddddddddddddddddddddddddddddddddddddd-"
+         "dddddddddddddddddddddddddddddddddddddddd-dddddddddddddddddddd-mksjbz/"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        struct bt_runner_config odd = {.cwd = names[i].cwd};
+        assert_int_equal(ops()->new_session_path(&odd, &path, &why), 0);
+        assert_int_equal(strncmp(path, names[i].dir, strlen(names[i].dir)), 0);
+        assert_int_equal(strlen(path), strlen(names[i].dir) + 36 + 6);
+        free(path);
+    }
     setenv("CLAUDE_CONFIG_DIR", "relative", 1);
     assert_int_equal(ops()->session_root(&root, &why), -EINVAL);
     assert_non_null(why);
@@ -161,6 +187,14 @@ static void test_session_files(void **state)
     assert_string_equal(files.v[0], PATH);
     bt_strv_release(&files);
     bt_strv_init(&files);
+    /* a path naming another session's transcript is not this one's */
+    struct bt_runner_config other = {.native_session_path = PATH,
+                                     .native_session_id = "11111111-2222-4333-8444-555555555555"};
+    assert_int_equal(ops()->session_files(&other, "/cfg/projects", &files, &why), -EINVAL);
+    assert_int_equal(files.n, 0);
+    assert_non_null(why);
+    free(why);
+    why = NULL;
     struct bt_runner_config odd = {.native_session_path = "/cfg/projects/-w/notes.txt"};
     assert_int_equal(ops()->session_files(&odd, "/cfg/projects", &files, &why), -EINVAL);
     assert_non_null(why);
