@@ -585,6 +585,35 @@ static void on_result(struct claude_parser *p, const cJSON *res, const struct bt
 
 /* ---- dispatch ------------------------------------------------------------ */
 
+/* system api_retry (claude 2.1.332: attempt, max_retries, error_status,
+ * error): the retry's reason. No HTTP status means no answer at all from
+ * the endpoint (an unreachable ANTHROPIC_BASE_URL), which is network_error
+ * as for the other coders. */
+static void retry(const cJSON *msg, const char *line, size_t len, const struct bt_parser_sink *sink)
+{
+    int64_t attempt = jcount(msg, "attempt"), max = jcount(msg, "max_retries");
+    int64_t status = jcount(msg, "error_status");
+    char text[160], of[48] = "";
+    enum bt_error_kind kind = BT_ERROR_KIND_MODEL_ERROR;
+    if (attempt > 0 && max > 0)
+        snprintf(of, sizeof of, " (attempt %lld of %lld)", (long long)attempt, (long long)max);
+    if (status == BT_UNKNOWN) {
+        kind = BT_ERROR_KIND_NETWORK_ERROR;
+        snprintf(text, sizeof text, "claude gets no answer from the model's endpoint%s", of);
+    } else {
+        if (status == 401 || status == 403)
+            kind = BT_ERROR_KIND_AUTH_REQUIRED;
+        else if (status == 429)
+            kind = BT_ERROR_KIND_RATE_LIMITED;
+        snprintf(text, sizeof text, "claude is retrying a request that failed with HTTP %lld%s",
+                 (long long)status, of);
+    }
+    struct bt_signal sig = {.type = BT_SIGNAL_RETRY,
+                            .retry = {.error_kind = kind, .message = text}};
+    bt_parser_warn(sink, "retry", text, line, len);
+    sink->signal(sink->data, &sig);
+}
+
 static void on_system(struct claude_parser *p, const cJSON *msg, const char *line, size_t len,
                       const struct bt_parser_sink *sink)
 {
@@ -593,11 +622,7 @@ static void on_system(struct claude_parser *p, const cJSON *msg, const char *lin
     if (sub && strcmp(sub, "init") == 0) {
         send_init(jstr(msg, "session_id"), jstr(msg, "claude_code_version"), sink);
     } else if (sub && strcmp(sub, "api_retry") == 0) {
-        struct bt_signal sig = {.type = BT_SIGNAL_RETRY,
-                                .retry = {.error_kind = BT_ERROR_KIND_MODEL_ERROR,
-                                          .message = "claude is retrying a failed request"}};
-        bt_parser_warn(sink, "retry", sig.retry.message, line, len);
-        sink->signal(sink->data, &sig);
+        retry(msg, line, len, sink);
     } else if (sub && strcmp(sub, "compact_boundary") == 0) {
         bt_parser_warn(sink, "compaction", "claude compacted the conversation", NULL, 0);
     } else if (!sub || (strcmp(sub, "status") != 0 && strcmp(sub, "thinking_tokens") != 0 &&
