@@ -200,10 +200,14 @@ crash_recovery() {
         FAKE_CODER_REPLAY="$top/fixtures/codex/0.171.0/shell-declined.jsonl" \
         FAKE_CODER_DELAY_MS=40 FAKE_CODER_NEVER_EXIT=1 FAKE_CODER_GRANDCHILD=1 \
         FAKE_CODER_PIDFILE="$d/gc.pid" NO_COLOR=1
-    "$build/baton" run --json '[[shell:echo baton-ok]]' >"$d/run.out" 2>"$d/run.err" &
+    # the file exists before the wait reads it: the background job's own
+    # redirection may come after the first read (a failed read ended the
+    # wait at once, killing baton before it had stored anything)
+    : >"$d/run.out"
+    "$build/baton" run --json '[[shell:echo baton-ok]]' >>"$d/run.out" 2>"$d/run.err" &
     pid=$!
     for _ in $(seq 200); do
-        [ "$(wc -l <"$d/run.out")" -lt 4 ] || break
+        [ "$(wc -l <"$d/run.out")" -ge 4 ] && break
         sleep 0.05
     done
     kill -KILL "$pid"
