@@ -33,7 +33,7 @@
         {.id = 'i', .name = "idle-timeout", .value = "S", .help = HELP_IDLE},                      \
         {.id = 'r',                                                                                \
          .name = "no-retry",                                                                       \
-         .help = "no retries of failed model requests (pi, claude)"},                         \
+         .help = "no retries of failed model requests (pi, claude)"},                              \
     {                                                                                              \
         .id = 'd', .name = "detach", .help = HELP_DETACH                                           \
     }
