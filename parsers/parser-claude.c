@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include "error.h"
+#include "json.h"
+#include "parser-claude-error.h"
 
 #define MAX_BLOCKS 16 /* content blocks of one message kept track of */
 #define MAX_TOOLS 32  /* tool uses of one turn waiting for their result */
@@ -85,28 +87,6 @@ static void claude_destroy(void *st)
     free(p->message_id);
     free(p->api_error);
     free(p);
-}
-
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* A non-negative integer count, else unknown. */
-static int64_t jcount(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0) ||
-        v->valuedouble != (double)(int64_t)v->valuedouble)
-        return BT_UNKNOWN;
-    return (int64_t)v->valuedouble;
-}
-
-static void set_str(char **dst, const char *s)
-{
-    free(*dst);
-    *dst = s ? bt_xstrdup(s) : NULL;
 }
 
 static void progress(const struct bt_parser_sink *sink)
@@ -186,9 +166,10 @@ static const char *tool_label(enum bt_item_kind kind, const char *name, const cJ
 {
     const char *s = NULL;
     if (kind == BT_ITEM_FILE_CHANGE)
-        s = jstr(input, "file_path") ? jstr(input, "file_path") : jstr(input, "notebook_path");
+        s = bt_json_str(input, "file_path") ? bt_json_str(input, "file_path")
+                                            : bt_json_str(input, "notebook_path");
     else if (kind == BT_ITEM_WEB_SEARCH)
-        s = jstr(input, "query") ? jstr(input, "query") : jstr(input, "url");
+        s = bt_json_str(input, "query") ? bt_json_str(input, "query") : bt_json_str(input, "url");
     return s ? s : name;
 }
 
@@ -218,8 +199,8 @@ static void tool_started(struct claude_parser *p, const char *id, const char *na
     t->kind = tool_kind(name);
     const char *label = tool_label(t->kind, name, input);
     t->name = bt_xstrdup(label ? label : "tool"); /* a tool_use without a name */
-    if (t->kind == BT_ITEM_COMMAND && jstr(input, "command"))
-        t->command = bt_xstrdup(jstr(input, "command"));
+    if (t->kind == BT_ITEM_COMMAND && bt_json_str(input, "command"))
+        t->command = bt_xstrdup(bt_json_str(input, "command"));
     char *detail = input ? cJSON_PrintUnformatted(input) : NULL;
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_ITEM_STARTED);
@@ -244,7 +225,7 @@ static void result_text(const cJSON *content, struct bt_buf *out)
     }
     cJSON_ArrayForEach(b, blocks)
     {
-        const char *t = jstr(b, "text");
+        const char *t = bt_json_str(b, "text");
         if (t)
             bt_buf_adds(out, t);
     }
@@ -257,9 +238,9 @@ static int rejected(const cJSON *msg, const char *id)
     cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(msg, "tool_result_meta"))
     {
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(m, "permission_decision");
-        const char *mid = jstr(m, "id");
-        if (mid && strcmp(mid, id) == 0 && jstr(d, "decision") &&
-            strcmp(jstr(d, "decision"), "reject") == 0)
+        const char *mid = bt_json_str(m, "id");
+        if (mid && strcmp(mid, id) == 0 && bt_json_str(d, "decision") &&
+            strcmp(bt_json_str(d, "decision"), "reject") == 0)
             return 1;
     }
     return 0;
@@ -274,8 +255,8 @@ static void on_user(struct claude_parser *p, const cJSON *msg, const struct bt_p
     const cJSON *blocks = cJSON_IsArray(content) ? content : NULL;
     cJSON_ArrayForEach(b, blocks)
     {
-        const char *type = jstr(b, "type");
-        struct tool *t = tool_find(p, jstr(b, "tool_use_id"));
+        const char *type = bt_json_str(b, "type");
+        struct tool *t = tool_find(p, bt_json_str(b, "tool_use_id"));
         if (!type || strcmp(type, "tool_result") != 0 || !t)
             continue;
         struct bt_buf out = BT_BUF_INIT;
@@ -327,7 +308,7 @@ static void block_event(struct claude_parser *p, struct block *b, int64_t index,
 
 static struct block *block_at(struct claude_parser *p, const cJSON *ev, int64_t *index)
 {
-    *index = jcount(ev, "index");
+    *index = bt_json_count(ev, "index");
     return *index >= 0 && *index < MAX_BLOCKS ? &p->blocks[*index] : NULL;
 }
 
@@ -337,7 +318,7 @@ static void on_block_start(struct claude_parser *p, const cJSON *ev,
     int64_t index;
     struct block *b = block_at(p, ev, &index);
     const cJSON *cb = cJSON_GetObjectItemCaseSensitive(ev, "content_block");
-    const char *type = jstr(cb, "type");
+    const char *type = bt_json_str(cb, "type");
     if (!b || !type)
         return;
     block_clear(b);
@@ -346,8 +327,8 @@ static void on_block_start(struct claude_parser *p, const cJSON *ev,
         block_event(p, b, index, BT_EVENT_ITEM_STARTED, NULL, 0, sink);
     } else if (strcmp(type, "tool_use") == 0) {
         b->kind = 't';
-        set_str(&b->tool_id, jstr(cb, "id"));
-        set_str(&b->tool_name, jstr(cb, "name"));
+        bt_json_set_str(&b->tool_id, bt_json_str(cb, "id"));
+        bt_json_set_str(&b->tool_name, bt_json_str(cb, "name"));
         progress(sink);
     }
 }
@@ -358,16 +339,17 @@ static void on_block_delta(struct claude_parser *p, const cJSON *ev,
     int64_t index;
     struct block *b = block_at(p, ev, &index);
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(ev, "delta");
-    const char *type = jstr(d, "type");
+    const char *type = bt_json_str(d, "type");
     if (!b || !b->kind || !type)
         return;
     const char *s = NULL;
     if (strcmp(type, "text_delta") == 0 && b->kind == 'm')
-        s = jstr(d, "text");
+        s = bt_json_str(d, "text");
     else if (strcmp(type, "thinking_delta") == 0 && b->kind == 'r')
-        s = jstr(d, "thinking");
-    else if (strcmp(type, "input_json_delta") == 0 && b->kind == 't' && jstr(d, "partial_json")) {
-        bt_buf_adds(&b->text, jstr(d, "partial_json"));
+        s = bt_json_str(d, "thinking");
+    else if (strcmp(type, "input_json_delta") == 0 && b->kind == 't' &&
+             bt_json_str(d, "partial_json")) {
+        bt_buf_adds(&b->text, bt_json_str(d, "partial_json"));
         progress(sink);
         return;
     }
@@ -405,7 +387,7 @@ static void on_message_delta(struct claude_parser *p, const cJSON *ev)
                                        "cache_creation_input_tokens", "output_tokens"};
     int64_t sum = 0;
     for (size_t i = 0; i < BT_ARRAY_SIZE(keys); i++) {
-        int64_t v = jcount(u, keys[i]);
+        int64_t v = bt_json_count(u, keys[i]);
         if (v != BT_UNKNOWN)
             sum += v;
     }
@@ -417,12 +399,13 @@ static void on_stream_event(struct claude_parser *p, const cJSON *msg,
                             const struct bt_parser_sink *sink)
 {
     const cJSON *ev = cJSON_GetObjectItemCaseSensitive(msg, "event");
-    const char *type = jstr(ev, "type");
+    const char *type = bt_json_str(ev, "type");
     if (!type)
         return;
     if (strcmp(type, "message_start") == 0) {
         p->message++;
-        set_str(&p->message_id, jstr(cJSON_GetObjectItemCaseSensitive(ev, "message"), "id"));
+        bt_json_set_str(&p->message_id,
+                        bt_json_str(cJSON_GetObjectItemCaseSensitive(ev, "message"), "id"));
         for (size_t i = 0; i < MAX_BLOCKS; i++)
             block_clear(&p->blocks[i]);
     } else if (strcmp(type, "content_block_start") == 0) {
@@ -444,22 +427,22 @@ static void on_assistant(struct claude_parser *p, const cJSON *msg,
                          const struct bt_parser_sink *sink)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(msg, "message");
-    const char *id = jstr(m, "id");
-    if (jstr(msg, "error")) {
-        set_str(&p->api_error, jstr(msg, "error"));
+    const char *id = bt_json_str(m, "id");
+    if (bt_json_str(msg, "error")) {
+        bt_json_set_str(&p->api_error, bt_json_str(msg, "error"));
         return;
     }
     const cJSON *b;
     cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(m, "content"))
     {
-        const char *type = jstr(b, "type");
+        const char *type = bt_json_str(b, "type");
         if (type && strcmp(type, "tool_use") == 0) /* no-op when streamed */
-            tool_started(p, jstr(b, "id"), jstr(b, "name"),
+            tool_started(p, bt_json_str(b, "id"), bt_json_str(b, "name"),
                          cJSON_GetObjectItemCaseSensitive(b, "input"), sink);
         else if (type && (!id || !p->message_id || strcmp(id, p->message_id) != 0) &&
                  (strcmp(type, "text") == 0 || strcmp(type, "thinking") == 0)) {
             struct block blk = {.kind = type[1] == 'h' ? 'r' : 'm', .text = BT_BUF_INIT};
-            const char *text = jstr(b, type[1] == 'h' ? "thinking" : "text");
+            const char *text = bt_json_str(b, type[1] == 'h' ? "thinking" : "text");
             bt_buf_adds(&blk.text, text ? text : "");
             p->message++;
             block_event(p, &blk, 0, BT_EVENT_ITEM_STARTED, NULL, 0, sink);
@@ -482,7 +465,7 @@ static void on_control_request(const cJSON *msg, const struct bt_parser_sink *si
 {
     const cJSON *req = cJSON_GetObjectItemCaseSensitive(msg, "request");
     const cJSON *rid = cJSON_GetObjectItemCaseSensitive(msg, "request_id");
-    const char *subtype = jstr(req, "subtype");
+    const char *subtype = bt_json_str(req, "subtype");
     if (!rid) {
         bt_parser_warn(sink, "protocol", "claude sent a control request without an id", NULL, 0);
         return;
@@ -496,10 +479,12 @@ static void on_control_request(const cJSON *msg, const struct bt_parser_sink *si
     char *input = NULL;
     const char *kind = NULL, *summary = subtype;
     if (strcmp(subtype, "can_use_tool") == 0) {
-        const char *tool = jstr(req, "tool_name");
+        const char *tool = bt_json_str(req, "tool_name");
         input = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(req, "input"));
         kind = approval_kind(tool_kind(tool));
-        summary = jstr(req, "description") ? jstr(req, "description") : tool ? tool : subtype;
+        summary = bt_json_str(req, "description") ? bt_json_str(req, "description")
+                  : tool                          ? tool
+                                                  : subtype;
         struct bt_event ev;
         bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
         ev.approval_kind = kind;
@@ -507,34 +492,12 @@ static void on_control_request(const cJSON *msg, const struct bt_parser_sink *si
         ev.request_id = id;
         sink->event(sink->data, &ev);
     }
-    send_request(id, subtype, kind, summary, jstr(req, "tool_use_id"), input, sink);
+    send_request(id, subtype, kind, summary, bt_json_str(req, "tool_use_id"), input, sink);
     cJSON_free(input);
     cJSON_free(id);
 }
 
 /* ---- the result ---------------------------------------------------------- */
-
-/* The error kind of a failed result (docs/events.md). */
-static enum bt_error_kind error_kind(const struct claude_parser *p, const cJSON *res,
-                                     const char *text)
-{
-    int64_t status = jcount(res, "api_error_status");
-    const char *reason = jstr(res, "terminal_reason");
-    const char *err = p->api_error;
-    if (status == 401 || status == 403 || (err && strcmp(err, "authentication_failed") == 0))
-        return BT_ERROR_KIND_AUTH_REQUIRED;
-    if (status == 429 || (err && strcmp(err, "rate_limit") == 0))
-        return BT_ERROR_KIND_RATE_LIMITED;
-    if ((reason && strcmp(reason, "prompt_too_long") == 0) ||
-        (text && strstr(text, "Prompt is too long")))
-        return BT_ERROR_KIND_CONTEXT_EXCEEDED;
-    if (text && strstr(text, "No conversation found"))
-        return BT_ERROR_KIND_RESUME_FAILED;
-    if (text && (strstr(text, "Connection error") || strstr(text, "ECONNREFUSED") ||
-                 strstr(text, "Unable to connect")))
-        return BT_ERROR_KIND_NETWORK_ERROR;
-    return BT_ERROR_KIND_MODEL_ERROR;
-}
 
 static void on_usage(const struct claude_parser *p, const cJSON *res,
                      const struct bt_parser_sink *sink)
@@ -542,19 +505,20 @@ static void on_usage(const struct claude_parser *p, const cJSON *res,
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(res, "usage");
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_USAGE);
-    int64_t in = jcount(u, "input_tokens"), read = jcount(u, "cache_read_input_tokens"),
-            made = jcount(u, "cache_creation_input_tokens");
+    int64_t in = bt_json_count(u, "input_tokens"),
+            read = bt_json_count(u, "cache_read_input_tokens"),
+            made = bt_json_count(u, "cache_creation_input_tokens");
     if (in != BT_UNKNOWN)
         ev.usage.input_tokens = in + (read > 0 ? read : 0) + (made > 0 ? made : 0);
     ev.usage.cached_input_tokens = read;
-    ev.usage.output_tokens = jcount(u, "output_tokens");
-    ev.usage.reasoning_tokens =
-        jcount(cJSON_GetObjectItemCaseSensitive(u, "output_tokens_details"), "thinking_tokens");
+    ev.usage.output_tokens = bt_json_count(u, "output_tokens");
+    ev.usage.reasoning_tokens = bt_json_count(
+        cJSON_GetObjectItemCaseSensitive(u, "output_tokens_details"), "thinking_tokens");
     ev.usage.context_tokens = p->context_tokens;
     const cJSON *m;
     cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(res, "modelUsage"))
     {
-        int64_t w = jcount(m, "contextWindow");
+        int64_t w = bt_json_count(m, "contextWindow");
         if (w > ev.usage.context_window)
             ev.usage.context_window = w;
     }
@@ -571,58 +535,29 @@ static void on_result(struct claude_parser *p, const cJSON *res, const struct bt
         end_turn(BT_TURN_COMPLETED, BT_ERROR_KIND_NONE, NULL, sink);
         return;
     }
-    const char *reason = jstr(res, "terminal_reason");
+    const char *reason = bt_json_str(res, "terminal_reason");
     if (reason && strncmp(reason, "aborted", 7) == 0) {
         end_turn(BT_TURN_CANCELLED, BT_ERROR_KIND_NONE, NULL, sink);
         return;
     }
-    const char *text = jstr(res, "result");
+    const char *text = bt_json_str(res, "result");
     const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res, "errors"), 0);
     if ((!text || !*text) && cJSON_IsString(first))
         text = first->valuestring;
-    end_turn(BT_TURN_FAILED, error_kind(p, res, text), text, sink);
+    end_turn(BT_TURN_FAILED, bt_claude_error_kind(p->api_error, res, text), text, sink);
 }
 
 /* ---- dispatch ------------------------------------------------------------ */
 
-/* system api_retry (claude 2.1.332: attempt, max_retries, error_status,
- * error): the retry's reason. No HTTP status means no answer at all from
- * the endpoint (an unreachable ANTHROPIC_BASE_URL), which is network_error
- * as for the other coders. */
-static void retry(const cJSON *msg, const char *line, size_t len, const struct bt_parser_sink *sink)
-{
-    int64_t attempt = jcount(msg, "attempt"), max = jcount(msg, "max_retries");
-    int64_t status = jcount(msg, "error_status");
-    char text[160], of[48] = "";
-    enum bt_error_kind kind = BT_ERROR_KIND_MODEL_ERROR;
-    if (attempt > 0 && max > 0)
-        snprintf(of, sizeof of, " (attempt %lld of %lld)", (long long)attempt, (long long)max);
-    if (status == BT_UNKNOWN) {
-        kind = BT_ERROR_KIND_NETWORK_ERROR;
-        snprintf(text, sizeof text, "claude gets no answer from the model's endpoint%s", of);
-    } else {
-        if (status == 401 || status == 403)
-            kind = BT_ERROR_KIND_AUTH_REQUIRED;
-        else if (status == 429)
-            kind = BT_ERROR_KIND_RATE_LIMITED;
-        snprintf(text, sizeof text, "claude is retrying a request that failed with HTTP %lld%s",
-                 (long long)status, of);
-    }
-    struct bt_signal sig = {.type = BT_SIGNAL_RETRY,
-                            .retry = {.error_kind = kind, .message = text}};
-    bt_parser_warn(sink, "retry", text, line, len);
-    sink->signal(sink->data, &sig);
-}
-
 static void on_system(struct claude_parser *p, const cJSON *msg, const char *line, size_t len,
                       const struct bt_parser_sink *sink)
 {
-    const char *sub = jstr(msg, "subtype");
+    const char *sub = bt_json_str(msg, "subtype");
     (void)p;
     if (sub && strcmp(sub, "init") == 0) {
-        send_init(jstr(msg, "session_id"), jstr(msg, "claude_code_version"), sink);
+        send_init(bt_json_str(msg, "session_id"), bt_json_str(msg, "claude_code_version"), sink);
     } else if (sub && strcmp(sub, "api_retry") == 0) {
-        retry(msg, line, len, sink);
+        bt_claude_retry(msg, line, len, sink);
     } else if (sub && strcmp(sub, "compact_boundary") == 0) {
         bt_parser_warn(sink, "compaction", "claude compacted the conversation", NULL, 0);
     } else if (!sub || (strcmp(sub, "status") != 0 && strcmp(sub, "thinking_tokens") != 0 &&
@@ -661,7 +596,7 @@ static void claude_line(void *st, char *line, size_t len, const struct bt_parser
         return;
     }
     cJSON *msg = cJSON_ParseWithLength(json, len - (size_t)(json - line));
-    const char *t = jstr(msg, "type");
+    const char *t = bt_json_str(msg, "type");
     if (!cJSON_IsObject(msg))
         bt_parser_warn(sink, "invalid_json", "claude wrote a line that is not valid JSON", line,
                        len);
@@ -672,41 +607,9 @@ static void claude_line(void *st, char *line, size_t len, const struct bt_parser
     cJSON_Delete(msg);
 }
 
-static void claude_diagnose(void *st, const char *tail, size_t tail_len, int64_t exit_code,
-                            int signal, enum bt_error_kind *kind, struct bt_buf *msg)
-{
-    struct claude_parser *p = st;
-    (void)tail_len;
-    (void)p;
-    if (!signal && tail && strstr(tail, "cannot be used with root/sudo privileges")) {
-        *kind = BT_ERROR_KIND_CODER_CRASHED;
-        bt_buf_adds(msg, "claude refuses to skip permission checks (--approval never) as root "
-                         "unless its environment says it runs in a sandbox: use --approval "
-                         "deny or auto, or run baton with IS_SANDBOX=1 if this machine is one");
-        return;
-    }
-    if (!signal && tail &&
-        (strstr(tail, "No conversation found") || strstr(tail, "already in use"))) {
-        *kind = BT_ERROR_KIND_RESUME_FAILED;
-        bt_buf_adds(msg, "claude could not open the conversation's session");
-        return;
-    }
-    if (!signal && tail && (strstr(tail, "Invalid API key") || strstr(tail, "/login"))) {
-        *kind = BT_ERROR_KIND_AUTH_REQUIRED;
-        bt_buf_adds(msg,
-                    "claude is not logged in: run `claude` and log in, or set ANTHROPIC_API_KEY");
-        return;
-    }
-    *kind = BT_ERROR_KIND_CODER_CRASHED;
-    if (signal)
-        bt_buf_addf(msg, "claude stopped unexpectedly (signal %d) before the turn ended", signal);
-    else
-        bt_buf_addf(msg, "claude exited (code %lld) before the turn ended", (long long)exit_code);
-}
-
 const struct bt_parser_ops bt_parser_claude = {
     .create = claude_create,
     .destroy = claude_destroy,
     .line = claude_line,
-    .diagnose = claude_diagnose,
+    .diagnose = bt_claude_diagnose,
 };

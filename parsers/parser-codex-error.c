@@ -8,24 +8,7 @@
 #include <string.h>
 
 #include "event.h"
-
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* An integer member a double holds exactly, or BT_UNKNOWN (null too). */
-static int64_t jint(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v))
-        return BT_UNKNOWN;
-    double d = v->valuedouble;
-    if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0) || d != (double)(int64_t)d)
-        return BT_UNKNOWN;
-    return (int64_t)d;
-}
+#include "json.h"
 
 struct error_map {
     const char *info;
@@ -51,7 +34,7 @@ static const struct error_map error_kinds[] = {
 /* The kind for an HTTP status codex names inside codexErrorInfo. */
 static enum bt_error_kind http_kind(const cJSON *detail)
 {
-    int64_t code = detail ? jint(detail, "httpStatusCode") : BT_UNKNOWN;
+    int64_t code = detail ? bt_json_int(detail, "httpStatusCode") : BT_UNKNOWN;
     if (code == 401 || code == 403)
         return BT_ERROR_KIND_AUTH_REQUIRED;
     if (code == 429)
@@ -67,14 +50,14 @@ static enum bt_error_kind http_kind(const cJSON *detail)
  * a retried HTTP 500, so the text decides). */
 static int unreachable(const cJSON *err, const char *info, const cJSON *detail)
 {
-    const char *msg = jstr(err, "message");
-    const char *more = jstr(err, "additionalDetails");
+    const char *msg = bt_json_str(err, "message");
+    const char *more = bt_json_str(err, "additionalDetails");
     if ((msg && strstr(msg, "waiting for network")) ||
         (more && strncmp(more, "Connection failed", 17) == 0))
         return 1;
     int connect = info && (strcmp(info, "httpConnectionFailed") == 0 ||
                            strcmp(info, "responseStreamConnectionFailed") == 0);
-    return connect && (!detail || jint(detail, "httpStatusCode") == BT_UNKNOWN);
+    return connect && (!detail || bt_json_int(detail, "httpStatusCode") == BT_UNKNOWN);
 }
 
 /* codexErrorInfo is a string or a one-key object ({"httpConnectionFailed":

@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "parser-codex-error.h"
+#include "json.h"
 
 struct codex_parser {
     struct bt_usage turn_usage; /* sum of `last` breakdowns in this turn */
@@ -41,42 +42,6 @@ static void codex_destroy(void *st)
     free(p->item_id);
     free(p->item_summary);
     free(p);
-}
-
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* A JSON number that is an integer a double holds exactly (|n| <= 2^53),
- * or BT_UNKNOWN: 2.5, 1e300 and NaN-like values are not integers. */
-static int64_t int_of(const cJSON *v)
-{
-    if (!cJSON_IsNumber(v))
-        return BT_UNKNOWN;
-    double d = v->valuedouble;
-    if (!(d >= -9007199254740992.0 && d <= 9007199254740992.0) || d != (double)(int64_t)d)
-        return BT_UNKNOWN;
-    return (int64_t)d;
-}
-
-static int64_t jint(const cJSON *o, const char *key)
-{
-    return int_of(cJSON_GetObjectItemCaseSensitive(o, key));
-}
-
-/* A token count: a non-negative integer, else unknown. */
-static int64_t jcount(const cJSON *o, const char *key)
-{
-    int64_t n = jint(o, key);
-    return n < 0 ? BT_UNKNOWN : n;
-}
-
-static const cJSON *jobj(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsObject(v) ? v : NULL;
 }
 
 static void emit(const struct bt_parser_sink *sink, const struct bt_event *ev)
@@ -145,7 +110,7 @@ static void join_strings(const cJSON *arr, struct bt_buf *out)
     const cJSON *v;
     cJSON_ArrayForEach(v, arr)
     {
-        const char *s = cJSON_IsString(v) ? v->valuestring : jstr(v, "text");
+        const char *s = cJSON_IsString(v) ? v->valuestring : bt_json_str(v, "text");
         if (!s)
             continue;
         if (out->len)
@@ -173,10 +138,10 @@ static char *fill_item(const cJSON *it, struct bt_item *out, struct bt_buf *text
     static const char *const file_keys[] = {"changes"};
     static const char *const tool_keys[] = {"server", "tool", "arguments", "result", "error"};
     static const char *const search_keys[] = {"action", "results"};
-    out->status = item_status(jstr(it, "status"));
+    out->status = item_status(bt_json_str(it, "status"));
     switch (out->kind) {
     case BT_ITEM_MESSAGE:
-    case BT_ITEM_PLAN: out->text = jstr(it, "text"); break;
+    case BT_ITEM_PLAN: out->text = bt_json_str(it, "text"); break;
     case BT_ITEM_REASONING:
         join_strings(cJSON_GetObjectItemCaseSensitive(it, "summary"), text);
         if (!text->len)
@@ -184,17 +149,17 @@ static char *fill_item(const cJSON *it, struct bt_item *out, struct bt_buf *text
         out->text = text->data;
         break;
     case BT_ITEM_COMMAND:
-        out->command = jstr(it, "command");
-        out->cwd = jstr(it, "cwd");
-        out->text = jstr(it, "aggregatedOutput");
-        out->exit_code = jint(it, "exitCode");
+        out->command = bt_json_str(it, "command");
+        out->cwd = bt_json_str(it, "cwd");
+        out->text = bt_json_str(it, "aggregatedOutput");
+        out->exit_code = bt_json_int(it, "exitCode");
         break;
     case BT_ITEM_FILE_CHANGE: return detail_of(it, file_keys, BT_ARRAY_SIZE(file_keys));
     case BT_ITEM_TOOL_CALL:
-        out->name = jstr(it, "tool") ? jstr(it, "tool") : jstr(it, "name");
+        out->name = bt_json_str(it, "tool") ? bt_json_str(it, "tool") : bt_json_str(it, "name");
         return detail_of(it, tool_keys, BT_ARRAY_SIZE(tool_keys));
     case BT_ITEM_WEB_SEARCH:
-        out->name = jstr(it, "query");
+        out->name = bt_json_str(it, "query");
         return detail_of(it, search_keys, BT_ARRAY_SIZE(search_keys));
     default: break;
     }
@@ -205,7 +170,7 @@ static char *fill_item(const cJSON *it, struct bt_item *out, struct bt_buf *text
 static const char *first_path(const cJSON *it)
 {
     const cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(it, "changes"), 0);
-    return ch ? jstr(ch, "path") : NULL;
+    return ch ? bt_json_str(ch, "path") : NULL;
 }
 
 static void remember_item(struct codex_parser *p, const char *id, const struct bt_item *item,
@@ -221,9 +186,9 @@ static void remember_item(struct codex_parser *p, const char *id, const struct b
 static void on_item(struct codex_parser *p, const cJSON *params, enum bt_event_type type,
                     const struct bt_parser_sink *sink, const char *raw, size_t raw_len)
 {
-    const cJSON *it = jobj(params, "item");
-    const char *itype = it ? jstr(it, "type") : NULL;
-    const char *id = it ? jstr(it, "id") : NULL;
+    const cJSON *it = bt_json_obj(params, "item");
+    const char *itype = it ? bt_json_str(it, "type") : NULL;
+    const char *id = it ? bt_json_str(it, "id") : NULL;
     if (!itype || !id) {
         bt_parser_warn(sink, "protocol", "codex item without type or id", raw, raw_len);
         return;
@@ -254,8 +219,8 @@ static void on_item(struct codex_parser *p, const cJSON *params, enum bt_event_t
 
 static void on_delta(const cJSON *params, enum bt_item_kind kind, const struct bt_parser_sink *sink)
 {
-    const char *id = jstr(params, "itemId");
-    const char *delta = jstr(params, "delta");
+    const char *id = bt_json_str(params, "itemId");
+    const char *delta = bt_json_str(params, "delta");
     if (!id || !delta)
         return;
     struct bt_event ev;
@@ -293,20 +258,20 @@ static void set_turn(struct codex_parser *p, const char *id)
  * naming this turn count. */
 static void on_usage(struct codex_parser *p, const cJSON *params, const struct bt_parser_sink *sink)
 {
-    const char *turn = jstr(params, "turnId");
+    const char *turn = bt_json_str(params, "turnId");
     if (!p->turn_id || !turn || strcmp(turn, p->turn_id) != 0)
         return;
-    const cJSON *tu = jobj(params, "tokenUsage");
-    const cJSON *last = tu ? jobj(tu, "last") : NULL;
+    const cJSON *tu = bt_json_obj(params, "tokenUsage");
+    const cJSON *last = tu ? bt_json_obj(tu, "last") : NULL;
     if (!last)
         return;
     struct bt_usage *u = &p->turn_usage;
-    add_count(&u->input_tokens, jcount(last, "inputTokens"));
-    add_count(&u->cached_input_tokens, jcount(last, "cachedInputTokens"));
-    add_count(&u->output_tokens, jcount(last, "outputTokens"));
-    add_count(&u->reasoning_tokens, jcount(last, "reasoningOutputTokens"));
-    u->context_tokens = jcount(last, "totalTokens");
-    u->context_window = jcount(tu, "modelContextWindow");
+    add_count(&u->input_tokens, bt_json_count(last, "inputTokens"));
+    add_count(&u->cached_input_tokens, bt_json_count(last, "cachedInputTokens"));
+    add_count(&u->output_tokens, bt_json_count(last, "outputTokens"));
+    add_count(&u->reasoning_tokens, bt_json_count(last, "reasoningOutputTokens"));
+    u->context_tokens = bt_json_count(last, "totalTokens");
+    u->context_window = bt_json_count(tu, "modelContextWindow");
     p->usage_seen = 1;
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_USAGE);
@@ -318,7 +283,7 @@ static void on_usage(struct codex_parser *p, const cJSON *params, const struct b
 
 static void remember_error(struct codex_parser *p, const cJSON *err)
 {
-    const char *msg = err ? jstr(err, "message") : NULL;
+    const char *msg = err ? bt_json_str(err, "message") : NULL;
     free(p->error_message);
     p->error_kind = bt_codex_error_kind(err);
     p->error_message = msg ? bt_xstrdup(msg) : NULL;
@@ -327,13 +292,13 @@ static void remember_error(struct codex_parser *p, const cJSON *err)
 static void on_error_note(struct codex_parser *p, const cJSON *params,
                           const struct bt_parser_sink *sink)
 {
-    const cJSON *err = jobj(params, "error");
+    const cJSON *err = bt_json_obj(params, "error");
     const cJSON *retry = cJSON_GetObjectItemCaseSensitive(params, "willRetry");
-    const char *msg = err ? jstr(err, "message") : NULL;
+    const char *msg = err ? bt_json_str(err, "message") : NULL;
     if (cJSON_IsTrue(retry)) {
         bt_parser_warn(sink, "retry", msg ? msg : "codex is retrying", NULL, 0);
         /* the reason: "Reconnecting... 1/5" says little without the details */
-        const char *more = err ? jstr(err, "additionalDetails") : NULL;
+        const char *more = err ? bt_json_str(err, "additionalDetails") : NULL;
         char *why = msg && more ? bt_xasprintf("%s (%s)", msg, more) : NULL;
         struct bt_signal sig = {.type = BT_SIGNAL_RETRY,
                                 .retry = {.error_kind = bt_codex_error_kind(err),
@@ -363,9 +328,9 @@ static enum bt_turn_status turn_status(const char *s, int *known)
 static void on_turn_completed(struct codex_parser *p, const cJSON *params,
                               const struct bt_parser_sink *sink)
 {
-    const cJSON *turn = jobj(params, "turn");
-    const char *s = turn ? jstr(turn, "status") : NULL;
-    const char *id = turn ? jstr(turn, "id") : NULL;
+    const cJSON *turn = bt_json_obj(params, "turn");
+    const char *s = turn ? bt_json_str(turn, "status") : NULL;
+    const char *id = turn ? bt_json_str(turn, "id") : NULL;
     if (p->turn_id && (!id || strcmp(id, p->turn_id) != 0)) {
         bt_parser_warn(sink, "protocol", "codex completed a turn that is not this one", NULL, 0);
         return;
@@ -381,7 +346,7 @@ static void on_turn_completed(struct codex_parser *p, const cJSON *params,
     end->status = turn_status(s, &known);
     if (!known)
         bt_parser_warn(sink, "unknown_status", "unknown codex turn status", s, s ? strlen(s) : 0);
-    const cJSON *err = turn ? jobj(turn, "error") : NULL;
+    const cJSON *err = turn ? bt_json_obj(turn, "error") : NULL;
     if (err)
         remember_error(p, err);
     if (end->status == BT_TURN_FAILED) {
@@ -453,14 +418,14 @@ static void on_plan(const cJSON *params, const struct bt_parser_sink *sink)
     const cJSON *step;
     cJSON_ArrayForEach(step, cJSON_GetObjectItemCaseSensitive(params, "plan"))
     {
-        const char *st = jstr(step, "status");
-        const char *s = jstr(step, "step");
+        const char *st = bt_json_str(step, "status");
+        const char *s = bt_json_str(step, "step");
         bt_buf_addf(&text, "%s[%s] %s", text.len ? "\n" : "", st ? st : "?", s ? s : "");
     }
     char *detail = detail_of(params, keys, BT_ARRAY_SIZE(keys));
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_ITEM_COMPLETED);
-    const char *turn = jstr(params, "turnId");
+    const char *turn = bt_json_str(params, "turnId");
     char *id = bt_xasprintf("plan-%s", turn ? turn : "turn");
     ev.item.id = id;
     ev.item.kind = BT_ITEM_PLAN;
@@ -499,14 +464,14 @@ static int on_notification(struct codex_parser *p, const char *m, const cJSON *p
     else if (strcmp(m, "error") == 0)
         on_error_note(p, params, sink);
     else if (strcmp(m, "turn/started") == 0)
-        set_turn(p, jstr(jobj(params, "turn"), "id"));
+        set_turn(p, bt_json_str(bt_json_obj(params, "turn"), "id"));
     else if (strcmp(m, "turn/completed") == 0)
         on_turn_completed(p, params, sink);
     else if (strcmp(m, "configWarning") == 0 || strcmp(m, "warning") == 0 ||
              strcmp(m, "deprecationNotice") == 0 || strcmp(m, "guardianWarning") == 0) {
-        const char *msg = params ? jstr(params, "summary") : NULL;
+        const char *msg = params ? bt_json_str(params, "summary") : NULL;
         if (!msg && params)
-            msg = jstr(params, "message");
+            msg = bt_json_str(params, "message");
         bt_parser_warn(sink, "coder", msg ? msg : m, NULL, 0);
     } else if (in_list(progress_methods, BT_ARRAY_SIZE(progress_methods), m)) {
         struct bt_signal sig = {.type = BT_SIGNAL_PROGRESS};
@@ -540,14 +505,14 @@ static void on_request(struct codex_parser *p, const cJSON *msg, const char *m, 
     struct bt_signal sig = {.type = BT_SIGNAL_REQUEST, .request = {.request_id = id, .method = m}};
     struct bt_signal_request *rq = &sig.request;
     rq->approval_kind = approval_kind(m);
-    rq->item_id = params ? jstr(params, "itemId") : NULL;
-    const char *summary = params ? jstr(params, "command") : NULL;
+    rq->item_id = params ? bt_json_str(params, "itemId") : NULL;
+    const char *summary = params ? bt_json_str(params, "command") : NULL;
     if (!summary && rq->item_id && p->item_id && strcmp(rq->item_id, p->item_id) == 0)
         summary = p->item_summary;
     if (!summary && params)
-        summary = jstr(params, "reason");
+        summary = bt_json_str(params, "reason");
     if (!summary && params)
-        summary = jstr(params, "message");
+        summary = bt_json_str(params, "message");
     rq->summary = summary ? summary : m;
     char *pj = NULL;
     if (params && strcmp(m, "item/permissions/requestApproval") == 0)
@@ -586,23 +551,23 @@ static void on_response(struct codex_parser *p, const cJSON *msg, const struct b
     const cJSON *idv = cJSON_GetObjectItemCaseSensitive(msg, "id");
     struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE};
     struct bt_signal_response *rs = &sig.response;
-    rs->id = int_of(idv); /* BT_UNKNOWN (-1) for 2.5, "1", null: never ours */
-    const cJSON *err = jobj(msg, "error");
-    const cJSON *res = jobj(msg, "result");
+    rs->id = bt_json_int_of(idv); /* BT_UNKNOWN (-1) for 2.5, "1", null: never ours */
+    const cJSON *err = bt_json_obj(msg, "error");
+    const cJSON *res = bt_json_obj(msg, "result");
     if (err) {
         rs->is_error = 1;
-        rs->error_code = jint(err, "code");
-        rs->error_message = jstr(err, "message");
+        rs->error_code = bt_json_int(err, "code");
+        rs->error_message = bt_json_str(err, "message");
     } else if (res) {
-        const cJSON *thread = jobj(res, "thread");
-        const cJSON *turn = jobj(res, "turn");
-        rs->session_id = thread ? jstr(thread, "id") : NULL;
-        rs->turn_id = turn ? jstr(turn, "id") : NULL;
+        const cJSON *thread = bt_json_obj(res, "thread");
+        const cJSON *turn = bt_json_obj(res, "turn");
+        rs->session_id = thread ? bt_json_str(thread, "id") : NULL;
+        rs->turn_id = turn ? bt_json_str(turn, "id") : NULL;
         set_turn(p, rs->turn_id);
     }
     sink->signal(sink->data, &sig);
     if (res)
-        signal_version(jstr(res, "userAgent"), sink);
+        signal_version(bt_json_str(res, "userAgent"), sink);
 }
 
 static void codex_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink)
@@ -621,8 +586,8 @@ static void codex_line(void *st, char *line, size_t len, const struct bt_parser_
         cJSON_Delete(msg);
         return;
     }
-    const char *m = jstr(msg, "method");
-    const cJSON *params = jobj(msg, "params");
+    const char *m = bt_json_str(msg, "method");
+    const cJSON *params = bt_json_obj(msg, "params");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
     if (m && id)
         on_request(p, msg, m, params, sink);

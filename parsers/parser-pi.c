@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "jscan.h"
+#include "json.h"
 
 struct tool_out {
     char *id;      /* toolCallId */
@@ -54,28 +55,6 @@ static void pi_destroy(void *st)
     bt_buf_release(&p->text);
     bt_buf_release(&p->word);
     free(p);
-}
-
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* A non-negative integer count, else unknown. */
-static int64_t jcount(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0) ||
-        v->valuedouble != (double)(int64_t)v->valuedouble)
-        return BT_UNKNOWN;
-    return (int64_t)v->valuedouble;
-}
-
-static void set_str(char **dst, const char *s)
-{
-    free(*dst);
-    *dst = s ? bt_xstrdup(s) : NULL;
 }
 
 /* ---- message_update: text and thinking blocks ----------------------- */
@@ -202,14 +181,14 @@ static int update_fast(struct pi_parser *p, const char *json, size_t len,
 static void update_slow(struct pi_parser *p, const cJSON *msg, const struct bt_parser_sink *sink)
 {
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(msg, "assistantMessageEvent");
-    const char *type = jstr(e, "type");
+    const char *type = bt_json_str(e, "type");
     if (!type)
         return;
-    struct update u = {.index = jcount(e, "contentIndex")};
+    struct update u = {.index = bt_json_count(e, "contentIndex")};
     if (u.index < 0)
         u.index = 0;
     snprintf(u.type, sizeof(u.type), "%s", type);
-    const char *t = jstr(e, "delta") ? jstr(e, "delta") : jstr(e, "content");
+    const char *t = bt_json_str(e, "delta") ? bt_json_str(e, "delta") : bt_json_str(e, "content");
     if (t) {
         u.text = t;
         u.text_len = strlen(t);
@@ -231,17 +210,17 @@ static void add_count(int64_t *sum, int64_t v)
 /* message_end of an assistant message: its usage and how it stopped. */
 static void on_message_end(struct pi_parser *p, const cJSON *m, const struct bt_parser_sink *sink)
 {
-    set_str(&p->stop_reason, jstr(m, "stopReason"));
+    bt_json_set_str(&p->stop_reason, bt_json_str(m, "stopReason"));
     if (p->stop_reason && strcmp(p->stop_reason, "error") == 0)
-        set_str(&p->error_message, jstr(m, "errorMessage"));
+        bt_json_set_str(&p->error_message, bt_json_str(m, "errorMessage"));
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(m, "usage");
     if (!cJSON_IsObject(u))
         return;
     struct bt_usage *t = &p->usage;
-    add_count(&t->input_tokens, jcount(u, "input"));
-    add_count(&t->cached_input_tokens, jcount(u, "cacheRead"));
-    add_count(&t->output_tokens, jcount(u, "output"));
-    t->context_tokens = jcount(u, "totalTokens");
+    add_count(&t->input_tokens, bt_json_count(u, "input"));
+    add_count(&t->cached_input_tokens, bt_json_count(u, "cacheRead"));
+    add_count(&t->output_tokens, bt_json_count(u, "output"));
+    t->context_tokens = bt_json_count(u, "totalTokens");
     t->context_window = p->context_window;
     const cJSON *cost =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(u, "cost"), "total");
@@ -257,7 +236,7 @@ static void on_message(struct pi_parser *p, const cJSON *msg, int end,
                        const struct bt_parser_sink *sink)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(msg, "message");
-    const char *role = jstr(m, "role");
+    const char *role = bt_json_str(m, "role");
     if (!role || strcmp(role, "assistant") != 0)
         return; /* the user's prompt and tool results echo what is known */
     if (!end)
@@ -294,7 +273,7 @@ static void result_text(const cJSON *result, struct bt_buf *out)
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(result, "content"))
     {
-        const char *t = jstr(c, "text");
+        const char *t = bt_json_str(c, "text");
         if (t)
             bt_buf_adds(out, t);
     }
@@ -303,8 +282,8 @@ static void result_text(const cJSON *result, struct bt_buf *out)
 static void on_tool(struct pi_parser *p, const cJSON *msg, const char *type,
                     const struct bt_parser_sink *sink)
 {
-    const char *id = jstr(msg, "toolCallId");
-    const char *name = jstr(msg, "toolName");
+    const char *id = bt_json_str(msg, "toolCallId");
+    const char *name = bt_json_str(msg, "toolName");
     if (!id)
         return;
     int bash = name && strcmp(name, "bash") == 0;
@@ -317,7 +296,7 @@ static void on_tool(struct pi_parser *p, const cJSON *msg, const char *type,
         ev.item.status = "in_progress";
         struct tool_out *t = tool_slot(p, id);
         t->sent = 0;
-        set_str(&t->command, jstr(args, "command"));
+        bt_json_set_str(&t->command, bt_json_str(args, "command"));
     } else if (strcmp(type, "tool_execution_update") == 0) {
         /* partialResult holds all output so far: emit what is new */
         struct tool_out *t = tool_slot(p, id);
@@ -342,7 +321,7 @@ static void on_tool(struct pi_parser *p, const cJSON *msg, const char *type,
     ev.item.id = id;
     ev.item.kind = bash ? BT_ITEM_COMMAND : BT_ITEM_TOOL_CALL;
     if (bash)
-        ev.item.command = args ? jstr(args, "command") : tool_slot(p, id)->command;
+        ev.item.command = args ? bt_json_str(args, "command") : tool_slot(p, id)->command;
     else
         ev.item.name = name;
     if (!bash && args && ev.type != BT_EVENT_ITEM_DELTA) {
@@ -424,10 +403,10 @@ static void on_retry(struct pi_parser *p, const cJSON *msg, int start,
 {
     if (start) {
         char text[512];
-        const char *err = jstr(msg, "errorMessage");
+        const char *err = bt_json_str(msg, "errorMessage");
         snprintf(text, sizeof(text), "pi is retrying (attempt %lld of %lld): %s",
-                 (long long)jcount(msg, "attempt"), (long long)jcount(msg, "maxAttempts"),
-                 err ? err : "the request failed");
+                 (long long)bt_json_count(msg, "attempt"),
+                 (long long)bt_json_count(msg, "maxAttempts"), err ? err : "the request failed");
         bt_parser_warn(sink, "retry", text, NULL, 0);
         struct bt_signal sig = {.type = BT_SIGNAL_RETRY,
                                 .retry = {.error_kind = error_kind(err), .message = err}};
@@ -436,7 +415,7 @@ static void on_retry(struct pi_parser *p, const cJSON *msg, int start,
         return;
     }
     if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(msg, "success"))) {
-        const char *err = jstr(msg, "finalError");
+        const char *err = bt_json_str(msg, "finalError");
         end_turn(sink, BT_TURN_FAILED, err ? err : p->error_message, 0);
     }
 }
@@ -448,7 +427,7 @@ static void on_compaction(const cJSON *msg, int start, const struct bt_parser_si
         resumed(sink);
         return;
     }
-    const char *err = jstr(msg, "errorMessage");
+    const char *err = bt_json_str(msg, "errorMessage");
     if (err && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "willRetry"))) {
         struct bt_signal sig = {.type = BT_SIGNAL_TURN_END,
                                 .turn_end = {.status = BT_TURN_FAILED,
@@ -464,20 +443,20 @@ static void on_compaction(const cJSON *msg, int start, const struct bt_parser_si
 
 static void on_response(struct pi_parser *p, const cJSON *msg, const struct bt_parser_sink *sink)
 {
-    const char *id = jstr(msg, "id");
+    const char *id = bt_json_str(msg, "id");
     char *end = NULL;
     long n = id ? strtol(id, &end, 10) : -1;
     struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE};
     struct bt_signal_response *rs = &sig.response;
     rs->id = id && *end == '\0' && n > 0 ? n : BT_UNKNOWN;
-    rs->method = jstr(msg, "command");
+    rs->method = bt_json_str(msg, "command");
     rs->is_error = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "success"));
-    rs->error_message = jstr(msg, "error");
+    rs->error_message = bt_json_str(msg, "error");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(msg, "data");
     if (rs->method && strcmp(rs->method, "get_state") == 0 && cJSON_IsObject(data)) {
-        rs->session_id = jstr(data, "sessionId");
-        rs->session_path = jstr(data, "sessionFile");
-        int64_t w = jcount(cJSON_GetObjectItemCaseSensitive(data, "model"), "contextWindow");
+        rs->session_id = bt_json_str(data, "sessionId");
+        rs->session_path = bt_json_str(data, "sessionFile");
+        int64_t w = bt_json_count(cJSON_GetObjectItemCaseSensitive(data, "model"), "contextWindow");
         if (w != BT_UNKNOWN)
             p->context_window = w;
     }
@@ -488,19 +467,20 @@ static const char *const dialogs[] = {"select", "confirm", "input", "editor"};
 
 static void on_ui_request(const cJSON *msg, const struct bt_parser_sink *sink)
 {
-    const char *method = jstr(msg, "method");
+    const char *method = bt_json_str(msg, "method");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
     int dialog = 0;
     for (size_t i = 0; method && i < BT_ARRAY_SIZE(dialogs); i++)
         dialog |= strcmp(method, dialogs[i]) == 0;
     if (!dialog) { /* fire-and-forget: only a notification is worth showing */
-        const char *note = method && strcmp(method, "notify") == 0 ? jstr(msg, "message") : NULL;
+        const char *note =
+            method && strcmp(method, "notify") == 0 ? bt_json_str(msg, "message") : NULL;
         if (note)
             bt_parser_warn(sink, "coder", note, NULL, 0);
         return;
     }
     char *rid = cJSON_PrintUnformatted(id);
-    const char *title = jstr(msg, "title");
+    const char *title = bt_json_str(msg, "title");
     struct bt_signal sig = {.type = BT_SIGNAL_REQUEST,
                             .request = {.request_id = rid, .method = method}};
     struct bt_signal_request *rq = &sig.request;
@@ -552,7 +532,8 @@ static int dispatch(struct pi_parser *p, const cJSON *msg, const char *type,
     else if (strcmp(type, "extension_ui_request") == 0)
         on_ui_request(msg, sink);
     else if (strcmp(type, "extension_error") == 0)
-        bt_parser_warn(sink, "coder", jstr(msg, "error") ? jstr(msg, "error") : type, NULL, 0);
+        bt_parser_warn(sink, "coder", bt_json_str(msg, "error") ? bt_json_str(msg, "error") : type,
+                       NULL, 0);
     else if (!is_ignored(type))
         return BT_ENOTFOUND;
     return 0;
@@ -598,7 +579,7 @@ static void pi_line(void *st, char *line, size_t len, const struct bt_parser_sin
         return;
     }
     cJSON *msg = cJSON_ParseWithLength(json, n);
-    const char *t = jstr(msg, "type");
+    const char *t = bt_json_str(msg, "type");
     if (!cJSON_IsObject(msg))
         bt_parser_warn(sink, "invalid_json", "pi wrote a line that is not valid JSON", line, len);
     else if (!t)

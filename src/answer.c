@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
+
 void bt_answer_init(struct bt_answer *a)
 {
     memset(a, 0, sizeof(*a));
@@ -63,28 +65,22 @@ void bt_answer_add(struct bt_answer *a, const struct bt_event *ev)
     }
 }
 
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 void bt_answer_add_json(struct bt_answer *a, const char *json, size_t len)
 {
     cJSON *j = cJSON_ParseWithLength(json, len);
-    const char *type = jstr(j, "type");
+    const char *type = bt_json_str(j, "type");
     int t = type ? bt_event_type_parse(type) : -1;
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(j, "item");
-    const char *kind = jstr(item, "kind");
+    const char *kind = bt_json_str(item, "kind");
     if ((t == BT_EVENT_ITEM_DELTA || t == BT_EVENT_ITEM_COMPLETED) && kind &&
         strcmp(kind, "message") == 0) {
         struct bt_event ev;
         bt_event_init(&ev, (enum bt_event_type)t);
         ev.item.kind = BT_ITEM_MESSAGE;
-        ev.item.id = jstr(item, "id");
-        ev.item.text = jstr(item, "text");
+        ev.item.id = bt_json_str(item, "id");
+        ev.item.text = bt_json_str(item, "text");
         ev.item.text_len = ev.item.text ? strlen(ev.item.text) : 0;
-        ev.delta = jstr(j, "text");
+        ev.delta = bt_json_str(j, "text");
         ev.delta_len = ev.delta ? strlen(ev.delta) : 0;
         bt_answer_add(a, &ev);
     }

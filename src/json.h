@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* json: typed reads of cJSON members, shared by the parsers and the CLI.
+ *
+ * Each returns what the member holds when it has the wanted type and
+ * NULL or BT_UNKNOWN (-1) otherwise: a missing member, null and a member
+ * of another type read the same. Strings point into the cJSON tree and
+ * live as long as it. */
+#ifndef BT_JSON_H
+#define BT_JSON_H
+
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+/* The string member key of o, or NULL. o may be NULL. */
+const char *bt_json_str(const cJSON *o, const char *key);
+
+/* The object member key of o, or NULL. */
+const cJSON *bt_json_obj(const cJSON *o, const char *key);
+
+/* v as an integer a double holds exactly (|n| <= 2^53), or BT_UNKNOWN:
+ * 2.5, 1e300, "1" and null are not integers. -1 itself reads as
+ * BT_UNKNOWN, which every caller treats alike. */
+int64_t bt_json_int_of(const cJSON *v);
+
+/* bt_json_int_of of the member key of o. */
+int64_t bt_json_int(const cJSON *o, const char *key);
+
+/* A count (tokens, bytes): a non-negative integer member, else
+ * BT_UNKNOWN. */
+int64_t bt_json_count(const cJSON *o, const char *key);
+
+/* Replace *dst (owned, may be NULL) by a copy of s (NULL clears it). */
+void bt_json_set_str(char **dst, const char *s);
+
+#endif
