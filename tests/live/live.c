@@ -2,6 +2,7 @@
 /* live: the harness shared by the live tests (see live.h). */
 #include "live.h"
 
+#include <dirent.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -402,4 +403,102 @@ void bt_live_unreachable_scenario(const char *env_script, const char *const *run
     bt_test_result_release(&res);
     for (int i = 0; i < k; i++)
         free(env[i]);
+}
+
+int bt_live_run_processes(void)
+{
+    char *home = bt_xasprintf("BATON_HOME=%s/baton-home", bt_live.dir);
+    DIR *d = opendir("/proc");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 1 || pid == getpid())
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+        size_t len = 0;
+        char *env = bt_test_slurp(path, &len);
+        int tagged = 0, ours = 0;
+        for (size_t i = 0; env && i < len; i += strlen(env + i) + 1) {
+            tagged |= strncmp(env + i, "BATON_RUN=", 10) == 0;
+            ours |= strcmp(env + i, home) == 0;
+        }
+        free(env);
+        n += tagged && ours;
+    }
+    if (d)
+        closedir(d);
+    free(home);
+    return n;
+}
+
+/* 1 once the file at path holds a text delta (up to 30 s: some coders take
+ * seconds to start on a loaded machine), else 0. */
+static int wait_for_delta(const char *path)
+{
+    for (int i = 0; i < 1500; i++) {
+        char *out = bt_test_slurp(path, NULL);
+        int seen = out && strstr(out, "\"type\":\"item.delta\"") != NULL;
+        free(out);
+        if (seen)
+            return 1;
+        usleep(20000);
+    }
+    return 0;
+}
+
+void bt_live_interrupt_scenario(const char *const *run_opts)
+{
+    char *out = bt_xasprintf("%s/interrupt.out", bt_live.dir);
+    const char *argv[16] = {BATON, "run", "--json"};
+    size_t k = 3;
+    for (; run_opts && *run_opts && k < 14; run_opts++)
+        argv[k++] = *run_opts;
+    argv[k++] = "[[slow]]";
+    argv[k] = NULL;
+    char *cwd = getcwd(NULL, 0);
+    assert_int_equal(chdir(bt_live.work), 0);
+    pid_t pid = bt_test_spawn_bg(argv, (const char *const *)bt_live.env, out);
+    assert_int_equal(chdir(cwd), 0);
+    free(cwd);
+    int delta = wait_for_delta(out);
+    int running = bt_live_run_processes(); /* the count sees the coder */
+    int64_t t0 = bt_mono_ms();
+    kill(pid, SIGINT);
+    int st;
+    waitpid(pid, &st, 0);
+    int64_t took = bt_mono_ms() - t0;
+    printf("interrupt: baton exited %lld ms after SIGINT\n", (long long)took);
+    /* every fact first, so a failed check leaks nothing */
+    char *text = bt_test_slurp(out, NULL);
+    free(out);
+    cJSON **lines = NULL;
+    size_t n = text ? bt_live_stream(text, &lines) : 0;
+    free(text);
+    char *status = n ? bt_xstrdup(bt_live_status(lines, n)) : NULL;
+    const char *final = n ? bt_test_jstr(lines[n - 1], "final_text") : NULL;
+    size_t partial = final ? strlen(final) : 0;
+    const char *conv = n ? bt_test_jstr(lines[0], "conversation") : NULL;
+    int left = bt_live_run_processes();
+    int cancelled = status && strcmp(status, "cancelled") == 0;
+    free(status);
+    if (conv && (took >= 2000 || !cancelled || left)) {
+        /* what the run went through (stop stage, exit, stderr), for the
+         * report */
+        struct bt_test_result res;
+        const char *show[] = {"show", "--debug", conv, NULL};
+        bt_live_baton(bt_live.work, show, &res, 0);
+        printf("%s\n", res.out.data ? res.out.data : "");
+        bt_test_result_release(&res);
+    }
+    bt_test_lines_free(lines, n);
+    assert_true(delta);
+    assert_true(running > 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 130);
+    assert_true(took < 2000); /* cancelled within 2 s */
+    assert_true(cancelled);
+    assert_true(partial > 0); /* partial text kept */
+    assert_int_equal(left, 0);
 }

@@ -82,4 +82,18 @@ void bt_live_handoff_scenario(const char *const *run_opts, const char *const *re
 void bt_live_unreachable_scenario(const char *env_script, const char *const *run_opts,
                                   const char *idle_s, const char *reason);
 
+/* How many live processes were started by a baton of this harness: their
+ * environment holds a run's tag (BATON_RUN=, which every coder process and
+ * its children inherit) and this harness's BATON_HOME. Zombies (no
+ * environment left) do not count. */
+int bt_live_run_processes(void);
+
+/* The interrupt acceptance, for any coder: `baton run --json` with run_opts
+ * (e.g. {"-c", "pi", NULL}) and a [[slow]] prompt in the background; once a
+ * text delta is out, SIGINT; baton exits 130 within 2 s, the turn reads
+ * cancelled with its partial text kept, and no process of the run is left
+ * (bt_live_run_processes, which must see the coder before the SIGINT).
+ * Prints how long baton took. */
+void bt_live_interrupt_scenario(const char *const *run_opts);
+
 #endif

@@ -202,19 +202,13 @@ static void test_shell_declined_by_default(void **state)
     bt_test_result_release(&res);
 }
 
+/* SIGINT mid-stream: cancelled within 2 s with the partial text, no codex
+ * process left. */
 static void test_interrupt_keeps_partial_text(void **state)
 {
     (void)state;
-    struct bt_test_result res;
-    const char *args[] = {"run", "--json", "[[slow]]", NULL};
-    bt_live_baton(bt_live.work, args, &res, 2500);
-    assert_int_equal(res.exit_code, 130);
-    cJSON **lines;
-    size_t n = bt_live_stream(res.out.data, &lines);
-    assert_string_equal(bt_live_status(lines, n), "cancelled");
-    assert_true(strlen(bt_test_jstr(lines[n - 1], "final_text")) > 0);
-    bt_test_lines_free(lines, n);
-    bt_test_result_release(&res);
+    const char *opts[] = {"-c", "codex", NULL};
+    bt_live_interrupt_scenario(opts);
 }
 
 static void test_http_500_fails(void **state)
