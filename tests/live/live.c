@@ -419,8 +419,10 @@ int bt_live_run_processes(void)
         snprintf(path, sizeof path, "/proc/%ld/environ", pid);
         size_t len = 0;
         char *env = bt_test_slurp(path, &len);
+        if (!env) /* gone, or not ours to read */
+            continue;
         int tagged = 0, ours = 0;
-        for (size_t i = 0; env && i < len; i += strlen(env + i) + 1) {
+        for (size_t i = 0; i < len; i += strlen(env + i) + 1) {
             tagged |= strncmp(env + i, "BATON_RUN=", 10) == 0;
             ours |= strcmp(env + i, home) == 0;
         }
