@@ -81,12 +81,18 @@ void bt_turn_end_spawn_failed(struct bt_turn *t, int rc, struct bt_turn_result *
     t->done = 1;
     t->spawn_failed = 1;
     res->exit_code = BT_UNKNOWN;
-    if (rc == -ENOENT || rc == -EACCES)
+    /* build_argv refuses a session id or a model that could become a flag
+     * (the CLI checks the model first, so it is the stored session); an
+     * error of the spawn itself says nothing about the session */
+    if (t->argv_refused && (t->o->cfg.native_session_id || t->o->cfg.native_session_path))
+        set_failure(res, BT_ERROR_KIND_RESUME_FAILED,
+                    bt_xasprintf("the native session is not one %s can take", name));
+    else if (t->argv_refused)
+        set_failure(res, BT_ERROR_KIND_MODEL_ERROR,
+                    bt_xasprintf("%s cannot take the turn's settings (model)", name));
+    else if (rc == -ENOENT || rc == -EACCES)
         set_failure(res, BT_ERROR_KIND_NOT_INSTALLED,
                     bt_xasprintf("%s could not be started: %s", name, bt_strerror(rc)));
-    else if (rc == -EINVAL)
-        set_failure(res, BT_ERROR_KIND_RESUME_FAILED,
-                    bt_xasprintf("the native session id is not one %s can take", name));
     else
         set_failure(res, BT_ERROR_KIND_CODER_CRASHED,
                     bt_xasprintf("%s could not be started: %s", name, bt_strerror(rc)));

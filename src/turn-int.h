@@ -52,6 +52,7 @@ struct bt_turn {
     int version_seen; /* the coder named its version */
     int read_any;     /* stdout gave something */
     int spawn_failed; /* the result was settled when spawning failed */
+    int argv_refused; /* the runner refused the config (build_argv), nothing ran */
     int stdout_eof;   /* stdout ended before the terminal event */
     int write_error;  /* writing to the coder failed (negative code) */
     struct {

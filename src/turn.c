@@ -325,6 +325,7 @@ static int spawn(struct bt_turn *t)
     bt_strv_init(&argv);
     bt_strv_push(&argv, t->o->bin);
     int rc = t->o->coder->runner->build_argv(&t->o->cfg, &argv);
+    t->argv_refused = rc != 0;
     if (rc == 0) {
         struct bt_proc_options po = {
             .file = t->o->bin,

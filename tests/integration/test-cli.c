@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "harness.h"
 #include "runfile.h"
@@ -440,6 +441,41 @@ static void test_usage_errors(void **state)
     }
 }
 
+/* A stored native session the coder's command line cannot take (pi's is a
+ * file path; a relative one could make pi ask on stdin) fails the turn as
+ * resume_failed, naming the session; nothing starts. */
+static void test_unusable_session_is_resume_failed(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    setenv_kv(c, "FAKE_CODER_REPLAY=" BT_SOURCE_DIR "/fixtures/pi/0.73.1/text.jsonl");
+    setenv_kv(c, "BATON_PI_BIN=" FAKE);
+    setenv_kv(c, "FAKE_CODER_VERSION=0.73.1");
+    baton(c, &res, NULL, 0, "run", "-c", "pi", "--json", "Say hello banana", END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    char *db = bt_xasprintf("%s/home/baton.db", c->dir);
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, "UPDATE conversations SET native_session_path = 'x.jsonl'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    free(db);
+    baton(c, &res, NULL, 0, "send", "--json", conv, "And again?", END);
+    assert_int_equal(res.exit_code, 1);
+    cJSON **lines;
+    size_t n = stream(res.out.data, &lines);
+    const cJSON *end = last_event(lines, n);
+    assert_string_equal(bt_test_jstr(end, "status"), "failed");
+    assert_string_equal(bt_test_jstr(end, "error_kind"), "resume_failed");
+    assert_non_null(strstr(bt_test_jstr(end, "error"), "native session is not one pi can take"));
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+    free(conv);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -458,6 +494,7 @@ int main(void)
         T(test_only_std_fds_in_coder),
         T(test_raw_output_kept),
         T(test_not_installed),
+        T(test_unusable_session_is_resume_failed),
         T(test_usage_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
