@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "json.h"
 
@@ -83,4 +84,31 @@ void bt_claude_diagnose(void *st, const char *tail, size_t tail_len, int64_t exi
         bt_buf_addf(msg, "claude stopped unexpectedly (signal %d) before the turn ended", signal);
     else
         bt_buf_addf(msg, "claude exited (code %lld) before the turn ended", (long long)exit_code);
+}
+
+void bt_claude_rate_limit(const cJSON *msg, const char *line, size_t len,
+                          const struct bt_parser_sink *sink)
+{
+    const cJSON *info = bt_json_obj(msg, "rate_limit_info");
+    const char *status = bt_json_str(info, "status");
+    const char *type = bt_json_str(info, "rateLimitType");
+    if (status && strcmp(status, "allowed") == 0)
+        return; /* the heartbeat of every turn: nothing to say */
+    char when[48] = "";
+    int64_t at = bt_json_int(info, "resetsAt"); /* seconds since the epoch */
+    struct tm tm;
+    time_t t = (time_t)at;
+    if (at > 0 && gmtime_r(&t, &tm))
+        strftime(when, sizeof when, ", resets %Y-%m-%d %H:%M UTC", &tm);
+    if (!type)
+        type = "usage";
+    char text[192];
+    if (status && strcmp(status, "allowed_warning") == 0)
+        snprintf(text, sizeof text, "claude is close to its %s limit%s", type, when);
+    else if (status && strcmp(status, "rejected") == 0)
+        snprintf(text, sizeof text, "claude reached its %s limit%s", type, when);
+    else
+        snprintf(text, sizeof text, "claude reports its %s limit as %s%s", type,
+                 status ? status : "unknown", when);
+    bt_parser_warn(sink, "coder", text, line, len);
 }

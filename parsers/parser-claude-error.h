@@ -30,6 +30,15 @@ enum bt_error_kind bt_claude_error_kind(const char *api_error, const cJSON *res,
 void bt_claude_retry(const cJSON *msg, const char *line, size_t len,
                      const struct bt_parser_sink *sink);
 
+/* A rate_limit_event (claude 2.1.45 and later, with a subscription login;
+ * shape of the Agent SDK's SDKRateLimitEvent: rate_limit_info {status,
+ * rateLimitType, resetsAt (seconds since the epoch), ...}). "allowed", sent
+ * on every turn, says nothing; "allowed_warning", "rejected" and any other
+ * status become a `coder` warning naming the limit and when it resets. The
+ * turn's own result says whether it failed. */
+void bt_claude_rate_limit(const cJSON *msg, const char *line, size_t len,
+                          const struct bt_parser_sink *sink);
+
 /* The parser's diagnose op (parser.h); st is unused. */
 void bt_claude_diagnose(void *st, const char *tail, size_t tail_len, int64_t exit_code, int signal,
                         enum bt_error_kind *kind, struct bt_buf *msg);

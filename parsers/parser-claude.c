@@ -581,6 +581,10 @@ static int dispatch(struct claude_parser *p, const cJSON *msg, const char *type,
         on_control_request(msg, sink);
     else if (strcmp(type, "result") == 0)
         on_result(p, msg, sink);
+    else if (strcmp(type, "rate_limit_event") == 0)
+        bt_claude_rate_limit(msg, line, len, sink);
+    else if (strcmp(type, "tool_progress") == 0)
+        progress(sink); /* a long tool's heartbeat (SDKToolProgressMessage) */
     else if (strcmp(type, "control_response") != 0 && strcmp(type, "control_cancel_request") != 0)
         return BT_ENOTFOUND;
     return 0;
