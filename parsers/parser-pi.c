@@ -6,6 +6,7 @@
 #include "parser-pi.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,8 +352,21 @@ static const char *const unreachable[] = {
     "Request timed out", "fetch failed", "socket hang up",
 };
 
+/* 1 if msg holds the number code (an HTTP status) on its own, not inside
+ * a longer number such as a port. */
+static int has_status(const char *msg, const char *code)
+{
+    size_t n = strlen(code);
+    for (const char *at = strstr(msg, code); at; at = strstr(at + 1, code))
+        if ((at == msg || !isdigit((unsigned char)at[-1])) && !isdigit((unsigned char)at[n]))
+            return 1;
+    return 0;
+}
+
 /* The error kind (docs/events.md) of pi's error text (pi classifies by
- * text too). */
+ * text too). An unreachable endpoint comes first: pi 1.x names the address
+ * ("Connection error.: connect ECONNREFUSED 127.0.0.1:40123"), whose port
+ * must not read as a status. */
 static enum bt_error_kind error_kind(const char *msg)
 {
     if (!msg)
@@ -360,14 +374,14 @@ static enum bt_error_kind error_kind(const char *msg)
     if (strstr(msg, "context_length") || strstr(msg, "context window") ||
         strstr(msg, "Context overflow"))
         return BT_ERROR_KIND_CONTEXT_EXCEEDED;
-    if (strstr(msg, "429") || strstr(msg, "rate limit") || strstr(msg, "Rate limit"))
-        return BT_ERROR_KIND_RATE_LIMITED;
-    if (strstr(msg, "401") || strstr(msg, "403") || strstr(msg, "API key") ||
-        strstr(msg, "api key"))
-        return BT_ERROR_KIND_AUTH_REQUIRED;
     for (size_t i = 0; i < BT_ARRAY_SIZE(unreachable); i++)
         if (strstr(msg, unreachable[i]))
             return BT_ERROR_KIND_NETWORK_ERROR;
+    if (has_status(msg, "429") || strstr(msg, "rate limit") || strstr(msg, "Rate limit"))
+        return BT_ERROR_KIND_RATE_LIMITED;
+    if (has_status(msg, "401") || has_status(msg, "403") || strstr(msg, "API key") ||
+        strstr(msg, "api key"))
+        return BT_ERROR_KIND_AUTH_REQUIRED;
     return BT_ERROR_KIND_MODEL_ERROR;
 }
 

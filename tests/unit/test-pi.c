@@ -326,6 +326,33 @@ static void test_end_1x_handled_and_known_events(void **state)
     free(got);
 }
 
+/* The kind of pi's error texts: a port in the address is no HTTP status. */
+static void test_error_kinds(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"Connection error.: connect ECONNREFUSED 127.0.0.1:40123", "network_error"},
+        {"Connection error.: connect ECONNREFUSED 127.0.0.1:14290", "network_error"},
+        {"401 Unauthorized", "auth_required"},
+        {"403: {\\\"message\\\":\\\"no\\\"}", "auth_required"},
+        {"429 Too Many Requests", "rate_limited"},
+        {"500 model 4010 failed", "model_error"},
+    };
+    for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
+        char *end =
+            bt_xasprintf("{\"type\":\"message_end\",\"message\":{\"role\":\"assistant\","
+                         "\"content\":[],\"stopReason\":\"error\",\"errorMessage\":\"%s\"}}",
+                         cases[i][0]);
+        const char *lines[] = {PROMPT_STARTED, end, AGENT_END, SETTLED, NULL};
+        char *got = ends_of(lines);
+        char *want = bt_xasprintf("end failed %s\n", cases[i][1]);
+        assert_string_equal(got, want);
+        free(want);
+        free(got);
+        free(end);
+    }
+}
+
 /* pi 1.x started by Node 20: what its stderr said. */
 static void test_diagnose_old_node(void **state)
 {
@@ -359,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_end_1x_at_settled),
         cmocka_unit_test(test_end_settled_without_disposition),
         cmocka_unit_test(test_end_1x_handled_and_known_events),
+        cmocka_unit_test(test_error_kinds),
         cmocka_unit_test(test_diagnose_old_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
