@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * live pi tests: the real pi CLI (pinned, from npm; path in
- * BATON_TEST_PI_BIN) driven by the real baton binary against the local
- * stand-in model endpoint (tests/standin, Chat Completions). Without a pi
- * binary the whole program exits 77, which ctest reports as Skipped (never
- * Passed).
+ * live pi tests: the real pi CLI (pinned, from npm) driven by the real
+ * baton binary against the local stand-in model endpoint (tests/standin,
+ * Chat Completions). The same tests run on each pi line: `live-pi [VAR]`
+ * takes pi's path from the variable VAR, BATON_TEST_PI_BIN (pi 0.73.1) by
+ * default; ctest's live-pi-1 passes BATON_TEST_PI1_BIN (pi 1.6.0 under
+ * Node 22, tests/scripts/install-pi.sh --v1). Without that pi the whole
+ * program exits 77, which ctest reports as Skipped (never Passed).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -32,10 +34,13 @@ static int64_t now_ms(void)
     return bt_mono_ms();
 }
 
+static const char *bin_var = "BATON_TEST_PI_BIN"; /* where pi's path comes from */
+static const char *prefix = "live-pi";           /* the scratch directory's name */
+
 static int setup(void **state)
 {
     (void)state;
-    bt_live_setup("live-pi", PI_ENV, "pi-agent", "BATON_PI_BIN", getenv("BATON_TEST_PI_BIN"));
+    bt_live_setup(prefix, PI_ENV, "pi-agent", "BATON_PI_BIN", getenv(bin_var));
     return 0;
 }
 
@@ -131,16 +136,18 @@ static void test_bash_tool(void **state)
     bt_test_result_release(&res);
 }
 
-/* pi processes of this test (their --session path is under bt_live.dir). */
+/* pi processes of this test (their --session path is under bt_live.dir;
+ * the other pi line's suite may run meanwhile). */
 static int pi_processes_left(void)
 {
     struct bt_test_result res;
-    const char *argv[] = {"/bin/sh", "-c", "ps -eo args | grep '[-]-mode rpc' | grep -c live-pi-",
-                          NULL};
+    char *cmd = bt_xasprintf("ps -eo args | grep '[-]-mode rpc' | grep -c -F '%s/'", bt_live.dir);
+    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
     struct bt_test_run r = {.argv = argv, .timeout_s = 10};
     assert_int_equal(bt_test_exec(&r, &res), 0);
     int n = (int)strtol(res.out.data, NULL, 10);
     bt_test_result_release(&res);
+    free(cmd);
     return n;
 }
 
@@ -240,12 +247,17 @@ static void test_unreachable_endpoint(void **state)
     bt_live_unreachable_scenario(PI_ENV, opts, "5", "Connection error");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    const char *bin = getenv("BATON_TEST_PI_BIN");
+    if (argc > 1 && strcmp(argv[1], "BATON_TEST_PI1_BIN") == 0) {
+        bin_var = argv[1];
+        prefix = "live-pi1";
+    }
+    const char *bin = getenv(bin_var);
     if (!bin || !*bin || access(bin, X_OK) != 0) {
-        printf("skipped: BATON_TEST_PI_BIN does not name a pi executable "
-               "(tests/scripts/test.sh installs the pinned one)\n");
+        printf("skipped: %s does not name a pi executable "
+               "(tests/scripts/test.sh installs the pinned one)\n",
+               bin_var);
         return 77;
     }
     const struct CMUnitTest tests[] = {
