@@ -29,8 +29,8 @@ NPM_PIN_TAG=install-pi
 # shellcheck source=tests/scripts/npm-pin.sh
 . "$(dirname "$0")/npm-pin.sh"
 
-# pi prints its version on stderr, not stdout (0.73.1 and 1.6.0).
-# PI_OFFLINE: no version check or other network use at start.
+# pi 0.73.1 prints its version on stderr, 1.6.0 on stdout: 2>&1 takes
+# either. PI_OFFLINE: no version check or other network use at start.
 check_version() {
     local bin="$1" want="$2" got
     got="$(PI_OFFLINE=1 "$bin" --version 2>&1 </dev/null)" || npm_pin_die "cannot run $bin: $got"
