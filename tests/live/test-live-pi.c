@@ -35,7 +35,7 @@ static int64_t now_ms(void)
 }
 
 static const char *bin_var = "BATON_TEST_PI_BIN"; /* where pi's path comes from */
-static const char *prefix = "live-pi";           /* the scratch directory's name */
+static const char *prefix = "live-pi";            /* the scratch directory's name */
 
 static int setup(void **state)
 {
