@@ -49,6 +49,11 @@ const char *bt_live_item_kind(const cJSON *ev);
 const char *bt_live_status(cJSON **lines, size_t n);
 /* The completed command item of a stream, or NULL. */
 const cJSON *bt_live_command_item(cJSON **lines, size_t n);
+/* The interrupt acceptance, for any coder: `baton run <run_args> --json
+ * [[slow]]` in the work directory, SIGINT once a delta is out; baton exits
+ * 130 within 2 s, the turn cancelled with its partial text, and left()
+ * (the coder's processes of this test still there) is 0. */
+void bt_live_interrupt_scenario(const char *const *run_args, int (*left)(void));
 /* The body of the last request the stand-in received; caller frees. */
 char *bt_live_last_request(void);
 

@@ -221,48 +221,11 @@ static int claude_processes_left(void)
     return n;
 }
 
-static int wait_for_delta(const char *path)
-{
-    for (int i = 0; i < 600; i++) {
-        char *out = bt_test_slurp(path, NULL);
-        int seen = out && strstr(out, "\"type\":\"item.delta\"") != NULL;
-        free(out);
-        if (seen)
-            return 1;
-        usleep(20000);
-    }
-    return 0;
-}
-
 static void test_interrupt_is_quick(void **state)
 {
     (void)state;
-    char *out = bt_xasprintf("%s/interrupt.out", bt_live.dir);
-    const char *argv[] = {BATON, "run", "-c", "claude", "--json", "[[slow]]", NULL};
-    char *cwd = getcwd(NULL, 0);
-    assert_int_equal(chdir(bt_live.work), 0);
-    pid_t pid = bt_test_spawn_bg(argv, (const char *const *)bt_live.env, out);
-    assert_int_equal(chdir(cwd), 0);
-    free(cwd);
-    assert_true(wait_for_delta(out));
-    int64_t t0 = bt_mono_ms();
-    kill(pid, SIGINT);
-    int st;
-    waitpid(pid, &st, 0);
-    int64_t took = bt_mono_ms() - t0;
-    printf("interrupt: baton exited %lld ms after SIGINT\n", (long long)took);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 130);
-    assert_true(took < 2000); /* cancelled within 2 s */
-    char *text = bt_test_slurp(out, NULL);
-    cJSON **lines;
-    size_t n = bt_live_stream(text, &lines);
-    assert_string_equal(bt_live_status(lines, n), "cancelled");
-    assert_true(strlen(bt_test_jstr(lines[n - 1], "final_text")) > 0); /* partial text kept */
-    assert_int_equal(claude_processes_left(), 0);
-    bt_test_lines_free(lines, n);
-    free(text);
-    free(out);
+    const char *args[] = {"-c", "claude", NULL};
+    bt_live_interrupt_scenario(args, claude_processes_left);
 }
 
 /* The pid of a process (not this one) whose command line starts with

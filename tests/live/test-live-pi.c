@@ -26,13 +26,7 @@
 
 #define PI_ENV BT_SOURCE_DIR "/tests/live/pi-env.sh"
 
-#define BATON BT_BINARY_DIR "/baton"
 #define MODEL "baton-standin/baton-test"
-
-static int64_t now_ms(void)
-{
-    return bt_mono_ms();
-}
 
 static const char *bin_var = "BATON_TEST_PI_BIN"; /* where pi's path comes from */
 static const char *prefix = "live-pi";            /* the scratch directory's name */
@@ -151,50 +145,11 @@ static int pi_processes_left(void)
     return n;
 }
 
-/* Wait until the file holds a text delta (pi takes 1-2 s to start). */
-static int wait_for_delta(const char *path)
-{
-    for (int i = 0; i < 600; i++) {
-        char *out = bt_test_slurp(path, NULL);
-        int seen = out && strstr(out, "\"type\":\"item.delta\"") != NULL;
-        free(out);
-        if (seen)
-            return 1;
-        usleep(20000);
-    }
-    return 0;
-}
-
 static void test_abort_is_quick(void **state)
 {
     (void)state;
-    char *out = bt_xasprintf("%s/abort.out", bt_live.dir);
-    const char *argv[] = {BATON, "run", "-c", "pi", "-m", MODEL, "--json", "[[slow]]", NULL};
-    char *const *env = bt_live.env;
-    char *cwd = getcwd(NULL, 0);
-    assert_int_equal(chdir(bt_live.work), 0);
-    pid_t pid = bt_test_spawn_bg(argv, (const char *const *)env, out);
-    assert_int_equal(chdir(cwd), 0);
-    free(cwd);
-    assert_true(wait_for_delta(out));
-    int64_t t0 = now_ms();
-    kill(pid, SIGINT);
-    int st;
-    waitpid(pid, &st, 0);
-    int64_t took = now_ms() - t0;
-    printf("abort: baton exited %lld ms after the interrupt\n", (long long)took);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 130);
-    assert_true(took < 2000); /* cancelled within 2 s */
-    char *text = bt_test_slurp(out, NULL);
-    cJSON **lines;
-    size_t n = bt_live_stream(text, &lines);
-    assert_string_equal(bt_live_status(lines, n), "cancelled");
-    assert_true(strlen(bt_test_jstr(lines[n - 1], "final_text")) > 0); /* partial text kept */
-    assert_int_equal(pi_processes_left(), 0);
-    bt_test_lines_free(lines, n);
-    free(text);
-    free(out);
+    const char *args[] = {"-c", "pi", "-m", MODEL, NULL};
+    bt_live_interrupt_scenario(args, pi_processes_left); /* pi gets `abort` */
 }
 
 static void test_http_500_without_retries(void **state)
