@@ -6,6 +6,7 @@
 #include "parser-pi.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,9 @@ struct pi_parser {
     char *error_message;    /* of the last assistant message that failed */
     struct bt_usage usage;  /* sums over the turn */
     int64_t context_window; /* from get_state */
+    int settles;            /* pi 1.x (the prompt's response has data.disposition): the turn
+                               ends at agent_settled, not at agent_end */
+    int ended;              /* a definite end was signalled */
     struct tool_out tools[8];
     struct bt_buf text; /* scratch: a decoded delta or block text */
     struct bt_buf word; /* scratch: a decoded type name */
@@ -220,6 +224,7 @@ static void on_message_end(struct pi_parser *p, const cJSON *m, const struct bt_
     add_count(&t->input_tokens, bt_json_count(u, "input"));
     add_count(&t->cached_input_tokens, bt_json_count(u, "cacheRead"));
     add_count(&t->output_tokens, bt_json_count(u, "output"));
+    add_count(&t->reasoning_tokens, bt_json_count(u, "reasoning")); /* pi 1.x only */
     t->context_tokens = bt_json_count(u, "totalTokens");
     t->context_window = p->context_window;
     const cJSON *cost =
@@ -347,8 +352,21 @@ static const char *const unreachable[] = {
     "Request timed out", "fetch failed", "socket hang up",
 };
 
+/* 1 if msg holds the number code (an HTTP status) on its own, not inside
+ * a longer number such as a port. */
+static int has_status(const char *msg, const char *code)
+{
+    size_t n = strlen(code);
+    for (const char *at = strstr(msg, code); at; at = strstr(at + 1, code))
+        if ((at == msg || !isdigit((unsigned char)at[-1])) && !isdigit((unsigned char)at[n]))
+            return 1;
+    return 0;
+}
+
 /* The error kind (docs/events.md) of pi's error text (pi classifies by
- * text too). */
+ * text too). An unreachable endpoint comes first: pi 1.x names the address
+ * ("Connection error.: connect ECONNREFUSED 127.0.0.1:40123"), whose port
+ * must not read as a status. */
 static enum bt_error_kind error_kind(const char *msg)
 {
     if (!msg)
@@ -356,20 +374,21 @@ static enum bt_error_kind error_kind(const char *msg)
     if (strstr(msg, "context_length") || strstr(msg, "context window") ||
         strstr(msg, "Context overflow"))
         return BT_ERROR_KIND_CONTEXT_EXCEEDED;
-    if (strstr(msg, "429") || strstr(msg, "rate limit") || strstr(msg, "Rate limit"))
-        return BT_ERROR_KIND_RATE_LIMITED;
-    if (strstr(msg, "401") || strstr(msg, "403") || strstr(msg, "API key") ||
-        strstr(msg, "api key"))
-        return BT_ERROR_KIND_AUTH_REQUIRED;
     for (size_t i = 0; i < BT_ARRAY_SIZE(unreachable); i++)
         if (strstr(msg, unreachable[i]))
             return BT_ERROR_KIND_NETWORK_ERROR;
+    if (has_status(msg, "429") || strstr(msg, "rate limit") || strstr(msg, "Rate limit"))
+        return BT_ERROR_KIND_RATE_LIMITED;
+    if (has_status(msg, "401") || has_status(msg, "403") || strstr(msg, "API key") ||
+        strstr(msg, "api key"))
+        return BT_ERROR_KIND_AUTH_REQUIRED;
     return BT_ERROR_KIND_MODEL_ERROR;
 }
 
-static void end_turn(const struct bt_parser_sink *sink, enum bt_turn_status status,
-                     const char *message, int tentative)
+static void end_turn(struct pi_parser *p, const struct bt_parser_sink *sink,
+                     enum bt_turn_status status, const char *message, int tentative)
 {
+    p->ended |= !tentative;
     struct bt_signal sig = {.type = BT_SIGNAL_TURN_END,
                             .turn_end = {.status = status, .tentative = tentative}};
     if (status == BT_TURN_FAILED) {
@@ -379,17 +398,38 @@ static void end_turn(const struct bt_parser_sink *sink, enum bt_turn_status stat
     sink->signal(sink->data, &sig);
 }
 
-/* agent_end: final, except after a failed request, which pi may follow
- * with a retry or a compaction (auto_retry_start, compaction_start). */
-static void on_agent_end(struct pi_parser *p, const struct bt_parser_sink *sink)
+/* How the turn ended, from the last assistant message (and pi 1.x's
+ * agent_settled.aborted); tentative for a failure. */
+static void end_from_last(struct pi_parser *p, int aborted, int tentative,
+                          const struct bt_parser_sink *sink)
 {
     const char *why = p->stop_reason ? p->stop_reason : "stop";
-    if (strcmp(why, "aborted") == 0)
-        end_turn(sink, BT_TURN_CANCELLED, NULL, 0);
+    if (aborted || strcmp(why, "aborted") == 0)
+        end_turn(p, sink, BT_TURN_CANCELLED, NULL, 0);
     else if (strcmp(why, "error") == 0)
-        end_turn(sink, BT_TURN_FAILED, p->error_message, 1);
+        end_turn(p, sink, BT_TURN_FAILED, p->error_message, tentative);
     else
-        end_turn(sink, BT_TURN_COMPLETED, NULL, 0);
+        end_turn(p, sink, BT_TURN_COMPLETED, NULL, 0);
+}
+
+/* agent_end: pi 0.73.1's end, final except after a failed request, which
+ * pi may follow with a retry or a compaction (auto_retry_start,
+ * compaction_start). pi 1.x says when it is done (agent_settled), so its
+ * agent_end ends nothing. */
+static void on_agent_end(struct pi_parser *p, const struct bt_parser_sink *sink)
+{
+    if (!p->settles)
+        end_from_last(p, 0, 1, sink);
+}
+
+/* agent_settled (pi 1.x): no retry, compaction or queued message follows;
+ * the definite end, unless one was already signalled (a retry's or a
+ * compaction's failure). */
+static void on_agent_settled(struct pi_parser *p, const cJSON *msg,
+                             const struct bt_parser_sink *sink)
+{
+    if (!p->ended)
+        end_from_last(p, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "aborted")), 0, sink);
 }
 
 static void resumed(const struct bt_parser_sink *sink)
@@ -416,11 +456,12 @@ static void on_retry(struct pi_parser *p, const cJSON *msg, int start,
     }
     if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(msg, "success"))) {
         const char *err = bt_json_str(msg, "finalError");
-        end_turn(sink, BT_TURN_FAILED, err ? err : p->error_message, 0);
+        end_turn(p, sink, BT_TURN_FAILED, err ? err : p->error_message, 0);
     }
 }
 
-static void on_compaction(const cJSON *msg, int start, const struct bt_parser_sink *sink)
+static void on_compaction(struct pi_parser *p, const cJSON *msg, int start,
+                          const struct bt_parser_sink *sink)
 {
     if (start) {
         bt_parser_warn(sink, "compaction", "pi is compacting the conversation", NULL, 0);
@@ -433,6 +474,7 @@ static void on_compaction(const cJSON *msg, int start, const struct bt_parser_si
                                 .turn_end = {.status = BT_TURN_FAILED,
                                              .error_kind = BT_ERROR_KIND_CONTEXT_EXCEEDED,
                                              .message = err}};
+        p->ended = 1;
         sink->signal(sink->data, &sig);
     } else if (!err) {
         progress(sink); /* the conversation was compacted: a request completed */
@@ -453,6 +495,15 @@ static void on_response(struct pi_parser *p, const cJSON *msg, const struct bt_p
     rs->is_error = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "success"));
     rs->error_message = bt_json_str(msg, "error");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(msg, "data");
+    const char *disposition = bt_json_str(data, "disposition");
+    if (rs->method && strcmp(rs->method, "prompt") == 0 && disposition) {
+        /* pi 1.x (docs/rpc.md "Run lifecycle"): "started" or "queued", a
+         * run that ends at agent_settled; "handled", an extension took the
+         * prompt and no run starts */
+        p->settles = 1;
+        if (strcmp(disposition, "handled") == 0)
+            end_turn(p, sink, BT_TURN_COMPLETED, NULL, 0);
+    }
     if (rs->method && strcmp(rs->method, "get_state") == 0 && cJSON_IsObject(data)) {
         rs->session_id = bt_json_str(data, "sessionId");
         rs->session_path = bt_json_str(data, "sessionFile");
@@ -501,8 +552,24 @@ static void on_ui_request(const cJSON *msg, const struct bt_parser_sink *sink)
 
 /* ---- dispatch ------------------------------------------------------- */
 
-static const char *const ignored[] = {"agent_start",  "turn_start",   "turn_end",
-                                      "queue_update", "session_info", "message_start"};
+/* Events with nothing for baton. pi 1.x (docs/json.md): entry_appended (a
+ * session entry, e.g. the context_edit before a retry), the state events,
+ * a compaction's summary request retried (summarization_retry_*; the
+ * compaction's own events say how it ends), the output of an rpc `bash`
+ * command, which baton never sends. */
+static const char *const ignored[] = {"agent_start",
+                                      "turn_start",
+                                      "turn_end",
+                                      "queue_update",
+                                      "session_info",
+                                      "message_start",
+                                      "entry_appended",
+                                      "session_info_changed",
+                                      "thinking_level_changed",
+                                      "summarization_retry_scheduled",
+                                      "summarization_retry_attempt_start",
+                                      "summarization_retry_finished",
+                                      "bash_execution_update"};
 
 static int is_ignored(const char *type)
 {
@@ -523,12 +590,14 @@ static int dispatch(struct pi_parser *p, const cJSON *msg, const char *type,
         on_tool(p, msg, type, sink);
     else if (strcmp(type, "agent_end") == 0)
         on_agent_end(p, sink);
+    else if (strcmp(type, "agent_settled") == 0)
+        on_agent_settled(p, msg, sink);
     else if (strcmp(type, "response") == 0)
         on_response(p, msg, sink);
     else if (strncmp(type, "auto_retry_", 11) == 0)
         on_retry(p, msg, type[11] == 's', sink);
     else if (strncmp(type, "compaction_", 11) == 0)
-        on_compaction(msg, type[11] == 's', sink);
+        on_compaction(p, msg, type[11] == 's', sink);
     else if (strcmp(type, "extension_ui_request") == 0)
         on_ui_request(msg, sink);
     else if (strcmp(type, "extension_error") == 0)
@@ -597,6 +666,16 @@ static void pi_diagnose(void *st, const char *tail, size_t tail_len, int64_t exi
     if (!signal && tail && strstr(tail, "No API key")) {
         *kind = BT_ERROR_KIND_AUTH_REQUIRED;
         bt_buf_adds(msg, "pi has no API key for this provider: run `pi` and log in, or set one");
+        return;
+    }
+    const char *node =
+        !signal && tail && strstr(tail, "SyntaxError") ? strstr(tail, "Node.js v") : NULL;
+    if (node) {
+        /* pi 1.x run by a Node older than it needs (Node 20 lacks
+         * module.enableCompileCache) dies loading; Node prints its version */
+        *kind = BT_ERROR_KIND_NOT_INSTALLED;
+        bt_buf_addf(msg, "pi could not start under %.*s: pi 1.x needs Node.js 22.19 or newer",
+                    (int)strcspn(node, "\r\n"), node);
         return;
     }
     if (!signal && tail && strstr(tail, "No session found")) {

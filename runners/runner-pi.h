@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pi runner: the write side of `pi --mode rpc` (pi 0.73.1; commands in the
- * package's docs/rpc.md, observations in docs/pi.md).
+ * pi runner: the write side of `pi --mode rpc` (pi 0.73.1 and 1.x, the
+ * same commands; in the package's docs/rpc.md, observations in
+ * docs/pi.md). pi 1.x needs Node 22.19 or newer: baton runs whatever `pi`
+ * it finds (its `#!/usr/bin/env node` picks the node on PATH; `env`
+ * replaces itself, so no launcher stays), nothing pi-specific.
  *
  * argv: --mode rpc [--provider P] [--model M] --session <session file>.
  * The native session is pi's session *file*: baton chooses its path on the
@@ -13,8 +16,9 @@
  *
  * Commands, with fixed string ids so recordings replay by id:
  *   "1" get_state (session id and file, model context window)
- *   "2" set_auto_retry {enabled:false}, only with --no-retry: pi 0.73.1
- *       saves this in its settings.json, so baton leaves it alone otherwise
+ *   "2" set_auto_retry {enabled:false}, only with --no-retry: pi (0.73.1
+ *       and 1.6.0) saves this in its settings.json, so baton leaves it
+ *       alone otherwise
  *   "3" prompt {message}
  *   "4" abort
  * Extension UI dialogs are answered by the approval policy.

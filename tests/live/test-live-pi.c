@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * live pi tests: the real pi CLI (pinned, from npm; path in
- * BATON_TEST_PI_BIN) driven by the real baton binary against the local
- * stand-in model endpoint (tests/standin, Chat Completions). Without a pi
- * binary the whole program exits 77, which ctest reports as Skipped (never
- * Passed).
+ * live pi tests: the real pi CLI (pinned, from npm) driven by the real
+ * baton binary against the local stand-in model endpoint (tests/standin,
+ * Chat Completions). The same tests run on each pi line: `live-pi [VAR]`
+ * takes pi's path from the variable VAR, BATON_TEST_PI_BIN (pi 0.73.1) by
+ * default; ctest's live-pi-1 passes BATON_TEST_PI1_BIN (pi 1.6.0 under
+ * Node 22, tests/scripts/install-pi.sh --v1). Without that pi the whole
+ * program exits 77, which ctest reports as Skipped (never Passed).
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -24,18 +26,15 @@
 
 #define PI_ENV BT_SOURCE_DIR "/tests/live/pi-env.sh"
 
-#define BATON BT_BINARY_DIR "/baton"
 #define MODEL "baton-standin/baton-test"
 
-static int64_t now_ms(void)
-{
-    return bt_mono_ms();
-}
+static const char *bin_var = "BATON_TEST_PI_BIN"; /* where pi's path comes from */
+static const char *prefix = "live-pi";            /* the scratch directory's name */
 
 static int setup(void **state)
 {
     (void)state;
-    bt_live_setup("live-pi", PI_ENV, "pi-agent", "BATON_PI_BIN", getenv("BATON_TEST_PI_BIN"));
+    bt_live_setup(prefix, PI_ENV, "pi-agent", "BATON_PI_BIN", getenv(bin_var));
     return 0;
 }
 
@@ -131,63 +130,11 @@ static void test_bash_tool(void **state)
     bt_test_result_release(&res);
 }
 
-/* pi processes of this test (their --session path is under bt_live.dir). */
-static int pi_processes_left(void)
-{
-    struct bt_test_result res;
-    const char *argv[] = {"/bin/sh", "-c", "ps -eo args | grep '[-]-mode rpc' | grep -c live-pi-",
-                          NULL};
-    struct bt_test_run r = {.argv = argv, .timeout_s = 10};
-    assert_int_equal(bt_test_exec(&r, &res), 0);
-    int n = (int)strtol(res.out.data, NULL, 10);
-    bt_test_result_release(&res);
-    return n;
-}
-
-/* Wait until the file holds a text delta (pi takes 1-2 s to start). */
-static int wait_for_delta(const char *path)
-{
-    for (int i = 0; i < 600; i++) {
-        char *out = bt_test_slurp(path, NULL);
-        int seen = out && strstr(out, "\"type\":\"item.delta\"") != NULL;
-        free(out);
-        if (seen)
-            return 1;
-        usleep(20000);
-    }
-    return 0;
-}
-
 static void test_abort_is_quick(void **state)
 {
     (void)state;
-    char *out = bt_xasprintf("%s/abort.out", bt_live.dir);
-    const char *argv[] = {BATON, "run", "-c", "pi", "-m", MODEL, "--json", "[[slow]]", NULL};
-    char *const *env = bt_live.env;
-    char *cwd = getcwd(NULL, 0);
-    assert_int_equal(chdir(bt_live.work), 0);
-    pid_t pid = bt_test_spawn_bg(argv, (const char *const *)env, out);
-    assert_int_equal(chdir(cwd), 0);
-    free(cwd);
-    assert_true(wait_for_delta(out));
-    int64_t t0 = now_ms();
-    kill(pid, SIGINT);
-    int st;
-    waitpid(pid, &st, 0);
-    int64_t took = now_ms() - t0;
-    printf("abort: baton exited %lld ms after the interrupt\n", (long long)took);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 130);
-    assert_true(took < 2000); /* cancelled within 2 s */
-    char *text = bt_test_slurp(out, NULL);
-    cJSON **lines;
-    size_t n = bt_live_stream(text, &lines);
-    assert_string_equal(bt_live_status(lines, n), "cancelled");
-    assert_true(strlen(bt_test_jstr(lines[n - 1], "final_text")) > 0); /* partial text kept */
-    assert_int_equal(pi_processes_left(), 0);
-    bt_test_lines_free(lines, n);
-    free(text);
-    free(out);
+    const char *args[] = {"-c", "pi", "-m", MODEL, NULL};
+    bt_live_interrupt_scenario(args); /* pi gets `abort` */
 }
 
 static void test_http_500_without_retries(void **state)
@@ -240,12 +187,17 @@ static void test_unreachable_endpoint(void **state)
     bt_live_unreachable_scenario(PI_ENV, opts, "5", "Connection error");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    const char *bin = getenv("BATON_TEST_PI_BIN");
+    if (argc > 1 && strcmp(argv[1], "BATON_TEST_PI1_BIN") == 0) {
+        bin_var = argv[1];
+        prefix = "live-pi1";
+    }
+    const char *bin = getenv(bin_var);
     if (!bin || !*bin || access(bin, X_OK) != 0) {
-        printf("skipped: BATON_TEST_PI_BIN does not name a pi executable "
-               "(tests/scripts/test.sh installs the pinned one)\n");
+        printf("skipped: %s does not name a pi executable "
+               "(tests/scripts/test.sh installs the pinned one)\n",
+               bin_var);
         return 77;
     }
     const struct CMUnitTest tests[] = {

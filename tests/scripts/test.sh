@@ -3,11 +3,12 @@
 #
 # test.sh: the whole test suite, from a fresh Debian machine: installs the
 # missing Debian packages, builds with -Werror, installs the pinned coder
-# CLIs from npm into the test cache, runs every ctest (unit, golden,
-# integration, corpus, live), then the other gates: static checks, the suite
-# under ASan+UBSan, under valgrind, and the fuzzers for a fixed time. Each
-# gate prints "gate NAME: ..." with its counts; a summary ends the log. Live
-# tests whose prerequisites are missing report "Skipped", never "Passed".
+# CLIs from npm into the test cache (pi on both lines, 0.73.1 and 1.x with
+# Node 22), runs every ctest (unit, golden, integration, corpus, live), then
+# the other gates: static checks, the suite under ASan+UBSan, under
+# valgrind, and the fuzzers for a fixed time. Each gate prints "gate NAME:
+# ..." with its counts; a summary ends the log. Live tests whose
+# prerequisites are missing report "Skipped", never "Passed".
 #
 # usage: test.sh                    every gate
 #        test.sh [ctest options]    only the ctest suite, e.g. test.sh -L unit
@@ -44,6 +45,12 @@ if pi_bin="$(bash "$scripts/install-pi.sh")"; then
     export BATON_TEST_PI_BIN="$pi_bin"
 else
     echo "test: the pi CLI could not be installed; live pi tests will be skipped" >&2
+fi
+# pi 1.x under a Node 22 from the npm registry (Debian's node is 20)
+if pi1_bin="$(bash "$scripts/install-pi.sh" --v1)"; then
+    export BATON_TEST_PI1_BIN="$pi1_bin"
+else
+    echo "test: pi 1.x or Node 22 could not be installed; live-pi-1 will be skipped" >&2
 fi
 if claude_bin="$(bash "$scripts/install-claude.sh")"; then
     export BATON_TEST_CLAUDE_BIN="$claude_bin"

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the pi read side: jscan (the allocation-free JSON walker
- * under the message_update fast path) and the recorded 200 KB answer of
- * pi 0.73.1 (42 MB of stdout, gzip-compressed in fixtures/pi/0.73.1/),
- * which must parse into exactly the text pi itself produced.
+ * under the message_update fast path); the recorded 200 KB answer of
+ * pi 0.73.1 (42 MB of stdout, gzip-compressed in fixtures/pi/0.73.1/) and
+ * of pi 1.6.0 (1 MB: 1.x sends deltas only), which must parse into exactly
+ * the text pi itself produced; how a turn ends on either version (pi
+ * 1.x's agent_settled and prompt disposition); the diagnosis of a pi 1.x
+ * run by too old a Node.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,10 +155,11 @@ static char *coder_text(const struct bt_buf *line)
     return bt_buf_detach(&b, NULL);
 }
 
-static void test_large_answer_text(void **state)
+/* Replay a gzip-compressed recording of [[large:200000]]: at least
+ * min_bytes of stdout, parsed into pi's own text. */
+static void large_answer_text(const char *path, size_t min_bytes)
 {
-    (void)state;
-    gzFile gz = gzopen(BT_SOURCE_DIR "/fixtures/pi/0.73.1/large.jsonl.gz", "rb");
+    gzFile gz = gzopen(path, "rb");
     assert_non_null(gz);
     static const struct bt_framer_ops ops = {on_line, NULL};
     struct bt_runner_config cfg = {.prompt = "p"};
@@ -177,7 +181,7 @@ static void test_large_answer_text(void **state)
     }
     gzclose(gz);
     bt_framer_finish(&f);
-    assert_true(total > (size_t)40 * 1000 * 1000); /* tens of MB of stdout */
+    assert_true(total > min_bytes);
     assert_true(r.ended);
     char *got = bt_answer_text(&r.answer);
     char *want = coder_text(&r.last_end);
@@ -195,6 +199,181 @@ static void test_large_answer_text(void **state)
     bt_buf_release(&r.last_end);
 }
 
+static void test_large_answer_text(void **state)
+{
+    (void)state;
+    /* tens of MB of stdout: every update repeats the partial message */
+    large_answer_text(BT_SOURCE_DIR "/fixtures/pi/0.73.1/large.jsonl.gz", (size_t)40 * 1000 * 1000);
+}
+
+static void test_large_answer_text_1x(void **state)
+{
+    (void)state;
+    large_answer_text(BT_SOURCE_DIR "/fixtures/pi/1.6.0/large.jsonl.gz", (size_t)1000 * 1000);
+}
+
+/* ---- how a turn ends ------------------------------------------------ */
+
+/* What the pi parser signals for some lines: "end STATUS KIND[ tentative]"
+ * per TURN_END, "warning KIND" per warning event, one a line. */
+static void end_signal(void *data, const struct bt_signal *sig)
+{
+    struct bt_buf *b = data;
+    if (sig->type == BT_SIGNAL_TURN_END)
+        bt_buf_addf(b, "end %s %s%s\n", bt_turn_status_name(sig->turn_end.status),
+                    sig->turn_end.error_kind ? bt_error_kind_name(sig->turn_end.error_kind) : "-",
+                    sig->turn_end.tentative ? " tentative" : "");
+}
+
+static void end_event(void *data, const struct bt_event *ev)
+{
+    struct bt_buf *b = data;
+    if (ev->type == BT_EVENT_WARNING)
+        bt_buf_addf(b, "warning %s\n", ev->kind);
+}
+
+/* lines: NULL-terminated. Caller frees. */
+static char *ends_of(const char *const *lines)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    const struct bt_parser_ops *ops = bt_coder_find("pi")->parser;
+    void *p = ops->create();
+    struct bt_parser_sink sink = {end_event, end_signal, &b};
+    for (; *lines; lines++) {
+        char *line = bt_xstrdup(*lines);
+        ops->line(p, line, strlen(line), &sink);
+        free(line);
+    }
+    ops->destroy(p);
+    bt_buf_adds(&b, "");
+    return bt_buf_detach(&b, NULL);
+}
+
+#define PROMPT_STARTED                                                                             \
+    "{\"id\":\"3\",\"type\":\"response\",\"command\":\"prompt\",\"success\":true,"                 \
+    "\"data\":{\"disposition\":\"started\"}}"
+#define FAILED_END                                                                                 \
+    "{\"type\":\"message_end\",\"message\":{\"role\":\"assistant\",\"content\":[],"                \
+    "\"stopReason\":\"error\",\"errorMessage\":\"500: boom\"}}"
+#define AGENT_END "{\"type\":\"agent_end\",\"messages\":[],\"willRetry\":false}"
+#define SETTLED "{\"type\":\"agent_settled\",\"aborted\":false}"
+
+/* pi 0.73.1: a failed agent_end is tentative (a retry may follow). */
+static void test_end_0x_failure_tentative(void **state)
+{
+    (void)state;
+    const char *lines[] = {FAILED_END, "{\"type\":\"agent_end\",\"messages\":[]}", NULL};
+    char *got = ends_of(lines);
+    assert_string_equal(got, "end failed model_error tentative\n");
+    free(got);
+}
+
+/* pi 1.x: agent_end ends nothing, agent_settled is the definite end. */
+static void test_end_1x_at_settled(void **state)
+{
+    (void)state;
+    const char *failed[] = {PROMPT_STARTED, FAILED_END, AGENT_END, SETTLED, NULL};
+    char *got = ends_of(failed);
+    assert_string_equal(got, "end failed model_error\n");
+    free(got);
+    const char *aborted[] = {PROMPT_STARTED, AGENT_END,
+                             "{\"type\":\"agent_settled\",\"aborted\":true}", NULL};
+    got = ends_of(aborted);
+    assert_string_equal(got, "end cancelled -\n");
+    free(got);
+}
+
+/* agent_settled without a disposition seen still ends the turn at once,
+ * after the tentative end; a retry's failure that already ended the turn
+ * is not ended twice. */
+static void test_end_settled_without_disposition(void **state)
+{
+    (void)state;
+    const char *lines[] = {FAILED_END, AGENT_END, SETTLED, NULL};
+    char *got = ends_of(lines);
+    assert_string_equal(got, "end failed model_error tentative\nend failed model_error\n");
+    free(got);
+    const char *retried[] = {PROMPT_STARTED,
+                             FAILED_END,
+                             AGENT_END,
+                             "{\"type\":\"auto_retry_end\",\"success\":false,\"attempt\":3,"
+                             "\"finalError\":\"500: boom\"}",
+                             SETTLED,
+                             NULL};
+    got = ends_of(retried);
+    assert_string_equal(got, "end failed model_error\n");
+    free(got);
+}
+
+/* An extension handled the prompt: no run, nothing to wait for. pi 1.x's
+ * own events are not unknown ones. */
+static void test_end_1x_handled_and_known_events(void **state)
+{
+    (void)state;
+    const char *lines[] = {
+        "{\"id\":\"3\",\"type\":\"response\",\"command\":\"prompt\",\"success\":true,"
+        "\"data\":{\"disposition\":\"handled\"}}",
+        "{\"type\":\"entry_appended\",\"entry\":{\"type\":\"context_edit\"}}",
+        "{\"type\":\"session_info_changed\",\"name\":\"x\"}",
+        "{\"type\":\"thinking_level_changed\",\"level\":\"off\"}",
+        "{\"type\":\"message_start\",\"message\":{\"role\":\"system\",\"content\":\"\"}}",
+        "{\"type\":\"message_end\",\"message\":{\"role\":\"system\",\"content\":\"\"}}",
+        SETTLED,
+        "{\"type\":\"no_such_event\"}",
+        NULL};
+    char *got = ends_of(lines);
+    assert_string_equal(got, "end completed -\nwarning unknown_method\n");
+    free(got);
+}
+
+/* The kind of pi's error texts: a port in the address is no HTTP status. */
+static void test_error_kinds(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"Connection error.: connect ECONNREFUSED 127.0.0.1:40123", "network_error"},
+        {"Connection error.: connect ECONNREFUSED 127.0.0.1:14290", "network_error"},
+        {"401 Unauthorized", "auth_required"},
+        {"403: {\\\"message\\\":\\\"no\\\"}", "auth_required"},
+        {"429 Too Many Requests", "rate_limited"},
+        {"500 model 4010 failed", "model_error"},
+    };
+    for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
+        char *end =
+            bt_xasprintf("{\"type\":\"message_end\",\"message\":{\"role\":\"assistant\","
+                         "\"content\":[],\"stopReason\":\"error\",\"errorMessage\":\"%s\"}}",
+                         cases[i][0]);
+        const char *lines[] = {PROMPT_STARTED, end, AGENT_END, SETTLED, NULL};
+        char *got = ends_of(lines);
+        char *want = bt_xasprintf("end failed %s\n", cases[i][1]);
+        assert_string_equal(got, want);
+        free(want);
+        free(got);
+        free(end);
+    }
+}
+
+/* pi 1.x started by Node 20: what its stderr said. */
+static void test_diagnose_old_node(void **state)
+{
+    (void)state;
+    const char *tail = "file:///x/dist/bundle/cli.js:2\n"
+                       "import { createRequire, enableCompileCache } from \"node:module\";\n\n"
+                       "SyntaxError: The requested module 'node:module' does not provide an "
+                       "export named 'enableCompileCache'\n"
+                       "    at ModuleJob._instantiate\n\nNode.js v20.20.2\n";
+    const struct bt_parser_ops *ops = bt_coder_find("pi")->parser;
+    void *p = ops->create();
+    enum bt_error_kind kind = BT_ERROR_KIND_NONE;
+    struct bt_buf msg = BT_BUF_INIT;
+    ops->diagnose(p, tail, strlen(tail), 1, 0, &kind, &msg);
+    assert_int_equal(kind, BT_ERROR_KIND_NOT_INSTALLED);
+    assert_string_equal(msg.data, "pi could not start under Node.js v20.20.2: pi 1.x needs "
+                                  "Node.js 22.19 or newer");
+    bt_buf_release(&msg);
+    ops->destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +381,13 @@ int main(void)
         cmocka_unit_test(test_jscan_refuses_malformed),
         cmocka_unit_test(test_jscan_deep_nesting_refused),
         cmocka_unit_test(test_large_answer_text),
+        cmocka_unit_test(test_large_answer_text_1x),
+        cmocka_unit_test(test_end_0x_failure_tentative),
+        cmocka_unit_test(test_end_1x_at_settled),
+        cmocka_unit_test(test_end_settled_without_disposition),
+        cmocka_unit_test(test_end_1x_handled_and_known_events),
+        cmocka_unit_test(test_error_kinds),
+        cmocka_unit_test(test_diagnose_old_node),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
