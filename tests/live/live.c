@@ -387,22 +387,34 @@ void bt_live_unreachable_scenario(const char *env_script, const char *const *run
     struct bt_test_run r = {
         .argv = argv, .env = (const char *const *)env, .cwd = bt_live.work, .timeout_s = 120};
     struct bt_test_result res;
-    assert_int_equal(bt_test_exec(&r, &res), 0);
-    assert_false(res.timed_out);
-    assert_int_equal(res.exit_code, 1);
-    cJSON **lines;
-    size_t m = bt_live_stream(res.out.data, &lines);
-    assert_string_equal(bt_live_status(lines, m), "failed");
-    assert_string_equal(bt_test_jstr(lines[m - 1], "error_kind"), "network_error");
-    const char *msg = bt_test_jstr(lines[m - 1], "error");
-    char *retrying = bt_xasprintf("was retrying with no progress for %s s", idle_s);
-    if (!strstr(msg, reason) || !strstr(msg, retrying))
-        fail_msg("unexpected error: %s", msg);
-    free(retrying);
-    bt_test_lines_free(lines, m);
-    bt_test_result_release(&res);
+    int rc = bt_test_exec(&r, &res);
     for (int i = 0; i < k; i++)
         free(env[i]);
+    /* every fact first, so a failed check leaks nothing and says what came */
+    int timed_out = res.timed_out, code = res.exit_code;
+    cJSON **lines = NULL;
+    size_t m = rc == 0 && res.out.data ? bt_live_stream(res.out.data, &lines) : 0;
+    bt_test_result_release(&res);
+    char *status = m ? bt_xstrdup(bt_live_status(lines, m)) : NULL;
+    const char *kind = m ? bt_test_jstr(lines[m - 1], "error_kind") : NULL;
+    const char *msg = m ? bt_test_jstr(lines[m - 1], "error") : NULL;
+    char *retrying = bt_xasprintf("was retrying with no progress for %s s", idle_s);
+    int ok = status && strcmp(status, "failed") == 0 && kind &&
+             strcmp(kind, "network_error") == 0 && msg && strstr(msg, reason) &&
+             strstr(msg, retrying);
+    char *said = bt_xasprintf("exit %d, %s, %s: %s", code, status ? status : "(no stream)",
+                              kind ? kind : "(no kind)", msg ? msg : "(no error)");
+    free(retrying);
+    free(status);
+    bt_test_lines_free(lines, m);
+    assert_int_equal(rc, 0);
+    assert_false(timed_out);
+    int bad = code != 1 || !ok;
+    if (bad)
+        printf("unreachable: %s\n", said);
+    free(said);
+    if (bad)
+        fail_msg("the turn did not fail as network_error naming the retrying");
 }
 
 int bt_live_run_processes(void)

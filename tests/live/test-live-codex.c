@@ -287,13 +287,15 @@ static void test_npm_launcher_seen_through(void **state)
 }
 
 /* codex at a port where nothing listens retries for ever ("Reconnecting...
- * waiting for network"); the notices are not progress, so a 2 s idle
- * timeout ends the turn as a network error with codex's reason. */
+ * waiting for network"); the notices are not progress, so the idle timeout
+ * ends the turn as a network error with codex's reason. 6 s: its first
+ * notice must come before that, and under ASan on a loaded machine codex
+ * took over 2 s to get there. */
 static void test_unreachable_endpoint(void **state)
 {
     (void)state;
     const char *opts[] = {"-c", "codex", NULL};
-    bt_live_unreachable_scenario(CODEX_ENV, opts, "2", "Reconnecting... waiting for network");
+    bt_live_unreachable_scenario(CODEX_ENV, opts, "6", "Reconnecting... waiting for network");
 }
 
 int main(void)

@@ -10,6 +10,7 @@ set -euo pipefail
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
 build="${1:-$top/build-asan}"
 shift || true
+echo "asan: building $build with -DBATON_SANITIZE=ON (quiet)"
 bash "$top/tests/scripts/build.sh" "$build" -DBATON_SANITIZE=ON >/dev/null
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1:abort_on_error=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"

@@ -6,8 +6,9 @@
 # CLIs from npm into the test cache (pi on both lines, 0.73.1 and 1.x with
 # Node 22), runs every ctest (unit, golden, integration, corpus, live), then
 # the other gates: static checks, the suite under ASan+UBSan, under
-# valgrind, and the fuzzers for a fixed time. Each gate prints "gate NAME:
-# ..." with its counts; a summary ends the log. Live tests whose
+# valgrind, and the fuzzers for a fixed time. Each gate starts with
+# "=== gate NAME"; a summary ends the log: each gate's result and time, and
+# for a failed ctest gate the cases that failed. Live tests whose
 # prerequisites are missing report "Skipped", never "Passed".
 #
 # usage: test.sh                    every gate
@@ -28,13 +29,41 @@ gate() { # NAME COMMAND...: run a gate, keep its result for the summary
     echo "=== gate $name"
     "$@"
     rc=$?
-    summary+=("$(printf '%-12s %-6s %4ss' "$name" "$([ $rc -eq 0 ] && echo passed || echo FAILED)" $((SECONDS - start)))")
+    local what=""
+    [ $rc -eq 0 ] || case "$name" in
+        tests) what="$(failed_tests "$build")" ;;
+        asan) what="$(failed_tests "$top/build-asan")" ;;
+    esac
+    summary+=("$(printf '%-12s %-6s %4ss%s' "$name" "$([ $rc -eq 0 ] && echo passed || echo FAILED)" $((SECONDS - start)) "$what")")
     [ $rc -eq 0 ] || failed=1
     return $rc
 }
 
+# A build says one line; its output goes to a log, whose end is shown when
+# it fails (as in demo.sh).
+quiet_build() { # DIR LOG [cmake options...]
+    local dir="$1" log="$2"
+    shift 2
+    printf 'test: building %s (log: %s)... ' "$dir" "$log"
+    if bash "$scripts/build.sh" "$dir" "$@" >"$log" 2>&1; then
+        echo done
+    else
+        echo "failed; the end of $log:"
+        tail -n 40 "$log" | sed 's/^/    /'
+        return 1
+    fi
+}
+
+# The ctest cases that failed in a build directory, for the summary.
+failed_tests() { # DIR
+    local f="$1/Testing/Temporary/LastTestsFailed.log"
+    [ -s "$f" ] && printf ' (%s)' "$(cut -d: -f2- "$f" | paste -sd, -)"
+}
+
+logs="${BATON_CACHE:-$HOME/.cache/baton}/logs"
+mkdir -p "$logs"
 bash "$scripts/deps.sh" || exit 1
-gate build bash "$scripts/build.sh" "$build" -DBATON_WERROR=ON || exit 1
+gate build quiet_build "$build" "$logs/build.log" -DBATON_WERROR=ON || exit 1
 
 if codex_bin="$(bash "$scripts/install-codex.sh")"; then
     export BATON_TEST_CODEX_BIN="$codex_bin"
