@@ -25,7 +25,7 @@
 #include "standin.h"
 
 /* claude 2.1.332's built-in tools: Bash {"command"}, Write {"file_path"}. */
-static const struct dialect claude_dialect = {"Bash", "command", "Write", false, "file_path"};
+static const struct dialect claude_dialect = {"Bash", "command", "Write", false, "file_path", NULL};
 
 /* ---- the prompt of a Messages request ----------------------------------- */
 

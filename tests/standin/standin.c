@@ -3,10 +3,12 @@
  * baton-standin: a scripted stand-in for a model endpoint, for offline tests.
  *
  * Real coder CLIs are pointed at this server on 127.0.0.1 instead of a model
- * provider. It speaks three streaming APIs: OpenAI Responses
- * (POST /v1/responses) as codex 0.171.0 uses it, OpenAI Chat Completions
- * (POST /v1/chat/completions) as pi 0.73.1 uses it, and Anthropic Messages
- * (POST /v1/messages, standin-anthropic.c) as claude 2.1.332 uses it. What it answers is chosen
+ * provider. It speaks four APIs: OpenAI Responses (POST /v1/responses) as
+ * codex 0.171.0 uses it, OpenAI Chat Completions (POST /v1/chat/completions,
+ * streamed or not) as pi 0.73.1, opencode 1.18.33 and copilot 1.0.102 use
+ * it, Anthropic Messages (POST /v1/messages, standin-anthropic.c) as claude
+ * 2.1.332 uses it, and the Gemini API (POST /v1beta/models/<m>:<method>,
+ * standin-gemini.c) as gemini-cli 0.61.0 uses it. What it answers is chosen
  * by directives in the text of the last user message (see script_answer): an
  * echo, a shell or file-writing tool call, a slow stream, an HTTP error, a
  * failed stream, reasoning, a large answer. --log records every request body
@@ -103,10 +105,63 @@ char *sbuf_detach(struct sbuf *b)
 /* ---- the script: what to answer, independent of the wire format --------- */
 
 /* codex 0.171.0 over Responses: exec_command {"cmd"}, apply_patch (custom). */
-static const struct dialect codex_dialect = {"exec_command", "cmd", "apply_patch", true, NULL};
+static const struct dialect codex_dialect = {"exec_command", "cmd", "apply_patch",
+                                             true,           NULL,  NULL};
 
-/* pi 0.73.1 over Chat Completions: bash {"command"}, write {"path","content"}. */
-static const struct dialect pi_dialect = {"bash", "command", "write", false, "path"};
+/* Over Chat Completions, told apart by the tools a request declares:
+ * pi 0.73.1: bash {"command"}, write {"path","content"};
+ * opencode 1.18.33: bash {"command"}, write {"filePath","content"};
+ * copilot 1.0.102: bash {"command"}, create {"path","file_text"}. */
+static const struct dialect pi_dialect = {"bash", "command", "write", false, "path", NULL};
+static const struct dialect opencode_dialect = {"bash", "command",  "write",
+                                                false,  "filePath", NULL};
+static const struct dialect copilot_dialect = {"bash", "command", "create",
+                                               false,  "path",    "file_text"};
+static const struct dialect *const chat_dialects[] = {&pi_dialect, &opencode_dialect,
+                                                      &copilot_dialect, NULL};
+
+void tool_decls_add(struct tool_decls *t, const char *name, const cJSON *properties)
+{
+    t->items = xrealloc(t->items, (t->count + 1) * sizeof *t->items);
+    t->items[t->count++] = (struct tool_decl){name, properties};
+}
+
+void tool_decls_release(struct tool_decls *t)
+{
+    free(t->items);
+    *t = (struct tool_decls){0};
+}
+
+static bool declares(const struct tool_decls *t, const char *name, const char *arg)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (strcmp(t->items[i].name, name) == 0)
+            return cJSON_GetObjectItemCaseSensitive(t->items[i].properties, arg) != NULL;
+    return false;
+}
+
+const struct dialect *dialect_pick(const struct tool_decls *t, const struct dialect *const *known,
+                                   const struct dialect *fallback)
+{
+    for (; *known; known++)
+        if (declares(t, (*known)->shell_tool, (*known)->shell_arg) &&
+            declares(t, (*known)->write_tool, (*known)->write_path))
+            return *known;
+    return fallback;
+}
+
+void prompt_unwrap(char *user)
+{
+    static const char open[] = "<current_datetime>", close[] = "</current_datetime>";
+    if (strncmp(user, open, sizeof open - 1) != 0)
+        return;
+    const char *end = strstr(user, close);
+    if (!end)
+        return;
+    end += sizeof close - 1;
+    end += strspn(end, "\n");
+    memmove(user, end, strlen(end) + 1);
+}
 
 void answer_release(struct answer *a)
 {
@@ -236,7 +291,8 @@ static void answer_write(struct answer *a, const struct dialect *d, const char *
     } else {
         cJSON *args = cJSON_CreateObject();
         cJSON_AddStringToObject(args, d->write_path, path);
-        cJSON_AddStringToObject(args, "content", "written by baton-standin\n");
+        cJSON_AddStringToObject(args, d->write_text ? d->write_text : "content",
+                                "written by baton-standin\n");
         a->tool_args = cJSON_PrintUnformatted(args);
         cJSON_Delete(args);
     }
@@ -731,6 +787,27 @@ static void chat_prompt(const cJSON *req, struct prompt *p)
     if (user.data)
         user.data[user.len] = '\0';
     p->user = sbuf_detach(&user);
+    prompt_unwrap(p->user);
+}
+
+/* The dialect of a Chat Completions request, from its "tools":
+ * [{"type":"function","function":{"name","parameters":{"properties"}}}]. */
+static const struct dialect *chat_dialect(const cJSON *req)
+{
+    struct tool_decls t = {0};
+    const cJSON *tool;
+    cJSON_ArrayForEach(tool, cJSON_GetObjectItemCaseSensitive(req, "tools"))
+    {
+        const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tool, "function");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
+        const cJSON *params = cJSON_GetObjectItemCaseSensitive(fn, "parameters");
+        if (cJSON_IsString(name))
+            tool_decls_add(&t, name->valuestring,
+                           cJSON_GetObjectItemCaseSensitive(params, "properties"));
+    }
+    const struct dialect *d = dialect_pick(&t, chat_dialects, &pi_dialect);
+    tool_decls_release(&t);
+    return d;
 }
 
 /* Encoder state for one Chat Completions stream. */
@@ -992,27 +1069,79 @@ static enum MHD_Result serve_responses(struct MHD_Connection *c, const cJSON *re
     return ret;
 }
 
-/* POST /v1/chat/completions */
+/* The whole answer as one chat.completion body, for a request without
+ * "stream":true: the message (content, reasoning_content, tool_calls), its
+ * finish_reason and the usage. */
+static char *chat_whole(const struct answer *a, const char *model, size_t body_len)
+{
+    unsigned long n = atomic_fetch_add(&g_requests, 1) + 1;
+    char id[48];
+    snprintf(id, sizeof id, "chatcmpl-%lu", n);
+    cJSON *body = cJSON_CreateObject();
+    cJSON_AddStringToObject(body, "id", id);
+    cJSON_AddStringToObject(body, "object", "chat.completion");
+    cJSON_AddNumberToObject(body, "created", (double)time(NULL));
+    cJSON_AddStringToObject(body, "model", model);
+    cJSON *choice = cJSON_CreateObject();
+    cJSON_AddNumberToObject(choice, "index", 0);
+    cJSON *msg = cJSON_AddObjectToObject(choice, "message");
+    cJSON_AddStringToObject(msg, "role", "assistant");
+    if (a->reasoning)
+        cJSON_AddStringToObject(msg, "reasoning_content", a->reasoning);
+    if (a->kind == ANSWER_TOOL_CALL) {
+        snprintf(id, sizeof id, "call_%lu_0", n);
+        cJSON_AddNullToObject(msg, "content");
+        cJSON *call = cJSON_CreateObject();
+        cJSON_AddStringToObject(call, "id", id);
+        cJSON_AddStringToObject(call, "type", "function");
+        cJSON *fn = cJSON_AddObjectToObject(call, "function");
+        cJSON_AddStringToObject(fn, "name", a->tool_name);
+        cJSON_AddStringToObject(fn, "arguments", a->tool_args);
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(msg, "tool_calls"), call);
+    } else {
+        cJSON_AddStringToObject(msg, "content", a->text);
+    }
+    cJSON_AddStringToObject(choice, "finish_reason",
+                            a->kind == ANSWER_TOOL_CALL ? "tool_calls" : "stop");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(body, "choices"), choice);
+    cJSON_AddItemToObject(body, "usage", chat_usage_json(body_len, a));
+    char *json = cJSON_PrintUnformatted(body);
+    cJSON_Delete(body);
+    return json;
+}
+
+/* POST /v1/chat/completions: a stream (SSE chunks) with "stream":true, else
+ * one chat.completion body. A scripted failure without a stream is the HTTP
+ * error the API gives for it: 400 context_length_exceeded, else 500. */
 static enum MHD_Result serve_chat(struct MHD_Connection *c, const cJSON *req, size_t len)
 {
     if (!req)
         return reply_error(c, 400, "invalid_request_error", "invalid_json",
                            "stand-in: body is not JSON");
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream")))
-        return reply_error(c, 400, "invalid_request_error", "stream_required",
-                           "stand-in: only stream:true is supported");
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(req, "model");
+    const char *model_name = cJSON_IsString(model) ? model->valuestring : "";
     const cJSON *opts = cJSON_GetObjectItemCaseSensitive(req, "stream_options");
     bool with_usage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(opts, "include_usage"));
     struct prompt p;
     struct answer a;
+    enum MHD_Result ret;
     chat_prompt(req, &p);
-    script_answer(&p, &pi_dialect, &a);
-    enum MHD_Result ret =
-        a.kind == ANSWER_HTTP_ERROR
-            ? reply_scripted_error(c, a.status)
-            : reply_stream(c, chat_encode(&a, cJSON_IsString(model) ? model->valuestring : "", len,
-                                          with_usage));
+    script_answer(&p, chat_dialect(req), &a);
+    if (a.kind == ANSWER_HTTP_ERROR) {
+        ret = reply_scripted_error(c, a.status);
+    } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream"))) {
+        ret = reply_stream(c, chat_encode(&a, model_name, len, with_usage));
+    } else if (a.kind == ANSWER_FAILED) {
+        char *msg = concat("stand-in: scripted failure: ", a.code);
+        bool ctx = strcmp(a.code, "context_length_exceeded") == 0;
+        ret = reply_error(c, ctx ? 400 : 500, ctx ? "invalid_request_error" : "server_error",
+                          a.code, msg);
+        free(msg);
+    } else {
+        char *json = chat_whole(&a, model_name, len);
+        ret = reply(c, 200, json);
+        free(json);
+    }
     answer_release(&a);
     prompt_release(&p);
     return ret;
@@ -1075,6 +1204,11 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, const char *url, const
     const char *path = strncmp(url, "/v1/", 4) == 0 ? url + 3 : url;
     enum MHD_Result ret = MHD_NO;
     bool found = false;
+    static const char gemini[] = "/v1beta/models/"; /* + "<model>:<method>" */
+    if (strcmp(method, "POST") == 0 && strncmp(url, gemini, sizeof gemini - 1) == 0) {
+        ret = serve_gemini(c, url + sizeof gemini - 1, body, rq->body.len);
+        found = true;
+    }
     for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !found; i++) {
         if (strcmp(routes[i].method, method) == 0 && strcmp(routes[i].path, path) == 0) {
             ret = routes[i].serve(c, body, rq->body.len);

@@ -56,6 +56,20 @@ struct dialect {
                                else it takes {write_path, "content"} */
     const char *write_path; /* that tool's path argument: "path" (pi),
                                "file_path" (claude); unused with write_patch */
+    const char *write_text; /* that tool's text argument; NULL: "content" */
+};
+
+/* One tool a request declares: its name and the "properties" object of its
+ * parameter schema (NULL if it has none), both borrowed from the request. */
+struct tool_decl {
+    const char *name;
+    const cJSON *properties;
+};
+
+/* Tools declared by a request, as a wire's extractor collects them. */
+struct tool_decls {
+    struct tool_decl *items; /* owned; free with tool_decls_release */
+    size_t count;
 };
 
 /* What the script looks at, extracted from a request by a wire's extractor. */
@@ -95,6 +109,19 @@ void sbuf_adds(struct sbuf *b, const char *s);
 char *sbuf_detach(struct sbuf *b);          /* the bytes (never NULL); b is empty after */
 char *concat(const char *a, const char *b); /* a new string a+b */
 
+/* Add a declared tool (name and properties borrowed). */
+void tool_decls_add(struct tool_decls *t, const char *name, const cJSON *properties);
+void tool_decls_release(struct tool_decls *t);
+/* The first of the NULL-terminated `known` dialects whose shell tool (with
+ * its command argument) and write tool (with its path argument) the request
+ * declares; `fallback` when none matches (e.g. a request without tools). */
+const struct dialect *dialect_pick(const struct tool_decls *t, const struct dialect *const *known,
+                                   const struct dialect *fallback);
+/* Drop what a client wraps around the typed prompt: a leading
+ * <current_datetime>…</current_datetime> block (copilot 1.0.102) and the
+ * blank lines after it. Edits the string in place. */
+void prompt_unwrap(char *user);
+
 /* Fill *a with the answer to prompt *p, tools named after dialect *d. */
 void script_answer(const struct prompt *p, const struct dialect *d, struct answer *a);
 void answer_release(struct answer *a);
@@ -122,5 +149,10 @@ enum MHD_Result reply_stream(struct MHD_Connection *c, struct stream *s);
 enum MHD_Result serve_anthropic_messages(struct MHD_Connection *c, const cJSON *req, size_t len);
 enum MHD_Result serve_anthropic_count_tokens(struct MHD_Connection *c, const cJSON *req,
                                              size_t len);
+
+/* standin-gemini.c: POST /v1beta/models/<model>:<method>; `rest` is the path
+ * after "/v1beta/models/" (the query, e.g. "?alt=sse", is not part of it). */
+enum MHD_Result serve_gemini(struct MHD_Connection *c, const char *rest, const cJSON *req,
+                             size_t len);
 
 #endif
