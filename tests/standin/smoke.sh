@@ -122,7 +122,9 @@ expect "$r" '"function":{"name":"write","arguments":""}' "chat write tool"
 r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[reasoning]] x"}]}')"
 expect "$r" '"delta":{"reasoning_content":"Thinking"}' "chat reasoning"
 
-r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[failed:context_length_exceeded]]"}]}')"
+pi_tools='"tools":[{"type":"function","function":{"name":"bash","parameters":{"properties":{"command":{}}}}},
+  {"type":"function","function":{"name":"write","parameters":{"properties":{"path":{},"content":{}}}}}]'
+r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[failed:context_length_exceeded]]"}],'"$pi_tools"'}')"
 expect "$r" '"code":"context_length_exceeded"' "chat failed"
 
 code="$(curl -sS -o /dev/null -w '%{http_code}' -X POST --data-binary \
@@ -213,6 +215,15 @@ code="$(curl -sS -o "$dir/ctx" -w '%{http_code}' -X POST --data-binary \
     "$url/v1/chat/completions")"
 [ "$code" = 400 ] || fail "chat whole context overflow: got $code"
 expect "$(cat "$dir/ctx")" '"code":"context_length_exceeded"' "chat whole context overflow body"
+code="$(curl -sS -o "$dir/ctx" -w '%{http_code}' -X POST --data-binary \
+    '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[failed:context_length_exceeded]]"}],'"$oc_tools"'}' \
+    "$url/v1/chat/completions")"
+[ "$code" = 400 ] || fail "opencode context overflow: got $code"
+code="$(curl -sS -o /dev/null -w '%{http_code}' -X POST --data-binary \
+    '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[failed:context_length_exceeded]]"}]}' \
+    "$url/v1/chat/completions")"
+[ "$code" = 400 ] || fail "context overflow without tools: got $code"
+expect "$(cat "$dir/ctx")" 'maximum context length' "opencode context overflow body"
 
 # Gemini API (gemini-cli): SSE frames of GenerateContentResponse, gemini's
 # tool names, functionResponse continuing the script, Google's error shape.
@@ -273,5 +284,5 @@ rc=0
 wait "$pid" || rc=$?
 pid=
 [ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM: $(tail -n 20 "$dir/err")"
-[ "$(wc -l <"$dir/log")" -eq 50 ] || fail "log: want 50 lines, got $(wc -l <"$dir/log")"
+[ "$(wc -l <"$dir/log")" -eq 52 ] || fail "log: want 52 lines, got $(wc -l <"$dir/log")"
 echo "smoke: ok"

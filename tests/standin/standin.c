@@ -791,7 +791,8 @@ static void chat_prompt(const cJSON *req, struct prompt *p)
 }
 
 /* The dialect of a Chat Completions request, from its "tools":
- * [{"type":"function","function":{"name","parameters":{"properties"}}}]. */
+ * [{"type":"function","function":{"name","parameters":{"properties"}}}];
+ * NULL when it declares none of the known ones (e.g. a title request). */
 static const struct dialect *chat_dialect(const cJSON *req)
 {
     struct tool_decls t = {0};
@@ -805,7 +806,7 @@ static const struct dialect *chat_dialect(const cJSON *req)
             tool_decls_add(&t, name->valuestring,
                            cJSON_GetObjectItemCaseSensitive(params, "properties"));
     }
-    const struct dialect *d = dialect_pick(&t, chat_dialects, &pi_dialect);
+    const struct dialect *d = dialect_pick(&t, chat_dialects, NULL);
     tool_decls_release(&t);
     return d;
 }
@@ -1111,8 +1112,8 @@ static char *chat_whole(const struct answer *a, const char *model, size_t body_l
 }
 
 /* POST /v1/chat/completions: a stream (SSE chunks) with "stream":true, else
- * one chat.completion body. A scripted failure without a stream is the HTTP
- * error the API gives for it: 400 context_length_exceeded, else 500. */
+ * one chat.completion body. context_length_exceeded is HTTP 400 (but for
+ * pi, mid-stream); another scripted failure without a stream is HTTP 500. */
 static enum MHD_Result serve_chat(struct MHD_Connection *c, const cJSON *req, size_t len)
 {
     if (!req)
@@ -1125,17 +1126,25 @@ static enum MHD_Result serve_chat(struct MHD_Connection *c, const cJSON *req, si
     struct prompt p;
     struct answer a;
     enum MHD_Result ret;
+    const struct dialect *d = chat_dialect(req);
     chat_prompt(req, &p);
-    script_answer(&p, chat_dialect(req), &a);
+    script_answer(&p, d ? d : &pi_dialect, &a);
+    bool overflow = a.kind == ANSWER_FAILED && strcmp(a.code, "context_length_exceeded") == 0;
     if (a.kind == ANSWER_HTTP_ERROR) {
         ret = reply_scripted_error(c, a.status);
+    } else if (overflow && d != &pi_dialect) {
+        /* The API refuses an overlong prompt before streaming (HTTP 400).
+         * pi keeps the mid-stream error its fixtures were recorded with. */
+        ret = reply_error(c, 400, "invalid_request_error", a.code,
+                          "This model's maximum context length is 128000 tokens. However, your "
+                          "messages resulted in 250000 tokens. Please reduce the length of the "
+                          "messages.");
     } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream"))) {
         ret = reply_stream(c, chat_encode(&a, model_name, len, with_usage));
     } else if (a.kind == ANSWER_FAILED) {
         char *msg = concat("stand-in: scripted failure: ", a.code);
-        bool ctx = strcmp(a.code, "context_length_exceeded") == 0;
-        ret = reply_error(c, ctx ? 400 : 500, ctx ? "invalid_request_error" : "server_error",
-                          a.code, msg);
+        ret = reply_error(c, overflow ? 400 : 500,
+                          overflow ? "invalid_request_error" : "server_error", a.code, msg);
         free(msg);
     } else {
         char *json = chat_whole(&a, model_name, len);
