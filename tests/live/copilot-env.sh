@@ -23,26 +23,18 @@
 # e.g.  env $(tests/live/copilot-env.sh "$d" "$port") copilot --acp --no-auto-update
 set -euo pipefail
 
-die() {
-    printf 'copilot-env: %s\n' "$*" >&2
-    exit 1
-}
+ENV_TAG=copilot-env
+# shellcheck source=tests/live/acp-env-args.sh
+. "$(dirname "$0")/acp-env-args.sh"
 
 main() {
     if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-        die "usage: copilot-env.sh DIR PORT [MODEL]"
+        env_die "usage: copilot-env.sh DIR PORT [MODEL]"
     fi
-    local dir="$1" port="$2" model="${3:-baton-test}"
-    if ! [[ "$port" =~ ^[0-9]{1,5}$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
-        die "bad port '$port'"
-    fi
-    [[ "$model" =~ ^[A-Za-z0-9._:-]+$ ]] || die "bad model name '$model'"
-    [[ "$dir" = /* ]] || dir="$PWD/$dir"
-    mkdir -p "$dir/home" || die "cannot create '$dir'"
-    dir="$(cd "$dir" && pwd -P)"
-    # The path goes into KEY=VALUE lines unquoted.
-    [[ "$dir" =~ ^/[A-Za-z0-9._/+-]*$ ]] || die "unsupported characters in '$dir'"
-    chmod 700 "$dir"
+    local dir port="$2" model="${3:-baton-test}"
+    env_port "$port"
+    env_model "$model"
+    dir="$(env_dir "$1" home)"
     printf 'COPILOT_HOME=%s\nHOME=%s/home\nCOPILOT_OFFLINE=true\n' "$dir" "$dir"
     printf 'COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:%s/v1\n' "$port"
     printf 'COPILOT_PROVIDER_API_KEY=baton-standin-no-key\nCOPILOT_MODEL=%s\n' "$model"

@@ -31,10 +31,9 @@
 # "Loop detected" warning). Existing sessions in DIR are kept.
 set -euo pipefail
 
-die() {
-    printf 'gemini-env: %s\n' "$*" >&2
-    exit 1
-}
+ENV_TAG=gemini-env
+# shellcheck source=tests/live/acp-env-args.sh
+. "$(dirname "$0")/acp-env-args.sh"
 
 write_settings() {
     local attempts="$1" general
@@ -56,19 +55,12 @@ EOF
 
 main() {
     if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-        die "usage: gemini-env.sh DIR PORT [MAX_ATTEMPTS]"
+        env_die "usage: gemini-env.sh DIR PORT [MAX_ATTEMPTS]"
     fi
-    local dir="$1" port="$2" attempts="${3:-}"
-    if ! [[ "$port" =~ ^[0-9]{1,5}$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
-        die "bad port '$port'"
-    fi
-    [ -z "$attempts" ] || [[ "$attempts" =~ ^[1-9][0-9]?$ ]] || die "bad attempt count '$attempts'"
-    [[ "$dir" = /* ]] || dir="$PWD/$dir"
-    mkdir -p "$dir/.gemini" || die "cannot create '$dir'"
-    dir="$(cd "$dir" && pwd -P)"
-    # The path goes into KEY=VALUE lines unquoted.
-    [[ "$dir" =~ ^/[A-Za-z0-9._/+-]*$ ]] || die "unsupported characters in '$dir'"
-    chmod 700 "$dir"
+    local dir port="$2" attempts="${3:-}"
+    env_port "$port"
+    [ -z "$attempts" ] || [[ "$attempts" =~ ^[1-9][0-9]?$ ]] || env_die "bad attempt count '$attempts'"
+    dir="$(env_dir "$1" .gemini)"
     write_settings "$attempts" >"$dir/.gemini/settings.json"
     printf 'HOME=%s\nGEMINI_API_KEY=baton-standin-no-key\n' "$dir"
     printf 'GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:%s\nGEMINI_CLI_NO_RELAUNCH=true\n' "$port"

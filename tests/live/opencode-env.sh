@@ -32,11 +32,9 @@
 set -euo pipefail
 
 PROVIDER=baton-standin
-
-die() {
-    printf 'opencode-env: %s\n' "$*" >&2
-    exit 1
-}
+ENV_TAG=opencode-env
+# shellcheck source=tests/live/acp-env-args.sh
+. "$(dirname "$0")/acp-env-args.sh"
 
 write_config() {
     local port="$1" model="$2"
@@ -70,19 +68,12 @@ EOF
 
 main() {
     if [ $# -lt 2 ] || [ $# -gt 3 ]; then
-        die "usage: opencode-env.sh DIR PORT [MODEL]"
+        env_die "usage: opencode-env.sh DIR PORT [MODEL]"
     fi
-    local dir="$1" port="$2" model="${3:-baton-test}"
-    if ! [[ "$port" =~ ^[0-9]{1,5}$ ]] || [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then
-        die "bad port '$port'"
-    fi
-    [[ "$model" =~ ^[A-Za-z0-9._:-]+$ ]] || die "bad model name '$model'"
-    [[ "$dir" = /* ]] || dir="$PWD/$dir"
-    mkdir -p "$dir"/{home,config/opencode,data,cache,state} || die "cannot create '$dir'"
-    dir="$(cd "$dir" && pwd -P)"
-    # The path goes into KEY=VALUE lines unquoted.
-    [[ "$dir" =~ ^/[A-Za-z0-9._/+-]*$ ]] || die "unsupported characters in '$dir'"
-    chmod 700 "$dir"
+    local dir port="$2" model="${3:-baton-test}"
+    env_port "$port"
+    env_model "$model"
+    dir="$(env_dir "$1" home config/opencode data cache state)"
     write_config "$port" "$model" >"$dir/config/opencode/opencode.json"
     printf 'HOME=%s/home\nXDG_CONFIG_HOME=%s/config\nXDG_DATA_HOME=%s/data\n' "$dir" "$dir" "$dir"
     printf 'XDG_CACHE_HOME=%s/cache\nXDG_STATE_HOME=%s/state\n' "$dir" "$dir"
