@@ -40,22 +40,20 @@ platform() {
     esac
 }
 
+# A private, empty HOME and COPILOT_HOME: --version must not read or create
+# the user's ~/.copilot (it unpacks its runtime under HOME). 1.0.102 prints
+# "GitHub Copilot CLI 1.0.102." and an update hint: the first line.
+copilot_version() {
+    COPILOT_HOME="$HOME/copilot" COPILOT_AUTO_UPDATE=false "$1" --version | head -n 1
+}
+
 main() {
-    local cache bin got home
+    local cache bin got
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm-copilot" "${1:-}")" || exit 1
     bin="$cache/node_modules/@github/$(platform)/copilot"
     npm_pin_install "$cache" "$COPILOT_PACKAGE" "$COPILOT_VERSION" "$bin"
     [ -x "$bin" ] || npm_pin_die "native binary missing after install: $bin"
-    # A private, empty HOME and COPILOT_HOME: --version must not read or
-    # create the user's ~/.copilot (it unpacks its runtime under HOME).
-    home="$(mktemp -d)"
-    got="$(HOME="$home" COPILOT_HOME="$home/copilot" COPILOT_AUTO_UPDATE=false \
-        "$bin" --version 2>/dev/null </dev/null | head -n 1)" || {
-        rm -rf "$home"
-        npm_pin_die "cannot run $bin"
-    }
-    rm -rf "$home"
-    # 1.0.102 prints "GitHub Copilot CLI 1.0.102." and an update hint.
+    got="$(npm_pin_private copilot_version "$bin")" || npm_pin_die "cannot run $bin"
     [ "$got" = "GitHub Copilot CLI $COPILOT_VERSION." ] ||
         npm_pin_die "unexpected version '$got' from $bin (want $COPILOT_VERSION)"
     printf '%s\n' "$bin"

@@ -22,21 +22,20 @@ NPM_PIN_TAG=install-gemini
 # shellcheck source=tests/scripts/npm-pin.sh
 . "$(dirname "$0")/npm-pin.sh"
 
+# A private, empty HOME: --version must not read or create the user's
+# ~/.gemini.
+gemini_version() {
+    GEMINI_CLI_NO_RELAUNCH=true "$1" --version
+}
+
 main() {
-    local cache bin got home
+    local cache bin got
     command -v node >/dev/null 2>&1 || npm_pin_die "node not found on PATH"
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm-gemini" "${1:-}")" || exit 1
     bin="$cache/node_modules/.bin/gemini"
     npm_pin_install "$cache" "$GEMINI_PACKAGE" "$GEMINI_VERSION" "$bin"
     [ -x "$bin" ] || npm_pin_die "gemini executable missing after install: $bin"
-    # A private, empty HOME: --version must not read or create the user's
-    # ~/.gemini.
-    home="$(mktemp -d)"
-    got="$(HOME="$home" GEMINI_CLI_NO_RELAUNCH=true "$bin" --version 2>/dev/null </dev/null)" || {
-        rm -rf "$home"
-        npm_pin_die "cannot run $bin"
-    }
-    rm -rf "$home"
+    got="$(npm_pin_private gemini_version "$bin")" || npm_pin_die "cannot run $bin"
     [ "$got" = "$GEMINI_VERSION" ] ||
         npm_pin_die "unexpected version '$got' from $bin (want $GEMINI_VERSION)"
     printf '%s\n' "$bin"

@@ -42,23 +42,21 @@ platform() {
     esac
 }
 
+# A private, empty HOME and XDG directories: --version must not read or
+# create the user's opencode config, data or cache.
+opencode_version() {
+    XDG_CONFIG_HOME="$HOME/config" XDG_DATA_HOME="$HOME/data" XDG_CACHE_HOME="$HOME/cache" \
+        XDG_STATE_HOME="$HOME/state" OPENCODE_DISABLE_AUTOUPDATE=1 \
+        OPENCODE_DISABLE_MODELS_FETCH=1 "$1" --version
+}
+
 main() {
-    local cache bin got home
+    local cache bin got
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm-opencode" "${1:-}")" || exit 1
     bin="$cache/node_modules/$(platform)/bin/opencode"
     npm_pin_install "$cache" "$OPENCODE_PACKAGE" "$OPENCODE_VERSION" "$bin"
     [ -x "$bin" ] || npm_pin_die "native binary missing after install: $bin"
-    # A private, empty HOME and XDG directories: --version must not read or
-    # create the user's opencode config, data or cache.
-    home="$(mktemp -d)"
-    got="$(HOME="$home" XDG_CONFIG_HOME="$home/config" XDG_DATA_HOME="$home/data" \
-        XDG_CACHE_HOME="$home/cache" XDG_STATE_HOME="$home/state" \
-        OPENCODE_DISABLE_AUTOUPDATE=1 OPENCODE_DISABLE_MODELS_FETCH=1 \
-        "$bin" --version 2>/dev/null </dev/null)" || {
-        rm -rf "$home"
-        npm_pin_die "cannot run $bin"
-    }
-    rm -rf "$home"
+    got="$(npm_pin_private opencode_version "$bin")" || npm_pin_die "cannot run $bin"
     [ "$got" = "$OPENCODE_VERSION" ] ||
         npm_pin_die "unexpected version '$got' from $bin (want $OPENCODE_VERSION)"
     printf '%s\n' "$bin"
