@@ -2,9 +2,11 @@
 /*
  * standin.h: what the wire encoders of baton-standin share: byte buffers,
  * the wire-independent script (struct answer, script_answer), prepared SSE
- * streams and HTTP replies. standin.c holds the script, the OpenAI APIs
- * (Responses, Chat Completions) and the server; standin-anthropic.c the
- * Anthropic Messages API. Every allocation failure aborts (xrealloc).
+ * streams and HTTP replies. standin.c holds the script and the server;
+ * standin-responses.c the OpenAI Responses API, standin-chat.c the Chat
+ * Completions API,
+ * standin-anthropic.c the Anthropic Messages API, standin-gemini.c the
+ * Gemini API. Every allocation failure aborts (xrealloc).
  */
 #ifndef BATON_STANDIN_H
 #define BATON_STANDIN_H
@@ -143,6 +145,17 @@ enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *jso
 enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *type,
                             const char *code, const char *message);
 enum MHD_Result reply_stream(struct MHD_Connection *c, struct stream *s);
+/* The OpenAI-style error body of a scripted [[httpNNN]]: 429
+ * rate_limit_exceeded, 5xx server_error, else invalid_request. */
+enum MHD_Result reply_scripted_error(struct MHD_Connection *c, int status);
+
+/* standin-responses.c: POST /v1/responses; req is the parsed body or NULL,
+ * len its size in bytes. */
+enum MHD_Result serve_responses(struct MHD_Connection *c, const cJSON *req, size_t len);
+
+/* standin-chat.c: POST /v1/chat/completions; req is the parsed body or
+ * NULL, len its size in bytes. */
+enum MHD_Result serve_chat(struct MHD_Connection *c, const cJSON *req, size_t len);
 
 /* standin-anthropic.c: POST /v1/messages and /v1/messages/count_tokens;
  * req is the parsed body or NULL, len its size in bytes. */
