@@ -126,32 +126,6 @@ static void gemini_prompt(const cJSON *req, struct prompt *p)
     p->user = sbuf_detach(&user);
 }
 
-/* The dialect from "tools": [{functionDeclarations:[{name, parameters |
- * parametersJsonSchema:{properties}}]}]; gemini's own when it names them. */
-static const struct dialect *gemini_tools(const cJSON *req)
-{
-    static const struct dialect *const known[] = {&gemini_dialect, NULL};
-    struct tool_decls t = {0};
-    const cJSON *tool;
-    cJSON_ArrayForEach(tool, cJSON_GetObjectItemCaseSensitive(req, "tools"))
-    {
-        const cJSON *fn;
-        cJSON_ArrayForEach(fn, cJSON_GetObjectItemCaseSensitive(tool, "functionDeclarations"))
-        {
-            const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
-            const cJSON *schema = cJSON_GetObjectItemCaseSensitive(fn, "parametersJsonSchema");
-            if (!schema)
-                schema = cJSON_GetObjectItemCaseSensitive(fn, "parameters");
-            if (cJSON_IsString(name))
-                tool_decls_add(&t, name->valuestring,
-                               cJSON_GetObjectItemCaseSensitive(schema, "properties"));
-        }
-    }
-    const struct dialect *d = dialect_pick(&t, known, &gemini_dialect);
-    tool_decls_release(&t);
-    return d;
-}
-
 /* ---- the encoder --------------------------------------------------------- */
 
 struct gem {
@@ -387,7 +361,7 @@ static enum MHD_Result generate(struct MHD_Connection *c, const char *model, con
     const cJSON *config = cJSON_GetObjectItemCaseSensitive(req, "generationConfig");
     const cJSON *mime = cJSON_GetObjectItemCaseSensitive(config, "responseMimeType");
     gemini_prompt(req, &p);
-    script_answer(&p, gemini_tools(req), &a);
+    script_answer(&p, &gemini_dialect, &a);
     if (!stream && cJSON_IsString(mime) && strcmp(mime->valuestring, "application/json") == 0 &&
         a.kind == ANSWER_TEXT) {
         const cJSON *schema = cJSON_GetObjectItemCaseSensitive(config, "responseJsonSchema");
