@@ -95,15 +95,7 @@ struct chat {
 /* Append `obj` (consumed) as one "data: …" SSE frame, sent after `delay_ms`. */
 static void chat_emit(struct chat *c, cJSON *obj, unsigned delay_ms)
 {
-    char *json = cJSON_PrintUnformatted(obj);
-    struct sbuf f = {0};
-    sbuf_adds(&f, "data: ");
-    sbuf_adds(&f, json);
-    sbuf_adds(&f, "\n\n");
-    stream_add(c->out, f.data, f.len, delay_ms);
-    free(f.data);
-    free(json);
-    cJSON_Delete(obj);
+    sse_emit(c->out, false, obj, "\n", delay_ms);
 }
 
 /* A chat.completion.chunk with no choices yet; "usage":null in every chunk

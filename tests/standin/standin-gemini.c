@@ -177,15 +177,7 @@ static void finish(cJSON *rsp, const struct answer *a, size_t body_len)
  * CRLF CRLF. */
 static void gem_emit(struct gem *g, cJSON *obj, unsigned delay_ms)
 {
-    char *json = cJSON_PrintUnformatted(obj);
-    struct sbuf f = {0};
-    sbuf_adds(&f, "data: ");
-    sbuf_adds(&f, json);
-    sbuf_adds(&f, "\r\n\r\n");
-    stream_add(g->out, f.data, f.len, delay_ms);
-    free(f.data);
-    free(json);
-    cJSON_Delete(obj);
+    sse_emit(g->out, false, obj, "\r\n", delay_ms);
 }
 
 static cJSON *text_part(const char *text, bool thought)

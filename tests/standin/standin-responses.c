@@ -84,17 +84,7 @@ static cJSON *rsp_event(struct rsp *r, const char *type)
 /* Append `ev` (consumed) as one SSE frame, sent after `delay_ms`. */
 static void rsp_emit(struct rsp *r, cJSON *ev, unsigned delay_ms)
 {
-    char *json = cJSON_PrintUnformatted(ev);
-    struct sbuf f = {0};
-    sbuf_adds(&f, "event: ");
-    sbuf_adds(&f, cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring);
-    sbuf_adds(&f, "\ndata: ");
-    sbuf_adds(&f, json);
-    sbuf_adds(&f, "\n\n");
-    stream_add(r->out, f.data, f.len, delay_ms);
-    free(f.data);
-    free(json);
-    cJSON_Delete(ev);
+    sse_emit(r->out, true, ev, "\n", delay_ms);
 }
 
 /* An event carrying a copy of the response object in its current state. */

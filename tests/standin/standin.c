@@ -389,6 +389,25 @@ void stream_add(struct stream *s, const char *frame, size_t len, unsigned delay_
     s->marks[s->count++] = (struct frame_mark){s->data.len, delay_ms};
 }
 
+void sse_emit(struct stream *s, bool named, cJSON *obj, const char *eol, unsigned delay_ms)
+{
+    char *json = cJSON_PrintUnformatted(obj);
+    struct sbuf f = {0};
+    if (named) {
+        sbuf_adds(&f, "event: ");
+        sbuf_adds(&f, cJSON_GetObjectItemCaseSensitive(obj, "type")->valuestring);
+        sbuf_adds(&f, eol);
+    }
+    sbuf_adds(&f, "data: ");
+    sbuf_adds(&f, json);
+    sbuf_adds(&f, eol);
+    sbuf_adds(&f, eol);
+    stream_add(s, f.data, f.len, delay_ms);
+    free(f.data);
+    free(json);
+    cJSON_Delete(obj);
+}
+
 static void stream_free(void *cls)
 {
     struct stream *s = cls;

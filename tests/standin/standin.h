@@ -138,6 +138,10 @@ struct usage usage_of(size_t body_len, const struct answer *a);
 
 /* Append one frame (copied) sent after delay_ms. */
 void stream_add(struct stream *s, const char *frame, size_t len, unsigned delay_ms);
+/* Append `obj` (consumed) as one SSE frame sent after delay_ms: "event:
+ * <its "type">" first when `named`, then "data: <JSON>", each line ended by
+ * `eol` ("\n", or "\r\n" as the Gemini API sends), and an empty line. */
+void sse_emit(struct stream *s, bool named, cJSON *obj, const char *eol, unsigned delay_ms);
 
 /* HTTP replies: a JSON body (copied); an OpenAI-style error; an SSE stream
  * (taken: freed by the server when the response ends). */
