@@ -13,6 +13,10 @@
 #                                  there and CHECK (a path) is executable; npm's
 #                                  output goes to PREFIX/npm-install.log, a
 #                                  progress line to stderr, nothing to stdout.
+#   npm_pin_private CMD [ARG...]   run CMD (e.g. a function of the caller)
+#                                  with HOME set to a new empty directory,
+#                                  removed afterwards, stdin from /dev/null
+#                                  and stderr dropped; CMD's status
 
 npm_pin_die() {
     printf '%s: %s\n' "$NPM_PIN_TAG" "$*" >&2
@@ -30,6 +34,14 @@ npm_pin_version() {
     local pkg="$1/node_modules/$2/package.json"
     [ -f "$pkg" ] || return 0
     sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$pkg" | head -n 1
+}
+
+npm_pin_private() {
+    local home rc=0
+    home="$(mktemp -d)" || npm_pin_die "cannot create a temporary directory"
+    HOME="$home" "$@" 2>/dev/null </dev/null || rc=$?
+    rm -rf "$home"
+    return "$rc"
 }
 
 npm_pin_install() {

@@ -122,7 +122,9 @@ expect "$r" '"function":{"name":"write","arguments":""}' "chat write tool"
 r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[reasoning]] x"}]}')"
 expect "$r" '"delta":{"reasoning_content":"Thinking"}' "chat reasoning"
 
-r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[failed:context_length_exceeded]]"}]}')"
+pi_tools='"tools":[{"type":"function","function":{"name":"bash","parameters":{"properties":{"command":{}}}}},
+  {"type":"function","function":{"name":"write","parameters":{"properties":{"path":{},"content":{}}}}}]'
+r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[failed:context_length_exceeded]]"}],'"$pi_tools"'}')"
 expect "$r" '"code":"context_length_exceeded"' "chat failed"
 
 code="$(curl -sS -o /dev/null -w '%{http_code}' -X POST --data-binary \
@@ -192,10 +194,95 @@ expect "$(cat "$dir/ctx")" 'prompt is too long' "messages context overflow body"
 expect "$(curl -sS -X POST --data-binary '{"model":"m","messages":[{"role":"user","content":"hi"}]}' \
     "$url/v1/messages/count_tokens?beta=true")" '{"input_tokens":' "count_tokens"
 
+# Chat Completions as opencode and copilot use it: the dialect from the
+# declared tools, copilot's <current_datetime> wrapper dropped, no stream.
+oc_tools='"tools":[{"type":"function","function":{"name":"bash","parameters":{"properties":{"command":{}}}}},
+  {"type":"function","function":{"name":"write","parameters":{"properties":{"filePath":{},"content":{}}}}}]'
+r="$(chat '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[write:a.txt]]"}],'"$oc_tools"'}')"
+args="$(grep -o '"function":{"arguments":".*"}}]' <<<"$r" | sed 's/.*"arguments":"//; s/"}}]$//' | tr -d '\n')"
+expect "$args" 'filePath\":\"a.txt' "opencode write path"
+cp_tools='"tools":[{"type":"function","function":{"name":"bash","parameters":{"properties":{"command":{}}}}},
+  {"type":"function","function":{"name":"create","parameters":{"properties":{"path":{},"file_text":{}}}}}]'
+r="$(chat '{"model":"m","messages":[{"role":"user","content":"<current_datetime>2026-01-01</current_datetime>\n\n[[write:a.txt]]"}],'"$cp_tools"'}')"
+expect "$r" '"object":"chat.completion"' "chat without stream"
+expect "$r" '"name":"create","arguments":"{\"path\":\"a.txt\",\"file_text\":' "copilot create"
+expect "$r" '"finish_reason":"tool_calls"' "chat whole finish"
+r="$(chat '{"model":"m","messages":[{"role":"user","content":"<current_datetime>2026-01-01</current_datetime>\n\nSay hi"}]}')"
+expect "$r" '"content":"Hello! You said: Say hi"' "chat whole echo, unwrapped"
+expect "$r" '"usage":{"prompt_tokens":' "chat whole usage"
+code="$(curl -sS -o "$dir/ctx" -w '%{http_code}' -X POST --data-binary \
+    '{"model":"m","messages":[{"role":"user","content":"[[failed:context_length_exceeded]]"}]}' \
+    "$url/v1/chat/completions")"
+[ "$code" = 400 ] || fail "chat whole context overflow: got $code"
+expect "$(cat "$dir/ctx")" '"code":"context_length_exceeded"' "chat whole context overflow body"
+code="$(curl -sS -o "$dir/ctx" -w '%{http_code}' -X POST --data-binary \
+    '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[failed:context_length_exceeded]]"}],'"$oc_tools"'}' \
+    "$url/v1/chat/completions")"
+[ "$code" = 400 ] || fail "opencode context overflow: got $code"
+code="$(curl -sS -o /dev/null -w '%{http_code}' -X POST --data-binary \
+    '{"model":"m","stream":true,"messages":[{"role":"user","content":"[[failed:context_length_exceeded]]"}]}' \
+    "$url/v1/chat/completions")"
+[ "$code" = 400 ] || fail "context overflow without tools: got $code"
+expect "$(cat "$dir/ctx")" 'maximum context length' "opencode context overflow body"
+
+# Gemini API (gemini-cli): SSE frames of GenerateContentResponse, gemini's
+# tool names, functionResponse continuing the script, Google's error shape.
+gem() { # method body → response on stdout
+    curl -sS -N -X POST -H 'Content-Type: application/json' --data-binary "$2" \
+        "$url/v1beta/models/m:$1?alt=sse"
+}
+gem_text() { # streamed response → the concatenated text parts (not thoughts)
+    grep -v '"thought":true' <<<"$1" | grep -o '"parts":\[{"text":"[^"]*"' |
+        sed 's/.*"text":"//; s/"$//' | tr -d '\n'
+}
+ctx='{"text":"<session_context>\nThis is the Gemini CLI.\n</session_context>"}'
+r="$(gem streamGenerateContent '{"contents":[{"role":"user","parts":['"$ctx"',{"text":"Say hi"}]}]}')"
+[ "$(gem_text "$r")" = "Hello! You said: Say hi" ] || fail "gemini echo: '$(gem_text "$r")'"
+expect "$r" '"finishReason":"STOP"' "gemini finish"
+expect "$r" '"usageMetadata":{"promptTokenCount":' "gemini usage"
+[ "$(grep -c '^data: ' <<<"$r")" -eq 3 ] || fail "gemini: want 3 frames"
+r="$(gem streamGenerateContent '{"contents":[{"role":"user","parts":[{"text":"[[shell:echo ok]]"}]}]}')"
+expect "$r" '"functionCall":{"name":"run_shell_command","args":{"command":"echo ok"}}' "gemini shell call"
+r="$(gem streamGenerateContent '{"contents":[{"role":"user","parts":[{"text":"[[shell:echo ok]]"}]},
+  {"role":"model","parts":[{"functionCall":{"name":"run_shell_command","args":{}}}]},
+  {"role":"user","parts":[{"functionResponse":{"name":"run_shell_command","response":{"output":"<untrusted_context>\nOutput: ok\nProcess Group PGID: 1\n</untrusted_context>"}}}]}]}')"
+[ "$(gem_text "$r")" = "Tool output: ok" ] || fail "gemini tool output: '$(gem_text "$r")'"
+r="$(gem streamGenerateContent '{"contents":[{"role":"user","parts":[{"text":"[[write:a.txt]]"}]}]}')"
+expect "$r" '"name":"write_file","args":{"file_path":"a.txt","content":' "gemini write"
+r="$(gem streamGenerateContent '{"contents":[{"role":"user","parts":[{"text":"[[reasoning]] x"}]}]}')"
+expect "$r" '"text":"**Thinking**\n\nThinking about: [[reasoning]] x","thought":true' "gemini thought"
+expect "$r" '"thoughtsTokenCount":' "gemini thought tokens"
+r="$(gem streamGenerateContent '{"contents":[{"role":"user","parts":[{"text":"[[large:5000]]"}]}]}')"
+[ "$(grep -c '^data: ' <<<"$r")" -eq 5 ] || fail "gemini large: want 5 frames"
+r="$(gem streamGenerateContent '{"contents":[{"role":"user","parts":[{"text":"[[failed:boom]]"}]}]}')"
+expect "$r" 'data: {"error":{"code":500,"message":"stand-in: scripted failure: boom","status":"INTERNAL"}}' "gemini stream error"
+r="$(gem generateContent '{"contents":[{"role":"user","parts":[{"text":"Is it the user?"}]}],
+  "generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"object",
+  "properties":{"reasoning":{"type":"string"},"next_speaker":{"type":"string","enum":["user","model"]}},
+  "required":["reasoning","next_speaker"]}}}')"
+expect "$r" '"text":"{\"reasoning\":\"\",\"next_speaker\":\"user\"}"' "gemini json mode"
+r="$(gem generateContent '{"contents":[{"role":"user","parts":[{"text":"Say hi"}]}]}')"
+expect "$r" '"parts":[{"text":"Hello! You said: Say hi"}]' "gemini whole"
+expect "$(gem countTokens '{"contents":[]}')" '{"totalTokens":' "gemini countTokens"
+for st in 401:UNAUTHENTICATED 429:RESOURCE_EXHAUSTED 500:INTERNAL; do
+    body="$(curl -sS -w ' %{http_code}' -X POST --data-binary \
+        "{\"contents\":[{\"role\":\"user\",\"parts\":[{\"text\":\"[[http${st%%:*}]]\"}]}]}" \
+        "$url/v1beta/models/m:streamGenerateContent?alt=sse")"
+    expect "$body" "{\"error\":{\"code\":${st%%:*},\"message\":" "gemini http${st%%:*} body"
+    expect "$body" "\"status\":\"${st#*:}\"}} ${st%%:*}" "gemini http${st%%:*} status"
+done
+code="$(curl -sS -o "$dir/ctx" -w '%{http_code}' -X POST --data-binary \
+    '{"contents":[{"role":"user","parts":[{"text":"[[failed:context_length_exceeded]]"}]}]}' \
+    "$url/v1beta/models/m:streamGenerateContent?alt=sse")"
+[ "$code" = 400 ] || fail "gemini context overflow: got $code"
+expect "$(cat "$dir/ctx")" '"status":"INVALID_ARGUMENT"' "gemini context overflow body"
+code="$(curl -sS -o /dev/null -w '%{http_code}' -X POST --data-binary '{}' "$url/v1beta/models/m:nothing")"
+[ "$code" = 404 ] || fail "gemini unknown method: got $code"
+
 kill -TERM "$pid"
 rc=0
 wait "$pid" || rc=$?
 pid=
 [ "$rc" -eq 0 ] || fail "exit status $rc after SIGTERM: $(tail -n 20 "$dir/err")"
-[ "$(wc -l <"$dir/log")" -eq 31 ] || fail "log: want 31 lines, got $(wc -l <"$dir/log")"
+[ "$(wc -l <"$dir/log")" -eq 52 ] || fail "log: want 52 lines, got $(wc -l <"$dir/log")"
 echo "smoke: ok"

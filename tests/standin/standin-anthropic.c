@@ -25,7 +25,7 @@
 #include "standin.h"
 
 /* claude 2.1.332's built-in tools: Bash {"command"}, Write {"file_path"}. */
-static const struct dialect claude_dialect = {"Bash", "command", "Write", false, "file_path"};
+static const struct dialect claude_dialect = {"Bash", "command", "Write", false, "file_path", NULL};
 
 /* ---- the prompt of a Messages request ----------------------------------- */
 
@@ -120,17 +120,7 @@ struct msg {
 /* Append `ev` (consumed) as one SSE frame named after its "type". */
 static void msg_emit(struct msg *m, cJSON *ev, unsigned delay_ms)
 {
-    char *json = cJSON_PrintUnformatted(ev);
-    struct sbuf f = {0};
-    sbuf_adds(&f, "event: ");
-    sbuf_adds(&f, cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring);
-    sbuf_adds(&f, "\ndata: ");
-    sbuf_adds(&f, json);
-    sbuf_adds(&f, "\n\n");
-    stream_add(m->out, f.data, f.len, delay_ms);
-    free(f.data);
-    free(json);
-    cJSON_Delete(ev);
+    sse_emit(m->out, true, ev, "\n", delay_ms);
 }
 
 static cJSON *event(const char *type)

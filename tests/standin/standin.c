@@ -3,10 +3,12 @@
  * baton-standin: a scripted stand-in for a model endpoint, for offline tests.
  *
  * Real coder CLIs are pointed at this server on 127.0.0.1 instead of a model
- * provider. It speaks three streaming APIs: OpenAI Responses
- * (POST /v1/responses) as codex 0.171.0 uses it, OpenAI Chat Completions
- * (POST /v1/chat/completions) as pi 0.73.1 uses it, and Anthropic Messages
- * (POST /v1/messages, standin-anthropic.c) as claude 2.1.332 uses it. What it answers is chosen
+ * provider. It speaks four APIs: OpenAI Responses (POST /v1/responses) as
+ * codex 0.171.0 uses it, OpenAI Chat Completions (POST /v1/chat/completions,
+ * streamed or not) as pi 0.73.1, opencode 1.18.33 and copilot 1.0.102 use
+ * it, Anthropic Messages (POST /v1/messages, standin-anthropic.c) as claude
+ * 2.1.332 uses it, and the Gemini API (POST /v1beta/models/<m>:<method>,
+ * standin-gemini.c) as gemini-cli 0.61.0 uses it. What it answers is chosen
  * by directives in the text of the last user message (see script_answer): an
  * echo, a shell or file-writing tool call, a slow stream, an HTTP error, a
  * failed stream, reasoning, a large answer. --log records every request body
@@ -15,7 +17,9 @@
  *
  * Layout: the script (what to answer, struct answer) does not know the wire
  * format; each API has a prompt extractor, a dialect (the names of its
- * client's tools), an encoder and one line in the route table.
+ * client's tools), an encoder and one line in the route table. This file
+ * holds the script and the server; standin-responses.c, standin-chat.c,
+ * standin-anthropic.c and standin-gemini.c the APIs.
  *
  * Threading: libmicrohttpd runs one thread per connection, so a slow stream
  * simply sleeps between events; the main thread waits for SIGTERM or SIGINT.
@@ -102,11 +106,48 @@ char *sbuf_detach(struct sbuf *b)
 
 /* ---- the script: what to answer, independent of the wire format --------- */
 
-/* codex 0.171.0 over Responses: exec_command {"cmd"}, apply_patch (custom). */
-static const struct dialect codex_dialect = {"exec_command", "cmd", "apply_patch", true, NULL};
+void tool_decls_add(struct tool_decls *t, const char *name, const cJSON *properties)
+{
+    t->items = xrealloc(t->items, (t->count + 1) * sizeof *t->items);
+    t->items[t->count++] = (struct tool_decl){name, properties};
+}
 
-/* pi 0.73.1 over Chat Completions: bash {"command"}, write {"path","content"}. */
-static const struct dialect pi_dialect = {"bash", "command", "write", false, "path"};
+void tool_decls_release(struct tool_decls *t)
+{
+    free(t->items);
+    *t = (struct tool_decls){0};
+}
+
+static bool declares(const struct tool_decls *t, const char *name, const char *arg)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (strcmp(t->items[i].name, name) == 0)
+            return cJSON_GetObjectItemCaseSensitive(t->items[i].properties, arg) != NULL;
+    return false;
+}
+
+const struct dialect *dialect_pick(const struct tool_decls *t, const struct dialect *const *known,
+                                   const struct dialect *fallback)
+{
+    for (; *known; known++)
+        if (declares(t, (*known)->shell_tool, (*known)->shell_arg) &&
+            declares(t, (*known)->write_tool, (*known)->write_path))
+            return *known;
+    return fallback;
+}
+
+void prompt_unwrap(char *user)
+{
+    static const char open[] = "<current_datetime>", close[] = "</current_datetime>";
+    if (strncmp(user, open, sizeof open - 1) != 0)
+        return;
+    const char *end = strstr(user, close);
+    if (!end)
+        return;
+    end += sizeof close - 1;
+    end += strspn(end, "\n");
+    memmove(user, end, strlen(end) + 1);
+}
 
 void answer_release(struct answer *a)
 {
@@ -236,7 +277,8 @@ static void answer_write(struct answer *a, const struct dialect *d, const char *
     } else {
         cJSON *args = cJSON_CreateObject();
         cJSON_AddStringToObject(args, d->write_path, path);
-        cJSON_AddStringToObject(args, "content", "written by baton-standin\n");
+        cJSON_AddStringToObject(args, d->write_text ? d->write_text : "content",
+                                "written by baton-standin\n");
         a->tool_args = cJSON_PrintUnformatted(args);
         cJSON_Delete(args);
     }
@@ -347,6 +389,25 @@ void stream_add(struct stream *s, const char *frame, size_t len, unsigned delay_
     s->marks[s->count++] = (struct frame_mark){s->data.len, delay_ms};
 }
 
+void sse_emit(struct stream *s, bool named, cJSON *obj, const char *eol, unsigned delay_ms)
+{
+    char *json = cJSON_PrintUnformatted(obj);
+    struct sbuf f = {0};
+    if (named) {
+        sbuf_adds(&f, "event: ");
+        sbuf_adds(&f, cJSON_GetObjectItemCaseSensitive(obj, "type")->valuestring);
+        sbuf_adds(&f, eol);
+    }
+    sbuf_adds(&f, "data: ");
+    sbuf_adds(&f, json);
+    sbuf_adds(&f, eol);
+    sbuf_adds(&f, eol);
+    stream_add(s, f.data, f.len, delay_ms);
+    free(f.data);
+    free(json);
+    cJSON_Delete(obj);
+}
+
 static void stream_free(void *cls)
 {
     struct stream *s = cls;
@@ -389,7 +450,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
     return (ssize_t)n;
 }
 
-/* ---- OpenAI Responses API ----------------------------------------------- */
+/* ---- shared by the wire encoders ------------------------------------- */
 
 /* Text of a message's content: a string, or an array of parts with "text". */
 void content_text(const cJSON *content, struct sbuf *out)
@@ -407,226 +468,6 @@ void content_text(const cJSON *content, struct sbuf *out)
     }
 }
 
-static bool item_is(const cJSON *item, const char *type)
-{
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(item, "type");
-    return cJSON_IsString(t) && strcmp(t->valuestring, type) == 0;
-}
-
-static bool item_is_user_message(const cJSON *item)
-{
-    const cJSON *role = cJSON_GetObjectItemCaseSensitive(item, "role");
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(item, "type");
-    return cJSON_IsString(role) && strcmp(role->valuestring, "user") == 0 &&
-           (!type || item_is(item, "message"));
-}
-
-/* The prompt of a Responses request: the last user message in `input`, and the
- * output of a (function or custom) tool call that came back after it. */
-static void responses_prompt(const cJSON *req, struct prompt *p)
-{
-    const cJSON *input = cJSON_GetObjectItemCaseSensitive(req, "input");
-    const cJSON *items = cJSON_IsArray(input) ? input : NULL;
-    const cJSON *item;
-    struct sbuf user = {0};
-    *p = (struct prompt){0};
-    if (cJSON_IsString(input))
-        sbuf_adds(&user, input->valuestring);
-    cJSON_ArrayForEach(item, items)
-    {
-        if (item_is_user_message(item)) {
-            user.len = 0;
-            content_text(cJSON_GetObjectItemCaseSensitive(item, "content"), &user);
-            free(p->tool_output);
-            p->tool_output = NULL;
-        } else if (item_is(item, "function_call_output") ||
-                   item_is(item, "custom_tool_call_output")) {
-            struct sbuf out = {0};
-            content_text(cJSON_GetObjectItemCaseSensitive(item, "output"), &out);
-            free(p->tool_output);
-            p->tool_output = sbuf_detach(&out);
-        }
-    }
-    if (user.data)
-        user.data[user.len] = '\0';
-    p->user = sbuf_detach(&user);
-}
-
-/* Encoder state for one Responses stream. */
-struct rsp {
-    struct stream *out; /* frames produced */
-    cJSON *response;    /* the response object echoed in created/completed */
-    unsigned long id;   /* request number, used in every id */
-    int seq;            /* sequence_number of the next event */
-    int index;          /* output_index of the next output item */
-};
-
-/* A new event of `type`, numbered; members are added by the caller. */
-static cJSON *rsp_event(struct rsp *r, const char *type)
-{
-    cJSON *ev = cJSON_CreateObject();
-    cJSON_AddStringToObject(ev, "type", type);
-    cJSON_AddNumberToObject(ev, "sequence_number", r->seq++);
-    return ev;
-}
-
-/* Append `ev` (consumed) as one SSE frame, sent after `delay_ms`. */
-static void rsp_emit(struct rsp *r, cJSON *ev, unsigned delay_ms)
-{
-    char *json = cJSON_PrintUnformatted(ev);
-    struct sbuf f = {0};
-    sbuf_adds(&f, "event: ");
-    sbuf_adds(&f, cJSON_GetObjectItemCaseSensitive(ev, "type")->valuestring);
-    sbuf_adds(&f, "\ndata: ");
-    sbuf_adds(&f, json);
-    sbuf_adds(&f, "\n\n");
-    stream_add(r->out, f.data, f.len, delay_ms);
-    free(f.data);
-    free(json);
-    cJSON_Delete(ev);
-}
-
-/* An event carrying a copy of the response object in its current state. */
-static void rsp_emit_response(struct rsp *r, const char *type, const char *status)
-{
-    cJSON_ReplaceItemInObjectCaseSensitive(r->response, "status", cJSON_CreateString(status));
-    cJSON *ev = rsp_event(r, type);
-    cJSON_AddItemToObject(ev, "response", cJSON_Duplicate(r->response, 1));
-    rsp_emit(r, ev, 0);
-}
-
-static char *rsp_id(const struct rsp *r, const char *prefix)
-{
-    char id[64];
-    snprintf(id, sizeof id, "%s_%lu_%d", prefix, r->id, r->index);
-    return xstrndup(id, strlen(id));
-}
-
-/* Events with item_id/output_index plus one more member (consumed). */
-static void rsp_emit_part(struct rsp *r, const char *type, const char *item_id, const char *key,
-                          cJSON *value, unsigned delay_ms)
-{
-    cJSON *ev = rsp_event(r, type);
-    cJSON_AddStringToObject(ev, "item_id", item_id);
-    cJSON_AddNumberToObject(ev, "output_index", r->index);
-    if (strstr(type, "reasoning_summary"))
-        cJSON_AddNumberToObject(ev, "summary_index", 0);
-    else if (!strstr(type, "_call"))
-        cJSON_AddNumberToObject(ev, "content_index", 0);
-    cJSON_AddItemToObject(ev, key, value);
-    rsp_emit(r, ev, delay_ms);
-}
-
-/* output_item.added (item as given) and, at the end, output_item.done with the
- * finished item, which is also kept for response.completed. */
-static void rsp_item_event(struct rsp *r, const char *type, const cJSON *item)
-{
-    cJSON *ev = rsp_event(r, type);
-    cJSON_AddNumberToObject(ev, "output_index", r->index);
-    cJSON_AddItemToObject(ev, "item", cJSON_Duplicate(item, 1));
-    rsp_emit(r, ev, 0);
-}
-
-static void rsp_item_done(struct rsp *r, cJSON *item)
-{
-    rsp_item_event(r, "response.output_item.done", item);
-    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(r->response, "output"), item);
-    r->index++;
-}
-
-static cJSON *text_part(const char *type, const char *text)
-{
-    cJSON *part = cJSON_CreateObject();
-    cJSON_AddStringToObject(part, "type", type);
-    cJSON_AddStringToObject(part, "text", text);
-    if (strcmp(type, "output_text") == 0)
-        cJSON_AddItemToObject(part, "annotations", cJSON_CreateArray());
-    return part;
-}
-
-/* Stream `text` as deltas of event `delta_type`, paced per struct answer. */
-static void rsp_deltas(struct rsp *r, const char *delta_type, const char *id, const char *text,
-                       size_t chunk, unsigned delay_ms)
-{
-    for (size_t off = 0, n; text[off]; off += n) {
-        n = utf8_chunk(text + off, chunk);
-        char *piece = xstrndup(text + off, n);
-        rsp_emit_part(r, delta_type, id, "delta", cJSON_CreateString(piece), off ? delay_ms : 0);
-        free(piece);
-    }
-}
-
-static void rsp_message(struct rsp *r, const struct answer *a)
-{
-    char *id = rsp_id(r, "msg");
-    cJSON *item = cJSON_CreateObject();
-    cJSON_AddStringToObject(item, "id", id);
-    cJSON_AddStringToObject(item, "type", "message");
-    cJSON_AddStringToObject(item, "status", "in_progress");
-    cJSON_AddStringToObject(item, "role", "assistant");
-    cJSON *content = cJSON_AddArrayToObject(item, "content");
-    rsp_item_event(r, "response.output_item.added", item);
-    rsp_emit_part(r, "response.content_part.added", id, "part", text_part("output_text", ""), 0);
-    rsp_deltas(r, "response.output_text.delta", id, a->text, a->chunk, a->delay_ms);
-    rsp_emit_part(r, "response.output_text.done", id, "text", cJSON_CreateString(a->text), 0);
-    rsp_emit_part(r, "response.content_part.done", id, "part", text_part("output_text", a->text),
-                  0);
-    cJSON_AddItemToArray(content, text_part("output_text", a->text));
-    cJSON_ReplaceItemInObjectCaseSensitive(item, "status", cJSON_CreateString("completed"));
-    rsp_item_done(r, item);
-    free(id);
-}
-
-static void rsp_reasoning(struct rsp *r, const char *summary)
-{
-    char *id = rsp_id(r, "rs");
-    cJSON *item = cJSON_CreateObject();
-    cJSON_AddStringToObject(item, "id", id);
-    cJSON_AddStringToObject(item, "type", "reasoning");
-    cJSON *parts = cJSON_AddArrayToObject(item, "summary");
-    rsp_item_event(r, "response.output_item.added", item);
-    rsp_emit_part(r, "response.reasoning_summary_part.added", id, "part",
-                  text_part("summary_text", ""), 0);
-    rsp_deltas(r, "response.reasoning_summary_text.delta", id, summary, ECHO_CHUNK, 0);
-    rsp_emit_part(r, "response.reasoning_summary_text.done", id, "text",
-                  cJSON_CreateString(summary), 0);
-    rsp_emit_part(r, "response.reasoning_summary_part.done", id, "part",
-                  text_part("summary_text", summary), 0);
-    cJSON_AddItemToArray(parts, text_part("summary_text", summary));
-    rsp_item_done(r, item);
-    free(id);
-}
-
-/* A tool call: function_call (JSON arguments) or custom_tool_call (freeform
- * input), with its argument deltas. */
-static void rsp_tool_call(struct rsp *r, const struct answer *a)
-{
-    const char *args_key = a->custom ? "input" : "arguments";
-    char *id = rsp_id(r, a->custom ? "ctc" : "fc");
-    char *call_id = rsp_id(r, "call");
-    cJSON *item = cJSON_CreateObject();
-    cJSON_AddStringToObject(item, "id", id);
-    cJSON_AddStringToObject(item, "type", a->custom ? "custom_tool_call" : "function_call");
-    cJSON_AddStringToObject(item, "status", "in_progress");
-    cJSON_AddStringToObject(item, "call_id", call_id);
-    cJSON_AddStringToObject(item, "name", a->tool_name);
-    cJSON_AddStringToObject(item, args_key, "");
-    rsp_item_event(r, "response.output_item.added", item);
-    rsp_emit_part(r,
-                  a->custom ? "response.custom_tool_call_input.delta"
-                            : "response.function_call_arguments.delta",
-                  id, "delta", cJSON_CreateString(a->tool_args), 0);
-    rsp_emit_part(r,
-                  a->custom ? "response.custom_tool_call_input.done"
-                            : "response.function_call_arguments.done",
-                  id, args_key, cJSON_CreateString(a->tool_args), 0);
-    cJSON_ReplaceItemInObjectCaseSensitive(item, args_key, cJSON_CreateString(a->tool_args));
-    cJSON_ReplaceItemInObjectCaseSensitive(item, "status", cJSON_CreateString("completed"));
-    rsp_item_done(r, item);
-    free(call_id);
-    free(id);
-}
-
 struct usage usage_of(size_t body_len, const struct answer *a)
 {
     /* about four bytes a token, in whole tokens */
@@ -640,275 +481,6 @@ struct usage usage_of(size_t body_len, const struct answer *a)
         .output = (double)text_tokens + 1 + (double)reasoning_tokens,
         .reasoning = (double)reasoning_tokens,
     };
-}
-
-/* Responses usage: input_tokens (cached included), output_tokens (reasoning
- * included), their details and the total. */
-static cJSON *usage_json(size_t body_len, const struct answer *a)
-{
-    struct usage n = usage_of(body_len, a);
-    cJSON *u = cJSON_CreateObject();
-    cJSON_AddNumberToObject(u, "input_tokens", n.input);
-    cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "input_tokens_details"), "cached_tokens",
-                            n.cached);
-    cJSON_AddNumberToObject(u, "output_tokens", n.output);
-    cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "output_tokens_details"), "reasoning_tokens",
-                            n.reasoning);
-    cJSON_AddNumberToObject(u, "total_tokens", n.input + n.output);
-    return u;
-}
-
-static void rsp_failed(struct rsp *r, const char *code)
-{
-    cJSON *err = cJSON_AddObjectToObject(r->response, "error");
-    cJSON_AddStringToObject(err, "code", code);
-    cJSON_AddStringToObject(err, "message", "stand-in: scripted failure");
-    rsp_emit_response(r, "response.failed", "failed");
-}
-
-/* Encode a streamed answer (not ANSWER_HTTP_ERROR) as Responses SSE frames. */
-static struct stream *responses_encode(const struct answer *a, const char *model, size_t body_len)
-{
-    struct rsp r = {.out = xrealloc(NULL, sizeof *r.out),
-                    .id = atomic_fetch_add(&g_requests, 1) + 1};
-    *r.out = (struct stream){0};
-    char id[32];
-    snprintf(id, sizeof id, "resp_%lu", r.id);
-    r.response = cJSON_CreateObject();
-    cJSON_AddStringToObject(r.response, "id", id);
-    cJSON_AddStringToObject(r.response, "object", "response");
-    cJSON_AddNumberToObject(r.response, "created_at", (double)time(NULL));
-    cJSON_AddStringToObject(r.response, "status", "in_progress");
-    cJSON_AddStringToObject(r.response, "model", model);
-    cJSON_AddArrayToObject(r.response, "output");
-    rsp_emit_response(&r, "response.created", "in_progress");
-    rsp_emit_response(&r, "response.in_progress", "in_progress");
-    if (a->kind == ANSWER_FAILED) {
-        rsp_failed(&r, a->code);
-    } else {
-        if (a->reasoning)
-            rsp_reasoning(&r, a->reasoning);
-        if (a->kind == ANSWER_TOOL_CALL)
-            rsp_tool_call(&r, a);
-        else
-            rsp_message(&r, a);
-        cJSON_AddItemToObject(r.response, "usage", usage_json(body_len, a));
-        rsp_emit_response(&r, "response.completed", "completed");
-    }
-    cJSON_Delete(r.response);
-    return r.out;
-}
-
-/* ---- OpenAI Chat Completions API ---------------------------------------- */
-
-static bool role_is(const cJSON *msg, const char *role)
-{
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(msg, "role");
-    return cJSON_IsString(r) && strcmp(r->valuestring, role) == 0;
-}
-
-/* The prompt of a Chat Completions request: the last "user" message in
- * `messages`, and the content of a "tool" message (a tool result) after it. */
-static void chat_prompt(const cJSON *req, struct prompt *p)
-{
-    const cJSON *msg;
-    struct sbuf user = {0};
-    *p = (struct prompt){0};
-    cJSON_ArrayForEach(msg, cJSON_GetObjectItemCaseSensitive(req, "messages"))
-    {
-        if (role_is(msg, "user")) {
-            user.len = 0;
-            content_text(cJSON_GetObjectItemCaseSensitive(msg, "content"), &user);
-            free(p->tool_output);
-            p->tool_output = NULL;
-        } else if (role_is(msg, "tool")) {
-            struct sbuf out = {0};
-            content_text(cJSON_GetObjectItemCaseSensitive(msg, "content"), &out);
-            free(p->tool_output);
-            p->tool_output = sbuf_detach(&out);
-        }
-    }
-    if (user.data)
-        user.data[user.len] = '\0';
-    p->user = sbuf_detach(&user);
-}
-
-/* Encoder state for one Chat Completions stream. */
-struct chat {
-    struct stream *out; /* frames produced */
-    unsigned long id;   /* request number, used in every id */
-    const char *model;  /* echoed in every chunk */
-    double created;     /* unix time, the same in every chunk */
-    bool with_usage;    /* stream_options.include_usage was asked for */
-};
-
-/* Append `obj` (consumed) as one "data: …" SSE frame, sent after `delay_ms`. */
-static void chat_emit(struct chat *c, cJSON *obj, unsigned delay_ms)
-{
-    char *json = cJSON_PrintUnformatted(obj);
-    struct sbuf f = {0};
-    sbuf_adds(&f, "data: ");
-    sbuf_adds(&f, json);
-    sbuf_adds(&f, "\n\n");
-    stream_add(c->out, f.data, f.len, delay_ms);
-    free(f.data);
-    free(json);
-    cJSON_Delete(obj);
-}
-
-/* A chat.completion.chunk with no choices yet; "usage":null in every chunk
- * but the last when usage was asked for, as OpenAI does. */
-static cJSON *chat_chunk(const struct chat *c)
-{
-    char id[32];
-    snprintf(id, sizeof id, "chatcmpl-%lu", c->id);
-    cJSON *chunk = cJSON_CreateObject();
-    cJSON_AddStringToObject(chunk, "id", id);
-    cJSON_AddStringToObject(chunk, "object", "chat.completion.chunk");
-    cJSON_AddNumberToObject(chunk, "created", c->created);
-    cJSON_AddStringToObject(chunk, "model", c->model);
-    cJSON_AddArrayToObject(chunk, "choices");
-    if (c->with_usage)
-        cJSON_AddNullToObject(chunk, "usage");
-    return chunk;
-}
-
-/* Emit a chunk whose one choice carries `delta` (consumed) and `finish`
- * (NULL: null). */
-static void chat_emit_delta(struct chat *c, cJSON *delta, const char *finish, unsigned delay_ms)
-{
-    cJSON *chunk = chat_chunk(c);
-    cJSON *choice = cJSON_CreateObject();
-    cJSON_AddNumberToObject(choice, "index", 0);
-    cJSON_AddItemToObject(choice, "delta", delta);
-    cJSON_AddNullToObject(choice, "logprobs");
-    if (finish)
-        cJSON_AddStringToObject(choice, "finish_reason", finish);
-    else
-        cJSON_AddNullToObject(choice, "finish_reason");
-    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(chunk, "choices"), choice);
-    chat_emit(c, chunk, delay_ms);
-}
-
-/* Deltas {key: piece} of `text`, paced per struct answer. */
-static void chat_text_deltas(struct chat *c, const char *key, const char *text, size_t chunk,
-                             unsigned delay_ms)
-{
-    for (size_t off = 0, n; text[off]; off += n) {
-        n = utf8_chunk(text + off, chunk);
-        char *piece = xstrndup(text + off, n);
-        cJSON *delta = cJSON_CreateObject();
-        cJSON_AddStringToObject(delta, key, piece);
-        chat_emit_delta(c, delta, NULL, off ? delay_ms : 0);
-        free(piece);
-    }
-}
-
-/* One tool call at index 0: its id, type and name with empty arguments,
- * then the arguments in short pieces. */
-static void chat_tool_call(struct chat *c, const struct answer *a)
-{
-    char id[48];
-    snprintf(id, sizeof id, "call_%lu_0", c->id);
-    cJSON *delta = cJSON_CreateObject();
-    cJSON *call = cJSON_CreateObject();
-    cJSON_AddNumberToObject(call, "index", 0);
-    cJSON_AddStringToObject(call, "id", id);
-    cJSON_AddStringToObject(call, "type", "function");
-    cJSON *fn = cJSON_AddObjectToObject(call, "function");
-    cJSON_AddStringToObject(fn, "name", a->tool_name);
-    cJSON_AddStringToObject(fn, "arguments", "");
-    cJSON_AddItemToArray(cJSON_AddArrayToObject(delta, "tool_calls"), call);
-    chat_emit_delta(c, delta, NULL, 0);
-    for (size_t off = 0, n; a->tool_args[off]; off += n) {
-        n = utf8_chunk(a->tool_args + off, ECHO_CHUNK);
-        char *piece = xstrndup(a->tool_args + off, n);
-        delta = cJSON_CreateObject();
-        call = cJSON_CreateObject();
-        cJSON_AddNumberToObject(call, "index", 0);
-        cJSON_AddStringToObject(cJSON_AddObjectToObject(call, "function"), "arguments", piece);
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(delta, "tool_calls"), call);
-        chat_emit_delta(c, delta, NULL, 0);
-        free(piece);
-    }
-}
-
-/* Chat usage: prompt_tokens (cached included), completion_tokens (reasoning
- * included), their details and the total. */
-static cJSON *chat_usage_json(size_t body_len, const struct answer *a)
-{
-    struct usage n = usage_of(body_len, a);
-    cJSON *u = cJSON_CreateObject();
-    cJSON_AddNumberToObject(u, "prompt_tokens", n.input);
-    cJSON_AddNumberToObject(u, "completion_tokens", n.output);
-    cJSON_AddNumberToObject(u, "total_tokens", n.input + n.output);
-    cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "prompt_tokens_details"), "cached_tokens",
-                            n.cached);
-    cJSON_AddNumberToObject(cJSON_AddObjectToObject(u, "completion_tokens_details"),
-                            "reasoning_tokens", n.reasoning);
-    return u;
-}
-
-/* A failed stream: an error object in place of a chunk, as OpenAI-compatible
- * servers send it mid-stream (the OpenAI SDK throws on a chunk with "error").
- * The message names the code too: pi classifies errors by their message text
- * only (retryable, context overflow). */
-static void chat_failed(struct chat *c, const char *code)
-{
-    char *msg = concat("stand-in: scripted failure: ", code);
-    cJSON *body = cJSON_CreateObject();
-    cJSON *err = cJSON_AddObjectToObject(body, "error");
-    cJSON_AddStringToObject(err, "message", msg);
-    free(msg);
-    cJSON_AddStringToObject(err, "type", "server_error");
-    cJSON_AddNullToObject(err, "param");
-    cJSON_AddStringToObject(err, "code", code);
-    chat_emit(c, body, 0);
-}
-
-/*
- * Encode a streamed answer (not ANSWER_HTTP_ERROR) as Chat Completions SSE
- * frames: a role chunk, reasoning_content deltas, content or tool_calls
- * deltas, a chunk with finish_reason ("stop" or "tool_calls"), a usage chunk
- * with no choices when `with_usage`, then "data: [DONE]". A failed answer
- * ends after the role chunk with an error object and no [DONE].
- */
-static struct stream *chat_encode(const struct answer *a, const char *model, size_t body_len,
-                                  bool with_usage)
-{
-    struct chat c = {.out = xrealloc(NULL, sizeof *c.out),
-                     .id = atomic_fetch_add(&g_requests, 1) + 1,
-                     .model = model,
-                     .created = (double)time(NULL),
-                     .with_usage = with_usage};
-    *c.out = (struct stream){0};
-    cJSON *delta = cJSON_CreateObject();
-    cJSON_AddStringToObject(delta, "role", "assistant");
-    if (a->kind == ANSWER_TOOL_CALL)
-        cJSON_AddNullToObject(delta, "content");
-    else
-        cJSON_AddStringToObject(delta, "content", "");
-    chat_emit_delta(&c, delta, NULL, 0);
-    if (a->kind == ANSWER_FAILED) {
-        chat_failed(&c, a->code);
-        return c.out;
-    }
-    if (a->reasoning)
-        chat_text_deltas(&c, "reasoning_content", a->reasoning, ECHO_CHUNK, 0);
-    if (a->kind == ANSWER_TOOL_CALL)
-        chat_tool_call(&c, a);
-    else
-        chat_text_deltas(&c, "content", a->text, a->chunk, a->delay_ms);
-    chat_emit_delta(&c, cJSON_CreateObject(), a->kind == ANSWER_TOOL_CALL ? "tool_calls" : "stop",
-                    0);
-    if (with_usage) {
-        cJSON *chunk = chat_chunk(&c);
-        cJSON_ReplaceItemInObjectCaseSensitive(chunk, "usage", chat_usage_json(body_len, a));
-        chat_emit(&c, chunk, 0);
-    }
-    static const char done[] = "data: [DONE]\n\n";
-    stream_add(c.out, done, sizeof done - 1, 0);
-    return c.out;
 }
 
 /* ---- HTTP ---------------------------------------------------------------- */
@@ -946,7 +518,7 @@ enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const cha
     return ret;
 }
 
-static enum MHD_Result reply_scripted_error(struct MHD_Connection *c, int status)
+enum MHD_Result reply_scripted_error(struct MHD_Connection *c, int status)
 {
     char msg[64];
     snprintf(msg, sizeof msg, "stand-in: scripted HTTP %d", status);
@@ -965,56 +537,6 @@ enum MHD_Result reply_stream(struct MHD_Connection *c, struct stream *s)
     MHD_add_response_header(rsp, "Cache-Control", "no-cache");
     enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, rsp);
     MHD_destroy_response(rsp);
-    return ret;
-}
-
-/* POST /v1/responses */
-static enum MHD_Result serve_responses(struct MHD_Connection *c, const cJSON *req, size_t len)
-{
-    if (!req)
-        return reply_error(c, 400, "invalid_request_error", "invalid_json",
-                           "stand-in: body is not JSON");
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream")))
-        return reply_error(c, 400, "invalid_request_error", "stream_required",
-                           "stand-in: only stream:true is supported");
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(req, "model");
-    struct prompt p;
-    struct answer a;
-    responses_prompt(req, &p);
-    script_answer(&p, &codex_dialect, &a);
-    enum MHD_Result ret =
-        a.kind == ANSWER_HTTP_ERROR
-            ? reply_scripted_error(c, a.status)
-            : reply_stream(
-                  c, responses_encode(&a, cJSON_IsString(model) ? model->valuestring : "", len));
-    answer_release(&a);
-    prompt_release(&p);
-    return ret;
-}
-
-/* POST /v1/chat/completions */
-static enum MHD_Result serve_chat(struct MHD_Connection *c, const cJSON *req, size_t len)
-{
-    if (!req)
-        return reply_error(c, 400, "invalid_request_error", "invalid_json",
-                           "stand-in: body is not JSON");
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "stream")))
-        return reply_error(c, 400, "invalid_request_error", "stream_required",
-                           "stand-in: only stream:true is supported");
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(req, "model");
-    const cJSON *opts = cJSON_GetObjectItemCaseSensitive(req, "stream_options");
-    bool with_usage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(opts, "include_usage"));
-    struct prompt p;
-    struct answer a;
-    chat_prompt(req, &p);
-    script_answer(&p, &pi_dialect, &a);
-    enum MHD_Result ret =
-        a.kind == ANSWER_HTTP_ERROR
-            ? reply_scripted_error(c, a.status)
-            : reply_stream(c, chat_encode(&a, cJSON_IsString(model) ? model->valuestring : "", len,
-                                          with_usage));
-    answer_release(&a);
-    prompt_release(&p);
     return ret;
 }
 
@@ -1075,6 +597,11 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, const char *url, const
     const char *path = strncmp(url, "/v1/", 4) == 0 ? url + 3 : url;
     enum MHD_Result ret = MHD_NO;
     bool found = false;
+    static const char gemini[] = "/v1beta/models/"; /* + "<model>:<method>" */
+    if (strcmp(method, "POST") == 0 && strncmp(url, gemini, sizeof gemini - 1) == 0) {
+        ret = serve_gemini(c, url + sizeof gemini - 1, body, rq->body.len);
+        found = true;
+    }
     for (size_t i = 0; i < sizeof routes / sizeof routes[0] && !found; i++) {
         if (strcmp(routes[i].method, method) == 0 && strcmp(routes[i].path, path) == 0) {
             ret = routes[i].serve(c, body, rq->body.len);

@@ -2,9 +2,11 @@
 /*
  * standin.h: what the wire encoders of baton-standin share: byte buffers,
  * the wire-independent script (struct answer, script_answer), prepared SSE
- * streams and HTTP replies. standin.c holds the script, the OpenAI APIs
- * (Responses, Chat Completions) and the server; standin-anthropic.c the
- * Anthropic Messages API. Every allocation failure aborts (xrealloc).
+ * streams and HTTP replies. standin.c holds the script and the server;
+ * standin-responses.c the OpenAI Responses API, standin-chat.c the Chat
+ * Completions API,
+ * standin-anthropic.c the Anthropic Messages API, standin-gemini.c the
+ * Gemini API. Every allocation failure aborts (xrealloc).
  */
 #ifndef BATON_STANDIN_H
 #define BATON_STANDIN_H
@@ -56,6 +58,20 @@ struct dialect {
                                else it takes {write_path, "content"} */
     const char *write_path; /* that tool's path argument: "path" (pi),
                                "file_path" (claude); unused with write_patch */
+    const char *write_text; /* that tool's text argument; NULL: "content" */
+};
+
+/* One tool a request declares: its name and the "properties" object of its
+ * parameter schema (NULL if it has none), both borrowed from the request. */
+struct tool_decl {
+    const char *name;
+    const cJSON *properties;
+};
+
+/* Tools declared by a request, as a wire's extractor collects them. */
+struct tool_decls {
+    struct tool_decl *items; /* owned; free with tool_decls_release */
+    size_t count;
 };
 
 /* What the script looks at, extracted from a request by a wire's extractor. */
@@ -95,6 +111,19 @@ void sbuf_adds(struct sbuf *b, const char *s);
 char *sbuf_detach(struct sbuf *b);          /* the bytes (never NULL); b is empty after */
 char *concat(const char *a, const char *b); /* a new string a+b */
 
+/* Add a declared tool (name and properties borrowed). */
+void tool_decls_add(struct tool_decls *t, const char *name, const cJSON *properties);
+void tool_decls_release(struct tool_decls *t);
+/* The first of the NULL-terminated `known` dialects whose shell tool (with
+ * its command argument) and write tool (with its path argument) the request
+ * declares; `fallback` when none matches (e.g. a request without tools). */
+const struct dialect *dialect_pick(const struct tool_decls *t, const struct dialect *const *known,
+                                   const struct dialect *fallback);
+/* Drop what a client wraps around the typed prompt: a leading
+ * <current_datetime>…</current_datetime> block (copilot 1.0.102) and the
+ * blank lines after it. Edits the string in place. */
+void prompt_unwrap(char *user);
+
 /* Fill *a with the answer to prompt *p, tools named after dialect *d. */
 void script_answer(const struct prompt *p, const struct dialect *d, struct answer *a);
 void answer_release(struct answer *a);
@@ -109,6 +138,10 @@ struct usage usage_of(size_t body_len, const struct answer *a);
 
 /* Append one frame (copied) sent after delay_ms. */
 void stream_add(struct stream *s, const char *frame, size_t len, unsigned delay_ms);
+/* Append `obj` (consumed) as one SSE frame sent after delay_ms: "event:
+ * <its "type">" first when `named`, then "data: <JSON>", each line ended by
+ * `eol` ("\n", or "\r\n" as the Gemini API sends), and an empty line. */
+void sse_emit(struct stream *s, bool named, cJSON *obj, const char *eol, unsigned delay_ms);
 
 /* HTTP replies: a JSON body (copied); an OpenAI-style error; an SSE stream
  * (taken: freed by the server when the response ends). */
@@ -116,11 +149,27 @@ enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *jso
 enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *type,
                             const char *code, const char *message);
 enum MHD_Result reply_stream(struct MHD_Connection *c, struct stream *s);
+/* The OpenAI-style error body of a scripted [[httpNNN]]: 429
+ * rate_limit_exceeded, 5xx server_error, else invalid_request. */
+enum MHD_Result reply_scripted_error(struct MHD_Connection *c, int status);
+
+/* standin-responses.c: POST /v1/responses; req is the parsed body or NULL,
+ * len its size in bytes. */
+enum MHD_Result serve_responses(struct MHD_Connection *c, const cJSON *req, size_t len);
+
+/* standin-chat.c: POST /v1/chat/completions; req is the parsed body or
+ * NULL, len its size in bytes. */
+enum MHD_Result serve_chat(struct MHD_Connection *c, const cJSON *req, size_t len);
 
 /* standin-anthropic.c: POST /v1/messages and /v1/messages/count_tokens;
  * req is the parsed body or NULL, len its size in bytes. */
 enum MHD_Result serve_anthropic_messages(struct MHD_Connection *c, const cJSON *req, size_t len);
 enum MHD_Result serve_anthropic_count_tokens(struct MHD_Connection *c, const cJSON *req,
                                              size_t len);
+
+/* standin-gemini.c: POST /v1beta/models/<model>:<method>; `rest` is the path
+ * after "/v1beta/models/" (the query, e.g. "?alt=sse", is not part of it). */
+enum MHD_Result serve_gemini(struct MHD_Connection *c, const char *rest, const cJSON *req,
+                             size_t len);
 
 #endif
