@@ -492,7 +492,7 @@ static void end_with_error(struct acp_parser *a, const cJSON *err, const struct 
 {
     const char *m = bt_json_str(err, "message");
     struct bt_buf msg = BT_BUF_INIT;
-    bt_buf_addf(&msg, "%s: %s", a->profile->name, m ? m : "the prompt failed");
+    bt_buf_adds(&msg, m ? m : "the agent gave no reason");
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(err, "data");
     const char *details = cJSON_IsString(data) ? data->valuestring
                           : data               ? bt_json_str(data, "details")
@@ -503,7 +503,9 @@ static void end_with_error(struct acp_parser *a, const cJSON *err, const struct 
     sig.turn_end.status = bt_json_int(err, "code") == -32800 ? BT_TURN_CANCELLED : BT_TURN_FAILED;
     if (sig.turn_end.status == BT_TURN_FAILED) {
         sig.turn_end.error_kind = bt_acp_error_kind(a->profile, err);
-        sig.turn_end.message = msg.data;
+        sig.turn_end.message = sig.turn_end.error_kind == BT_ERROR_KIND_AUTH_REQUIRED
+                                   ? a->profile->auth_message
+                                   : msg.data;
     }
     sink->signal(sink->data, &sig);
     bt_buf_release(&msg);
