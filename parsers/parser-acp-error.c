@@ -45,12 +45,12 @@ static const char *const rate_words[] = {
     "429", "rate limit", "rate_limit", "resource_exhausted", "quota", "too many requests", NULL,
 };
 static const char *const context_words[] = {
-    "context window",  "context length", "context_length", "maximum context",
+    "context window",  "context length", "context_length",     "maximum context",
     "too many tokens", "token limit",    "prompt is too long", NULL,
 };
 static const char *const network_words[] = {
-    "econnrefused", "enotfound", "etimedout", "econnreset", "fetch failed", "socket hang up",
-    "network",      NULL,
+    "econnrefused", "enotfound",      "etimedout", "econnreset",
+    "fetch failed", "socket hang up", "network",   NULL,
 };
 static const char *const auth_words[] = {
     "authentication required", "unauthorized", "invalid api key", "401", NULL,

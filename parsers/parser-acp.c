@@ -27,12 +27,12 @@ struct acp_tool {
 
 struct acp_parser {
     const struct bt_acp_profile *profile; /* first: bt_acp_parser_diagnose reads it */
-    int session_ready;           /* the response to the session request came */
-    unsigned answered;           /* bit per runner request id whose response came */
-    enum bt_item_kind open_kind; /* message or reasoning being streamed; OTHER: none */
-    char *open_id;               /* its item id */
-    struct bt_buf open_text;     /* its text so far */
-    unsigned items;              /* counter for item ids the agent does not give */
+    int session_ready;                    /* the response to the session request came */
+    unsigned answered;                    /* bit per runner request id whose response came */
+    enum bt_item_kind open_kind;          /* message or reasoning being streamed; OTHER: none */
+    char *open_id;                        /* its item id */
+    struct bt_buf open_text;              /* its text so far */
+    unsigned items;                       /* counter for item ids the agent does not give */
     struct acp_tool tools[ACP_MAX_TOOLS];
     size_t ntools;
     struct bt_usage usage;
@@ -114,9 +114,9 @@ static void on_chunk(struct acp_parser *a, const cJSON *u, enum bt_item_kind kin
         close_open(a, sink);
     if (a->open_kind == BT_ITEM_OTHER) {
         a->open_kind = kind;
-        a->open_id = mid ? bt_xstrdup(mid)
-                         : bt_xasprintf("%s-%u", kind == BT_ITEM_MESSAGE ? "msg" : "thought",
-                                        ++a->items);
+        a->open_id =
+            mid ? bt_xstrdup(mid)
+                : bt_xasprintf("%s-%u", kind == BT_ITEM_MESSAGE ? "msg" : "thought", ++a->items);
         struct bt_event ev;
         bt_event_init(&ev, BT_EVENT_ITEM_STARTED);
         ev.item.id = a->open_id;
@@ -305,8 +305,7 @@ static void on_plan(struct acp_parser *a, const cJSON *u, const struct bt_parser
         const char *status = bt_json_str(e, "status");
         if (!content)
             continue;
-        bt_buf_addf(&text, "%s[%s] %s", text.len ? "\n" : "", status ? status : "pending",
-                    content);
+        bt_buf_addf(&text, "%s[%s] %s", text.len ? "\n" : "", status ? status : "pending", content);
     }
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_ITEM_COMPLETED);
@@ -416,7 +415,8 @@ static void on_request(struct acp_parser *a, const cJSON *msg, const char *metho
 {
     char *id = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(msg, "id"));
     const cJSON *params = bt_json_obj(msg, "params");
-    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST, .request = {.request_id = id, .method = method}};
+    struct bt_signal sig = {.type = BT_SIGNAL_REQUEST,
+                            .request = {.request_id = id, .method = method}};
     struct bt_signal_request *rq = &sig.request;
     char *options = NULL;
     if (strcmp(method, "session/request_permission") == 0) {
@@ -488,7 +488,8 @@ static void end_with_stop(struct acp_parser *a, const char *stop, const struct b
 
 /* An error answer to session/prompt: the turn failed, with the agent's
  * message and a kind from its code and text; never its prose as an answer. */
-static void end_with_error(struct acp_parser *a, const cJSON *err, const struct bt_parser_sink *sink)
+static void end_with_error(struct acp_parser *a, const cJSON *err,
+                           const struct bt_parser_sink *sink)
 {
     const char *m = bt_json_str(err, "message");
     struct bt_buf msg = BT_BUF_INIT;

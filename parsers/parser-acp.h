@@ -18,9 +18,9 @@
  * of the runner's requests (fixed ids, runners/runner-acp.h). Routed by
  * "method", never by id: the agent's request ids can equal baton's.
  * - Responses 1 (initialize), 2 (session setup) and 4 (the model's
- *   config option) become RESPONSE signals with result_json; session updates that come before response 2
- *   are dropped (session/load replays the history as updates before it
- *   answers; it is not new output).
+ *   config option) become RESPONSE signals with result_json; session updates that come before
+ * response 2 are dropped (session/load replays the history as updates before it answers; it is not
+ * new output).
  * - Response 3 (session/prompt) ends the turn: a TURN_END from its
  *   stopReason, or failed with an error kind from its error.
  * - session/request_permission becomes approval.requested and a REQUEST
@@ -52,9 +52,8 @@ struct bt_acp_profile {
 void *bt_acp_parser_create(const struct bt_acp_profile *p);
 void bt_acp_parser_destroy(void *st);
 void bt_acp_parser_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink);
-void bt_acp_parser_diagnose(void *st, const char *stderr_tail, size_t stderr_len,
-                            int64_t exit_code, int signal, enum bt_error_kind *kind,
-                            struct bt_buf *msg);
+void bt_acp_parser_diagnose(void *st, const char *stderr_tail, size_t stderr_len, int64_t exit_code,
+                            int signal, enum bt_error_kind *kind, struct bt_buf *msg);
 
 /* parser-acp-error.c: the error kind of a JSON-RPC error object an agent
  * answered with (ErrorCode -32000 is auth_required; the rest by its

@@ -32,8 +32,8 @@ int bt_acp_parse_version(const char *text, char **version)
     return *version ? 0 : BT_EPROTO;
 }
 
-int bt_acp_argv(const struct bt_runner_config *cfg, struct bt_strv *argv,
-                const char *const *fixed, const char *model_flag)
+int bt_acp_argv(const struct bt_runner_config *cfg, struct bt_strv *argv, const char *const *fixed,
+                const char *model_flag)
 {
     if (cfg->native_session_id && !bt_runner_id_ok(cfg->native_session_id))
         return -EINVAL;
@@ -188,15 +188,15 @@ static void on_session(struct acp_runner *r, const struct bt_signal_response *si
         if (kind == BT_ERROR_KIND_AUTH_REQUIRED)
             bt_runner_fail(sink, kind, r->profile->auth_message);
         else
-            fail(r, sink, kind, asked ? "could not resume the session" : "could not start a session",
+            fail(r, sink, kind,
+                 asked ? "could not resume the session" : "could not start a session",
                  sig->error_message);
         return;
     }
     const char *id = asked ? asked : sig->session_id;
     if (!id || !bt_runner_id_ok(id)) {
         /* it could not be passed back safely on the next turn */
-        fail(r, sink, BT_ERROR_KIND_PROTOCOL_MISMATCH, "named a session id baton cannot use",
-             NULL);
+        fail(r, sink, BT_ERROR_KIND_PROTOCOL_MISMATCH, "named a session id baton cannot use", NULL);
         return;
     }
     r->session_id = bt_xstrdup(id);
@@ -218,12 +218,11 @@ static void on_session(struct acp_runner *r, const struct bt_signal_response *si
 }
 
 /* The model's config option was set, or the agent refused the model. */
-static void on_model(struct acp_runner *r, const struct bt_signal_response *sig,
-                     struct bt_buf *out, const struct bt_parser_sink *sink)
+static void on_model(struct acp_runner *r, const struct bt_signal_response *sig, struct bt_buf *out,
+                     const struct bt_parser_sink *sink)
 {
     if (sig->is_error) {
-        fail(r, sink, BT_ERROR_KIND_MODEL_ERROR, "could not select the model",
-             sig->error_message);
+        fail(r, sink, BT_ERROR_KIND_MODEL_ERROR, "could not select the model", sig->error_message);
         return;
     }
     send_prompt(r, out);

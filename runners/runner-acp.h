@@ -5,7 +5,8 @@
  * stdio). One generic write side for every ACP coder (gemini, opencode,
  * copilot); what is a coder's own is its struct bt_acp_profile and a few
  * ops of its struct bt_runner_ops (argv, handoff, version parse), in its
- * own runners/runner-<coder>.c; the profile struct is in parsers/parser-acp.h (docs/architecture.md, "Adding a coder").
+ * own runners/runner-<coder>.c; the profile struct is in parsers/parser-acp.h
+ * (docs/architecture.md, "Adding a coder").
  *
  * Protocol source: the JSON schema of @agentclientprotocol/sdk 2.4.0
  * (schema/v1/schema.json: InitializeRequest/Response, AgentCapabilities,
@@ -62,8 +63,8 @@ int bt_acp_runner_interrupt(void *st, struct bt_buf *out);
  * the ACP flag or subcommand), then "<model_flag>=<model>" when a model is
  * asked for and model_flag is not NULL. Returns 0, or -EINVAL for a
  * session id or model that could become a flag. */
-int bt_acp_argv(const struct bt_runner_config *cfg, struct bt_strv *argv,
-                const char *const *fixed, const char *model_flag);
+int bt_acp_argv(const struct bt_runner_config *cfg, struct bt_strv *argv, const char *const *fixed,
+                const char *model_flag);
 
 /* The handoff argv of a terminal UI that resumes a session with
  * "<resume_flag>=<id>" and takes "--model=<model>". Returns 0; -ENOENT

@@ -193,8 +193,8 @@ static const char *outcome_of(const cJSON *answer)
 
 #define PERMISSION                                                                                 \
     "{\"sessionId\":\"fake-session-1\",\"toolCall\":{\"toolCallId\":\"call-1\",\"title\":\"ls "    \
-    "-la\",\"kind\":\"execute\"},\"options\":[{\"optionId\":\"yes\",\"name\":\"Allow\","          \
-    "\"kind\":\"allow_once\"},{\"optionId\":\"always\",\"name\":\"Always\",\"kind\":\"allow_"     \
+    "-la\",\"kind\":\"execute\"},\"options\":[{\"optionId\":\"yes\",\"name\":\"Allow\","           \
+    "\"kind\":\"allow_once\"},{\"optionId\":\"always\",\"name\":\"Always\",\"kind\":\"allow_"      \
     "always\"},{\"optionId\":\"no\",\"name\":\"Reject\",\"kind\":\"reject_once\"}]}"
 
 static void do_tool(const char *id)
@@ -220,12 +220,15 @@ static void do_tool(const char *id)
 
 static void do_client_methods(const char *id)
 {
-    cJSON *fs = ask(8, "fs/read_text_file", "{\"sessionId\":\"fake-session-1\",\"path\":\"/etc/hostname\"}");
-    cJSON *term = ask(9, "terminal/create", "{\"sessionId\":\"fake-session-1\",\"command\":\"ls\"}");
+    cJSON *fs = ask(8, "fs/read_text_file",
+                    "{\"sessionId\":\"fake-session-1\",\"path\":\"/etc/hostname\"}");
+    cJSON *term =
+        ask(9, "terminal/create", "{\"sessionId\":\"fake-session-1\",\"command\":\"ls\"}");
     const cJSON *fe = fs ? cJSON_GetObjectItem(fs, "error") : NULL;
     const cJSON *te = term ? cJSON_GetObjectItem(term, "error") : NULL;
     char text[96];
-    snprintf(text, sizeof(text), "fs:%d terminal:%d", fe ? cJSON_GetObjectItem(fe, "code")->valueint : 0,
+    snprintf(text, sizeof(text), "fs:%d terminal:%d",
+             fe ? cJSON_GetObjectItem(fe, "code")->valueint : 0,
              te ? cJSON_GetObjectItem(te, "code")->valueint : 0);
     chunk("agent_message_chunk", text);
     cJSON_Delete(fs);
@@ -269,36 +272,30 @@ static void prompt(const char *id, const char *text)
         chunk("agent_message_chunk", "partial");
         wait_forever();
     }
-    if (strstr(text, "[tool]"))
-        {
-            do_tool(id);
-            return;
-        }
-    if (strstr(text, "[client-methods]"))
-        {
-            do_client_methods(id);
-            return;
-        }
-    if (strstr(text, "[cancel]"))
-        {
-            do_cancel(id);
-            return;
-        }
-    if (strstr(text, "[error]"))
-        {
-            respond_error(id, -32603, "Internal error", "HTTP 500 from the model endpoint");
-            return;
-        }
-    if (strstr(text, "[rate]"))
-        {
-            respond_error(id, -32603, "[API Error: 429 Too Many Requests]", NULL);
-            return;
-        }
-    if (strstr(text, "[auth]"))
-        {
-            respond_error(id, -32000, "Authentication required", NULL);
-            return;
-        }
+    if (strstr(text, "[tool]")) {
+        do_tool(id);
+        return;
+    }
+    if (strstr(text, "[client-methods]")) {
+        do_client_methods(id);
+        return;
+    }
+    if (strstr(text, "[cancel]")) {
+        do_cancel(id);
+        return;
+    }
+    if (strstr(text, "[error]")) {
+        respond_error(id, -32603, "Internal error", "HTTP 500 from the model endpoint");
+        return;
+    }
+    if (strstr(text, "[rate]")) {
+        respond_error(id, -32603, "[API Error: 429 Too Many Requests]", NULL);
+        return;
+    }
+    if (strstr(text, "[auth]")) {
+        respond_error(id, -32000, "Authentication required", NULL);
+        return;
+    }
     if (strstr(text, "[unknown]")) {
         update("{\"sessionUpdate\":\"mystery_update\",\"stuff\":1}");
         update("{\"noKind\":true}");

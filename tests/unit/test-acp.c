@@ -20,22 +20,23 @@
 #include "runner-acp.h"
 
 #define INIT_LOAD                                                                                  \
-    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":1,\"agentCapabilities\":"      \
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"protocolVersion\":1,\"agentCapabilities\":"       \
     "{\"loadSession\":true}}}"
 #define INIT_RESUME                                                                                \
-    "{\"id\":1,\"result\":{\"protocolVersion\":1,\"agentCapabilities\":{\"loadSession\":true,"    \
+    "{\"id\":1,\"result\":{\"protocolVersion\":1,\"agentCapabilities\":{\"loadSession\":true,"     \
     "\"sessionCapabilities\":{\"resume\":{}}}}}"
 #define INIT_NONE "{\"id\":1,\"result\":{\"protocolVersion\":1,\"agentCapabilities\":{}}}"
 #define NEW_SESSION "{\"id\":2,\"result\":{\"sessionId\":\"s-1\"}}"
-#define UPDATE(u) "{\"method\":\"session/update\",\"params\":{\"sessionId\":\"s-1\",\"update\":" u "}}"
+#define UPDATE(u)                                                                                  \
+    "{\"method\":\"session/update\",\"params\":{\"sessionId\":\"s-1\",\"update\":" u "}}"
 #define CHUNK(kind, text)                                                                          \
-    UPDATE("{\"sessionUpdate\":\"" kind "\",\"content\":{\"type\":\"text\",\"text\":\"" text      \
-           "\"}}")
+    UPDATE("{\"sessionUpdate\":\"" kind "\",\"content\":{\"type\":\"text\",\"text\":\"" text "\"}" \
+                                                                                             "}")
 #define PERMISSION(id)                                                                             \
     "{\"id\":" id ",\"method\":\"session/request_permission\",\"params\":{\"sessionId\":\"s-1\","  \
-    "\"toolCall\":{\"toolCallId\":\"c1\",\"title\":\"rm -rf x\",\"kind\":\"execute\"},"          \
-    "\"options\":[{\"optionId\":\"a1\",\"name\":\"Always\",\"kind\":\"allow_always\"},"          \
-    "{\"optionId\":\"o1\",\"name\":\"Once\",\"kind\":\"allow_once\"},{\"optionId\":\"r1\","      \
+    "\"toolCall\":{\"toolCallId\":\"c1\",\"title\":\"rm -rf x\",\"kind\":\"execute\"},"            \
+    "\"options\":[{\"optionId\":\"a1\",\"name\":\"Always\",\"kind\":\"allow_always\"},"            \
+    "{\"optionId\":\"o1\",\"name\":\"Once\",\"kind\":\"allow_once\"},{\"optionId\":\"r1\","        \
     "\"name\":\"No\",\"kind\":\"reject_once\"}]}}"
 
 /* A parser+runner pair of one coder wired like the turn engine. */
@@ -223,9 +224,10 @@ static void test_handshake_new_session(void **state)
     assert_string_equal(jstr(m, "params.clientInfo.name"), "baton");
     const cJSON *caps = cJSON_GetObjectItem(cJSON_GetObjectItem(m, "params"), "clientCapabilities");
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(caps, "terminal")));
-    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(caps, "fs"), "readTextFile")));
-    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "params"), "protocolVersion")->valueint,
-                     1);
+    assert_true(
+        cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetObjectItem(caps, "fs"), "readTextFile")));
+    assert_int_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(m, "params"), "protocolVersion")->valueint, 1);
     cJSON_Delete(m);
     rig_line(&r, INIT_LOAD);
     m = last_write(&r);
@@ -383,7 +385,8 @@ static void test_permission_by_policy(void **state)
     cJSON *m = last_write(&r);
     assert_string_equal(jstr(m, "id"), "req-1"); /* the agent's id echoed, string kept */
     cJSON_Delete(m);
-    assert_non_null(strstr(r.events.data, "approval.requested:command:|approval.resolved:command:decline|"));
+    assert_non_null(
+        strstr(r.events.data, "approval.requested:command:|approval.resolved:command:decline|"));
     rig_release(&r);
 
     rig_init(&r, "gemini", BT_APPROVAL_AUTO, NULL);
