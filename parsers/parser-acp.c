@@ -232,15 +232,7 @@ static void content_text(const cJSON *content, struct bt_buf *out)
 static char *tool_detail(const cJSON *u)
 {
     static const char *const keys[] = {"content", "locations", "rawInput", "rawOutput"};
-    cJSON *d = cJSON_CreateObject();
-    for (size_t i = 0; i < BT_ARRAY_SIZE(keys); i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(u, keys[i]);
-        if (v && !cJSON_IsNull(v))
-            cJSON_AddItemToObject(d, keys[i], cJSON_Duplicate(v, 1));
-    }
-    char *s = d->child ? cJSON_PrintUnformatted(d) : NULL;
-    cJSON_Delete(d);
-    return s;
+    return bt_parser_detail(u, keys, BT_ARRAY_SIZE(keys));
 }
 
 /* tool_call (started) and tool_call_update (completed when its status is
@@ -432,13 +424,7 @@ static void on_request(struct acp_parser *a, const cJSON *msg, const char *metho
         rq->item_id = tid;
         const cJSON *opts = params ? cJSON_GetObjectItemCaseSensitive(params, "options") : NULL;
         rq->params_json = options = cJSON_IsArray(opts) ? cJSON_PrintUnformatted(opts) : NULL;
-        struct bt_event ev;
-        bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
-        ev.approval_kind = rq->approval_kind;
-        ev.summary = rq->summary;
-        ev.item.id = rq->item_id;
-        ev.request_id = id;
-        emit(sink, &ev);
+        bt_parser_approval(sink, rq, NULL);
     } else {
         rq->summary = method;
     }
@@ -553,19 +539,9 @@ static void on_response(struct acp_parser *a, const cJSON *msg, const struct bt_
 void bt_acp_parser_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink)
 {
     struct acp_parser *a = st;
-    const char *start = bt_parser_json_start(line, len);
-    if (!start) {
-        if (len)
-            bt_parser_warn(sink, "noise", "the agent wrote a line that is not JSON", line, len);
+    cJSON *msg = bt_parser_json_line(line, len, "the agent", sink);
+    if (!msg)
         return;
-    }
-    cJSON *msg = cJSON_ParseWithLength(start, len - (size_t)(start - line));
-    if (!cJSON_IsObject(msg)) {
-        bt_parser_warn(sink, "invalid_json", "the agent wrote a line that does not parse", line,
-                       len);
-        cJSON_Delete(msg);
-        return;
-    }
     const char *method = bt_json_str(msg, "method");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
     if (method && id)

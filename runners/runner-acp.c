@@ -17,13 +17,12 @@
 struct acp_runner {
     const struct bt_runner_config *cfg;
     const struct bt_acp_profile *profile;
-    char *session_id;  /* known after the session request's answer */
-    int can_load;      /* initialize: agentCapabilities.loadSession */
-    int can_resume;    /* initialize: agentCapabilities.sessionCapabilities.resume */
-    int prompted;      /* session/prompt written */
-    int cancelled;     /* session/cancel written */
-    unsigned sent;     /* bit per request id written */
-    unsigned answered; /* bit per request id whose response was handled */
+    char *session_id;         /* known after the session request's answer */
+    int can_load;             /* initialize: agentCapabilities.loadSession */
+    int can_resume;           /* initialize: agentCapabilities.sessionCapabilities.resume */
+    int prompted;             /* session/prompt written */
+    int cancelled;            /* session/cancel written */
+    struct bt_runner_ids ids; /* requests written and answered */
 };
 
 int bt_acp_parse_version(const char *text, char **version)
@@ -88,7 +87,7 @@ static cJSON *message(const char *method, cJSON **params)
 
 static cJSON *request(struct acp_runner *r, int id, const char *method, cJSON **params)
 {
-    r->sent |= 1u << id;
+    bt_runner_ids_sent(&r->ids, id);
     cJSON *m = message(method, params);
     cJSON_AddNumberToObject(m, "id", id);
     return m;
@@ -228,23 +227,10 @@ static void on_model(struct acp_runner *r, const struct bt_signal_response *sig,
     send_prompt(r, out);
 }
 
-/* 1 the first time a response to a request we sent arrives; a repeated or
- * unsolicited response must not drive the handshake. */
-static int first_response(struct acp_runner *r, int64_t id)
-{
-    if (id < BT_ACP_ID_INITIALIZE || id > BT_ACP_ID_MODEL)
-        return 0;
-    unsigned bit = 1u << id;
-    if (!(r->sent & bit) || (r->answered & bit))
-        return 0;
-    r->answered |= bit;
-    return 1;
-}
-
 static void on_response(struct acp_runner *r, const struct bt_signal_response *sig,
                         struct bt_buf *out, const struct bt_parser_sink *sink)
 {
-    if (!first_response(r, sig->id))
+    if (!bt_runner_ids_first_response(&r->ids, sig->id, BT_ACP_ID_INITIALIZE, BT_ACP_ID_MODEL))
         return; /* the parser warned of it */
     if (sig->id == BT_ACP_ID_INITIALIZE)
         on_initialize(r, sig, out, sink);
@@ -252,29 +238,6 @@ static void on_response(struct acp_runner *r, const struct bt_signal_response *s
         on_session(r, sig, out, sink);
     else if (sig->id == BT_ACP_ID_MODEL)
         on_model(r, sig, out, sink);
-}
-
-static void answer(const struct bt_signal_request *sig, cJSON *result, struct bt_buf *out)
-{
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "jsonrpc", "2.0");
-    cJSON *id = cJSON_Parse(sig->request_id);
-    cJSON_AddItemToObject(m, "id", id ? id : cJSON_CreateNull());
-    cJSON_AddItemToObject(m, "result", result);
-    bt_runner_put_json(out, m);
-}
-
-static void answer_error(const struct bt_signal_request *sig, int code, const char *message,
-                         struct bt_buf *out)
-{
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "jsonrpc", "2.0");
-    cJSON *id = cJSON_Parse(sig->request_id);
-    cJSON_AddItemToObject(m, "id", id ? id : cJSON_CreateNull());
-    cJSON *e = cJSON_AddObjectToObject(m, "error");
-    cJSON_AddNumberToObject(e, "code", code);
-    cJSON_AddStringToObject(e, "message", message);
-    bt_runner_put_json(out, m);
 }
 
 /* The optionId of the first offered option of this kind (PermissionOption
@@ -290,19 +253,6 @@ static const char *option_of(const cJSON *opts, const char *kind)
             return id;
     }
     return NULL;
-}
-
-static void resolved(const struct bt_signal_request *sig, const char *decision,
-                     const struct bt_parser_sink *sink)
-{
-    struct bt_event ev;
-    bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
-    ev.approval_kind = sig->approval_kind;
-    ev.summary = sig->summary;
-    ev.item.id = sig->item_id;
-    ev.decision = decision;
-    ev.by = "policy";
-    sink->event(sink->data, &ev);
 }
 
 /* session/request_permission by policy: auto selects allow_once, deny a
@@ -336,8 +286,8 @@ static void on_permission(struct acp_runner *r, const struct bt_signal_request *
     if (option)
         cJSON_AddStringToObject(outcome, "optionId", option);
     cJSON_Delete(opts);
-    answer(sig, result, out);
-    resolved(sig, accept && option ? "accept" : "decline", sink);
+    bt_runner_answer(sig, "2.0", result, out);
+    bt_parser_approval(sink, sig, accept && option ? "accept" : "decline");
 }
 
 static void on_request(struct acp_runner *r, const struct bt_signal_request *sig,
@@ -351,7 +301,7 @@ static void on_request(struct acp_runner *r, const struct bt_signal_request *sig
      * the agent does not wait for one */
     bt_parser_warn(sink, "unsupported_request", "the agent asked for something baton cannot answer",
                    sig->method, strlen(sig->method));
-    answer_error(sig, -32601, "method not supported by this client", out);
+    bt_runner_answer_error(sig, "2.0", -32601, "method not supported by this client", out);
 }
 
 void bt_acp_runner_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *out,

@@ -59,6 +59,16 @@ void bt_acp_runner_on_signal(void *st, const struct bt_signal *sig, struct bt_bu
                              const struct bt_parser_sink *sink);
 int bt_acp_runner_interrupt(void *st, struct bt_buf *out);
 
+/* The members of an ACP coder's struct bt_runner_ops and struct
+ * bt_parser_ops that are the family's, for their initializers; the coder
+ * adds bin_name, bin_env, build_argv, handoff_argv and its two creates. */
+#define BT_ACP_RUNNER_OPS                                                                          \
+    .stdin_pipe = 1, .parse_version = bt_acp_parse_version, .destroy = bt_acp_runner_destroy,      \
+    .start = bt_acp_runner_start, .on_signal = bt_acp_runner_on_signal,                            \
+    .interrupt = bt_acp_runner_interrupt
+#define BT_ACP_PARSER_OPS                                                                          \
+    .destroy = bt_acp_parser_destroy, .line = bt_acp_parser_line, .diagnose = bt_acp_parser_diagnose
+
 /* The argv every ACP coder's build_argv makes: fixed (NULL-terminated:
  * the ACP flag or subcommand), then "<model_flag>=<model>" when a model is
  * asked for and model_flag is not NULL. Returns 0, or -EINVAL for a

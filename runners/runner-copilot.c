@@ -44,24 +44,17 @@ static void *copilot_parser_create(void)
 }
 
 static const struct bt_runner_ops copilot_runner = {
+    BT_ACP_RUNNER_OPS, /* version: "GitHub Copilot CLI 1.0.102." */
     .bin_name = "copilot",
     .bin_env = "BATON_COPILOT_BIN",
-    .stdin_pipe = 1,
-    .parse_version = bt_acp_parse_version, /* "GitHub Copilot CLI 1.0.102." */
     .build_argv = copilot_build_argv,
     .handoff_argv = copilot_handoff_argv,
     .create = copilot_create,
-    .destroy = bt_acp_runner_destroy,
-    .start = bt_acp_runner_start,
-    .on_signal = bt_acp_runner_on_signal,
-    .interrupt = bt_acp_runner_interrupt,
 };
 
 static const struct bt_parser_ops copilot_parser = {
+    BT_ACP_PARSER_OPS,
     .create = copilot_parser_create,
-    .destroy = bt_acp_parser_destroy,
-    .line = bt_acp_parser_line,
-    .diagnose = bt_acp_parser_diagnose,
 };
 
 /* The coder's one registration: src/coders.def lists it. No session_root:

@@ -44,24 +44,17 @@ static void *gemini_parser_create(void)
 }
 
 static const struct bt_runner_ops gemini_runner = {
+    BT_ACP_RUNNER_OPS, /* version: `gemini --version`: "0.61.0" */
     .bin_name = "gemini",
     .bin_env = "BATON_GEMINI_BIN",
-    .stdin_pipe = 1,
-    .parse_version = bt_acp_parse_version, /* `gemini --version`: "0.61.0" */
     .build_argv = gemini_build_argv,
     .handoff_argv = gemini_handoff_argv,
     .create = gemini_create,
-    .destroy = bt_acp_runner_destroy,
-    .start = bt_acp_runner_start,
-    .on_signal = bt_acp_runner_on_signal,
-    .interrupt = bt_acp_runner_interrupt,
 };
 
 static const struct bt_parser_ops gemini_parser = {
+    BT_ACP_PARSER_OPS,
     .create = gemini_parser_create,
-    .destroy = bt_acp_parser_destroy,
-    .line = bt_acp_parser_line,
-    .diagnose = bt_acp_parser_diagnose,
 };
 
 /* The coder's one registration: src/coders.def lists it. No session_root:

@@ -45,24 +45,17 @@ static void *opencode_parser_create(void)
 }
 
 static const struct bt_runner_ops opencode_runner = {
+    BT_ACP_RUNNER_OPS, /* version: `opencode --version`: "1.18.33" */
     .bin_name = "opencode",
     .bin_env = "BATON_OPENCODE_BIN",
-    .stdin_pipe = 1,
-    .parse_version = bt_acp_parse_version, /* `opencode --version`: "1.18.33" */
     .build_argv = opencode_build_argv,
     .handoff_argv = opencode_handoff_argv,
     .create = opencode_create,
-    .destroy = bt_acp_runner_destroy,
-    .start = bt_acp_runner_start,
-    .on_signal = bt_acp_runner_on_signal,
-    .interrupt = bt_acp_runner_interrupt,
 };
 
 static const struct bt_parser_ops opencode_parser = {
+    BT_ACP_PARSER_OPS,
     .create = opencode_parser_create,
-    .destroy = bt_acp_parser_destroy,
-    .line = bt_acp_parser_line,
-    .diagnose = bt_acp_parser_diagnose,
 };
 
 /* The coder's one registration: src/coders.def lists it. No session_root:
