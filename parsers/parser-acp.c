@@ -328,7 +328,7 @@ static void on_usage_update(struct acp_parser *a, const cJSON *u, const struct b
     const cJSON *cost = bt_json_obj(u, "cost");
     const cJSON *amount = cost ? cJSON_GetObjectItemCaseSensitive(cost, "amount") : NULL;
     const char *currency = cost ? bt_json_str(cost, "currency") : NULL;
-    if (cJSON_IsNumber(amount) && amount->valuedouble >= 0 && currency &&
+    if (amount && cJSON_IsNumber(amount) && amount->valuedouble >= 0 && currency &&
         strcmp(currency, "USD") == 0)
         a->usage.cost_usd = amount->valuedouble;
     emit_usage(a, sink);

@@ -186,9 +186,9 @@ static const char *outcome_of(const cJSON *answer)
     const cJSON *o = res ? cJSON_GetObjectItem(res, "outcome") : NULL;
     const cJSON *opt = o ? cJSON_GetObjectItem(o, "optionId") : NULL;
     const cJSON *kind = o ? cJSON_GetObjectItem(o, "outcome") : NULL;
-    if (cJSON_IsString(opt))
+    if (opt && cJSON_IsString(opt))
         return opt->valuestring;
-    return cJSON_IsString(kind) ? kind->valuestring : "none";
+    return kind && cJSON_IsString(kind) ? kind->valuestring : "none";
 }
 
 #define PERMISSION                                                                                 \
@@ -372,7 +372,7 @@ static void handle(cJSON *m)
         const cJSON *t = p ? cJSON_GetObjectItem(cJSON_GetArrayItem(p, 0), "text") : NULL;
         free(prompt_id);
         prompt_id = strdup(id);
-        prompt(id, cJSON_IsString(t) ? t->valuestring : "");
+        prompt(id, t && cJSON_IsString(t) ? t->valuestring : "");
     } else {
         respond_error(id, -32601, "Method not found", NULL);
     }

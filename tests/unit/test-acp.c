@@ -31,7 +31,7 @@
     "{\"method\":\"session/update\",\"params\":{\"sessionId\":\"s-1\",\"update\":" u "}}"
 #define CHUNK(kind, text)                                                                          \
     UPDATE("{\"sessionUpdate\":\"" kind "\",\"content\":{\"type\":\"text\",\"text\":\"" text "\"}" \
-                                                                                             "}")
+           "}")
 #define PERMISSION(id)                                                                             \
     "{\"id\":" id ",\"method\":\"session/request_permission\",\"params\":{\"sessionId\":\"s-1\","  \
     "\"toolCall\":{\"toolCallId\":\"c1\",\"title\":\"rm -rf x\",\"kind\":\"execute\"},"            \
@@ -142,7 +142,7 @@ static const char *jstr(const cJSON *o, const char *path)
     const cJSON *v = o;
     for (char *k = strtok(buf, "."); k && v; k = strtok(NULL, "."))
         v = cJSON_GetObjectItemCaseSensitive(v, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
+    return v && cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* The handshake up to the prompt, on a new session. */
