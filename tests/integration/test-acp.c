@@ -132,7 +132,7 @@ static void test_ctrl_c_cancels(void **state)
 {
     struct ctx *c = *state;
     struct bt_test_result res;
-    baton(c, &res, NULL, 2000, "run", "-c", "gemini", "--json", "--approval", "auto", "[cancel]",
+    baton(c, &res, NULL, 3000, "run", "-c", "gemini", "--json", "--approval", "auto", "[cancel]",
           END);
     assert_int_equal(res.exit_code, 130);
     assert_has(res.out.data, "\"status\":\"cancelled\"");
