@@ -119,20 +119,6 @@ static void join_strings(const cJSON *arr, struct bt_buf *out)
     }
 }
 
-/* Extra fields kept verbatim as the item's detail object. */
-static char *detail_of(const cJSON *item, const char *const *keys, size_t n)
-{
-    cJSON *d = cJSON_CreateObject();
-    for (size_t i = 0; i < n; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(item, keys[i]);
-        if (v && !cJSON_IsNull(v))
-            cJSON_AddItemToObject(d, keys[i], cJSON_Duplicate(v, 1));
-    }
-    char *s = d->child ? cJSON_PrintUnformatted(d) : NULL;
-    cJSON_Delete(d);
-    return s;
-}
-
 static char *fill_item(const cJSON *it, struct bt_item *out, struct bt_buf *text)
 {
     static const char *const file_keys[] = {"changes"};
@@ -154,13 +140,13 @@ static char *fill_item(const cJSON *it, struct bt_item *out, struct bt_buf *text
         out->text = bt_json_str(it, "aggregatedOutput");
         out->exit_code = bt_json_int(it, "exitCode");
         break;
-    case BT_ITEM_FILE_CHANGE: return detail_of(it, file_keys, BT_ARRAY_SIZE(file_keys));
+    case BT_ITEM_FILE_CHANGE: return bt_parser_detail(it, file_keys, BT_ARRAY_SIZE(file_keys));
     case BT_ITEM_TOOL_CALL:
         out->name = bt_json_str(it, "tool") ? bt_json_str(it, "tool") : bt_json_str(it, "name");
-        return detail_of(it, tool_keys, BT_ARRAY_SIZE(tool_keys));
+        return bt_parser_detail(it, tool_keys, BT_ARRAY_SIZE(tool_keys));
     case BT_ITEM_WEB_SEARCH:
         out->name = bt_json_str(it, "query");
-        return detail_of(it, search_keys, BT_ARRAY_SIZE(search_keys));
+        return bt_parser_detail(it, search_keys, BT_ARRAY_SIZE(search_keys));
     default: break;
     }
     return NULL;
@@ -422,7 +408,7 @@ static void on_plan(const cJSON *params, const struct bt_parser_sink *sink)
         const char *s = bt_json_str(step, "step");
         bt_buf_addf(&text, "%s[%s] %s", text.len ? "\n" : "", st ? st : "?", s ? s : "");
     }
-    char *detail = detail_of(params, keys, BT_ARRAY_SIZE(keys));
+    char *detail = bt_parser_detail(params, keys, BT_ARRAY_SIZE(keys));
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_ITEM_COMPLETED);
     const char *turn = bt_json_str(params, "turnId");

@@ -9,7 +9,7 @@
  * Strings are borrowed and valid only during the sink's signal callback.
  * Which coder line gives each field is named below: codex app-server
  * JSON-RPC over stdio (docs/codex.md), pi's RPC mode (`pi --mode rpc`,
- * docs/pi.md).
+ * docs/pi.md), ACP agents (docs/acp.md).
  */
 #ifndef BT_PARSER_SIGNAL_H
 #define BT_PARSER_SIGNAL_H
@@ -47,6 +47,10 @@ struct bt_signal_response {
     const char *session_path;  /* the native session file: pi get_state
                                   `data.sessionFile`; NULL if not named (codex) */
     const char *turn_id;       /* codex `result.turn.id` (turn/start); NULL if none */
+    const char *result_json;   /* the whole `result` as JSON text, for a runner that
+                                  needs more of it than the fields above (ACP: the
+                                  initialize answer's agentCapabilities); NULL when
+                                  the parser does not pass it (codex, pi) */
 };
 
 /* REQUEST: the coder asks the client something and waits for the answer.

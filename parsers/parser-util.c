@@ -2,6 +2,9 @@
 /* parser-util: helpers shared by every coder's parser. */
 #include "parser.h"
 
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
 #define RAW_MAX 4096
 
 void bt_parser_warn(const struct bt_parser_sink *sink, const char *kind, const char *message,
@@ -33,4 +36,54 @@ const char *bt_parser_json_start(const char *line, size_t len)
         i += a;
     }
     return i < len && line[i] == '{' ? line + i : NULL;
+}
+
+cJSON *bt_parser_json_line(const char *line, size_t len, const char *who,
+                           const struct bt_parser_sink *sink)
+{
+    char msg[128];
+    const char *start = bt_parser_json_start(line, len);
+    if (!start) {
+        snprintf(msg, sizeof(msg), "%s wrote a line that is not JSON", who);
+        if (len)
+            bt_parser_warn(sink, "noise", msg, line, len);
+        return NULL;
+    }
+    cJSON *j = cJSON_ParseWithLength(start, len - (size_t)(start - line));
+    if (cJSON_IsObject(j))
+        return j;
+    snprintf(msg, sizeof(msg), "%s wrote a line that is not valid JSON", who);
+    bt_parser_warn(sink, "invalid_json", msg, line, len);
+    cJSON_Delete(j);
+    return NULL;
+}
+
+void bt_parser_approval(const struct bt_parser_sink *sink, const struct bt_signal_request *rq,
+                        const char *decision)
+{
+    struct bt_event ev;
+    bt_event_init(&ev, decision ? BT_EVENT_APPROVAL_RESOLVED : BT_EVENT_APPROVAL_REQUESTED);
+    ev.approval_kind = rq->approval_kind;
+    ev.summary = rq->summary;
+    ev.item.id = rq->item_id;
+    if (decision) {
+        ev.decision = decision;
+        ev.by = "policy";
+    } else {
+        ev.request_id = rq->request_id;
+    }
+    sink->event(sink->data, &ev);
+}
+
+char *bt_parser_detail(const cJSON *o, const char *const *keys, size_t n)
+{
+    cJSON *d = cJSON_CreateObject();
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, keys[i]);
+        if (v && !cJSON_IsNull(v))
+            cJSON_AddItemToObject(d, keys[i], cJSON_Duplicate(v, 1));
+    }
+    char *s = d->child ? cJSON_PrintUnformatted(d) : NULL;
+    cJSON_Delete(d);
+    return s;
 }

@@ -71,4 +71,23 @@ void bt_parser_warn(const struct bt_parser_sink *sink, const char *kind, const c
  * escape sequences (CSI/OSC). Returns NULL when what follows is not '{'. */
 const char *bt_parser_json_start(const char *line, size_t len);
 
+struct cJSON;
+/* The JSON object of a line (after bt_parser_json_start), owned by the
+ * caller; NULL when there is none, after a warning naming who wrote it
+ * ("codex"): `noise` for a line that is not JSON (an empty line: no
+ * warning), `invalid_json` for one that does not parse to an object. */
+struct cJSON *bt_parser_json_line(const char *line, size_t len, const char *who,
+                                  const struct bt_parser_sink *sink);
+
+/* The members keys[0..n) of o that are there and not null, copied into
+ * one JSON object's text (owned, cJSON_free), for an item's detail; NULL
+ * when none is. */
+char *bt_parser_detail(const struct cJSON *o, const char *const *keys, size_t n);
+
+/* Emit approval.requested (decision NULL) or approval.resolved (by
+ * "policy") for a REQUEST signal: its approval kind, summary, item id and,
+ * for requested, its request id. */
+void bt_parser_approval(const struct bt_parser_sink *sink, const struct bt_signal_request *rq,
+                        const char *decision);
+
 #endif

@@ -20,11 +20,10 @@
 
 struct codex_runner {
     const struct bt_runner_config *cfg;
-    char *thread_id;   /* known after thread/start|resume */
-    char *turn_id;     /* known after turn/start */
-    int interrupted;   /* turn/interrupt sent */
-    unsigned sent;     /* bit per request id written */
-    unsigned answered; /* bit per request id whose response was handled */
+    char *thread_id;          /* known after thread/start|resume */
+    char *turn_id;            /* known after turn/start */
+    int interrupted;          /* turn/interrupt sent */
+    struct bt_runner_ids ids; /* requests written and answered */
 };
 
 static int codex_parse_version(const char *text, char **version)
@@ -181,7 +180,7 @@ static void codex_destroy(void *st)
 
 static cJSON *request(struct codex_runner *r, int id, const char *method, cJSON **params)
 {
-    r->sent |= 1u << id;
+    bt_runner_ids_sent(&r->ids, id);
     cJSON *m = cJSON_CreateObject();
     cJSON_AddNumberToObject(m, "id", id);
     cJSON_AddStringToObject(m, "method", method);
@@ -269,23 +268,11 @@ static void on_thread(struct codex_runner *r, const struct bt_signal_response *s
     send_turn(r, out);
 }
 
-/* 1 the first time a response to a request we sent arrives; a repeated or
- * unsolicited response must not drive the handshake. */
-static int first_response(struct codex_runner *r, int64_t id)
-{
-    if (id < BT_CODEX_ID_INITIALIZE || id > BT_CODEX_ID_INTERRUPT)
-        return 0;
-    unsigned bit = 1u << id;
-    if (!(r->sent & bit) || (r->answered & bit))
-        return 0;
-    r->answered |= bit;
-    return 1;
-}
-
 static void on_response(struct codex_runner *r, const struct bt_signal_response *sig,
                         struct bt_buf *out, const struct bt_parser_sink *sink)
 {
-    if (!first_response(r, sig->id)) {
+    if (!bt_runner_ids_first_response(&r->ids, sig->id, BT_CODEX_ID_INITIALIZE,
+                                      BT_CODEX_ID_INTERRUPT)) {
         bt_parser_warn(sink, "protocol", "codex answered a request that was not pending", NULL, 0);
         return;
     }
@@ -322,38 +309,6 @@ static const char *decision_word(const char *method, int accept)
     return accept ? "accept" : "decline";
 }
 
-static void answer(const struct bt_signal_request *sig, cJSON *result, struct bt_buf *out)
-{
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddItemToObject(m, "id", cJSON_Parse(sig->request_id));
-    cJSON_AddItemToObject(m, "result", result);
-    bt_runner_put_json(out, m);
-}
-
-static void answer_error(const struct bt_signal_request *sig, int code, const char *message,
-                         struct bt_buf *out)
-{
-    cJSON *m = cJSON_CreateObject();
-    cJSON_AddItemToObject(m, "id", cJSON_Parse(sig->request_id));
-    cJSON *e = cJSON_AddObjectToObject(m, "error");
-    cJSON_AddNumberToObject(e, "code", code);
-    cJSON_AddStringToObject(e, "message", message);
-    bt_runner_put_json(out, m);
-}
-
-static void resolved(const struct bt_signal_request *sig, const char *decision,
-                     const struct bt_parser_sink *sink)
-{
-    struct bt_event ev;
-    bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
-    ev.approval_kind = sig->approval_kind;
-    ev.summary = sig->summary;
-    ev.item.id = sig->item_id;
-    ev.decision = decision;
-    ev.by = "policy";
-    sink->event(sink->data, &ev);
-}
-
 static void on_request(struct codex_runner *r, const struct bt_signal_request *sig,
                        struct bt_buf *out, const struct bt_parser_sink *sink)
 {
@@ -362,7 +317,7 @@ static void on_request(struct codex_runner *r, const struct bt_signal_request *s
     if (!kind) {
         bt_parser_warn(sink, "unsupported_request", "codex asked for something baton cannot answer",
                        sig->method, strlen(sig->method));
-        answer_error(sig, -32601, "not supported by this client", out);
+        bt_runner_answer_error(sig, NULL, -32601, "not supported by this client", out);
         return;
     }
     cJSON *result = cJSON_CreateObject();
@@ -379,8 +334,8 @@ static void on_request(struct codex_runner *r, const struct bt_signal_request *s
     } else {
         cJSON_AddStringToObject(result, "decision", decision_word(sig->method, accept));
     }
-    answer(sig, result, out);
-    resolved(sig, accept ? "accept" : "decline", sink);
+    bt_runner_answer(sig, NULL, result, out);
+    bt_parser_approval(sink, sig, accept ? "accept" : "decline");
 }
 
 static void codex_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *out,

@@ -34,6 +34,52 @@ void bt_runner_put_json(struct bt_buf *out, struct cJSON *msg)
     cJSON_Delete(msg);
 }
 
+/* The answer's envelope: jsonrpc, and the request's id (null if it is not
+ * JSON, which a parser never passes). */
+static cJSON *answer_to(const struct bt_signal_request *rq, const char *jsonrpc)
+{
+    cJSON *m = cJSON_CreateObject();
+    if (jsonrpc)
+        cJSON_AddStringToObject(m, "jsonrpc", jsonrpc);
+    cJSON *id = cJSON_Parse(rq->request_id);
+    cJSON_AddItemToObject(m, "id", id ? id : cJSON_CreateNull());
+    return m;
+}
+
+void bt_runner_answer(const struct bt_signal_request *rq, const char *jsonrpc, struct cJSON *result,
+                      struct bt_buf *out)
+{
+    cJSON *m = answer_to(rq, jsonrpc);
+    cJSON_AddItemToObject(m, "result", result);
+    bt_runner_put_json(out, m);
+}
+
+void bt_runner_answer_error(const struct bt_signal_request *rq, const char *jsonrpc, int code,
+                            const char *message, struct bt_buf *out)
+{
+    cJSON *m = answer_to(rq, jsonrpc);
+    cJSON *e = cJSON_AddObjectToObject(m, "error");
+    cJSON_AddNumberToObject(e, "code", code);
+    cJSON_AddStringToObject(e, "message", message);
+    bt_runner_put_json(out, m);
+}
+
+void bt_runner_ids_sent(struct bt_runner_ids *ids, int id)
+{
+    ids->sent |= 1u << id;
+}
+
+int bt_runner_ids_first_response(struct bt_runner_ids *ids, int64_t id, int lo, int hi)
+{
+    if (id < lo || id > hi)
+        return 0;
+    unsigned bit = 1u << id;
+    if (!(ids->sent & bit) || (ids->answered & bit))
+        return 0;
+    ids->answered |= bit;
+    return 1;
+}
+
 void bt_runner_fail(const struct bt_parser_sink *sink, enum bt_error_kind kind, const char *message)
 {
     struct bt_signal sig = {

@@ -119,6 +119,29 @@ void bt_runner_put_json(struct bt_buf *out, struct cJSON *msg);
 void bt_runner_fail(const struct bt_parser_sink *sink, enum bt_error_kind kind,
                     const char *message);
 
+/* Append the JSON-RPC answer to the coder's request rq (its id echoed as
+ * it came): with result (taken), or with the error {code, message}.
+ * jsonrpc: the "jsonrpc" member's value ("2.0", ACP), NULL for none
+ * (codex app-server omits it). */
+void bt_runner_answer(const struct bt_signal_request *rq, const char *jsonrpc, struct cJSON *result,
+                      struct bt_buf *out);
+void bt_runner_answer_error(const struct bt_signal_request *rq, const char *jsonrpc, int code,
+                            const char *message, struct bt_buf *out);
+
+/* Which of a runner's numbered requests (ids lo..hi, below 32) were
+ * written and answered: one bit per id. */
+struct bt_runner_ids {
+    unsigned sent;     /* bit per request id written */
+    unsigned answered; /* bit per request id whose response was handled */
+};
+
+/* Note request id as written. */
+void bt_runner_ids_sent(struct bt_runner_ids *ids, int id);
+/* 1 the first time a response to a written request lo..hi arrives (and
+ * note it); 0 for a repeated or unsolicited one, which must not drive the
+ * handshake. */
+int bt_runner_ids_first_response(struct bt_runner_ids *ids, int64_t id, int lo, int hi);
+
 /* 1 if id is safe to pass as a CLI value: non-empty, at most 256 bytes, only
  * [A-Za-z0-9._:-], and not starting with '-'. */
 int bt_runner_id_ok(const char *id);

@@ -7,12 +7,16 @@
 #include <string.h>
 
 #define BT_CODER(x) extern const struct bt_coder bt_coder_##x;
+#define BT_CODER_ON(x, family) BT_CODER(x)
 #include "coders.def"
+#undef BT_CODER_ON
 #undef BT_CODER
 
 const struct bt_coder *const bt_coders[] = {
 #define BT_CODER(x) &bt_coder_##x,
+#define BT_CODER_ON(x, family) BT_CODER(x)
 #include "coders.def"
+#undef BT_CODER_ON
 #undef BT_CODER
     NULL,
 };

@@ -28,6 +28,7 @@
 
 #define BATON BT_BINARY_DIR "/baton"
 #define FAKE BT_BINARY_DIR "/tests/fake-coder/fake-coder"
+#define FAKE_ACP BT_BINARY_DIR "/tests/fake-coder/fake-acp"
 #define MAX_LIST 32
 
 struct count {
@@ -47,7 +48,7 @@ struct corpus_case {
     char *args[MAX_LIST];
     int nargs;
     char *stdin_text;
-    char *coder;     /* "codex" (default), "pi" or "claude" */
+    char *coder;     /* "codex" (default), "pi", "claude", or an ACP coder */
     int expect_exit; /* -1: not checked */
     char *status, *error_kind, *final_text, *final_contains, *stdout_lacks;
     struct count counts[MAX_LIST];
@@ -160,12 +161,30 @@ static char *write_file(const char *dir, const char *name, const char *data, siz
 /* The coder: the fake coder replaying a file, or a shell script, standing
  * in for codex, pi or claude (coder: NAME), whose session files go under
  * dir. */
+/* The ACP coders run the scripted ACP agent (tests/fake-coder/fake-acp.c)
+ * unless the case replays or scripts something. */
+static const struct {
+    const char *coder, *var, *version;
+} acp_coders[] = {
+    {"gemini", "BATON_GEMINI_BIN", "0.61.0"},
+    {"opencode", "BATON_OPENCODE_BIN", "1.18.33"},
+    {"copilot", "BATON_COPILOT_BIN", "GitHub Copilot CLI 1.0.102."},
+};
+
 static char *coder_env(struct corpus_case *c, const char *dir, char **replay_env)
 {
     int pi = c->coder && strcmp(c->coder, "pi") == 0;
     int claude = c->coder && strcmp(c->coder, "claude") == 0;
     const char *var = pi ? "BATON_PI_BIN" : claude ? "BATON_CLAUDE_BIN" : "BATON_CODEX_BIN";
     const char *version = pi ? "0.73.1" : claude ? "2.1.332 (Claude Code)" : "codex-cli 0.171.0";
+    const char *fake = FAKE;
+    for (size_t i = 0; c->coder && i < sizeof(acp_coders) / sizeof(acp_coders[0]); i++) {
+        if (strcmp(c->coder, acp_coders[i].coder) == 0) {
+            var = acp_coders[i].var;
+            version = acp_coders[i].version;
+            fake = c->has_inline || c->replay ? FAKE : FAKE_ACP;
+        }
+    }
     *replay_env = NULL;
     if (c->script.len) {
         struct bt_buf s = BT_BUF_INIT;
@@ -186,7 +205,7 @@ static char *coder_env(struct corpus_case *c, const char *dir, char **replay_env
     } else if (c->replay) {
         *replay_env = bt_xasprintf("FAKE_CODER_REPLAY=%s", c->replay);
     }
-    return bt_xasprintf("%s=%s", var, FAKE);
+    return bt_xasprintf("%s=%s", var, fake);
 }
 
 static const char *type_of(const cJSON *ev)

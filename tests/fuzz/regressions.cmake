@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Included from tests/CMakeLists.txt in ordinary builds: the fuzz targets
 # with a plain main(), and a ctest replaying every regression input (a
-# parser per coder of src/coders.def: BATON_CODERS).
+# parser of src/coders.def: BATON_PARSER_FAMILIES, one for the coders
+# that share one).
 set(FUZZ_DIR ${CMAKE_SOURCE_DIR}/tests/fuzz)
 add_executable(replay-framer ${FUZZ_DIR}/fuzz-framer.c ${FUZZ_DIR}/standalone.c)
 target_link_libraries(replay-framer PRIVATE baton_core)
@@ -11,13 +12,19 @@ add_executable(replay-event-parse ${FUZZ_DIR}/fuzz-event-parse.c ${FUZZ_DIR}/sta
 target_link_libraries(replay-event-parse PRIVATE baton_core)
 string(APPEND FUZZ_REPLAYS " && $<TARGET_FILE:replay-event-parse>"
        " ${FUZZ_DIR}/regressions/event-parse ${CMAKE_SOURCE_DIR}/fixtures")
-foreach(coder IN LISTS BATON_CODERS)
-  add_executable(replay-parser-${coder} ${FUZZ_DIR}/fuzz-parser.c ${FUZZ_DIR}/standalone.c)
-  target_compile_definitions(replay-parser-${coder} PRIVATE BT_FUZZ_CODER="${coder}")
-  target_link_libraries(replay-parser-${coder} PRIVATE baton_core PkgConfig::CJSON)
-  file(MAKE_DIRECTORY ${FUZZ_DIR}/regressions/parser-${coder})
-  string(APPEND FUZZ_REPLAYS " && $<TARGET_FILE:replay-parser-${coder}>"
-         " ${FUZZ_DIR}/regressions/parser-${coder} ${CMAKE_SOURCE_DIR}/fixtures/${coder}")
+foreach(family IN LISTS BATON_PARSER_FAMILIES)
+  list(GET BATON_FAMILY_${family} 0 coder)
+  add_executable(replay-parser-${family} ${FUZZ_DIR}/fuzz-parser.c ${FUZZ_DIR}/standalone.c)
+  target_compile_definitions(replay-parser-${family} PRIVATE BT_FUZZ_CODER="${coder}")
+  target_link_libraries(replay-parser-${family} PRIVATE baton_core PkgConfig::CJSON)
+  file(MAKE_DIRECTORY ${FUZZ_DIR}/regressions/parser-${family})
+  string(APPEND FUZZ_REPLAYS " && $<TARGET_FILE:replay-parser-${family}>"
+         " ${FUZZ_DIR}/regressions/parser-${family}")
+  foreach(member IN LISTS BATON_FAMILY_${family})
+    if(EXISTS ${CMAKE_SOURCE_DIR}/fixtures/${member}) # none before its recordings
+      string(APPEND FUZZ_REPLAYS " ${CMAKE_SOURCE_DIR}/fixtures/${member}")
+    endif()
+  endforeach()
 endforeach()
 add_test(NAME fuzz-regressions COMMAND sh -c "${FUZZ_REPLAYS}")
 set_tests_properties(fuzz-regressions PROPERTIES TIMEOUT 120 LABELS unit)

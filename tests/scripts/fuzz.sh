@@ -26,7 +26,12 @@ for bin in "$build"/tests/fuzz/fuzz-*; do
     mkdir -p "$corpus"
     cp "$top"/tests/fuzz/regressions/"$target"/* "$corpus"/ 2>/dev/null
     case "$target" in
-    parser-*) cp "$top"/fixtures/"${target#parser-}"/*/*.jsonl "$corpus"/ 2>/dev/null ;;
+    parser-*)
+        # a family's target (BT_CODER_ON(name, family)) takes its coders' fixtures
+        fam="${target#parser-}"
+        for c in "$fam" $(sed -n "s/^BT_CODER_ON(\([a-z0-9_]*\), $fam)\$/\1/p" "$top/src/coders.def"); do
+            cp "$top"/fixtures/"$c"/*/*.jsonl "$corpus"/ 2>/dev/null
+        done ;;
     framer) cp "$top"/fixtures/*/*/*.jsonl "$corpus"/ 2>/dev/null ;;
     event-parse) cp "$top"/fixtures/*/*/*.events.jsonl "$corpus"/ 2>/dev/null ;;
     esac

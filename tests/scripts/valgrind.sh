@@ -255,7 +255,13 @@ done
 for exe in "$build"/tests/replay-*; do
     target=${exe##*/replay-}
     args=("$top/tests/fuzz/regressions/$target")
-    case "$target" in parser-*) args+=("$top/fixtures/${target#parser-}") ;; esac
+    # a family's replay (BT_CODER_ON(name, family)) takes its coders' fixtures
+    if [ "${target#parser-}" != "$target" ]; then
+        fam=${target#parser-}
+        for c in "$fam" $(sed -n "s/^BT_CODER_ON(\([a-z0-9_]*\), $fam)\$/\1/p" "$top/src/coders.def"); do
+            [ -d "$top/fixtures/$c" ] && args+=("$top/fixtures/$c")
+        done
+    fi
     run_direct "fuzz-regressions:$target" "$build/tests" "$exe" "${args[@]}"
 done
 

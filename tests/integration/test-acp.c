@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ACP coders through the baton binary with the scripted ACP agent
+ * (tests/fake-coder/fake-acp.c) across turns: a later turn loads the
+ * session and the replayed history is not shown, session/resume is
+ * preferred when offered, an agent that can do neither fails as
+ * resume_failed before anything touches the session, Ctrl-C sends
+ * session/cancel and a permission asked after it is answered cancelled,
+ * and handoff --print resumes the ACP session id.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define FAKE_ACP BT_BINARY_DIR "/tests/fake-coder/fake-acp"
+
+static int acp_setup(void **state)
+{
+    int rc = setup(state);
+    struct ctx *c = *state;
+    setenv_kv(c, "BATON_GEMINI_BIN=" FAKE_ACP);
+    return rc;
+}
+
+static void assert_has(const char *text, const char *what)
+{
+    if (!strstr(text, what))
+        fail_msg("expected '%s' in: %s", what, text);
+}
+
+/* A first turn; its conversation id (owned). */
+static char *first_turn(struct ctx *c)
+{
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "-c", "gemini", "--json", "hello", END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    assert_non_null(conv);
+    bt_test_result_release(&res);
+    return conv;
+}
+
+/* What the agent received on the later turn, from FAKE_ACP_LOG. */
+static char *agent_log(struct ctx *c)
+{
+    char *path = path_in(c, "agent.log");
+    size_t len;
+    char *text = bt_test_slurp(path, &len);
+    free(path);
+    assert_non_null(text);
+    return text;
+}
+
+static void test_load_drops_replayed_history(void **state)
+{
+    struct ctx *c = *state;
+    char *conv = first_turn(c);
+    char *log = path_in(c, "agent.log");
+    char *kv = bt_xasprintf("FAKE_ACP_LOG=%s", log);
+    setenv_kv(c, kv);
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "send", conv, "--json", "again", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_has(res.out.data, "\"final_text\":\"Hello, world.\"");
+    assert_has(res.out.data, "\"type\":\"session.started\"");
+    assert_has(res.out.data, "\"resumed\":true");
+    assert_null(strstr(res.out.data, "OLD ANSWER FROM HISTORY"));
+    char *got = agent_log(c);
+    assert_has(got, "\"method\":\"session/load\"");
+    assert_has(got, "\"sessionId\":\"fake-session-1\"");
+    assert_null(strstr(got, "session/new"));
+    free(got);
+    bt_test_result_release(&res);
+    free(kv);
+    free(log);
+    free(conv);
+}
+
+static void test_resume_preferred(void **state)
+{
+    struct ctx *c = *state;
+    char *conv = first_turn(c);
+    char *log = path_in(c, "agent.log");
+    char *kv = bt_xasprintf("FAKE_ACP_LOG=%s", log);
+    setenv_kv(c, kv);
+    setenv_kv(c, "FAKE_ACP_RESUME=1");
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "send", conv, "again", END);
+    assert_int_equal(res.exit_code, 0);
+    char *got = agent_log(c);
+    assert_has(got, "\"method\":\"session/resume\"");
+    assert_null(strstr(got, "session/load"));
+    free(got);
+    bt_test_result_release(&res);
+    free(kv);
+    free(log);
+    free(conv);
+}
+
+static void test_no_resume_capability(void **state)
+{
+    struct ctx *c = *state;
+    char *conv = first_turn(c);
+    char *log = path_in(c, "agent.log");
+    char *kv = bt_xasprintf("FAKE_ACP_LOG=%s", log);
+    setenv_kv(c, kv);
+    setenv_kv(c, "FAKE_ACP_NO_LOAD=1");
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "send", conv, "--json", "again", END);
+    assert_int_equal(res.exit_code, 1);
+    assert_has(res.out.data, "\"error_kind\":\"resume_failed\"");
+    assert_has(res.out.data, "neither session/resume nor session/load");
+    char *got = agent_log(c);
+    assert_has(got, "\"method\":\"initialize\"");
+    assert_null(strstr(got, "\"method\":\"session/")); /* nothing that could touch it */
+    free(got);
+    bt_test_result_release(&res);
+    free(kv);
+    free(log);
+    free(conv);
+}
+
+static void test_ctrl_c_cancels(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    baton(c, &res, NULL, 3000, "run", "-c", "gemini", "--json", "--approval", "auto", "[cancel]",
+          END);
+    assert_int_equal(res.exit_code, 130);
+    assert_has(res.out.data, "\"status\":\"cancelled\"");
+    assert_has(res.out.data, "\"decision\":\"decline\"");
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    /* the agent's stderr: the answer it got after session/cancel */
+    baton(c, &res, NULL, 0, "show", conv, "--debug", END);
+    assert_has(res.out.data, "permission after cancel: cancelled");
+    bt_test_result_release(&res);
+    free(conv);
+}
+
+static void test_handoff_print(void **state)
+{
+    struct ctx *c = *state;
+    char *conv = first_turn(c);
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "handoff", conv, "--print", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_has(res.out.data, "fake-acp --resume=fake-session-1");
+    bt_test_result_release(&res);
+    free(conv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_load_drops_replayed_history, acp_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_preferred, acp_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_resume_capability, acp_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ctrl_c_cancels, acp_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_handoff_print, acp_setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
