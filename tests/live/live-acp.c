@@ -16,13 +16,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "live.h"
 
-/* baton ARGS... in cwd: "run -c CODER --json OPTS... EXTRA..." when run,
- * else the args as given; asserts the exit status; the stream in *lines. */
+/* baton run -c CODER --json OPTS... EXTRA... in cwd; asserts the exit
+ * status; the stream in *lines. */
 static size_t run_json(const struct bt_live_acp *a, const char *cwd, const char *const *extra,
                        int want_exit, cJSON ***lines)
 {
@@ -33,20 +34,7 @@ static size_t run_json(const struct bt_live_acp *a, const char *cwd, const char 
     for (; *extra && n < 23; extra++)
         args[n++] = *extra;
     args[n] = NULL;
-    struct bt_test_result res;
-    bt_live_baton(cwd, args, &res, 0);
-    assert_int_equal(res.exit_code, want_exit);
-    size_t k = bt_live_stream(res.out.data, lines);
-    bt_test_result_release(&res);
-    return k;
-}
-
-static const cJSON *first_of(cJSON **lines, size_t n, const char *type)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(bt_live_type(lines[i]), type) == 0)
-            return lines[i];
-    return NULL;
+    return bt_live_json(cwd, args, want_exit, lines);
 }
 
 static const char *final_text(cJSON **lines, size_t n)
@@ -66,7 +54,7 @@ void bt_live_acp_text_turn(const struct bt_live_acp *a)
         deltas += strcmp(bt_live_type(lines[i]), "item.delta") == 0 &&
                   strcmp(bt_live_item_kind(lines[i]), "message") == 0;
     assert_true(deltas > 1);
-    const cJSON *s = first_of(lines, n, "session.started");
+    const cJSON *s = bt_live_first(lines, n, "session.started");
     assert_non_null(s);
     assert_non_null(bt_test_jstr(s, "native_session_id"));
     assert_string_equal(final_text(lines, n), "Hello! You said: Say hello banana");
@@ -116,7 +104,7 @@ void bt_live_acp_send_elsewhere(const struct bt_live_acp *a)
     /* gemini names a session's file after the first 8 of its id */
     char id8[9];
     snprintf(id8, sizeof id8, "%s",
-             bt_test_jstr(first_of(lines, n, "session.started"), "native_session_id"));
+             bt_test_jstr(bt_live_first(lines, n, "session.started"), "native_session_id"));
     bt_test_lines_free(lines, n);
 
     char *home = bt_xasprintf("%s/%s", bt_live.dir, a->home);
@@ -130,7 +118,7 @@ void bt_live_acp_send_elsewhere(const struct bt_live_acp *a)
     n = bt_live_stream(res.out.data, &lines);
     if (a->resumes) {
         assert_string_equal(bt_live_status(lines, n), "completed");
-        const cJSON *s = first_of(lines, n, "session.started");
+        const cJSON *s = bt_live_first(lines, n, "session.started");
         assert_non_null(s);
         assert_true(cJSON_IsTrue(cJSON_GetObjectItem(s, "resumed")));
         /* the first turn in the history of the second's request */
@@ -170,7 +158,7 @@ void bt_live_acp_bash(const struct bt_live_acp *a, int allow)
     /* a denied command ends the turn in opencode and copilot, and is told to
      * the model in gemini: completed either way (docs/acp.md) */
     assert_string_equal(bt_live_status(lines, n), "completed");
-    const cJSON *res = first_of(lines, n, "approval.resolved");
+    const cJSON *res = bt_live_first(lines, n, "approval.resolved");
     assert_non_null(res);
     assert_string_equal(bt_test_jstr(res, "decision"), allow ? "accept" : "decline");
     assert_string_equal(bt_test_jstr(res, "kind"), "command");
@@ -247,7 +235,7 @@ void bt_live_acp_handoff_print(const struct bt_live_acp *a)
     const char *args[] = {"Say hi", NULL};
     size_t n = run_json(a, bt_live.work, args, 0, &lines);
     char *conv = bt_xstrdup(bt_test_jstr(lines[0], "conversation"));
-    const cJSON *s = first_of(lines, n, "session.started");
+    const cJSON *s = bt_live_first(lines, n, "session.started");
     assert_non_null(s);
     char *want = bt_xasprintf("%s%s", a->handoff_flag, bt_test_jstr(s, "native_session_id"));
     bt_test_lines_free(lines, n);
@@ -261,4 +249,88 @@ void bt_live_acp_handoff_print(const struct bt_live_acp *a)
     bt_test_result_release(&res);
     free(want);
     free(conv);
+}
+
+/* ---- one program per coder ------------------------------------------ */
+
+static const struct bt_live_acp *acp; /* the coder of this program */
+
+static int acp_setup(void **state)
+{
+    (void)state;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "live-%s", acp->coder);
+    bt_live_setup(prefix, acp->env_script, acp->home, acp->bin_var, getenv(acp->test_bin_var));
+    return 0;
+}
+
+static int acp_teardown(void **state)
+{
+    (void)state;
+    bt_live_teardown();
+    return 0;
+}
+
+static void test_text_turn(void **state)
+{
+    (void)state;
+    bt_live_acp_text_turn(acp);
+}
+
+static void test_send_from_another_directory(void **state)
+{
+    (void)state;
+    bt_live_acp_send_elsewhere(acp);
+}
+
+static void test_bash_denied(void **state)
+{
+    (void)state;
+    bt_live_acp_bash(acp, 0);
+}
+
+static void test_bash_auto(void **state)
+{
+    (void)state;
+    bt_live_acp_bash(acp, 1);
+}
+
+static void test_interrupt_is_quick(void **state)
+{
+    (void)state;
+    bt_live_acp_interrupt(acp);
+}
+
+static void test_handoff_print(void **state)
+{
+    (void)state;
+    bt_live_acp_handoff_print(acp);
+}
+
+static void test_http_500(void **state)
+{
+    (void)state;
+    bt_live_acp_http500(acp);
+}
+
+int bt_live_acp_main(const struct bt_live_acp *a)
+{
+    const char *bin = getenv(a->test_bin_var);
+    if (!bin || !*bin || access(bin, X_OK) != 0) {
+        printf("skipped: %s does not name a %s executable (tests/scripts/test.sh installs the "
+               "pinned one)\n",
+               a->test_bin_var, a->coder);
+        return 77;
+    }
+    acp = a;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_text_turn),
+        cmocka_unit_test(test_send_from_another_directory),
+        cmocka_unit_test(test_bash_denied),
+        cmocka_unit_test(test_bash_auto),
+        cmocka_unit_test(test_interrupt_is_quick),
+        cmocka_unit_test(test_handoff_print),
+        cmocka_unit_test(test_http_500),
+    };
+    return cmocka_run_group_tests(tests, acp_setup, acp_teardown);
 }

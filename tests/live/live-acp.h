@@ -9,9 +9,11 @@
 #define BT_LIVE_ACP_H
 
 struct bt_live_acp {
-    const char *coder;      /* "gemini" */
-    const char *env_script; /* tests/live/<coder>-env.sh */
-    const char *home;       /* its DIR under bt_live.dir */
+    const char *coder;        /* "gemini" */
+    const char *bin_var;      /* baton's override of its binary: "BATON_GEMINI_BIN" */
+    const char *test_bin_var; /* where the test finds it: "BATON_TEST_GEMINI_BIN" */
+    const char *env_script;   /* tests/live/<coder>-env.sh */
+    const char *home;         /* its DIR under bt_live.dir */
     /* run options after "-c CODER" (e.g. the model), NULL-terminated */
     const char *const *opts;
     int resumes; /* 0: a later turn is refused (resume_failed), the session kept */
@@ -26,6 +28,10 @@ struct bt_live_acp {
     const char *http500_env_arg;
     const char *handoff_flag; /* the resume flag of its terminal UI: "--resume=" */
 };
+
+/* The whole live program of coder a: exits 77 (ctest: Skipped) without
+ * its binary, else runs every scenario below on one harness. */
+int bt_live_acp_main(const struct bt_live_acp *a);
 
 /* A text turn: deltas, the echoed answer as final text, a session id. */
 void bt_live_acp_text_turn(const struct bt_live_acp *a);
