@@ -45,12 +45,33 @@ static const char *const rate_words[] = {
     "429", "rate limit", "rate_limit", "resource_exhausted", "quota", "too many requests", NULL,
 };
 static const char *const context_words[] = {
-    "context window",  "context length", "context_length",     "maximum context",
-    "too many tokens", "token limit",    "prompt is too long", NULL,
+    "context window",
+    "context length",
+    "context_length",
+    "maximum context",
+    "too many tokens",
+    "token limit",
+    "prompt is too long",
+    /* gemini's Gemini API 400; opencode's ContextOverflowError */
+    "exceeds the maximum number of tokens",
+    "context exceeds",
+    "contextoverflow",
+    NULL,
 };
 static const char *const network_words[] = {
-    "econnrefused", "enotfound",      "etimedout", "econnreset",
-    "fetch failed", "socket hang up", "network",   NULL,
+    "econnrefused",
+    "enotfound",
+    "etimedout",
+    "econnreset",
+    "fetch failed",
+    "socket hang up",
+    "network",
+    /* opencode "Cannot connect to API: Unable to connect."; copilot "Could
+     * not connect to local model provider" */
+    "cannot connect",
+    "could not connect",
+    "unable to connect",
+    NULL,
 };
 static const char *const auth_words[] = {
     "authentication required", "unauthorized", "invalid api key", "401", NULL,

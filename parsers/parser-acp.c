@@ -37,6 +37,13 @@ struct acp_parser {
     size_t ntools;
     struct bt_usage usage;
     int usage_seen;
+    /* prose_errors: a chunk "Error: …" held back until what follows says
+     * whether it was a failure (the turn ends without usage) or an answer;
+     * or a chunk "Info: …" that starts no message, a notice unless more
+     * message text follows. */
+    enum { HELD_NONE, HELD_ERROR, HELD_INFO } held;
+    char *held_id; /* its messageId, NULL when none */
+    struct bt_buf held_text;
 };
 
 void *bt_acp_parser_create(const struct bt_acp_profile *p)
@@ -45,6 +52,7 @@ void *bt_acp_parser_create(const struct bt_acp_profile *p)
     a->profile = p;
     a->open_kind = BT_ITEM_OTHER;
     bt_buf_init(&a->open_text);
+    bt_buf_init(&a->held_text);
     bt_usage_init(&a->usage);
     return a;
 }
@@ -64,6 +72,8 @@ void bt_acp_parser_destroy(void *st)
         return;
     free(a->open_id);
     bt_buf_release(&a->open_text);
+    free(a->held_id);
+    bt_buf_release(&a->held_text);
     for (size_t i = 0; i < a->ntools; i++)
         tool_release(&a->tools[i]);
     free(a);
@@ -96,20 +106,11 @@ static void close_open(struct acp_parser *a, const struct bt_parser_sink *sink)
     bt_buf_reset(&a->open_text);
 }
 
-/* agent_message_chunk, agent_thought_chunk: a ContentChunk {content,
- * messageId?}. Text blocks only; a change of messageId starts a new item. */
-static void on_chunk(struct acp_parser *a, const cJSON *u, enum bt_item_kind kind,
-                     const struct bt_parser_sink *sink)
+/* One chunk of text for the message or reasoning item being streamed; a
+ * change of kind or messageId starts a new item. */
+static void chunk_text(struct acp_parser *a, enum bt_item_kind kind, const char *mid,
+                       const char *text, const struct bt_parser_sink *sink)
 {
-    const cJSON *content = bt_json_obj(u, "content");
-    const char *type = content ? bt_json_str(content, "type") : NULL;
-    const char *text = content ? bt_json_str(content, "text") : NULL;
-    if (!type || strcmp(type, "text") != 0 || !text) {
-        bt_parser_warn(sink, "unknown_item", "an ACP content block baton does not show", type,
-                       type ? strlen(type) : 0);
-        return;
-    }
-    const char *mid = bt_json_str(u, "messageId");
     if (a->open_kind != kind || (mid && a->open_id && strcmp(mid, a->open_id) != 0))
         close_open(a, sink);
     if (a->open_kind == BT_ITEM_OTHER) {
@@ -132,6 +133,83 @@ static void on_chunk(struct acp_parser *a, const cJSON *u, enum bt_item_kind kin
     ev.delta = text;
     ev.delta_len = strlen(text);
     emit(sink, &ev);
+}
+
+/* What a held chunk was, now that the next message chunk (as_text) or
+ * something else came: an "Error: …" chunk is answer text either way (a
+ * failure ends the turn without usage, end_with_prose), an "Info: …" one
+ * text only when the message goes on, else copilot's notice. */
+static void flush_held(struct acp_parser *a, const struct bt_parser_sink *sink, int as_text)
+{
+    if (a->held == HELD_NONE)
+        return;
+    const char *text = a->held_text.data ? a->held_text.data : "";
+    if (a->held == HELD_INFO && !as_text) {
+        const char *notice = text + strlen("Info: ");
+        bt_parser_warn(sink, "coder", notice, text, strlen(text));
+    } else {
+        chunk_text(a, BT_ITEM_MESSAGE, a->held_id, text, sink);
+    }
+    a->held = HELD_NONE;
+    free(a->held_id);
+    a->held_id = NULL;
+    bt_buf_reset(&a->held_text);
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* prose_errors: a whole chunk "Info: … Retrying..." is copilot's notice of
+ * a retried model request, not answer text. 1 if text was one. */
+static int prose_retry(struct acp_parser *a, const char *text, const struct bt_parser_sink *sink)
+{
+    if (!starts_with(text, "Info: ") || !ends_with(text, "Retrying..."))
+        return 0;
+    enum bt_error_kind kind = bt_acp_text_kind(a->profile, text);
+    const char *msg = text + strlen("Info: ");
+    struct bt_signal sig = {
+        .type = BT_SIGNAL_RETRY,
+        .retry = {.error_kind = kind ? kind : BT_ERROR_KIND_MODEL_ERROR, .message = msg}};
+    bt_parser_warn(sink, "retry", msg, text, strlen(text));
+    sink->signal(sink->data, &sig);
+    return 1;
+}
+
+/* agent_message_chunk, agent_thought_chunk: a ContentChunk {content,
+ * messageId?}. Text blocks only. */
+static void on_chunk(struct acp_parser *a, const cJSON *u, enum bt_item_kind kind,
+                     const struct bt_parser_sink *sink)
+{
+    const cJSON *content = bt_json_obj(u, "content");
+    const char *type = content ? bt_json_str(content, "type") : NULL;
+    const char *text = content ? bt_json_str(content, "text") : NULL;
+    if (!type || strcmp(type, "text") != 0 || !text) {
+        bt_parser_warn(sink, "unknown_item", "an ACP content block baton does not show", type,
+                       type ? strlen(type) : 0);
+        return;
+    }
+    const char *mid = bt_json_str(u, "messageId");
+    if (a->profile->prose_errors && kind == BT_ITEM_MESSAGE) {
+        if (prose_retry(a, text, sink))
+            return;
+        int info = a->open_kind != BT_ITEM_MESSAGE && starts_with(text, "Info: ");
+        if (a->held == HELD_NONE && (info || starts_with(text, "Error: "))) {
+            a->held = info ? HELD_INFO : HELD_ERROR;
+            a->held_id = mid ? bt_xstrdup(mid) : NULL;
+            bt_buf_adds(&a->held_text, text);
+            return;
+        }
+    }
+    flush_held(a, sink, kind == BT_ITEM_MESSAGE);
+    chunk_text(a, kind, mid, text, sink);
 }
 
 /* ---- tool calls ------------------------------------------------------- */
@@ -245,6 +323,7 @@ static void on_tool(struct acp_parser *a, const cJSON *u, int update,
         bt_parser_warn(sink, "protocol", "an ACP tool call without toolCallId", raw, raw_len);
         return;
     }
+    flush_held(a, sink, 0);
     close_open(a, sink);
     struct acp_tool *t = tool_find(a, id);
     int known = t != NULL;
@@ -288,6 +367,7 @@ static void on_tool(struct acp_parser *a, const cJSON *u, int update,
  * one line per entry. */
 static void on_plan(struct acp_parser *a, const cJSON *u, const struct bt_parser_sink *sink)
 {
+    flush_held(a, sink, 0);
     close_open(a, sink);
     struct bt_buf text = BT_BUF_INIT;
     const cJSON *e;
@@ -405,6 +485,7 @@ static const char *approval_kind(struct acp_parser *a, const cJSON *tc)
 static void on_request(struct acp_parser *a, const cJSON *msg, const char *method,
                        const struct bt_parser_sink *sink)
 {
+    flush_held(a, sink, 0);
     char *id = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(msg, "id"));
     const cJSON *params = bt_json_obj(msg, "params");
     struct bt_signal sig = {.type = BT_SIGNAL_REQUEST,
@@ -478,8 +559,14 @@ static void end_with_error(struct acp_parser *a, const cJSON *err,
                            const struct bt_parser_sink *sink)
 {
     const char *m = bt_json_str(err, "message");
+    /* gemini passes the model API's error body on as the message: its
+     * error.message says it without the JSON */
+    cJSON *body = m && m[0] == '{' ? cJSON_Parse(m) : NULL;
+    const cJSON *berr = body ? bt_json_obj(body, "error") : NULL;
+    const char *bm = berr ? bt_json_str(berr, "message") : NULL;
     struct bt_buf msg = BT_BUF_INIT;
-    bt_buf_adds(&msg, m ? m : "the agent gave no reason");
+    bt_buf_adds(&msg, bm ? bm : m ? m : "the agent gave no reason");
+    cJSON_Delete(body);
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(err, "data");
     const char *details = cJSON_IsString(data) ? data->valuestring
                           : data               ? bt_json_str(data, "details")
@@ -498,6 +585,22 @@ static void end_with_error(struct acp_parser *a, const cJSON *err,
     bt_buf_release(&msg);
 }
 
+/* prose_errors: the held "Error: …" chunk was the last text and the turn
+ * ended without usage, which copilot's successful turns always have: the
+ * model request failed. The message is copilot's sentence; the kind from
+ * its words (HTTP 401/403, 429, context, connection), else model_error. */
+static void end_with_prose(struct acp_parser *a, const struct bt_parser_sink *sink)
+{
+    const char *text = a->held_text.data + strlen("Error: ");
+    enum bt_error_kind kind = bt_acp_text_kind(a->profile, text);
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END};
+    sig.turn_end.status = BT_TURN_FAILED;
+    sig.turn_end.error_kind = kind ? kind : BT_ERROR_KIND_MODEL_ERROR;
+    sig.turn_end.message = text;
+    sink->signal(sink->data, &sig);
+    a->held = HELD_NONE;
+}
+
 static void on_response(struct acp_parser *a, const cJSON *msg, const struct bt_parser_sink *sink,
                         const char *raw, size_t raw_len)
 {
@@ -511,14 +614,21 @@ static void on_response(struct acp_parser *a, const cJSON *msg, const struct bt_
     const cJSON *err = bt_json_obj(msg, "error");
     const cJSON *res = bt_json_obj(msg, "result");
     if (id == BT_ACP_ID_PROMPT) {
-        close_open(a, sink);
         const cJSON *usage = res ? bt_json_obj(res, "usage") : NULL;
+        const char *stop = res ? bt_json_str(res, "stopReason") : NULL;
+        if (a->held == HELD_ERROR && res && !usage && stop && strcmp(stop, "end_turn") == 0) {
+            close_open(a, sink);
+            end_with_prose(a, sink);
+            return;
+        }
+        flush_held(a, sink, 0);
+        close_open(a, sink);
         if (usage)
             on_prompt_usage(a, usage, sink);
         if (err || !res)
             end_with_error(a, err, sink);
         else
-            end_with_stop(a, bt_json_str(res, "stopReason"), sink);
+            end_with_stop(a, stop, sink);
         return;
     }
     if (id == BT_ACP_ID_SESSION)

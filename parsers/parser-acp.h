@@ -47,6 +47,15 @@ struct bt_acp_profile {
      * takes no model flag (opencode: "model"); NULL: the model is in the
      * argv the coder's build_argv makes. */
     const char *model_option;
+    /* 1: the agent reports a failed model request only as message text
+     * (copilot 1.0.102: "Info: … Retrying..." chunks per retry, then one
+     * chunk "Error: …" and stopReason end_turn without usage; see
+     * docs/acp.md "Failures told as text"). */
+    int prose_errors;
+    /* Non-NULL: a later turn is refused with this resume_failed sentence
+     * before any session request, because the agent's session/load damages
+     * the stored session (gemini 0.61.0, docs/acp.md). Read by the runner. */
+    const char *resume_refusal;
 };
 
 void *bt_acp_parser_create(const struct bt_acp_profile *p);

@@ -144,6 +144,10 @@ static void on_initialize(struct acp_runner *r, const struct bt_signal_response 
     }
     const char *id = r->cfg->native_session_id;
     const char *method = !id ? "session/new" : r->can_resume ? "session/resume" : "session/load";
+    if (id && r->profile->resume_refusal) {
+        fail(r, sink, BT_ERROR_KIND_RESUME_FAILED, r->profile->resume_refusal, NULL);
+        return;
+    }
     if (id && !r->can_resume && !r->can_load) {
         fail(r, sink, BT_ERROR_KIND_RESUME_FAILED,
              "cannot resume a session: its ACP agent offers neither session/resume nor "

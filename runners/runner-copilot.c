@@ -20,6 +20,7 @@ static const struct bt_acp_profile copilot_profile = {
     .auth_patterns = copilot_auth,
     .auth_message = "copilot is not logged in: run `copilot` and /login, or configure a model "
                     "provider (COPILOT_PROVIDER_BASE_URL)",
+    .prose_errors = 1, /* fixtures/copilot/1.0.102 http500, http401, … */
 };
 
 static int copilot_build_argv(const struct bt_runner_config *cfg, struct bt_strv *argv)

@@ -20,6 +20,14 @@ static const struct bt_acp_profile gemini_profile = {
     .name = "gemini",
     .auth_patterns = gemini_auth,
     .auth_message = "gemini is not logged in: run `gemini` and sign in, or set GEMINI_API_KEY",
+    /* gemini-cli 0.61.0's session/load resets the session it loads when
+     * run in the minute the session file was opened, and otherwise leaves
+     * a second file with the same id that gemini's session cleanup, at its
+     * next start, deletes together with the good one (fixtures/gemini/
+     * 0.61.0 resume*.files.txt; docs/acp.md "gemini and resume"). */
+    .resume_refusal = "cannot continue a session over ACP without damaging it (gemini-cli's "
+                      "session/load resets or later deletes the stored session): continue it "
+                      "in gemini's own terminal UI with `baton handoff`",
 };
 
 static int gemini_build_argv(const struct bt_runner_config *cfg, struct bt_strv *argv)

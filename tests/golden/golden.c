@@ -33,6 +33,7 @@ struct replay {
     struct bt_buf events; /* encoded output */
     struct bt_buf writes; /* what the runner would send (discarded) */
     int interrupt;        /* the recording's client sent turn/interrupt */
+    int ended;            /* a final turn end came: the engine reads no more */
     int64_t seq;
 };
 
@@ -53,6 +54,7 @@ static void on_signal(void *data, const struct bt_signal *sig)
     if (sig->type == BT_SIGNAL_TURN_END) {
         const struct bt_signal_turn_end *e = &sig->turn_end;
         const char *kind = bt_error_kind_name(e->error_kind);
+        r->ended |= !e->tentative;
         bt_buf_addf(&r->events, "#turn-end%s status=%s kind=%s message=%s\n",
                     e->tentative ? " (tentative)" : "", bt_turn_status_name(e->status),
                     kind ? kind : "-", e->message ? e->message : "-");
@@ -82,6 +84,8 @@ static void on_signal(void *data, const struct bt_signal *sig)
 static void on_line(void *data, char *line, size_t len)
 {
     struct replay *r = data;
+    if (r->ended)
+        return; /* e.g. a refused resume: the engine stops the coder there */
     /* interrupt as soon as the runner can, as the recording's client did */
     if (r->interrupt && r->coder->runner->interrupt(r->runner, &r->writes) == 0)
         r->interrupt = 0;
@@ -90,22 +94,45 @@ static void on_line(void *data, char *line, size_t len)
 
 static const struct bt_framer_ops framer_ops = {on_line, NULL};
 
+/* The sessionId of an ACP session/load or session/resume the recording's
+ * client sent, copied into buf; NULL when it sent neither. */
+static const char *acp_resumed_id(const char *in, char *buf, size_t size)
+{
+    const char *m = strstr(in, "\"method\":\"session/load\"");
+    if (!m)
+        m = strstr(in, "\"method\":\"session/resume\"");
+    const char *id = m ? strstr(m, "\"sessionId\":\"") : NULL;
+    if (!id)
+        return NULL;
+    id += strlen("\"sessionId\":\"");
+    size_t n = strcspn(id, "\"");
+    snprintf(buf, size, "%.*s", (int)(n < size ? n : size - 1), id);
+    return buf;
+}
+
 /* Configure the runner as the recording's client was: <case>.input.jsonl
  * holds what it sent (a thread/resume, approval answers, the policy). */
 static void config_from_input(const char *path, struct bt_runner_config *cfg, int *interrupt)
 {
+    static char acp_id[128];
     char *in_path = bt_xasprintf("%.*s.input.jsonl", (int)(strlen(path) - 6), path);
     char *in = bt_read_file(in_path, NULL);
     *interrupt =
-        in && (strstr(in, "\"turn/interrupt\"") || strstr(in, "\"subtype\":\"interrupt\""));
+        in && (strstr(in, "\"turn/interrupt\"") || strstr(in, "\"subtype\":\"interrupt\"") ||
+               strstr(in, "\"session/cancel\""));
     if (in && strstr(in, "\"thread/resume\""))
         cfg->native_session_id = "resumed-session";
+    if (in && acp_resumed_id(in, acp_id, sizeof(acp_id)))
+        cfg->native_session_id = acp_id;
     if (in && strstr(in, "\"set_auto_retry\",\"enabled\":false"))
         cfg->no_retry = 1;
     if (in && strstr(in, "\"approvalPolicy\":\"never\""))
         cfg->approval = BT_APPROVAL_NEVER;
     if (in && (strstr(in, "\"decision\":\"accept\"") || strstr(in, "\"decision\":\"approved\"") ||
-               strstr(in, "\"behavior\":\"allow\"")))
+               strstr(in, "\"behavior\":\"allow\"") ||
+               /* ACP: the allow_once option of gemini, opencode, copilot */
+               strstr(in, "\"optionId\":\"proceed_once\"") || strstr(in, "\"optionId\":\"once\"") ||
+               strstr(in, "\"optionId\":\"allow_once\"")))
         cfg->approval = BT_APPROVAL_AUTO;
     free(in);
     free(in_path);
@@ -130,7 +157,7 @@ static char *replay_file(const struct bt_coder *coder, const char *path)
     bt_framer_init(&f, 0, &framer_ops, &r);
     bt_framer_feed(&f, input, len);
     bt_framer_finish(&f);
-    if (coder->parser->finish)
+    if (coder->parser->finish && !r.ended)
         coder->parser->finish(r.parser, &r.sink);
     bt_framer_release(&f);
     coder->parser->destroy(r.parser);

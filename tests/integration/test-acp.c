@@ -4,7 +4,8 @@
  * (tests/fake-coder/fake-acp.c) across turns: a later turn loads the
  * session and the replayed history is not shown, session/resume is
  * preferred when offered, an agent that can do neither fails as
- * resume_failed before anything touches the session, Ctrl-C sends
+ * resume_failed before anything touches the session, gemini refuses to
+ * resume (its session/load damages the stored session), Ctrl-C sends
  * session/cancel and a permission asked after it is answered cancelled,
  * and handoff --print resumes the ACP session id.
  */
@@ -27,6 +28,7 @@ static int acp_setup(void **state)
     int rc = setup(state);
     struct ctx *c = *state;
     setenv_kv(c, "BATON_GEMINI_BIN=" FAKE_ACP);
+    setenv_kv(c, "BATON_COPILOT_BIN=" FAKE_ACP);
     return rc;
 }
 
@@ -36,16 +38,22 @@ static void assert_has(const char *text, const char *what)
         fail_msg("expected '%s' in: %s", what, text);
 }
 
-/* A first turn; its conversation id (owned). */
-static char *first_turn(struct ctx *c)
+/* A first turn of coder; its conversation id (owned). */
+static char *first_turn_of(struct ctx *c, const char *coder)
 {
     struct bt_test_result res;
-    baton(c, &res, NULL, 0, "run", "-c", "gemini", "--json", "hello", END);
+    baton(c, &res, NULL, 0, "run", "-c", coder, "--json", "hello", END);
     assert_int_equal(res.exit_code, 0);
     char *conv = conversation_of(res.out.data);
     assert_non_null(conv);
     bt_test_result_release(&res);
     return conv;
+}
+
+/* copilot: an agent that loads sessions (gemini refuses to, below). */
+static char *first_turn(struct ctx *c)
+{
+    return first_turn_of(c, "copilot");
 }
 
 /* What the agent received on the later turn, from FAKE_ACP_LOG. */
@@ -128,6 +136,31 @@ static void test_no_resume_capability(void **state)
     free(conv);
 }
 
+/* gemini's session/load resets or later deletes the session it loads
+ * (docs/acp.md): a later turn fails resume_failed with nothing but
+ * initialize sent, and names the handoff to gemini's own UI. */
+static void test_gemini_refuses_resume(void **state)
+{
+    struct ctx *c = *state;
+    char *conv = first_turn_of(c, "gemini");
+    char *log = path_in(c, "agent.log");
+    char *kv = bt_xasprintf("FAKE_ACP_LOG=%s", log);
+    setenv_kv(c, kv);
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "send", conv, "--json", "again", END);
+    assert_int_equal(res.exit_code, 1);
+    assert_has(res.out.data, "\"error_kind\":\"resume_failed\"");
+    assert_has(res.out.data, "baton handoff");
+    char *got = agent_log(c);
+    assert_has(got, "\"method\":\"initialize\"");
+    assert_null(strstr(got, "\"method\":\"session/")); /* neither load nor a new session */
+    free(got);
+    bt_test_result_release(&res);
+    free(kv);
+    free(log);
+    free(conv);
+}
+
 static void test_ctrl_c_cancels(void **state)
 {
     struct ctx *c = *state;
@@ -156,6 +189,12 @@ static void test_handoff_print(void **state)
     assert_has(res.out.data, "fake-acp --resume=fake-session-1");
     bt_test_result_release(&res);
     free(conv);
+    conv = first_turn_of(c, "gemini"); /* gemini's own UI does resume it */
+    baton(c, &res, NULL, 0, "handoff", conv, "--print", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_has(res.out.data, "fake-acp --resume=fake-session-");
+    bt_test_result_release(&res);
+    free(conv);
 }
 
 int main(void)
@@ -164,6 +203,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_load_drops_replayed_history, acp_setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_preferred, acp_setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_resume_capability, acp_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gemini_refuses_resume, acp_setup, teardown),
         cmocka_unit_test_setup_teardown(test_ctrl_c_cancels, acp_setup, teardown),
         cmocka_unit_test_setup_teardown(test_handoff_print, acp_setup, teardown),
     };

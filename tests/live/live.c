@@ -196,6 +196,24 @@ const char *bt_live_item_kind(const cJSON *ev)
     return bt_test_jstr(cJSON_GetObjectItem(ev, "item"), "kind");
 }
 
+const cJSON *bt_live_first(cJSON **lines, size_t n, const char *type)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(bt_live_type(lines[i]), type) == 0)
+            return lines[i];
+    return NULL;
+}
+
+size_t bt_live_json(const char *cwd, const char *const *args, int want_exit, cJSON ***lines)
+{
+    struct bt_test_result res;
+    bt_live_baton(cwd, args, &res, 0);
+    assert_int_equal(res.exit_code, want_exit);
+    size_t k = bt_live_stream(res.out.data, lines);
+    bt_test_result_release(&res);
+    return k;
+}
+
 /* The completed command item of a stream, or NULL. */
 const cJSON *bt_live_command_item(cJSON **lines, size_t n)
 {

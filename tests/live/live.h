@@ -47,6 +47,11 @@ size_t bt_live_stream(const char *out, cJSON ***lines);
 const char *bt_live_type(const cJSON *ev);
 const char *bt_live_item_kind(const cJSON *ev);
 const char *bt_live_status(cJSON **lines, size_t n);
+/* The first event of a type in a stream, or NULL. */
+const cJSON *bt_live_first(cJSON **lines, size_t n, const char *type);
+/* baton args in cwd (bt_live_baton), asserting its exit status; the
+ * stream (bt_live_stream) in *lines, its length returned. */
+size_t bt_live_json(const char *cwd, const char *const *args, int want_exit, cJSON ***lines);
 /* The completed command item of a stream, or NULL. */
 const cJSON *bt_live_command_item(cJSON **lines, size_t n);
 /* The body of the last request the stand-in received; caller frees. */

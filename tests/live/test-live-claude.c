@@ -53,20 +53,7 @@ static size_t run_json(const char *const *extra, int want_exit, cJSON ***lines)
     for (; *extra && n < 15; extra++)
         args[n++] = *extra;
     args[n] = NULL;
-    struct bt_test_result res;
-    bt_live_baton(bt_live.work, args, &res, 0);
-    assert_int_equal(res.exit_code, want_exit);
-    size_t k = bt_live_stream(res.out.data, lines);
-    bt_test_result_release(&res);
-    return k;
-}
-
-static const cJSON *first_of(cJSON **lines, size_t n, const char *type)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(bt_live_type(lines[i]), type) == 0)
-            return lines[i];
-    return NULL;
+    return bt_live_json(bt_live.work, args, want_exit, lines);
 }
 
 static void test_text_turn(void **state)
@@ -81,13 +68,13 @@ static void test_text_turn(void **state)
         deltas += strcmp(bt_live_type(lines[i]), "item.delta") == 0 &&
                   strcmp(bt_live_item_kind(lines[i]), "message") == 0;
     assert_true(deltas > 1);
-    const cJSON *u = first_of(lines, n, "usage");
+    const cJSON *u = bt_live_first(lines, n, "usage");
     assert_non_null(u);
     assert_true(cJSON_GetObjectItem(u, "input_tokens")->valuedouble > 0);
     assert_true(cJSON_GetObjectItem(u, "output_tokens")->valuedouble > 0);
     assert_true(cJSON_GetObjectItem(u, "context_window")->valuedouble > 0);
     assert_true(cJSON_IsNumber(cJSON_GetObjectItem(u, "cost_usd")));
-    const cJSON *s = first_of(lines, n, "session.started");
+    const cJSON *s = bt_live_first(lines, n, "session.started");
     assert_non_null(s);
     assert_non_null(bt_test_jstr(s, "native_session_id"));
     assert_string_equal(bt_test_jstr(lines[n - 1], "final_text"),
@@ -110,7 +97,7 @@ static void test_send_from_another_directory(void **state)
     assert_int_equal(res.exit_code, 0);
     n = bt_live_stream(res.out.data, &lines);
     assert_string_equal(bt_live_status(lines, n), "completed");
-    const cJSON *s = first_of(lines, n, "session.started");
+    const cJSON *s = bt_live_first(lines, n, "session.started");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(s, "resumed")));
     bt_test_lines_free(lines, n);
     bt_test_result_release(&res);
@@ -139,7 +126,7 @@ static void test_bash_denied(void **state)
     const char *args[] = {"[[shell:touch denied-file && echo baton-ok]]", NULL};
     size_t n = run_json(args, 0, &lines);
     assert_string_equal(bt_live_status(lines, n), "completed");
-    const cJSON *res = first_of(lines, n, "approval.resolved");
+    const cJSON *res = bt_live_first(lines, n, "approval.resolved");
     assert_non_null(res);
     assert_string_equal(bt_test_jstr(res, "decision"), "decline");
     const cJSON *item = bt_live_command_item(lines, n);
@@ -157,7 +144,7 @@ static void test_bash_auto(void **state)
                           NULL};
     size_t n = run_json(args, 0, &lines);
     assert_string_equal(bt_live_status(lines, n), "completed");
-    const cJSON *res = first_of(lines, n, "approval.resolved");
+    const cJSON *res = bt_live_first(lines, n, "approval.resolved");
     assert_non_null(res);
     assert_string_equal(bt_test_jstr(res, "decision"), "accept");
     const cJSON *item = bt_live_command_item(lines, n);
@@ -193,7 +180,7 @@ static void test_transcript_path_of_odd_directories(void **state)
         cJSON **lines;
         size_t n = bt_live_stream(res.out.data, &lines);
         const char *path =
-            bt_test_jstr(first_of(lines, n, "session.started"), "native_session_path");
+            bt_test_jstr(bt_live_first(lines, n, "session.started"), "native_session_path");
         assert_non_null(path);
         struct stat st;
         if (stat(path, &st) != 0)
@@ -326,7 +313,8 @@ static void test_unknown_session(void **state)
     const char *args[] = {"Say hi", NULL};
     size_t n = run_json(args, 0, &lines);
     char *conv = bt_xstrdup(bt_test_jstr(lines[0], "conversation"));
-    const char *path = bt_test_jstr(first_of(lines, n, "session.started"), "native_session_path");
+    const char *path =
+        bt_test_jstr(bt_live_first(lines, n, "session.started"), "native_session_path");
     assert_non_null(path);
     assert_int_equal(unlink(path), 0);
     bt_test_lines_free(lines, n);

@@ -86,6 +86,14 @@ if claude_bin="$(bash "$scripts/install-claude.sh")"; then
 else
     echo "test: the claude CLI could not be installed; live claude tests will be skipped" >&2
 fi
+# the ACP coders (docs/acp.md)
+for acp in gemini opencode copilot; do
+    if acp_bin="$(bash "$scripts/install-$acp.sh")"; then
+        export "BATON_TEST_${acp^^}_BIN=$acp_bin"
+    else
+        echo "test: the $acp CLI could not be installed; live $acp tests will be skipped" >&2
+    fi
+done
 
 run_ctest() { (cd "$build" && ctest --output-on-failure --timeout 600 -j2 "$@"); }
 

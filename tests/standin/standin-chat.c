@@ -313,7 +313,7 @@ enum MHD_Result serve_chat(struct MHD_Connection *c, const cJSON *req, size_t le
     script_answer(&p, d ? d : &pi_dialect, &a);
     bool overflow = a.kind == ANSWER_FAILED && strcmp(a.code, "context_length_exceeded") == 0;
     if (a.kind == ANSWER_HTTP_ERROR) {
-        ret = reply_scripted_error(c, a.status);
+        ret = reply_scripted_error(c, &a);
     } else if (overflow && d != &pi_dialect) {
         /* The API refuses an overlong prompt before streaming (HTTP 400).
          * pi keeps the mid-stream error its fixtures were recorded with. */

@@ -301,7 +301,7 @@ enum MHD_Result serve_responses(struct MHD_Connection *c, const cJSON *req, size
     script_answer(&p, &codex_dialect, &a);
     enum MHD_Result ret =
         a.kind == ANSWER_HTTP_ERROR
-            ? reply_scripted_error(c, a.status)
+            ? reply_scripted_error(c, &a)
             : reply_stream(
                   c, responses_encode(&a, cJSON_IsString(model) ? model->valuestring : "", len));
     answer_release(&a);

@@ -331,7 +331,10 @@ static int script_http_status(const char *user)
  *   [[large:N]]             → N bytes of text in 1 KiB deltas
  *   [[failed:CODE]]         → the stream fails with error code CODE
  *                             (response.failed / an error chunk)
- *   [[httpNNN]]             → HTTP NNN with a JSON error body
+ *   [[httpNNN]]             → HTTP NNN with a JSON error body; with
+ *                             [[retry-after-ms:N]] also that header (Chat
+ *                             Completions and Responses), which opencode
+ *                             honours: its 5 retries then take N ms each
  *   [[slow]]                → 300 deltas 200 ms apart
  *   [[reasoning]]           → reasoning first (a summary / reasoning_content
  *                             deltas), then the echo
@@ -351,6 +354,10 @@ void script_answer(const struct prompt *p, const struct dialect *d, struct answe
     } else if ((status = script_http_status(p->user))) {
         a->kind = ANSWER_HTTP_ERROR;
         a->status = status;
+        if ((arg = directive(p->user, "retry-after-ms"))) {
+            a->retry_after_ms = (int)parse_num(arg, 1, 60000);
+            free(arg);
+        }
     } else if ((arg = directive(p->user, "slow"))) {
         answer_text(a, slow_text(), SLOW_TICK);
         a->delay_ms = SLOW_DELAY_MS;
@@ -491,19 +498,30 @@ struct request {
     bool too_large;   /* body exceeded MAX_BODY: answer 413 */
 };
 
-enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *json)
+/* A JSON reply, with a retry-after-ms header when retry_ms > 0. */
+static enum MHD_Result reply_retry(struct MHD_Connection *c, unsigned status, const char *json,
+                                   int retry_ms)
 {
     struct MHD_Response *rsp =
         MHD_create_response_from_buffer(strlen(json), (void *)json, MHD_RESPMEM_MUST_COPY);
     MHD_add_response_header(rsp, "Content-Type", "application/json");
+    if (retry_ms > 0) {
+        char ms[16];
+        snprintf(ms, sizeof ms, "%d", retry_ms);
+        MHD_add_response_header(rsp, "retry-after-ms", ms);
+    }
     enum MHD_Result ret = MHD_queue_response(c, status, rsp);
     MHD_destroy_response(rsp);
     return ret;
 }
 
-/* An OpenAI-style error body: {"error":{message,type,param,code}}. */
-enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *type,
-                            const char *code, const char *message)
+enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *json)
+{
+    return reply_retry(c, status, json, 0);
+}
+
+static enum MHD_Result error_body(struct MHD_Connection *c, unsigned status, const char *type,
+                                  const char *code, const char *message, int retry_ms)
 {
     cJSON *body = cJSON_CreateObject();
     cJSON *err = cJSON_AddObjectToObject(body, "error");
@@ -512,21 +530,31 @@ enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const cha
     cJSON_AddNullToObject(err, "param");
     cJSON_AddStringToObject(err, "code", code);
     char *json = cJSON_PrintUnformatted(body);
-    enum MHD_Result ret = reply(c, status, json);
+    enum MHD_Result ret = reply_retry(c, status, json, retry_ms);
     free(json);
     cJSON_Delete(body);
     return ret;
 }
 
-enum MHD_Result reply_scripted_error(struct MHD_Connection *c, int status)
+/* An OpenAI-style error body: {"error":{message,type,param,code}}. */
+enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const char *type,
+                            const char *code, const char *message)
+{
+    return error_body(c, status, type, code, message, 0);
+}
+
+enum MHD_Result reply_scripted_error(struct MHD_Connection *c, const struct answer *a)
 {
     char msg[64];
+    int status = a->status;
     snprintf(msg, sizeof msg, "stand-in: scripted HTTP %d", status);
     if (status == 429)
-        return reply_error(c, 429, "requests", "rate_limit_exceeded", msg);
+        return error_body(c, 429, "requests", "rate_limit_exceeded", msg, a->retry_after_ms);
     if (status >= 500)
-        return reply_error(c, (unsigned)status, "server_error", "server_error", msg);
-    return reply_error(c, (unsigned)status, "invalid_request_error", "invalid_request", msg);
+        return error_body(c, (unsigned)status, "server_error", "server_error", msg,
+                          a->retry_after_ms);
+    return error_body(c, (unsigned)status, "invalid_request_error", "invalid_request", msg,
+                      a->retry_after_ms);
 }
 
 enum MHD_Result reply_stream(struct MHD_Connection *c, struct stream *s)

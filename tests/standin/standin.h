@@ -37,15 +37,16 @@ enum answer_kind {
 
 struct answer {
     enum answer_kind kind;
-    char *reasoning;   /* reasoning summary streamed before the text, or NULL */
-    char *text;        /* ANSWER_TEXT: the whole message */
-    size_t chunk;      /* ANSWER_TEXT: bytes per delta (UTF-8 safe) */
-    unsigned delay_ms; /* ANSWER_TEXT: pause before every delta but the first */
-    char *tool_name;   /* ANSWER_TOOL_CALL: function name */
-    char *tool_args;   /* ANSWER_TOOL_CALL: arguments, JSON text (freeform input if custom) */
-    bool custom;       /* ANSWER_TOOL_CALL: a freeform tool such as codex's apply_patch */
-    int status;        /* ANSWER_HTTP_ERROR: HTTP status */
-    char *code;        /* ANSWER_FAILED: error code, e.g. context_length_exceeded */
+    char *reasoning;    /* reasoning summary streamed before the text, or NULL */
+    char *text;         /* ANSWER_TEXT: the whole message */
+    size_t chunk;       /* ANSWER_TEXT: bytes per delta (UTF-8 safe) */
+    unsigned delay_ms;  /* ANSWER_TEXT: pause before every delta but the first */
+    char *tool_name;    /* ANSWER_TOOL_CALL: function name */
+    char *tool_args;    /* ANSWER_TOOL_CALL: arguments, JSON text (freeform input if custom) */
+    bool custom;        /* ANSWER_TOOL_CALL: a freeform tool such as codex's apply_patch */
+    int status;         /* ANSWER_HTTP_ERROR: HTTP status */
+    int retry_after_ms; /* ANSWER_HTTP_ERROR: a retry-after-ms header when > 0 */
+    char *code;         /* ANSWER_FAILED: error code, e.g. context_length_exceeded */
 };
 
 /* The tools of the client behind one wire format, which the script's tool
@@ -151,7 +152,7 @@ enum MHD_Result reply_error(struct MHD_Connection *c, unsigned status, const cha
 enum MHD_Result reply_stream(struct MHD_Connection *c, struct stream *s);
 /* The OpenAI-style error body of a scripted [[httpNNN]]: 429
  * rate_limit_exceeded, 5xx server_error, else invalid_request. */
-enum MHD_Result reply_scripted_error(struct MHD_Connection *c, int status);
+enum MHD_Result reply_scripted_error(struct MHD_Connection *c, const struct answer *a);
 
 /* standin-responses.c: POST /v1/responses; req is the parsed body or NULL,
  * len its size in bytes. */

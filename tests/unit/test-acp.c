@@ -275,7 +275,7 @@ static void test_resume_rule(void **state)
     cJSON_Delete(m);
     rig_release(&r);
 
-    rig_init(&r, "gemini", BT_APPROVAL_DENY, "s-9");
+    rig_init(&r, "opencode", BT_APPROVAL_DENY, "s-9");
     rig_line(&r, INIT_LOAD);
     m = last_write(&r);
     assert_string_equal(jstr(m, "method"), "session/load");
@@ -293,7 +293,7 @@ static void test_resume_rule(void **state)
     assert_int_equal(r.status, BT_TURN_COMPLETED);
     rig_release(&r);
 
-    rig_init(&r, "gemini", BT_APPROVAL_DENY, "s-9");
+    rig_init(&r, "opencode", BT_APPROVAL_DENY, "s-9");
     bt_buf_reset(&r.writes);
     rig_line(&r, INIT_NONE);
     assert_int_equal(r.ended, 1);
@@ -301,11 +301,22 @@ static void test_resume_rule(void **state)
     assert_int_equal(r.writes.len, 0); /* nothing asked that could harm the session */
     rig_release(&r);
 
-    rig_init(&r, "gemini", BT_APPROVAL_DENY, "s-9");
+    rig_init(&r, "copilot", BT_APPROVAL_DENY, "s-9");
     rig_line(&r, INIT_LOAD);
     rig_line(&r, "{\"id\":2,\"error\":{\"code\":-32002,\"message\":\"Resource not found\"}}");
     assert_string_equal(r.error_kind, "resume_failed");
     assert_non_null(strstr(r.message, "Resource not found"));
+    rig_release(&r);
+
+    /* gemini: its session/load damages the session (docs/acp.md): refused
+     * with nothing but initialize sent, whatever it offers */
+    rig_init(&r, "gemini", BT_APPROVAL_DENY, "s-9");
+    bt_buf_reset(&r.writes);
+    rig_line(&r, INIT_RESUME);
+    assert_int_equal(r.ended, 1);
+    assert_string_equal(r.error_kind, "resume_failed");
+    assert_non_null(strstr(r.message, "baton handoff"));
+    assert_int_equal(r.writes.len, 0);
     rig_release(&r);
 }
 
@@ -537,6 +548,159 @@ static void test_stop_reasons_and_errors(void **state)
     }
 }
 
+/* copilot tells a failed model request only as text (fixtures/copilot/
+ * 1.0.102 http500, http401, http429, unreachable, context-exceeded):
+ * "Info: … Retrying..." chunks are retry notices, a last chunk "Error: …"
+ * with a prompt answer without usage is the failure, with its kind. */
+static void test_prose_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *error;
+        const char *kind;
+    } cases[] = {
+        {"Error: Failed to get response from the AI model; retried 5 times Last error: 500 boom",
+         "model_error"},
+        {"Error: Authentication failed with provider at http://h/v1 (HTTP 401).", "auth_required"},
+        {"Error: Failed to get response; retried 5 times Last error: 429 slow down",
+         "rate_limited"},
+        {"Error: Could not connect to local model provider at http://h/v1.", "network_error"},
+        {"Error: 400 This model's maximum context length is 128000 tokens.", "context_exceeded"},
+    };
+    for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
+        struct rig r;
+        rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
+        rig_to_prompt(&r);
+        rig_line(&r, CHUNK("agent_message_chunk",
+                           "Info: Request failed due to a transient API error. Retrying..."));
+        rig_line(&r, UPDATE("{\"sessionUpdate\":\"usage_update\",\"used\":5,\"size\":9}"));
+        char *line = bt_xasprintf(CHUNK("agent_message_chunk", "%s"), cases[i].error);
+        rig_line(&r, line);
+        free(line);
+        rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
+        assert_int_equal(r.ended, 1);
+        assert_int_equal(r.status, BT_TURN_FAILED);
+        assert_string_equal(r.error_kind, cases[i].kind);
+        assert_string_equal(r.message, cases[i].error + strlen("Error: "));
+        assert_int_equal(r.text.len, 0); /* neither the notice nor the error is answer text */
+        assert_non_null(strstr(r.events.data, "warning:retry|"));
+        assert_null(strstr(r.events.data, "item."));
+        rig_release(&r);
+    }
+
+    /* an answer that starts with "Error:": usage in the answer, or more
+     * text after the first chunk, says it was the model's */
+    struct rig r;
+    rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
+    rig_to_prompt(&r);
+    rig_line(&r, CHUNK("agent_message_chunk", "Error: 42 is not a type"));
+    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\",\"usage\":{"
+                 "\"inputTokens\":1,\"outputTokens\":2}}}");
+    assert_int_equal(r.status, BT_TURN_COMPLETED);
+    assert_string_equal(r.text.data, "Error: 42 is not a type");
+    assert_non_null(strstr(r.events.data, "item.completed/message:completed|"));
+    rig_release(&r);
+
+    rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
+    rig_to_prompt(&r);
+    rig_line(&r, CHUNK("agent_message_chunk", "Error: "));
+    rig_line(&r, CHUNK("agent_message_chunk", "means the build broke"));
+    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
+    assert_int_equal(r.status, BT_TURN_COMPLETED);
+    assert_string_equal(r.text.data, "Error: means the build broke");
+    rig_release(&r);
+
+    /* a tool call after it: the same */
+    rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
+    rig_to_prompt(&r);
+    rig_line(&r, CHUNK("agent_message_chunk", "Error: seen, fixing"));
+    rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t\",\"kind\":"
+                        "\"execute\",\"status\":\"completed\"}"));
+    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
+    assert_int_equal(r.status, BT_TURN_COMPLETED);
+    assert_string_equal(r.text.data, "Error: seen, fixing");
+    rig_release(&r);
+
+    /* copilot's notices "Info: …" (a written file's path, "Operation
+     * cancelled by user" after a denied tool): a coder warning, not text,
+     * unless the message goes on */
+    rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
+    rig_to_prompt(&r);
+    rig_line(&r, CHUNK("agent_message_chunk", "Info: /p/note.txt"));
+    rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t\",\"kind\":"
+                        "\"edit\",\"status\":\"completed\"}"));
+    rig_line(&r, CHUNK("agent_message_chunk", "Info: Operation cancelled by user"));
+    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\",\"usage\":{}}}");
+    assert_int_equal(r.status, BT_TURN_COMPLETED);
+    assert_int_equal(r.text.len, 0);
+    assert_null(strstr(r.events.data, "/message"));
+    assert_non_null(strstr(r.events.data, "warning:coder|item.completed/file_change:completed|"));
+    assert_non_null(strstr(r.events.data, "completed|warning:coder|usage|"));
+    rig_release(&r);
+
+    rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
+    rig_to_prompt(&r);
+    rig_line(&r, CHUNK("agent_message_chunk", "Info: "));
+    rig_line(&r, CHUNK("agent_message_chunk", "the answer"));
+    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\",\"usage\":{}}}");
+    assert_string_equal(r.text.data, "Info: the answer");
+    rig_release(&r);
+
+    /* an agent without prose errors: text is text */
+    rig_init(&r, "opencode", BT_APPROVAL_DENY, NULL);
+    rig_to_prompt(&r);
+    rig_line(&r, CHUNK("agent_message_chunk", "Info: a. Retrying..."));
+    rig_line(&r, CHUNK("agent_message_chunk", "Error: x"));
+    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
+    assert_int_equal(r.status, BT_TURN_COMPLETED);
+    assert_string_equal(r.text.data, "Info: a. Retrying...Error: x");
+    rig_release(&r);
+}
+
+/* The agents' own words for a failed model request: opencode's -32603
+ * "Internal error: …" (data.errorName), gemini's code = HTTP status with
+ * the API's error body as message (fixtures/<coder>/). */
+static void test_error_words(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *coder;
+        const char *response;
+        const char *kind;
+        const char *message;
+    } cases[] = {
+        {"opencode",
+         "{\"id\":3,\"error\":{\"code\":-32603,\"message\":\"Internal error: Cannot connect "
+         "to API: Unable to connect.\"}}",
+         "network_error", "Internal error: Cannot connect to API: Unable to connect."},
+        {"opencode",
+         "{\"id\":3,\"error\":{\"code\":-32603,\"message\":\"Internal error: Session too "
+         "large\",\"data\":{\"errorName\":\"ContextOverflowError\"}}}",
+         "context_exceeded", "Internal error: Session too large"},
+        {"gemini",
+         "{\"id\":3,\"error\":{\"code\":400,\"message\":\"{\\\"error\\\":{\\\"code\\\":400,"
+         "\\\"message\\\":\\\"The input token count (9) exceeds the maximum number of tokens "
+         "allowed (8).\\\"}}\"}}",
+         "context_exceeded",
+         "The input token count (9) exceeds the maximum number of tokens "
+         "allowed (8)."},
+        {"gemini",
+         "{\"id\":3,\"error\":{\"code\":500,\"message\":\"{\\\"error\\\":{\\\"code\\\":500,"
+         "\\\"message\\\":\\\"boom\\\"}}\"}}",
+         "model_error", "boom"},
+    };
+    for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
+        struct rig r;
+        rig_init(&r, cases[i].coder, BT_APPROVAL_DENY, NULL);
+        rig_to_prompt(&r);
+        rig_line(&r, cases[i].response);
+        assert_int_equal(r.status, BT_TURN_FAILED);
+        assert_string_equal(r.error_kind, cases[i].kind);
+        assert_string_equal(r.message, cases[i].message);
+        rig_release(&r);
+    }
+}
+
 static void test_unknowns_and_noise(void **state)
 {
     (void)state;
@@ -605,6 +769,8 @@ int main(void)
         cmocka_unit_test(test_client_methods_get_errors),
         cmocka_unit_test(test_update_mapping),
         cmocka_unit_test(test_stop_reasons_and_errors),
+        cmocka_unit_test(test_prose_errors),
+        cmocka_unit_test(test_error_words),
         cmocka_unit_test(test_unknowns_and_noise),
         cmocka_unit_test(test_diagnose),
     };
