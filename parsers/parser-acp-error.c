@@ -2,12 +2,14 @@
 /*
  * ACP errors: the error kind of what an agent answered with (a JSON-RPC
  * error object: ErrorCode in @agentclientprotocol/sdk 2.4.0
- * schema/v1/schema.json), of its stderr, and the diagnosis of an agent
- * that ended before it answered the prompt. Kept apart from the line
+ * schema/v1/schema.json), of its stderr, the diagnosis of an agent that
+ * ended before it answered the prompt, and the reason its stderr gives
+ * for a turn it ended empty. Kept apart from the line
  * dispatch (parser-acp.c).
  */
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -133,4 +135,40 @@ void bt_acp_parser_diagnose(void *st, const char *tail, size_t tail_len, int64_t
     else
         bt_buf_addf(msg, "%s exited (code %lld) before the turn ended", p->name,
                     (long long)exit_code);
+}
+
+/* 1 if the line [s, s+n) reads as an error: a known kind's words, or
+ * "error" or "failed". */
+static int error_line(const struct bt_acp_profile *p, const char *s, size_t n)
+{
+    char *line = bt_xstrndup(s, n);
+    int yes = bt_acp_text_kind(p, line) != BT_ERROR_KIND_NONE || has(line, "error") ||
+              has(line, "failed");
+    free(line);
+    return yes;
+}
+
+void bt_acp_parser_explain(void *st, const char *tail, size_t tail_len, enum bt_error_kind *kind,
+                           struct bt_buf *msg)
+{
+    const struct bt_acp_profile *p = *(const struct bt_acp_profile *const *)st;
+    size_t end = tail ? tail_len : 0;
+    while (end > 0) { /* the last line first */
+        size_t start = end;
+        while (start > 0 && tail[start - 1] != '\n')
+            start--;
+        size_t a = start, b = end;
+        while (a < b && isspace((unsigned char)tail[a]))
+            a++;
+        while (b > a && isspace((unsigned char)tail[b - 1]))
+            b--;
+        if (b > a && error_line(p, tail + a, b - a)) {
+            bt_buf_add(msg, tail + a, bt_utf8_cut(tail + a, b - a, 300));
+            enum bt_error_kind k = bt_acp_text_kind(p, msg->data);
+            if (k != BT_ERROR_KIND_NONE)
+                *kind = k;
+            return;
+        }
+        end = start ? start - 1 : 0;
+    }
 }

@@ -37,6 +37,7 @@ struct acp_parser {
     size_t ntools;
     struct bt_usage usage;
     int usage_seen;
+    int output; /* the turn showed something: text, reasoning, a tool call, a plan */
     /* prose_errors: a chunk "Error: …" held back until what follows says
      * whether it was a failure (the turn ends without usage) or an answer;
      * or a chunk "Info: …" that starts no message, a notice unless more
@@ -84,6 +85,13 @@ static void emit(const struct bt_parser_sink *sink, const struct bt_event *ev)
     sink->event(sink->data, ev);
 }
 
+static void emit_output(struct acp_parser *a, const struct bt_parser_sink *sink,
+                        const struct bt_event *ev)
+{
+    a->output = 1;
+    emit(sink, ev);
+}
+
 /* ---- streamed message and reasoning ----------------------------------- */
 
 /* The message or reasoning being streamed is complete: another kind of
@@ -123,7 +131,7 @@ static void chunk_text(struct acp_parser *a, enum bt_item_kind kind, const char 
         ev.item.id = a->open_id;
         ev.item.kind = kind;
         ev.item.status = "in_progress";
-        emit(sink, &ev);
+        emit_output(a, sink, &ev);
     }
     bt_buf_adds(&a->open_text, text);
     struct bt_event ev;
@@ -354,7 +362,7 @@ static void on_tool(struct acp_parser *a, const cJSON *u, int update,
         ev.item.name = t->title;
     char *detail = tool_detail(u);
     ev.item.detail_json = detail;
-    emit(sink, &ev);
+    emit_output(a, sink, &ev);
     cJSON_free(detail);
     bt_buf_release(&text);
     if (final)
@@ -386,7 +394,7 @@ static void on_plan(struct acp_parser *a, const cJSON *u, const struct bt_parser
     ev.item.status = "completed";
     ev.item.text = text.data;
     ev.item.text_len = text.len;
-    emit(sink, &ev);
+    emit_output(a, sink, &ev);
     bt_buf_release(&text);
 }
 
@@ -538,7 +546,17 @@ static void end_with_stop(struct acp_parser *a, const char *stop, const struct b
     size_t i = 0;
     while (i < BT_ARRAY_SIZE(map) && (!stop || strcmp(map[i].reason, stop) != 0))
         i++;
-    if (i < BT_ARRAY_SIZE(map)) {
+    if (i < BT_ARRAY_SIZE(map) && map[i].status == BT_TURN_COMPLETED && !a->output) {
+        /* gemini-cli 0.61.0 ends a turn whose model stream it found invalid
+         * (no text, no finish reason, blocked by safety: InvalidStreamError)
+         * with end_turn and nothing else; a model that answers says
+         * something. Its stderr may say why (bt_acp_parser_explain). */
+        end->status = BT_TURN_FAILED;
+        end->error_kind = BT_ERROR_KIND_MODEL_ERROR;
+        end->message = "it ended the turn without any answer, tool call or reason (an "
+                       "empty, blocked or malformed model response)";
+        end->unexplained = 1;
+    } else if (i < BT_ARRAY_SIZE(map)) {
         end->status = map[i].status;
         end->error_kind = end->status == BT_TURN_FAILED ? BT_ERROR_KIND_MODEL_ERROR : 0;
         end->message = map[i].message;
@@ -549,7 +567,6 @@ static void end_with_stop(struct acp_parser *a, const char *stop, const struct b
         end->error_kind = BT_ERROR_KIND_PROTOCOL_MISMATCH;
         end->message = "the agent ended the turn with a stop reason baton does not know";
     }
-    (void)a;
     sink->signal(sink->data, &sig);
 }
 
@@ -559,14 +576,12 @@ static void end_with_error(struct acp_parser *a, const cJSON *err,
                            const struct bt_parser_sink *sink)
 {
     const char *m = bt_json_str(err, "message");
-    /* gemini passes the model API's error body on as the message: its
-     * error.message says it without the JSON */
-    cJSON *body = m && m[0] == '{' ? cJSON_Parse(m) : NULL;
-    const cJSON *berr = body ? bt_json_obj(body, "error") : NULL;
-    const char *bm = berr ? bt_json_str(berr, "message") : NULL;
+    /* gemini and opencode pass the model API's error body on in the
+     * message: its message says it without the JSON */
+    char *said = bt_json_error_text(m);
     struct bt_buf msg = BT_BUF_INIT;
-    bt_buf_adds(&msg, bm ? bm : m ? m : "the agent gave no reason");
-    cJSON_Delete(body);
+    bt_buf_adds(&msg, said ? said : m ? m : "the agent gave no reason");
+    free(said);
     const cJSON *data = cJSON_GetObjectItemCaseSensitive(err, "data");
     const char *details = cJSON_IsString(data) ? data->valuestring
                           : data               ? bt_json_str(data, "details")

@@ -63,6 +63,11 @@ void bt_acp_parser_destroy(void *st);
 void bt_acp_parser_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink);
 void bt_acp_parser_diagnose(void *st, const char *stderr_tail, size_t stderr_len, int64_t exit_code,
                             int signal, enum bt_error_kind *kind, struct bt_buf *msg);
+/* The parser's explain op (parser.h): the last line of stderr_tail that
+ * reads as an error (it names a known kind, or says "error" or
+ * "failed"), cut to 300 bytes, and its kind when it names one. */
+void bt_acp_parser_explain(void *st, const char *stderr_tail, size_t stderr_len,
+                           enum bt_error_kind *kind, struct bt_buf *msg);
 
 /* parser-acp-error.c: the error kind of a JSON-RPC error object an agent
  * answered with (ErrorCode -32000 is auth_required; the rest by its

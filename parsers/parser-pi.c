@@ -391,11 +391,14 @@ static void end_turn(struct pi_parser *p, const struct bt_parser_sink *sink,
     p->ended |= !tentative;
     struct bt_signal sig = {.type = BT_SIGNAL_TURN_END,
                             .turn_end = {.status = status, .tentative = tentative}};
+    char *said = NULL;
     if (status == BT_TURN_FAILED) {
+        said = bt_json_error_text(message); /* pi 1.6.0 "500: {…}" */
         sig.turn_end.error_kind = error_kind(message);
-        sig.turn_end.message = message ? message : "pi reported an error";
+        sig.turn_end.message = said ? said : message ? message : "pi reported an error";
     }
     sink->signal(sink->data, &sig);
+    free(said);
 }
 
 /* How the turn ended, from the last assistant message (and pi 1.x's
@@ -443,14 +446,17 @@ static void on_retry(struct pi_parser *p, const cJSON *msg, int start,
 {
     if (start) {
         char text[512];
-        const char *err = bt_json_str(msg, "errorMessage");
+        const char *raw = bt_json_str(msg, "errorMessage");
+        char *said = bt_json_error_text(raw);
+        const char *err = said ? said : raw;
         snprintf(text, sizeof(text), "pi is retrying (attempt %lld of %lld): %s",
                  (long long)bt_json_count(msg, "attempt"),
                  (long long)bt_json_count(msg, "maxAttempts"), err ? err : "the request failed");
         bt_parser_warn(sink, "retry", text, NULL, 0);
         struct bt_signal sig = {.type = BT_SIGNAL_RETRY,
-                                .retry = {.error_kind = error_kind(err), .message = err}};
+                                .retry = {.error_kind = error_kind(raw), .message = err}};
         sink->signal(sink->data, &sig);
+        free(said);
         resumed(sink);
         return;
     }

@@ -82,6 +82,9 @@ struct bt_signal_turn_end {
     const char *message;           /* the coder's reason (FAILED only); NULL if none */
     int tentative;                 /* 1: final unless TURN_RESUMED follows within
                                       BT_TURN_SETTLE_MS (pi may retry after agent_end) */
+    int unexplained;               /* 1 (FAILED only): the protocol said the turn failed but
+                                      not why (an ACP end_turn with no output at all): the
+                                      engine asks the parser's explain op to read stderr */
 };
 
 /* RETRY: the coder is retrying a failed model request (codex `error` with

@@ -58,6 +58,14 @@ struct bt_parser_ops {
      * classify. */
     void (*diagnose)(void *st, const char *stderr_tail, size_t stderr_len, int64_t exit_code,
                      int signal, enum bt_error_kind *kind, struct bt_buf *msg);
+    /* Optional: the reason for a turn the coder ended as failed without
+     * one (turn_end.unexplained), read from its stderr_tail after it
+     * exited (NUL-terminated, may be NULL). When the tail tells, sets
+     * *kind (the end's kind on entry) and appends one sentence to msg
+     * (empty on entry), e.g. the coder's last error line; else leaves
+     * both. */
+    void (*explain)(void *st, const char *stderr_tail, size_t stderr_len, enum bt_error_kind *kind,
+                    struct bt_buf *msg);
 };
 
 /* Shared helpers for parsers (parsers/parser-util.c). */

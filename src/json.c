@@ -3,6 +3,7 @@
 #include "json.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "event.h"
 #include "util.h"
@@ -45,4 +46,26 @@ void bt_json_set_str(char **dst, const char *s)
 {
     free(*dst);
     *dst = s ? bt_xstrdup(s) : NULL;
+}
+
+/* The message of an API error body: {"error":{"message"}}, {"error":
+ * "…"} or {"message"}. */
+static const char *body_message(const cJSON *body)
+{
+    const cJSON *err = cJSON_GetObjectItemCaseSensitive(body, "error");
+    if (cJSON_IsObject(err) && bt_json_str(err, "message"))
+        return bt_json_str(err, "message");
+    if (cJSON_IsString(err))
+        return err->valuestring;
+    return bt_json_str(body, "message");
+}
+
+char *bt_json_error_text(const char *text)
+{
+    const char *brace = text ? strchr(text, '{') : NULL;
+    cJSON *body = brace ? cJSON_Parse(brace) : NULL;
+    const char *m = cJSON_IsObject(body) ? body_message(body) : NULL;
+    char *out = m ? bt_xasprintf("%.*s%s", (int)(brace - text), text, m) : NULL;
+    cJSON_Delete(body);
+    return out;
 }

@@ -30,6 +30,15 @@ int64_t bt_json_int(const cJSON *o, const char *key);
  * BT_UNKNOWN. */
 int64_t bt_json_count(const cJSON *o, const char *key);
 
+/* An error message with a model API's JSON error body in it (pi 1.6.0
+ * "500: {\"message\":…}", opencode 1.18.33 "Internal error: {…}", gemini
+ * 0.61.0 the body alone) said without the JSON: the text before the body
+ * and the body's error.message (or its error string, or its message).
+ * Returns an owned string, or NULL when text (may be NULL) holds no such
+ * body: the text says it as it is. Trailing text after the body is
+ * dropped. */
+char *bt_json_error_text(const char *text);
+
 /* Replace *dst (owned, may be NULL) by a copy of s (NULL clears it). */
 void bt_json_set_str(char **dst, const char *s);
 

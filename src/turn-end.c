@@ -27,6 +27,7 @@ void bt_turn_end_now(struct bt_turn *t, const struct bt_signal_turn_end *end)
     t->ended = 1;
     t->end_status = end->status;
     t->end_kind = end->error_kind;
+    t->end_unexplained = end->unexplained;
     if (end->message)
         t->end_message = bt_xstrdup(end->message);
     uv_timer_stop(&t->idle);
@@ -99,16 +100,35 @@ void bt_turn_end_spawn_failed(struct bt_turn *t, int rc, struct bt_turn_result *
     t->stop = BT_TURN_STOP_NONE;
 }
 
+/* An end that said failed but not why: what the coder's stderr says, as
+ * its parser reads it, is the reason (": " before it), else nothing. */
+static void explain_end(struct bt_turn *t, struct bt_buf *why)
+{
+    if (!t->end_unexplained || !t->o->coder->parser->explain || !t->proc)
+        return;
+    size_t n = 0;
+    const char *tail = bt_proc_stderr_tail(t->proc, &n);
+    char *tail_z = tail ? bt_xstrndup(tail, n) : NULL;
+    struct bt_buf msg = BT_BUF_INIT;
+    t->o->coder->parser->explain(t->parser, tail_z, n, &t->end_kind, &msg);
+    if (msg.len)
+        bt_buf_addf(why, ": %s", msg.data);
+    bt_buf_release(&msg);
+    free(tail_z);
+}
+
 static void settle_from_end(struct bt_turn *t, struct bt_turn_result *res)
 {
     const char *name = t->o->coder->name;
     res->status = t->end_status;
     if (t->end_status != BT_TURN_FAILED)
         return;
-    char *msg = t->end_message
-                    ? bt_xasprintf("%s could not complete the turn: %s", name, t->end_message)
-                    : bt_xasprintf("%s could not complete the turn", name);
-    set_failure(res, t->end_kind, msg);
+    struct bt_buf msg = BT_BUF_INIT;
+    bt_buf_addf(&msg, "%s could not complete the turn", name);
+    if (t->end_message)
+        bt_buf_addf(&msg, ": %s", t->end_message);
+    explain_end(t, &msg);
+    set_failure(res, t->end_kind, bt_buf_detach(&msg, NULL));
 }
 
 /* A turn that ended without the coder's end: why, from the parser's

@@ -63,6 +63,7 @@ struct bt_turn {
     enum bt_turn_status end_status;
     enum bt_error_kind end_kind;
     char *end_message;
+    int end_unexplained; /* the end said failed but not why: explain from stderr */
     enum bt_turn_stop stop;
     int stop_signals_seen;
     struct bt_usage usage;

@@ -50,7 +50,7 @@ struct corpus_case {
     char *stdin_text;
     char *coder;     /* "codex" (default), "pi", "claude", or an ACP coder */
     int expect_exit; /* -1: not checked */
-    char *status, *error_kind, *final_text, *final_contains, *stdout_lacks;
+    char *status, *error_kind, *error_contains, *final_text, *final_contains, *stdout_lacks;
     struct count counts[MAX_LIST];
     int ncounts;
 };
@@ -114,6 +114,8 @@ static void parse_line(struct corpus_case *c, const char *line)
         c->final_text = v;
     else if ((v = value_of(line, "expect-final-contains")))
         c->final_contains = v;
+    else if ((v = value_of(line, "expect-error-contains")))
+        c->error_contains = v;
     else if ((v = value_of(line, "expect-stdout-lacks")))
         c->stdout_lacks = v;
     else if ((v = value_of(line, "expect-count")) && c->ncounts < MAX_LIST) {
@@ -270,6 +272,11 @@ static void check_stream(const struct corpus_case *c, const char *out)
         assert_string_equal(bt_test_jstr(end, "final_text"), c->final_text);
     if (c->final_contains)
         assert_non_null(strstr(bt_test_jstr(end, "final_text"), c->final_contains));
+    if (c->error_contains) {
+        const char *error = bt_test_jstr(end, "error");
+        assert_non_null(error);
+        assert_non_null(strstr(error, c->error_contains));
+    }
     check_counts(c, lines, n);
     bt_test_lines_free(lines, n);
 }
@@ -364,6 +371,7 @@ static int release_case(void **state)
     free(c->error_kind);
     free(c->final_text);
     free(c->final_contains);
+    free(c->error_contains);
     free(c->stdout_lacks);
     return 0;
 }

@@ -32,6 +32,10 @@
  *   [max_tokens], [refusal], [max_turn_requests]   that stopReason
  *   [bogus-stop]      an unknown stopReason
  *   [crash]           writes a network error to stderr and exits 1
+ *   [empty]           stopReason end_turn and nothing else (gemini-cli 0.61.0
+ *                     on a model stream it found invalid)
+ *   [empty-stderr]    as [empty], after two stderr lines: a notice, then
+ *                     "Error: … 429 … quota …"
  *
  * Environment:
  *   FAKE_ACP_VERSION=<text>  what --version prints (default "0.61.0")
@@ -265,6 +269,15 @@ static void prompt(const char *id, const char *text)
     if (strstr(text, "[crash]")) {
         fprintf(stderr, "Error: request failed: connect ECONNREFUSED 127.0.0.1:9\n");
         exit(1);
+    }
+    if (strstr(text, "[empty-stderr]")) {
+        fprintf(stderr, "Ripgrep is not available. Falling back to GrepTool.\n"
+                        "Error: model request failed: 429 RESOURCE_EXHAUSTED quota exceeded\n");
+        fflush(stderr);
+    }
+    if (strstr(text, "[empty]") || strstr(text, "[empty-stderr]")) {
+        end(id, "end_turn");
+        return;
     }
     if (strstr(text, "[orphan]"))
         orphan();

@@ -34,6 +34,7 @@ struct replay {
     struct bt_buf writes; /* what the runner would send (discarded) */
     int interrupt;        /* the recording's client sent turn/interrupt */
     int ended;            /* a final turn end came: the engine reads no more */
+    int unexplained;      /* it said failed but not why: the engine asks explain */
     int64_t seq;
 };
 
@@ -55,6 +56,7 @@ static void on_signal(void *data, const struct bt_signal *sig)
         const struct bt_signal_turn_end *e = &sig->turn_end;
         const char *kind = bt_error_kind_name(e->error_kind);
         r->ended |= !e->tentative;
+        r->unexplained = e->unexplained;
         bt_buf_addf(&r->events, "#turn-end%s status=%s kind=%s message=%s\n",
                     e->tentative ? " (tentative)" : "", bt_turn_status_name(e->status),
                     kind ? kind : "-", e->message ? e->message : "-");
@@ -138,6 +140,25 @@ static void config_from_input(const char *path, struct bt_runner_config *cfg, in
     free(in_path);
 }
 
+/* What the engine adds to an unexplained end, from the recording's
+ * <case>.stderr as the tail (the engine keeps the last 64 KiB). */
+static void explain(struct replay *r, const char *path)
+{
+    if (!r->coder->parser->explain)
+        return;
+    char *err_path = bt_xasprintf("%.*s.stderr", (int)(strlen(path) - 6), path);
+    size_t n = 0;
+    char *tail = bt_read_file(err_path, &n);
+    enum bt_error_kind kind = BT_ERROR_KIND_MODEL_ERROR;
+    struct bt_buf msg = BT_BUF_INIT;
+    r->coder->parser->explain(r->parser, tail, tail ? n : 0, &kind, &msg);
+    bt_buf_addf(&r->events, "#explain kind=%s message=%s\n", bt_error_kind_name(kind),
+                msg.len ? msg.data : "-");
+    bt_buf_release(&msg);
+    free(tail);
+    free(err_path);
+}
+
 /* Replay one recording; returns the encoded events (caller frees). */
 static char *replay_file(const struct bt_coder *coder, const char *path)
 {
@@ -159,6 +180,8 @@ static char *replay_file(const struct bt_coder *coder, const char *path)
     bt_framer_finish(&f);
     if (coder->parser->finish && !r.ended)
         coder->parser->finish(r.parser, &r.sink);
+    if (r.unexplained)
+        explain(&r, path);
     bt_framer_release(&f);
     coder->parser->destroy(r.parser);
     coder->runner->destroy(r.runner);
