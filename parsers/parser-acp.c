@@ -661,6 +661,13 @@ static void on_response(struct acp_parser *a, const cJSON *msg, const struct bt_
     cJSON_free(rj);
 }
 
+void bt_acp_parser_finish(void *st, const struct bt_parser_sink *sink)
+{
+    struct acp_parser *a = st;
+    flush_held(a, sink, 0); /* the agent left with a chunk held: it is not lost */
+    close_open(a, sink);
+}
+
 void bt_acp_parser_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink)
 {
     struct acp_parser *a = st;

@@ -61,6 +61,10 @@ struct bt_acp_profile {
 void *bt_acp_parser_create(const struct bt_acp_profile *p);
 void bt_acp_parser_destroy(void *st);
 void bt_acp_parser_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink);
+/* The parser's finish op: the output ended. A chunk still held (profile
+ * prose_errors) is emitted as it would be before anything else, the
+ * message being streamed completed. */
+void bt_acp_parser_finish(void *st, const struct bt_parser_sink *sink);
 void bt_acp_parser_diagnose(void *st, const char *stderr_tail, size_t stderr_len, int64_t exit_code,
                             int signal, enum bt_error_kind *kind, struct bt_buf *msg);
 /* The parser's explain op (parser.h): the last line of stderr_tail that

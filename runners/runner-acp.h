@@ -68,7 +68,8 @@ int bt_acp_runner_interrupt(void *st, struct bt_buf *out);
     .interrupt = bt_acp_runner_interrupt
 #define BT_ACP_PARSER_OPS                                                                          \
     .destroy = bt_acp_parser_destroy, .line = bt_acp_parser_line,                                  \
-    .diagnose = bt_acp_parser_diagnose, .explain = bt_acp_parser_explain
+    .diagnose = bt_acp_parser_diagnose, .explain = bt_acp_parser_explain,                          \
+    .finish = bt_acp_parser_finish
 
 /* The argv every ACP coder's build_argv makes: fixed (NULL-terminated:
  * the ACP flag or subcommand), then "<model_flag>=<model>" when a model is

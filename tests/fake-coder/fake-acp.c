@@ -32,6 +32,8 @@
  *   [max_tokens], [refusal], [max_turn_requests]   that stopReason
  *   [bogus-stop]      an unknown stopReason
  *   [crash]           writes a network error to stderr and exits 1
+ *   [prose-exit]      a message chunk "Error: the model request failed", then
+ *                     exits 1 (copilot dying with its failure held)
  *   [empty]           stopReason end_turn and nothing else (gemini-cli 0.61.0
  *                     on a model stream it found invalid)
  *   [empty-stderr]    as [empty], after two stderr lines: a notice, then
@@ -268,6 +270,10 @@ static void prompt(const char *id, const char *text)
     static const char *const stops[] = {"[max_tokens]", "[refusal]", "[max_turn_requests]"};
     if (strstr(text, "[crash]")) {
         fprintf(stderr, "Error: request failed: connect ECONNREFUSED 127.0.0.1:9\n");
+        exit(1);
+    }
+    if (strstr(text, "[prose-exit]")) {
+        chunk("agent_message_chunk", "Error: the model request failed");
         exit(1);
     }
     if (strstr(text, "[empty-stderr]")) {
