@@ -214,6 +214,21 @@ size_t bt_live_json(const char *cwd, const char *const *args, int want_exit, cJS
     return k;
 }
 
+size_t bt_live_send(const char *conv, const char *text, int want_exit, cJSON ***lines)
+{
+    const char *send[] = {"send", "--json", conv, text, NULL};
+    return bt_live_json(bt_live.other, send, want_exit, lines);
+}
+
+int bt_live_exists(const char *dir, const char *name)
+{
+    char *p = bt_xasprintf("%s/%s", dir, name);
+    struct stat st;
+    int rc = stat(p, &st) == 0;
+    free(p);
+    return rc;
+}
+
 /* The completed command item of a stream, or NULL. */
 const cJSON *bt_live_command_item(cJSON **lines, size_t n)
 {
