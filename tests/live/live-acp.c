@@ -49,11 +49,7 @@ void bt_live_acp_text_turn(const struct bt_live_acp *a)
     const char *args[] = {"Say hello banana", NULL};
     size_t n = run_json(a, bt_live.work, args, 0, &lines);
     assert_string_equal(bt_live_status(lines, n), "completed");
-    size_t deltas = 0;
-    for (size_t i = 0; i < n; i++)
-        deltas += strcmp(bt_live_type(lines[i]), "item.delta") == 0 &&
-                  strcmp(bt_live_item_kind(lines[i]), "message") == 0;
-    assert_true(deltas > 1);
+    assert_true(bt_live_message_deltas(lines, n) > 1);
     const cJSON *s = bt_live_first(lines, n, "session.started");
     assert_non_null(s);
     assert_non_null(bt_test_jstr(s, "native_session_id"));

@@ -196,6 +196,15 @@ const char *bt_live_item_kind(const cJSON *ev)
     return bt_test_jstr(cJSON_GetObjectItem(ev, "item"), "kind");
 }
 
+size_t bt_live_message_deltas(cJSON **lines, size_t n)
+{
+    size_t deltas = 0;
+    for (size_t i = 0; i < n; i++)
+        deltas += strcmp(bt_live_type(lines[i]), "item.delta") == 0 &&
+                  strcmp(bt_live_item_kind(lines[i]), "message") == 0;
+    return deltas;
+}
+
 const cJSON *bt_live_first(cJSON **lines, size_t n, const char *type)
 {
     for (size_t i = 0; i < n; i++)

@@ -47,6 +47,8 @@ size_t bt_live_stream(const char *out, cJSON ***lines);
 const char *bt_live_type(const cJSON *ev);
 const char *bt_live_item_kind(const cJSON *ev);
 const char *bt_live_status(cJSON **lines, size_t n);
+/* How many item.delta events of message items a stream holds. */
+size_t bt_live_message_deltas(cJSON **lines, size_t n);
 /* The first event of a type in a stream, or NULL. */
 const cJSON *bt_live_first(cJSON **lines, size_t n, const char *type);
 /* baton args in cwd (bt_live_baton), asserting its exit status; the

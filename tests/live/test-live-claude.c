@@ -63,11 +63,7 @@ static void test_text_turn(void **state)
     const char *args[] = {"Say hello banana", NULL};
     size_t n = run_json(args, 0, &lines);
     assert_string_equal(bt_live_status(lines, n), "completed");
-    size_t deltas = 0;
-    for (size_t i = 0; i < n; i++)
-        deltas += strcmp(bt_live_type(lines[i]), "item.delta") == 0 &&
-                  strcmp(bt_live_item_kind(lines[i]), "message") == 0;
-    assert_true(deltas > 1);
+    assert_true(bt_live_message_deltas(lines, n) > 1);
     const cJSON *u = bt_live_first(lines, n, "usage");
     assert_non_null(u);
     assert_true(cJSON_GetObjectItem(u, "input_tokens")->valuedouble > 0);
