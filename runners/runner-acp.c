@@ -99,10 +99,7 @@ void bt_acp_runner_start(void *st, struct bt_buf *out)
     cJSON *params;
     cJSON *m = request(r, BT_ACP_ID_INITIALIZE, "initialize", &params);
     cJSON_AddNumberToObject(params, "protocolVersion", 1);
-    cJSON *info = cJSON_AddObjectToObject(params, "clientInfo");
-    cJSON_AddStringToObject(info, "name", "baton");
-    cJSON_AddStringToObject(info, "title", "baton");
-    cJSON_AddStringToObject(info, "version", BATON_VERSION);
+    bt_runner_add_client_info(params);
     /* no fs or terminal methods: the agent uses its own tools */
     cJSON *caps = cJSON_AddObjectToObject(params, "clientCapabilities");
     cJSON *fs = cJSON_AddObjectToObject(caps, "fs");
@@ -169,11 +166,7 @@ static void send_prompt(struct acp_runner *r, struct bt_buf *out)
     cJSON *params;
     cJSON *m = request(r, BT_ACP_ID_PROMPT, "session/prompt", &params);
     cJSON_AddStringToObject(params, "sessionId", r->session_id);
-    cJSON *prompt = cJSON_AddArrayToObject(params, "prompt");
-    cJSON *text = cJSON_CreateObject();
-    cJSON_AddStringToObject(text, "type", "text");
-    cJSON_AddStringToObject(text, "text", r->cfg->prompt ? r->cfg->prompt : "");
-    cJSON_AddItemToArray(prompt, text);
+    bt_runner_add_text_input(params, "prompt", r->cfg->prompt);
     bt_runner_put_json(out, m);
     r->prompted = 1;
 }

@@ -193,10 +193,7 @@ static void codex_start(void *st, struct bt_buf *out)
     struct codex_runner *r = st;
     cJSON *params;
     cJSON *m = request(r, BT_CODEX_ID_INITIALIZE, "initialize", &params);
-    cJSON *info = cJSON_AddObjectToObject(params, "clientInfo");
-    cJSON_AddStringToObject(info, "name", "baton");
-    cJSON_AddStringToObject(info, "title", "baton");
-    cJSON_AddStringToObject(info, "version", BATON_VERSION);
+    bt_runner_add_client_info(params);
     bt_runner_put_json(out, m);
 }
 
@@ -231,11 +228,7 @@ static void send_turn(struct codex_runner *r, struct bt_buf *out)
     cJSON *params;
     cJSON *m = request(r, BT_CODEX_ID_TURN, "turn/start", &params);
     cJSON_AddStringToObject(params, "threadId", r->thread_id);
-    cJSON *input = cJSON_AddArrayToObject(params, "input");
-    cJSON *text = cJSON_CreateObject();
-    cJSON_AddStringToObject(text, "type", "text");
-    cJSON_AddStringToObject(text, "text", r->cfg->prompt ? r->cfg->prompt : "");
-    cJSON_AddItemToArray(input, text);
+    bt_runner_add_text_input(params, "input", r->cfg->prompt);
     bt_runner_put_json(out, m);
 }
 

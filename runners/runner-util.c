@@ -34,6 +34,23 @@ void bt_runner_put_json(struct bt_buf *out, struct cJSON *msg)
     cJSON_Delete(msg);
 }
 
+void bt_runner_add_text_input(cJSON *params, const char *key, const char *text)
+{
+    cJSON *input = cJSON_AddArrayToObject(params, key);
+    cJSON *block = cJSON_CreateObject();
+    cJSON_AddStringToObject(block, "type", "text");
+    cJSON_AddStringToObject(block, "text", text ? text : "");
+    cJSON_AddItemToArray(input, block);
+}
+
+void bt_runner_add_client_info(cJSON *params)
+{
+    cJSON *info = cJSON_AddObjectToObject(params, "clientInfo");
+    cJSON_AddStringToObject(info, "name", "baton");
+    cJSON_AddStringToObject(info, "title", "baton");
+    cJSON_AddStringToObject(info, "version", BATON_VERSION);
+}
+
 /* The answer's envelope: jsonrpc, and the request's id (null if it is not
  * JSON, which a parser never passes). */
 static cJSON *answer_to(const struct bt_signal_request *rq, const char *jsonrpc)

@@ -114,6 +114,13 @@ struct bt_runner_ops {
 struct cJSON;
 /* Append msg as one JSON line to out, and free msg. */
 void bt_runner_put_json(struct bt_buf *out, struct cJSON *msg);
+/* Add to params the member key: an array holding one text block,
+ * {"type":"text","text":text} (text NULL: ""), the shape both codex
+ * app-server's turn/start input and ACP's session/prompt prompt take. */
+void bt_runner_add_text_input(struct cJSON *params, const char *key, const char *text);
+/* Add to params the clientInfo object that names baton: {name, title,
+ * version}, as codex app-server's and ACP's initialize take it. */
+void bt_runner_add_client_info(struct cJSON *params);
 /* Tell the engine the turn failed: a TURN_END signal through sink with an
  * error kind and a curated message. */
 void bt_runner_fail(const struct bt_parser_sink *sink, enum bt_error_kind kind,

@@ -56,39 +56,54 @@ static char *first_turn(struct ctx *c)
     return first_turn_of(c, "copilot");
 }
 
-/* What the agent received on the later turn, from FAKE_ACP_LOG. */
-static char *agent_log(struct ctx *c)
+/* A later turn of conv, `baton send CONV --json again`, with what the agent
+ * receives logged (FAKE_ACP_LOG): asserts the exit status; baton's result
+ * in *res; returns the agent's log (owned). */
+static char *later_turn(struct ctx *c, const char *conv, int want_exit, struct bt_test_result *res)
 {
-    char *path = path_in(c, "agent.log");
+    char *log = path_in(c, "agent.log");
+    char *kv = bt_xasprintf("FAKE_ACP_LOG=%s", log);
+    setenv_kv(c, kv);
+    free(kv);
+    baton(c, res, NULL, 0, "send", conv, "--json", "again", END);
+    assert_int_equal(res->exit_code, want_exit);
     size_t len;
-    char *text = bt_test_slurp(path, &len);
-    free(path);
-    assert_non_null(text);
-    return text;
+    char *got = bt_test_slurp(log, &len);
+    free(log);
+    assert_non_null(got);
+    return got;
+}
+
+/* A refused later turn: resume_failed, its message holding why, with
+ * nothing sent but initialize (no session method that could touch the
+ * stored session). */
+static void assert_refused(struct ctx *c, const char *conv, const char *why)
+{
+    struct bt_test_result res;
+    char *got = later_turn(c, conv, 1, &res);
+    assert_has(res.out.data, "\"error_kind\":\"resume_failed\"");
+    assert_has(res.out.data, why);
+    assert_has(got, "\"method\":\"initialize\"");
+    assert_null(strstr(got, "\"method\":\"session/"));
+    free(got);
+    bt_test_result_release(&res);
 }
 
 static void test_load_drops_replayed_history(void **state)
 {
     struct ctx *c = *state;
     char *conv = first_turn(c);
-    char *log = path_in(c, "agent.log");
-    char *kv = bt_xasprintf("FAKE_ACP_LOG=%s", log);
-    setenv_kv(c, kv);
     struct bt_test_result res;
-    baton(c, &res, NULL, 0, "send", conv, "--json", "again", END);
-    assert_int_equal(res.exit_code, 0);
+    char *got = later_turn(c, conv, 0, &res);
     assert_has(res.out.data, "\"final_text\":\"Hello, world.\"");
     assert_has(res.out.data, "\"type\":\"session.started\"");
     assert_has(res.out.data, "\"resumed\":true");
     assert_null(strstr(res.out.data, "OLD ANSWER FROM HISTORY"));
-    char *got = agent_log(c);
     assert_has(got, "\"method\":\"session/load\"");
     assert_has(got, "\"sessionId\":\"fake-session-1\"");
     assert_null(strstr(got, "session/new"));
     free(got);
     bt_test_result_release(&res);
-    free(kv);
-    free(log);
     free(conv);
 }
 
@@ -96,20 +111,13 @@ static void test_resume_preferred(void **state)
 {
     struct ctx *c = *state;
     char *conv = first_turn(c);
-    char *log = path_in(c, "agent.log");
-    char *kv = bt_xasprintf("FAKE_ACP_LOG=%s", log);
-    setenv_kv(c, kv);
     setenv_kv(c, "FAKE_ACP_RESUME=1");
     struct bt_test_result res;
-    baton(c, &res, NULL, 0, "send", conv, "again", END);
-    assert_int_equal(res.exit_code, 0);
-    char *got = agent_log(c);
+    char *got = later_turn(c, conv, 0, &res);
     assert_has(got, "\"method\":\"session/resume\"");
     assert_null(strstr(got, "session/load"));
     free(got);
     bt_test_result_release(&res);
-    free(kv);
-    free(log);
     free(conv);
 }
 
@@ -117,47 +125,19 @@ static void test_no_resume_capability(void **state)
 {
     struct ctx *c = *state;
     char *conv = first_turn(c);
-    char *log = path_in(c, "agent.log");
-    char *kv = bt_xasprintf("FAKE_ACP_LOG=%s", log);
-    setenv_kv(c, kv);
     setenv_kv(c, "FAKE_ACP_NO_LOAD=1");
-    struct bt_test_result res;
-    baton(c, &res, NULL, 0, "send", conv, "--json", "again", END);
-    assert_int_equal(res.exit_code, 1);
-    assert_has(res.out.data, "\"error_kind\":\"resume_failed\"");
-    assert_has(res.out.data, "neither session/resume nor session/load");
-    char *got = agent_log(c);
-    assert_has(got, "\"method\":\"initialize\"");
-    assert_null(strstr(got, "\"method\":\"session/")); /* nothing that could touch it */
-    free(got);
-    bt_test_result_release(&res);
-    free(kv);
-    free(log);
+    assert_refused(c, conv, "neither session/resume nor session/load");
     free(conv);
 }
 
 /* gemini's session/load resets or later deletes the session it loads
- * (docs/acp.md): a later turn fails resume_failed with nothing but
- * initialize sent, and names the handoff to gemini's own UI. */
+ * (docs/acp.md): a later turn is refused, naming the handoff to gemini's
+ * own UI. */
 static void test_gemini_refuses_resume(void **state)
 {
     struct ctx *c = *state;
     char *conv = first_turn_of(c, "gemini");
-    char *log = path_in(c, "agent.log");
-    char *kv = bt_xasprintf("FAKE_ACP_LOG=%s", log);
-    setenv_kv(c, kv);
-    struct bt_test_result res;
-    baton(c, &res, NULL, 0, "send", conv, "--json", "again", END);
-    assert_int_equal(res.exit_code, 1);
-    assert_has(res.out.data, "\"error_kind\":\"resume_failed\"");
-    assert_has(res.out.data, "baton handoff");
-    char *got = agent_log(c);
-    assert_has(got, "\"method\":\"initialize\"");
-    assert_null(strstr(got, "\"method\":\"session/")); /* neither load nor a new session */
-    free(got);
-    bt_test_result_release(&res);
-    free(kv);
-    free(log);
+    assert_refused(c, conv, "baton handoff");
     free(conv);
 }
 
@@ -179,22 +159,24 @@ static void test_ctrl_c_cancels(void **state)
     free(conv);
 }
 
-static void test_handoff_print(void **state)
+/* A first turn of coder, then `baton handoff CONV --print` shows want. */
+static void assert_handoff_prints(struct ctx *c, const char *coder, const char *want)
 {
-    struct ctx *c = *state;
-    char *conv = first_turn(c);
+    char *conv = first_turn_of(c, coder);
     struct bt_test_result res;
     baton(c, &res, NULL, 0, "handoff", conv, "--print", END);
     assert_int_equal(res.exit_code, 0);
-    assert_has(res.out.data, "fake-acp --resume=fake-session-1");
+    assert_has(res.out.data, want);
     bt_test_result_release(&res);
     free(conv);
-    conv = first_turn_of(c, "gemini"); /* gemini's own UI does resume it */
-    baton(c, &res, NULL, 0, "handoff", conv, "--print", END);
-    assert_int_equal(res.exit_code, 0);
-    assert_has(res.out.data, "fake-acp --resume=fake-session-");
-    bt_test_result_release(&res);
-    free(conv);
+}
+
+static void test_handoff_print(void **state)
+{
+    struct ctx *c = *state;
+    assert_handoff_prints(c, "copilot", "fake-acp --resume=fake-session-1");
+    /* gemini's own UI does resume it */
+    assert_handoff_prints(c, "gemini", "fake-acp --resume=fake-session-");
 }
 
 int main(void)

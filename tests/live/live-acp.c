@@ -49,11 +49,7 @@ void bt_live_acp_text_turn(const struct bt_live_acp *a)
     const char *args[] = {"Say hello banana", NULL};
     size_t n = run_json(a, bt_live.work, args, 0, &lines);
     assert_string_equal(bt_live_status(lines, n), "completed");
-    size_t deltas = 0;
-    for (size_t i = 0; i < n; i++)
-        deltas += strcmp(bt_live_type(lines[i]), "item.delta") == 0 &&
-                  strcmp(bt_live_item_kind(lines[i]), "message") == 0;
-    assert_true(deltas > 1);
+    assert_true(bt_live_message_deltas(lines, n) > 1);
     const cJSON *s = bt_live_first(lines, n, "session.started");
     assert_non_null(s);
     assert_non_null(bt_test_jstr(s, "native_session_id"));
@@ -111,11 +107,7 @@ void bt_live_acp_send_elsewhere(const struct bt_live_acp *a)
     char *before = tree(home, a->session_files, id8);
     if (!a->resumes && !*before)
         fail_msg("no file of %s's session %s under %s", a->coder, id8, home);
-    struct bt_test_result res;
-    const char *send[] = {"send", "--json", conv, "again", NULL};
-    bt_live_baton(bt_live.other, send, &res, 0); /* another process, another directory */
-    assert_int_equal(res.exit_code, a->resumes ? 0 : 1);
-    n = bt_live_stream(res.out.data, &lines);
+    n = bt_live_send(conv, "again", a->resumes ? 0 : 1, &lines);
     if (a->resumes) {
         assert_string_equal(bt_live_status(lines, n), "completed");
         const cJSON *s = bt_live_first(lines, n, "session.started");
@@ -133,19 +125,9 @@ void bt_live_acp_send_elsewhere(const struct bt_live_acp *a)
         free(after);
     }
     bt_test_lines_free(lines, n);
-    bt_test_result_release(&res);
     free(before);
     free(home);
     free(conv);
-}
-
-static int exists(const char *dir, const char *name)
-{
-    char *p = bt_xasprintf("%s/%s", dir, name);
-    struct stat st;
-    int rc = stat(p, &st) == 0;
-    free(p);
-    return rc;
 }
 
 void bt_live_acp_bash(const struct bt_live_acp *a, int allow)
@@ -170,7 +152,7 @@ void bt_live_acp_bash(const struct bt_live_acp *a, int allow)
     } else if (item) { /* gemini announces no tool call it was refused */
         assert_string_equal(bt_test_jstr(item, "status"), "failed");
     }
-    assert_int_equal(exists(bt_live.work, file), allow);
+    assert_int_equal(bt_live_exists(bt_live.work, file), allow);
     bt_test_lines_free(lines, n);
     free(prompt);
 }

@@ -196,6 +196,15 @@ const char *bt_live_item_kind(const cJSON *ev)
     return bt_test_jstr(cJSON_GetObjectItem(ev, "item"), "kind");
 }
 
+size_t bt_live_message_deltas(cJSON **lines, size_t n)
+{
+    size_t deltas = 0;
+    for (size_t i = 0; i < n; i++)
+        deltas += strcmp(bt_live_type(lines[i]), "item.delta") == 0 &&
+                  strcmp(bt_live_item_kind(lines[i]), "message") == 0;
+    return deltas;
+}
+
 const cJSON *bt_live_first(cJSON **lines, size_t n, const char *type)
 {
     for (size_t i = 0; i < n; i++)
@@ -212,6 +221,21 @@ size_t bt_live_json(const char *cwd, const char *const *args, int want_exit, cJS
     size_t k = bt_live_stream(res.out.data, lines);
     bt_test_result_release(&res);
     return k;
+}
+
+size_t bt_live_send(const char *conv, const char *text, int want_exit, cJSON ***lines)
+{
+    const char *send[] = {"send", "--json", conv, text, NULL};
+    return bt_live_json(bt_live.other, send, want_exit, lines);
+}
+
+int bt_live_exists(const char *dir, const char *name)
+{
+    char *p = bt_xasprintf("%s/%s", dir, name);
+    struct stat st;
+    int rc = stat(p, &st) == 0;
+    free(p);
+    return rc;
 }
 
 /* The completed command item of a stream, or NULL. */

@@ -47,11 +47,19 @@ size_t bt_live_stream(const char *out, cJSON ***lines);
 const char *bt_live_type(const cJSON *ev);
 const char *bt_live_item_kind(const cJSON *ev);
 const char *bt_live_status(cJSON **lines, size_t n);
+/* How many item.delta events of message items a stream holds. */
+size_t bt_live_message_deltas(cJSON **lines, size_t n);
 /* The first event of a type in a stream, or NULL. */
 const cJSON *bt_live_first(cJSON **lines, size_t n, const char *type);
 /* baton args in cwd (bt_live_baton), asserting its exit status; the
  * stream (bt_live_stream) in *lines, its length returned. */
 size_t bt_live_json(const char *cwd, const char *const *args, int want_exit, cJSON ***lines);
+/* `baton send --json conv text` from bt_live.other (another process,
+ * another directory than the run's), asserting its exit status; the
+ * stream (bt_live_stream) in *lines, its length returned. */
+size_t bt_live_send(const char *conv, const char *text, int want_exit, cJSON ***lines);
+/* 1 if dir/name exists, else 0. */
+int bt_live_exists(const char *dir, const char *name);
 /* The completed command item of a stream, or NULL. */
 const cJSON *bt_live_command_item(cJSON **lines, size_t n);
 /* The body of the last request the stand-in received; caller frees. */

@@ -63,11 +63,7 @@ static void test_text_turn(void **state)
     const char *args[] = {"Say hello banana", NULL};
     size_t n = run_json(args, 0, &lines);
     assert_string_equal(bt_live_status(lines, n), "completed");
-    size_t deltas = 0;
-    for (size_t i = 0; i < n; i++)
-        deltas += strcmp(bt_live_type(lines[i]), "item.delta") == 0 &&
-                  strcmp(bt_live_item_kind(lines[i]), "message") == 0;
-    assert_true(deltas > 1);
+    assert_true(bt_live_message_deltas(lines, n) > 1);
     const cJSON *u = bt_live_first(lines, n, "usage");
     assert_non_null(u);
     assert_true(cJSON_GetObjectItem(u, "input_tokens")->valuedouble > 0);
@@ -91,30 +87,16 @@ static void test_send_from_another_directory(void **state)
     char *conv = bt_xstrdup(bt_test_jstr(lines[0], "conversation"));
     bt_test_lines_free(lines, n);
 
-    struct bt_test_result res;
-    const char *send[] = {"send", "--json", conv, "again", NULL};
-    bt_live_baton(bt_live.other, send, &res, 0); /* another process, another directory */
-    assert_int_equal(res.exit_code, 0);
-    n = bt_live_stream(res.out.data, &lines);
+    n = bt_live_send(conv, "again", 0, &lines);
     assert_string_equal(bt_live_status(lines, n), "completed");
     const cJSON *s = bt_live_first(lines, n, "session.started");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(s, "resumed")));
     bt_test_lines_free(lines, n);
-    bt_test_result_release(&res);
     char *req = bt_live_last_request();
     assert_non_null(strstr(req, "Remember kumquat")); /* the first turn, in the history */
     assert_non_null(strstr(req, "again"));
     free(req);
     free(conv);
-}
-
-static int exists(const char *dir, const char *name)
-{
-    char *p = bt_xasprintf("%s/%s", dir, name);
-    struct stat st;
-    int rc = stat(p, &st) == 0;
-    free(p);
-    return rc;
 }
 
 /* claude asks before a command that writes (can_use_tool): deny by
@@ -132,7 +114,7 @@ static void test_bash_denied(void **state)
     const cJSON *item = bt_live_command_item(lines, n);
     assert_non_null(item);
     assert_string_equal(bt_test_jstr(item, "status"), "declined");
-    assert_false(exists(bt_live.work, "denied-file"));
+    assert_false(bt_live_exists(bt_live.work, "denied-file"));
     bt_test_lines_free(lines, n);
 }
 
@@ -151,7 +133,7 @@ static void test_bash_auto(void **state)
     assert_non_null(item);
     assert_string_equal(bt_test_jstr(item, "status"), "completed");
     assert_non_null(strstr(bt_test_jstr(item, "text"), "baton-ok"));
-    assert_true(exists(bt_live.work, "allowed-file"));
+    assert_true(bt_live_exists(bt_live.work, "allowed-file"));
     bt_test_lines_free(lines, n);
 }
 
@@ -319,17 +301,12 @@ static void test_unknown_session(void **state)
     assert_int_equal(unlink(path), 0);
     bt_test_lines_free(lines, n);
 
-    struct bt_test_result res;
-    const char *send[] = {"send", "--json", conv, "hello again", NULL};
-    bt_live_baton(bt_live.other, send, &res, 0);
-    assert_int_equal(res.exit_code, 1);
-    n = bt_live_stream(res.out.data, &lines);
+    n = bt_live_send(conv, "hello again", 1, &lines);
     assert_string_equal(bt_live_status(lines, n), "failed");
     const cJSON *err = lines[n - 2];
     assert_string_equal(bt_test_jstr(err, "kind"), "resume_failed");
     assert_non_null(strstr(bt_test_jstr(err, "message"), "No conversation found"));
     bt_test_lines_free(lines, n);
-    bt_test_result_release(&res);
     free(conv);
 }
 

@@ -85,14 +85,10 @@ static void test_send_resumes_thread(void **state)
     bt_test_lines_free(lines, n);
     bt_test_result_release(&res);
 
-    const char *send[] = {"send", "--json", conv, "And again?", NULL};
-    bt_live_baton(bt_live.other, send, &res, 0); /* another process, another directory */
-    assert_int_equal(res.exit_code, 0);
-    n = bt_live_stream(res.out.data, &lines);
+    n = bt_live_send(conv, "And again?", 0, &lines);
     assert_string_equal(bt_live_status(lines, n), "completed");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(lines[0], "resumed")));
     bt_test_lines_free(lines, n);
-    bt_test_result_release(&res);
     char *req = bt_live_last_request();
     assert_non_null(strstr(req, "Remember the word kumquat"));
     assert_non_null(strstr(req, "And again?"));

@@ -88,13 +88,9 @@ static void test_send_from_another_directory(void **state)
     bt_test_lines_free(lines, n);
     bt_test_result_release(&res);
 
-    const char *send[] = {"send", "--json", conv, "again", NULL};
-    bt_live_baton(bt_live.other, send, &res, 0); /* another process, another directory */
-    assert_int_equal(res.exit_code, 0);
-    n = bt_live_stream(res.out.data, &lines);
+    n = bt_live_send(conv, "again", 0, &lines);
     assert_string_equal(bt_live_status(lines, n), "completed");
     bt_test_lines_free(lines, n);
-    bt_test_result_release(&res);
     char *req = bt_live_last_request();
     assert_non_null(strstr(req, "Remember kumquat"));
     assert_non_null(strstr(req, "again"));

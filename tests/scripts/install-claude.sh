@@ -28,17 +28,12 @@ NPM_PIN_TAG=install-claude
 
 # The platform package install.cjs would pick (PLATFORMS in cli-wrapper.cjs).
 platform() {
-    local libc=""
-    if [ "$(uname -s)" = Linux ] && compgen -G '/lib/ld-musl-*' >/dev/null; then
+    local p libc=""
+    p="$(npm_pin_platform)" || exit 1
+    if npm_pin_musl; then
         libc=-musl
     fi
-    case "$(uname -s)/$(uname -m)" in
-    Linux/x86_64) echo "claude-code-linux-x64$libc" ;;
-    Linux/aarch64 | Linux/arm64) echo "claude-code-linux-arm64$libc" ;;
-    Darwin/x86_64) echo "claude-code-darwin-x64" ;;
-    Darwin/arm64) echo "claude-code-darwin-arm64" ;;
-    *) npm_pin_die "unsupported platform '$(uname -s)/$(uname -m)'" ;;
-    esac
+    echo "claude-code-$p$libc"
 }
 
 main() {

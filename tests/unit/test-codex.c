@@ -13,78 +13,10 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "parser-codex.h"
+#include "rig.h"
 #include "runner-codex.h"
 
 #define TURN_STARTED_T "{\"method\":\"turn/started\",\"params\":{\"turn\":{\"id\":\"t\"}}}"
-
-/* A parser+runner pair wired like the turn engine, recording output. */
-struct rig {
-    struct bt_runner_config cfg;
-    void *parser, *runner;
-    struct bt_parser_sink sink;
-    struct bt_buf events; /* "type kind|" per event */
-    struct bt_buf writes; /* lines for the coder's stdin */
-    int ended;
-    struct bt_usage usage; /* the last usage event */
-    enum bt_turn_status status;
-    char error_kind[64];
-};
-
-static void on_event(void *data, const struct bt_event *ev)
-{
-    struct rig *r = data;
-    if (ev->type == BT_EVENT_USAGE)
-        r->usage = ev->usage;
-    bt_buf_adds(&r->events, bt_event_type_name(ev->type));
-    if (ev->type == BT_EVENT_WARNING || ev->type == BT_EVENT_ERROR)
-        bt_buf_addf(&r->events, ":%s", ev->kind);
-    if (ev->type == BT_EVENT_APPROVAL_RESOLVED)
-        bt_buf_addf(&r->events, ":%s", ev->decision);
-    bt_buf_addc(&r->events, '|');
-}
-
-static void on_signal(void *data, const struct bt_signal *sig)
-{
-    struct rig *r = data;
-    if (sig->type == BT_SIGNAL_TURN_END) {
-        r->ended++;
-        const char *kind = bt_error_kind_name(sig->turn_end.error_kind);
-        r->status = sig->turn_end.status;
-        snprintf(r->error_kind, sizeof(r->error_kind), "%s", kind ? kind : "");
-        return;
-    }
-    bt_runner_codex.on_signal(r->runner, sig, &r->writes, &r->sink);
-}
-
-static void rig_init(struct rig *r, enum bt_approval a, const char *resume)
-{
-    memset(r, 0, sizeof(*r));
-    r->cfg.prompt = "hi";
-    r->cfg.cwd = "/tmp";
-    r->cfg.approval = a;
-    r->cfg.native_session_id = resume;
-    bt_buf_init(&r->events);
-    bt_buf_init(&r->writes);
-    r->parser = bt_parser_codex.create();
-    r->runner = bt_runner_codex.create(&r->cfg);
-    r->sink = (struct bt_parser_sink){on_event, on_signal, r};
-}
-
-static void rig_line(struct rig *r, const char *line)
-{
-    char *copy = bt_xstrdup(line);
-    bt_parser_codex.line(r->parser, copy, strlen(copy), &r->sink);
-    free(copy);
-}
-
-static void rig_release(struct rig *r)
-{
-    bt_parser_codex.destroy(r->parser);
-    bt_runner_codex.destroy(r->runner);
-    bt_buf_release(&r->events);
-    bt_buf_release(&r->writes);
-}
 
 /* The n-th (0-based) line of buf parsed as JSON. */
 static cJSON *nth_line(const struct bt_buf *b, int n)
@@ -135,16 +67,16 @@ static void test_version(void **state)
 static void test_handshake_new_thread(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r, BT_APPROVAL_DENY, NULL);
-    bt_runner_codex.start(r.runner, &r.writes);
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_start(&r);
     cJSON *init = nth_line(&r.writes, 0);
     assert_string_equal(cJSON_GetObjectItem(init, "method")->valuestring, "initialize");
     assert_int_equal(cJSON_GetObjectItem(init, "id")->valueint, 1);
     assert_null(cJSON_GetObjectItem(init, "jsonrpc"));
     cJSON_Delete(init);
     bt_buf_reset(&r.writes);
-    rig_line(&r, "{\"id\":1,\"result\":{\"userAgent\":\"x\"}}");
+    bt_test_rig_line(&r, "{\"id\":1,\"result\":{\"userAgent\":\"x\"}}");
     cJSON *note = nth_line(&r.writes, 0);
     assert_string_equal(cJSON_GetObjectItem(note, "method")->valuestring, "initialized");
     cJSON_Delete(note);
@@ -155,7 +87,7 @@ static void test_handshake_new_thread(void **state)
     assert_string_equal(cJSON_GetObjectItem(p, "cwd")->valuestring, "/tmp");
     cJSON_Delete(ts);
     bt_buf_reset(&r.writes);
-    rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"th-1\"}}}");
+    bt_test_rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"th-1\"}}}");
     assert_string_equal(r.events.data, "session.started|");
     cJSON *turn = nth_line(&r.writes, 0);
     assert_string_equal(cJSON_GetObjectItem(turn, "method")->valuestring, "turn/start");
@@ -167,94 +99,97 @@ static void test_handshake_new_thread(void **state)
     /* interrupt needs the turn id */
     struct bt_buf intr = BT_BUF_INIT;
     assert_int_equal(bt_runner_codex.interrupt(r.runner, &intr), -ENOTSUP);
-    rig_line(&r, "{\"id\":3,\"result\":{\"turn\":{\"id\":\"tu-1\",\"status\":\"inProgress\"}}}");
+    bt_test_rig_line(
+        &r, "{\"id\":3,\"result\":{\"turn\":{\"id\":\"tu-1\",\"status\":\"inProgress\"}}}");
     assert_int_equal(bt_runner_codex.interrupt(r.runner, &intr), 0);
     cJSON *ti = nth_line(&intr, 0);
     assert_string_equal(cJSON_GetObjectItem(ti, "method")->valuestring, "turn/interrupt");
     cJSON_Delete(ti);
     bt_buf_release(&intr);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_resume_thread(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r, BT_APPROVAL_DENY, "th-9");
-    bt_runner_codex.start(r.runner, &r.writes);
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, "th-9");
+    bt_test_rig_start(&r);
     bt_buf_reset(&r.writes);
-    rig_line(&r, "{\"id\":1,\"result\":{}}");
+    bt_test_rig_line(&r, "{\"id\":1,\"result\":{}}");
     cJSON *tr = nth_line(&r.writes, 1);
     assert_string_equal(cJSON_GetObjectItem(tr, "method")->valuestring, "thread/resume");
     cJSON *p = cJSON_GetObjectItem(tr, "params");
     assert_string_equal(cJSON_GetObjectItem(p, "threadId")->valuestring, "th-9");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(p, "excludeTurns")));
     cJSON_Delete(tr);
-    rig_line(&r, "{\"id\":2,\"error\":{\"code\":-32600,\"message\":\"no rollout found\"}}");
+    bt_test_rig_line(&r, "{\"id\":2,\"error\":{\"code\":-32600,\"message\":\"no rollout found\"}}");
     assert_int_equal(r.ended, 1);
     assert_int_equal(r.status, BT_TURN_FAILED);
     assert_string_equal(r.error_kind, "resume_failed");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 /* A server request whose id equals one of ours is a request, not a reply. */
 static void test_request_routed_by_method(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r, BT_APPROVAL_DENY, NULL);
-    rig_line(&r, "{\"id\":2,\"method\":\"item/commandExecution/requestApproval\","
-                 "\"params\":{\"itemId\":\"c1\",\"command\":\"rm -rf /\"}}");
-    assert_string_equal(r.events.data, "approval.requested|approval.resolved:decline|");
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_line(&r, "{\"id\":2,\"method\":\"item/commandExecution/requestApproval\","
+                         "\"params\":{\"itemId\":\"c1\",\"command\":\"rm -rf /\"}}");
+    assert_string_equal(r.events.data,
+                        "approval.requested:command:|approval.resolved:command:decline|");
     cJSON *ans = nth_line(&r.writes, 0);
     assert_int_equal(cJSON_GetObjectItem(ans, "id")->valueint, 2);
     cJSON *res = cJSON_GetObjectItem(ans, "result");
     assert_string_equal(cJSON_GetObjectItem(res, "decision")->valuestring, "decline");
     cJSON_Delete(ans);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_auto_accepts_and_legacy_words(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r, BT_APPROVAL_AUTO, NULL);
-    rig_line(&r, "{\"id\":\"s-1\",\"method\":\"execCommandApproval\",\"params\":{}}");
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_AUTO, NULL);
+    bt_test_rig_line(&r, "{\"id\":\"s-1\",\"method\":\"execCommandApproval\",\"params\":{}}");
     cJSON *ans = nth_line(&r.writes, 0);
     assert_string_equal(cJSON_GetObjectItem(ans, "id")->valuestring, "s-1");
     cJSON *res = cJSON_GetObjectItem(ans, "result");
     assert_string_equal(cJSON_GetObjectItem(res, "decision")->valuestring, "approved");
     cJSON_Delete(ans);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_unknown_request_gets_error(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r, BT_APPROVAL_AUTO, NULL);
-    rig_line(&r, "{\"id\":5,\"method\":\"future/thing\",\"params\":{}}");
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_AUTO, NULL);
+    bt_test_rig_line(&r, "{\"id\":5,\"method\":\"future/thing\",\"params\":{}}");
     cJSON *ans = nth_line(&r.writes, 0);
     assert_non_null(cJSON_GetObjectItem(ans, "error"));
     cJSON_Delete(ans);
     assert_string_equal(r.events.data, "warning:unsupported_request|");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_unknowns_and_noise(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r, BT_APPROVAL_DENY, NULL);
-    rig_line(&r, "Starting codex banner");
-    rig_line(&r, "\x1b[2K\x1b[1G{\"method\":\"thread/status/changed\",\"params\":{}}");
-    rig_line(&r, "{\"method\":\"brand/new\",\"params\":{}}");
-    rig_line(&r, "{\"method\":\"item/started\",\"params\":{\"item\":{\"type\":\"hologram\","
-                 "\"id\":\"h1\"}}}");
-    rig_line(&r, "{not json");
-    assert_string_equal(r.events.data, "warning:noise|warning:unknown_method|"
-                                       "warning:unknown_item|item.started|warning:invalid_json|");
-    rig_release(&r);
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_line(&r, "Starting codex banner");
+    bt_test_rig_line(&r, "\x1b[2K\x1b[1G{\"method\":\"thread/status/changed\",\"params\":{}}");
+    bt_test_rig_line(&r, "{\"method\":\"brand/new\",\"params\":{}}");
+    bt_test_rig_line(&r, "{\"method\":\"item/started\",\"params\":{\"item\":{\"type\":\"hologram\","
+                         "\"id\":\"h1\"}}}");
+    bt_test_rig_line(&r, "{not json");
+    assert_string_equal(r.events.data,
+                        "warning:noise|warning:unknown_method|"
+                        "warning:unknown_item|item.started/other|warning:invalid_json|");
+    bt_test_rig_release(&r);
 }
 
 /* A response nobody asked for, or a second one, must not drive the
@@ -262,21 +197,21 @@ static void test_unknowns_and_noise(void **state)
 static void test_unsolicited_and_repeated_responses(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r, BT_APPROVAL_DENY, NULL);
-    rig_line(&r, "{\"id\":1,\"result\":{}}"); /* before initialize was sent */
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_line(&r, "{\"id\":1,\"result\":{}}"); /* before initialize was sent */
     assert_int_equal(r.writes.len, 0);
-    bt_runner_codex.start(r.runner, &r.writes);
+    bt_test_rig_start(&r);
     bt_buf_reset(&r.writes);
-    rig_line(&r, "{\"id\":1,\"result\":{}}");
-    rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"th-1\"}}}");
+    bt_test_rig_line(&r, "{\"id\":1,\"result\":{}}");
+    bt_test_rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"th-1\"}}}");
     bt_buf_reset(&r.writes);
-    rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"th-2\"}}}");
-    rig_line(&r, "{\"id\":1,\"result\":{}}");
+    bt_test_rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"th-2\"}}}");
+    bt_test_rig_line(&r, "{\"id\":1,\"result\":{}}");
     assert_int_equal(r.writes.len, 0); /* no second thread/start or turn/start */
     assert_string_equal(r.events.data, "warning:protocol|session.started|warning:protocol|"
                                        "warning:protocol|");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 /* Only this turn's turn/completed ends it (the id comes from turn/start's
@@ -284,20 +219,20 @@ static void test_unsolicited_and_repeated_responses(void **state)
 static void test_foreign_turn_completed_ignored(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r, BT_APPROVAL_DENY, NULL);
-    rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"early\","
-                 "\"status\":\"completed\",\"items\":[]}}}");
-    rig_line(&r, TURN_STARTED_T);
-    rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"other\","
-                 "\"status\":\"completed\",\"items\":[]}}}");
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"early\","
+                         "\"status\":\"completed\",\"items\":[]}}}");
+    bt_test_rig_line(&r, TURN_STARTED_T);
+    bt_test_rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"other\","
+                         "\"status\":\"completed\",\"items\":[]}}}");
     assert_int_equal(r.ended, 0);
     assert_string_equal(r.events.data, "warning:protocol|warning:protocol|");
-    rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"t\","
-                 "\"status\":\"completed\",\"items\":[]}}}");
+    bt_test_rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"t\","
+                         "\"status\":\"completed\",\"items\":[]}}}");
     assert_int_equal(r.ended, 1);
     assert_int_equal(r.status, BT_TURN_COMPLETED);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 /* Token counts that are not non-negative integers are unknown, and sums
@@ -305,16 +240,16 @@ static void test_foreign_turn_completed_ignored(void **state)
 static void test_usage_counts_validated(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r, BT_APPROVAL_DENY, NULL);
-    rig_line(&r, TURN_STARTED_T);
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_line(&r, TURN_STARTED_T);
     const char *big = "{\"method\":\"thread/tokenUsage/updated\",\"params\":{\"turnId\":\"t\","
                       "\"tokenUsage\":{\"last\":{\"inputTokens\":9000000000000000000,"
                       "\"outputTokens\":-5,\"cachedInputTokens\":2.5,"
                       "\"reasoningOutputTokens\":1e300,\"totalTokens\":7},"
                       "\"modelContextWindow\":100}}}";
-    rig_line(&r, big);
-    rig_line(&r, big);
+    bt_test_rig_line(&r, big);
+    bt_test_rig_line(&r, big);
     assert_string_equal(r.events.data, "usage|usage|");
     assert_int_equal(r.usage.input_tokens, BT_UNKNOWN);        /* beyond 2^53 */
     assert_int_equal(r.usage.output_tokens, BT_UNKNOWN);       /* negative */
@@ -322,43 +257,43 @@ static void test_usage_counts_validated(void **state)
     assert_int_equal(r.usage.reasoning_tokens, BT_UNKNOWN);
     assert_int_equal(r.usage.context_tokens, 7);
     assert_int_equal(r.usage.context_window, 100);
-    rig_line(&r, "{\"method\":\"thread/tokenUsage/updated\",\"params\":{\"turnId\":\"t\","
-                 "\"tokenUsage\":{\"last\":{\"inputTokens\":9007199254740992}}}}");
-    rig_line(&r, "{\"method\":\"thread/tokenUsage/updated\",\"params\":{\"turnId\":\"t\","
-                 "\"tokenUsage\":{\"last\":{\"inputTokens\":5}}}}");
+    bt_test_rig_line(&r, "{\"method\":\"thread/tokenUsage/updated\",\"params\":{\"turnId\":\"t\","
+                         "\"tokenUsage\":{\"last\":{\"inputTokens\":9007199254740992}}}}");
+    bt_test_rig_line(&r, "{\"method\":\"thread/tokenUsage/updated\",\"params\":{\"turnId\":\"t\","
+                         "\"tokenUsage\":{\"last\":{\"inputTokens\":5}}}}");
     assert_int_equal(r.usage.input_tokens, 9007199254740997LL);
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_unknown_turn_status_is_failure(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r, BT_APPROVAL_DENY, NULL);
-    rig_line(&r, TURN_STARTED_T);
-    rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"t\","
-                 "\"status\":\"kindaDone\",\"items\":[]}}}");
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_line(&r, TURN_STARTED_T);
+    bt_test_rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"t\","
+                         "\"status\":\"kindaDone\",\"items\":[]}}}");
     assert_int_equal(r.ended, 1);
     assert_int_equal(r.status, BT_TURN_FAILED);
     assert_string_equal(r.error_kind, "protocol_mismatch");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 static void test_failed_turn_kind(void **state)
 {
     (void)state;
-    struct rig r;
-    rig_init(&r, BT_APPROVAL_DENY, NULL);
-    rig_line(&r, TURN_STARTED_T);
-    rig_line(&r, "{\"method\":\"error\",\"params\":{\"error\":{\"message\":\"retrying\"},"
-                 "\"willRetry\":true,\"threadId\":\"a\",\"turnId\":\"b\"}}");
-    rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"t\","
-                 "\"status\":\"failed\",\"items\":[],\"error\":{\"message\":\"too long\","
-                 "\"codexErrorInfo\":\"contextWindowExceeded\"}}}}");
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_line(&r, TURN_STARTED_T);
+    bt_test_rig_line(&r, "{\"method\":\"error\",\"params\":{\"error\":{\"message\":\"retrying\"},"
+                         "\"willRetry\":true,\"threadId\":\"a\",\"turnId\":\"b\"}}");
+    bt_test_rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"turn\":{\"id\":\"t\","
+                         "\"status\":\"failed\",\"items\":[],\"error\":{\"message\":\"too long\","
+                         "\"codexErrorInfo\":\"contextWindowExceeded\"}}}}");
     assert_string_equal(r.events.data, "warning:retry|");
     assert_int_equal(r.status, BT_TURN_FAILED);
     assert_string_equal(r.error_kind, "context_exceeded");
-    rig_release(&r);
+    bt_test_rig_release(&r);
 }
 
 int main(void)

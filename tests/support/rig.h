@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rig: one coder's parser and runner wired as the turn engine wires them,
+ * for unit tests: lines go to the parser, its requests and responses to
+ * the runner, whose writes are kept; events and the turn's end are
+ * recorded for the test to check.
+ */
+#ifndef BT_TEST_RIG_H
+#define BT_TEST_RIG_H
+
+#include "coder.h"
+
+struct bt_test_rig {
+    const struct bt_coder *coder; /* whose parser and runner */
+    struct bt_runner_config cfg;  /* prompt "hi", cwd "/tmp" */
+    void *parser, *runner;        /* their states */
+    struct bt_parser_sink sink;   /* the events and signals below */
+    struct bt_buf events;         /* per event: type[:warning or error kind]
+                                     [:approval kind:decision][/item kind[:status]]| */
+    struct bt_buf writes;         /* lines for the coder's stdin */
+    struct bt_buf text;           /* the deltas of message items */
+    int ended;                    /* how many TURN_END signals */
+    enum bt_turn_status status;   /* the last TURN_END's */
+    char error_kind[64];          /* its error kind's name, "" for none */
+    char message[256];            /* its message, "" for none */
+    struct bt_usage usage;        /* the last usage event */
+};
+
+/* Wire coder (by name; the test fails if it is unknown) with approval and
+ * the session to resume (NULL: a new one). Nothing is written yet. */
+void bt_test_rig_init(struct bt_test_rig *r, const char *coder, enum bt_approval approval,
+                      const char *resume);
+/* The runner's start lines, appended to r->writes. */
+void bt_test_rig_start(struct bt_test_rig *r);
+/* Feed one line (copied: the parser may write into it) to the parser. */
+void bt_test_rig_line(struct bt_test_rig *r, const char *line);
+void bt_test_rig_release(struct bt_test_rig *r);
+
+#endif
