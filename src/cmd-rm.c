@@ -7,9 +7,10 @@
  *
  * The coder's files are the coder's: what the coder (or the store) names is
  * input, so a file goes only when the runner finds it for the session
- * (session_files) and bt_runner_session_file proves it a regular file
- * inside the coder's own session directory (session_root); anything else
- * is kept and said. The session is kept as well when the conversation was
+ * (session_files) and bt_runner_session_file proves it a regular file, or
+ * a directory without links followed or mounts crossed, inside the
+ * coder's own session directory (session_root); anything else is kept and
+ * said. The session is kept as well when the conversation was
  * transferred to the coder's terminal UI (which owns it from then on) or
  * when its `handoff --tmux` session still runs, which rm leaves running.
  * Kept files are not a failure: exit 0; exit 1 only when a removal that was
@@ -80,6 +81,14 @@ static int remove_run_files(struct bt_store *s, const struct bt_store_removal *r
     return rc;
 }
 
+/* What a path of the coder's session names: a path that ends in '/' a
+ * directory (runner.h, session_files). */
+static const char *kind_of(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 1 && path[n - 1] == '/' ? "directory" : "file";
+}
+
 /* Check the session files the runner found; the good ones go in p->files. */
 static void check_files(struct plan *p, const char *coder, const struct bt_strv *found)
 {
@@ -89,7 +98,8 @@ static void check_files(struct plan *p, const char *coder, const struct bt_strv 
         if (rc == 0)
             bt_strv_push(&p->files, found->v[i]);
         else if (rc == -EPERM)
-            bt_strv_pushf(&p->notes, "kept the %s session file %s: %s", coder, found->v[i], why);
+            bt_strv_pushf(&p->notes, "kept the %s session %s %s: %s", coder, kind_of(found->v[i]),
+                          found->v[i], why);
         else if (rc != -ENOENT)
             p->rc =
                 bt_cmd_fail(BT_EXIT_FAILED, "cannot look at %s: %s", found->v[i], bt_strerror(rc));
@@ -177,7 +187,7 @@ static int confirmed(const struct plan *p)
             plural(p->r.messages, "message", "messages"), p->r.n_runs,
             plural((int64_t)p->r.n_runs, "run", "runs"));
     for (size_t i = 0; i < p->files.n; i++) {
-        fprintf(stderr, "  and the %s session file ", c->coder);
+        fprintf(stderr, "  and the %s session %s ", c->coder, kind_of(p->files.v[i]));
         put_line(stderr, p->files.v[i]);
     }
     for (size_t i = 0; i < p->notes.n; i++) {
@@ -207,16 +217,17 @@ static int remove_session_files(const struct plan *p)
     for (size_t i = 0; i < p->files.n; i++) {
         char *resolved, *why;
         int err = bt_runner_session_file(p->root, p->files.v[i], 1, &resolved, &why);
+        const char *kind = kind_of(p->files.v[i]);
         if (err == 0) {
-            printf("removed %s session file ", coder);
+            printf("removed %s session %s ", coder, kind);
             put_line(stdout, resolved);
         } else if (err == -EPERM) {
-            printf("kept the %s session file ", coder);
+            printf("kept the %s session %s ", coder, kind);
             bt_term_write(stdout, p->files.v[i], strlen(p->files.v[i]));
             fputs(": ", stdout);
             put_line(stdout, why);
         } else if (err != -ENOENT) {
-            rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot remove the %s session file %s: %s", coder,
+            rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot remove the %s session %s %s: %s", coder, kind,
                              p->files.v[i], bt_strerror(err));
         }
         free(resolved);
