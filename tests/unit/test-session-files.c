@@ -2,7 +2,9 @@
 /*
  * unit tests of the proof `baton rm` asks before it removes a coder's file
  * or directory (bt_runner_session_file, runners/runner.h), of the coders'
- * directories from the environment (bt_runner_home_dir).
+ * directories from the environment (bt_runner_home_dir), and of what the
+ * ACP coders name for rm: gemini's and copilot's candidates
+ * (runners/runner-<coder>.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner.h"
+#include "coder.h"
 #include "unit-fs.h"
 #include "util.h"
 
@@ -265,14 +267,75 @@ static void test_home_dir(void **state)
     free(saved);
 }
 
+static const struct bt_runner_ops *runner(const char *coder)
+{
+    const struct bt_coder *c = bt_coder_find(coder);
+    assert_non_null(c);
+    return c->runner;
+}
+
+/* copilot: its session directory by id; gemini: the chat files that hold
+ * the id and what is named by it; neither for an id that is no UUID. */
+static void test_acp_candidates(void **state)
+{
+    struct fixture *f = *state;
+    static const char id[] = "aa8442fd-9d0a-49d2-bef2-7bde297e6bd0";
+    dirs(f, "cp/session-state/aa8442fd-9d0a-49d2-bef2-7bde297e6bd0");
+    dirs(f, "gm/proj/chats");
+    dirs(f, "gm/proj/aa8442fd-9d0a-49d2-bef2-7bde297e6bd0");
+    file(f, "gm/proj/chats/session-2026-12-02T06-27-aa8442fd.jsonl",
+         "{\"sessionId\":\"aa8442fd-9d0a-49d2-bef2-7bde297e6bd0\",\"kind\":\"main\"}\n"
+         "{\"$set\":{\"lastUpdated\":\"x\"}}\n");
+    file(f, "gm/proj/chats/session-2026-12-02T06-28-aa8442fd.jsonl",
+         "{\"sessionId\":\"aa8442fd-0000-4000-8000-000000000000\",\"kind\":\"main\"}\n");
+    file(f, "gm/proj/chats/session-2026-12-02T06-29-aa8442fd.jsonl", "not json\n");
+    file(f, "gm/proj/chats/session-2026-12-02T06-30-aa8442fd.jsonl", "");
+    struct bt_runner_config cfg = {.native_session_id = id};
+    struct bt_strv files;
+    char *why, *root = at(f, "cp");
+    bt_strv_init(&files);
+    assert_int_equal(runner("copilot")->session_files(&cfg, root, &files, &why), 0);
+    assert_int_equal(files.n, 1);
+    char *want = at(f, "cp/session-state/aa8442fd-9d0a-49d2-bef2-7bde297e6bd0/");
+    assert_string_equal(files.v[0], want);
+    free(want);
+    bt_strv_release(&files);
+    free(root);
+
+    root = at(f, "gm");
+    bt_strv_init(&files);
+    assert_int_equal(runner("gemini")->session_files(&cfg, root, &files, &why), 0);
+    assert_int_equal(files.n, 2);
+    char *chat = at(f, "gm/proj/chats/session-2026-12-02T06-27-aa8442fd.jsonl");
+    char *dir = at(f, "gm/proj/aa8442fd-9d0a-49d2-bef2-7bde297e6bd0/");
+    assert_string_equal(files.v[0], chat);
+    assert_string_equal(files.v[1], dir);
+    free(dir);
+    free(chat);
+    bt_strv_release(&files);
+
+    static const char *const bad[] = {"../x", "aa8442fd", "aa8442fd-9d0a-49d2-bef2-7bde297e6bd0/",
+                                      "-rf"};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(bad); i++) {
+        struct bt_runner_config b = {.native_session_id = bad[i]};
+        static const char *const coders[] = {"gemini", "copilot"};
+        for (size_t k = 0; k < BT_ARRAY_SIZE(coders); k++) {
+            bt_strv_init(&files);
+            assert_int_equal(runner(coders[k])->session_files(&b, root, &files, &why), -EINVAL);
+            assert_int_equal(files.n, 0);
+            free(why);
+            bt_strv_release(&files);
+        }
+    }
+    free(root);
+}
+
 int main(void)
 {
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_shapes_and_refusals),
-        T(test_remove_directory),
-        T(test_too_deep),
-        T(test_home_dir),
+        T(test_shapes_and_refusals), T(test_remove_directory), T(test_too_deep), T(test_home_dir),
+        T(test_acp_candidates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
