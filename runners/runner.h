@@ -97,6 +97,30 @@ struct bt_runner_ops {
     int (*session_files)(const struct bt_runner_config *cfg, const char *root,
                          struct bt_strv *files, char **why);
 
+    /* Optional, for coders that keep their sessions where baton must not
+     * write (opencode: a database of its own) and delete one with a
+     * command of their own, for `baton rm`: append the arguments after
+     * argv[0] of that command deleting the session cfg->native_session_id
+     * names. rm runs it as the coder's executable (bt_coder_resolve) with
+     * the coder's environment, stdin /dev/null, in cfg->cwd when that is
+     * still a directory (else in baton's own), for at most
+     * BT_CODER_COMMAND_MS, and reads its end with delete_session_status.
+     * A coder has this op or session_root and session_files, not both.
+     * Returns 0; -ENOENT when cfg names no session; -EINVAL when the
+     * stored id is not one of the coder's (it could become a flag, or name
+     * something else), *why (owned) saying so. Builds argv only. */
+    int (*delete_session_argv)(const struct bt_runner_config *cfg, struct bt_strv *argv,
+                               char **why);
+    /* Optional, with delete_session_argv: what the command's end says.
+     * status: its exit status, or 128 + the signal that ended it; output:
+     * the start of its stdout and stderr as they came (at most
+     * BT_CODER_COMMAND_OUTPUT bytes, ANSI escapes kept, NUL-terminated).
+     * Returns 0 when the session was deleted, -ENOENT when the coder had
+     * no such session (already gone: not a failure), any other value when
+     * the deletion failed. NULL: exit status 0 is deleted, anything else
+     * failed. */
+    int (*delete_session_status)(int status, const char *output);
+
     void *(*create)(const struct bt_runner_config *cfg);
     void (*destroy)(void *st);
     /* Lines to write once the child is started (handshake, or the prompt). */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * integration tests of `baton rm` for the ACP coders' sessions, run as the real baton binary
- * (docs/acp.md, "Session deletion"):
+ * integration tests of `baton rm` for the ACP coders' sessions, one of
+ * each shape, run as the real baton binary (docs/acp.md, "Session
+ * deletion"):
  * - gemini (files and directories): the chat files that hold the session
  *   (by its whole id inside, never by the 8 characters of their name) and
  *   the directories named by its id, its sub-agents' too, in any project
@@ -11,6 +12,11 @@
  * - copilot (a directory): session-state/<id>/ goes with all it holds, no
  *   link inside followed; a link in its place, a linked session-state
  *   leading outside, a file in its place, a tree too deep are kept;
+ * - opencode (its own command): `opencode session delete ID` (fake-acp as
+ *   opencode) runs in the conversation's directory with the coder's
+ *   environment, after the question on a terminal, never for an id that is
+ *   not opencode's or a conversation handed off; a session it does not
+ *   have is not a failure, a failing command is (exit 1);
  * - each coder's directory from the environment: unset, relative or `~/`
  *   variables keep the session and say why.
  */
@@ -394,6 +400,170 @@ static void test_rm_copilot_only_inside(void **state)
     free(outside);
 }
 
+/* ---- opencode: its own command -------------------------------------- */
+
+/* fake-acp as opencode, its sessions one file each in <dir>/sessions,
+ * its calls logged; the log's path (caller frees). */
+static char *opencode_env(struct ctx *c)
+{
+    char *sessions = dir_in(c, "sessions"), *log = path_in(c, "opencode.log");
+    char *kv[] = {bt_xstrdup("BATON_OPENCODE_BIN=" FAKE_ACP),
+                  bt_xasprintf("FAKE_ACP_SESSIONS=%s", sessions),
+                  bt_xasprintf("FAKE_ACP_LOG=%s", log)};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(kv); i++) {
+        setenv_kv(c, kv[i]);
+        free(kv[i]);
+    }
+    free(sessions);
+    return log;
+}
+
+/* What the log says of `session delete` calls ("" for none; caller frees). */
+static char *deletes(const char *log)
+{
+    char *text = bt_test_slurp(log, NULL);
+    struct bt_buf b = BT_BUF_INIT;
+    for (char *l = text; l && *l;) {
+        size_t n = strcspn(l, "\n");
+        if (strncmp(l, "delete ", 7) == 0) {
+            bt_buf_add(&b, l, n);
+            bt_buf_addc(&b, '\n');
+        }
+        l += n + (l[n] == '\n');
+    }
+    free(text);
+    return bt_buf_detach(&b, NULL);
+}
+
+/* A real turn with fake-acp as opencode, then rm: opencode's own command
+ * deletes the session, run in the conversation's directory; another
+ * session of opencode's stays. */
+static void test_rm_opencode_session(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *log = opencode_env(c);
+    setenv_kv(c, "FAKE_ACP_SESSION_ID=ses_fake1");
+    char *mine = file_in(c, "sessions/ses_fake1", "{}\n");
+    char *theirs = file_in(c, "sessions/ses_other2", "{}\n");
+    baton(c, &res, NULL, 0, "run", "-c", "opencode", "--json", "hello", END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+
+    rm_ok(c, conv, &res);
+    assert_has(res.out.data,
+               "removed opencode session ses_fake1 (opencode session delete ses_fake1)\n");
+    assert_false(file_exists(mine));
+    assert_true(file_exists(theirs));
+    char *real = realpath(c->dir, NULL);
+    char *calls = deletes(log), *want = bt_xasprintf("delete ses_fake1 in %s\n", real);
+    assert_string_equal(calls, want);
+    bt_test_result_release(&res);
+    free(want);
+    free(calls);
+    free(real);
+    free(conv);
+    free(theirs);
+    free(mine);
+    free(log);
+}
+
+/* A session opencode does not have: said, exit 0; a command that fails:
+ * exit 1, its words said, baton's records gone all the same. */
+static void test_rm_opencode_outcomes(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char id[BT_ID_SIZE];
+    char *log = opencode_env(c);
+    planted(c, "opencode", "ses_gone1", NULL, id);
+    rm_ok(c, id, &res);
+    assert_has(res.out.data, "no opencode session ses_gone1 found (opencode session delete "
+                             "ses_gone1: Error: Session not found: ses_gone1)");
+    bt_test_result_release(&res);
+
+    setenv_kv(c, "FAKE_ACP_DELETE_FAIL=1");
+    char *mine = file_in(c, "sessions/ses_locked1", "{}\n");
+    planted(c, "opencode", "ses_locked1", NULL, id);
+    baton(c, &res, NULL, 0, "rm", id, END);
+    assert_int_equal(res.exit_code, 1);
+    assert_false(conversation_exists(c, id));
+    assert_has(res.err.data, "cannot remove the opencode session ses_locked1: `opencode session "
+                             "delete ses_locked1` exited 2: Error: database is locked");
+    assert_null(strstr(res.err.data, "\x1b"));
+    assert_true(file_exists(mine));
+    bt_test_result_release(&res);
+
+    /* the conversation's directory gone: run in baton's own */
+    setenv_kv(c, "FAKE_ACP_DELETE_FAIL=");
+    char *gone_dir = dir_in(c, "was-here");
+    char *home = path_in(c, "home");
+    struct bt_store *s = NULL;
+    assert_int_equal(bt_store_open(home, &s, NULL), 0);
+    struct bt_store_conversation_new cn = {.coder = "opencode", .cwd = gone_dir, .title = "t"};
+    assert_int_equal(bt_store_conversation_create(s, &cn, id), 0);
+    assert_int_equal(bt_store_conversation_set_native(s, id, "ses_locked1", NULL), 0);
+    bt_store_close(s);
+    assert_int_equal(rmdir(gone_dir), 0);
+    unlink(log);
+    rm_ok(c, id, &res);
+    assert_has(res.out.data, "removed opencode session ses_locked1");
+    assert_false(file_exists(mine));
+    char *real = realpath(c->dir, NULL);
+    char *calls = deletes(log), *want = bt_xasprintf("delete ses_locked1 in %s\n", real);
+    assert_string_equal(calls, want);
+    bt_test_result_release(&res);
+    free(want);
+    free(calls);
+    free(real);
+    free(home);
+    free(gone_dir);
+    free(mine);
+    free(log);
+}
+
+/* Never run: for an id that is not opencode's, a conversation handed off,
+ * an answer but yes on a terminal; without opencode installed the
+ * session is kept and said. */
+static void test_rm_opencode_refusals(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char id[BT_ID_SIZE];
+    char *log = opencode_env(c);
+    static const char *const not_opencode[] = {"ses_", "ses_a/b", "ses_a.b", "ses-1", "../ses_x"};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(bad_ids) + BT_ARRAY_SIZE(not_opencode); i++) {
+        const char *sid =
+            i < BT_ARRAY_SIZE(bad_ids) ? bad_ids[i] : not_opencode[i - BT_ARRAY_SIZE(bad_ids)];
+        planted(c, "opencode", sid, NULL, id);
+        rm_ok(c, id, &res);
+        assert_has(res.out.data, "it is not an opencode session id");
+        bt_test_result_release(&res);
+    }
+    planted_as(c, "opencode", "ses_mine1", NULL, 1, id);
+    rm_ok(c, id, &res);
+    assert_has(res.out.data, "handed to opencode's own interface");
+    bt_test_result_release(&res);
+
+    char *out;
+    planted(c, "opencode", "ses_mine1", NULL, id);
+    assert_int_equal(baton_pty(c, "n\n", &out, "rm", id, END), 1);
+    assert_has(out, "and the opencode session ses_mine1 (by `opencode session delete ses_mine1`)");
+    assert_true(conversation_exists(c, id));
+    free(out);
+    char *calls = deletes(log);
+    assert_string_equal(calls, "");
+    free(calls);
+
+    setenv_kv(c, "BATON_OPENCODE_BIN=/nonexistent/opencode");
+    rm_ok(c, id, &res);
+    assert_has(res.out.data, "kept the opencode session ses_mine1: BATON_OPENCODE_BIN="
+                             "/nonexistent/opencode is not an executable file");
+    bt_test_result_release(&res);
+    free(log);
+}
+
 /* ---- the coders' directories from the environment ------------------- */
 
 /* Neither the coder's variable nor HOME, a relative one, one with `~/`
@@ -470,7 +640,8 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, rm_setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_rm_gemini_session),      T(test_rm_gemini_only_inside), T(test_rm_copilot_session),
-        T(test_rm_copilot_only_inside), T(test_session_dirs_from_env),
+        T(test_rm_copilot_only_inside), T(test_rm_opencode_session),   T(test_rm_opencode_outcomes),
+        T(test_rm_opencode_refusals),   T(test_session_dirs_from_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,8 +3,8 @@
  * unit tests of the proof `baton rm` asks before it removes a coder's file
  * or directory (bt_runner_session_file, runners/runner.h), of the coders'
  * directories from the environment (bt_runner_home_dir), and of what the
- * ACP coders name for rm: gemini's and copilot's candidates
- * (runners/runner-<coder>.c).
+ * ACP coders name for rm: gemini's and copilot's candidates and
+ * opencode's own command (runners/runner-<coder>.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -274,6 +274,48 @@ static const struct bt_runner_ops *runner(const char *coder)
     return c->runner;
 }
 
+/* opencode: `session delete ID` for its own ids only; its end read as
+ * deleted, already gone, or failed. */
+static void test_opencode_command(void **state)
+{
+    (void)state;
+    const struct bt_runner_ops *ops = runner("opencode");
+    assert_non_null(ops->delete_session_argv);
+    assert_null(ops->session_root); /* one way or the other, not both */
+    struct bt_runner_config cfg = {.native_session_id = "ses_dca8e5215ffexw7mD4DSwpRuO0"};
+    struct bt_strv argv;
+    char *why;
+    bt_strv_init(&argv);
+    assert_int_equal(ops->delete_session_argv(&cfg, &argv, &why), 0);
+    assert_int_equal(argv.n, 3);
+    assert_string_equal(argv.v[0], "session");
+    assert_string_equal(argv.v[1], "delete");
+    assert_string_equal(argv.v[2], "ses_dca8e5215ffexw7mD4DSwpRuO0");
+    bt_strv_release(&argv);
+    static const char *const bad[] = {"-rf",     "--help",   "ses_",   "ses_a-b", "ses_a b",
+                                      "x ses_a", "ses_../x", "sess_a", ""};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(bad); i++) {
+        struct bt_runner_config b = {.native_session_id = bad[i]};
+        bt_strv_init(&argv);
+        assert_int_equal(ops->delete_session_argv(&b, &argv, &why), -EINVAL);
+        assert_int_equal(argv.n, 0);
+        assert_non_null(why);
+        free(why);
+        bt_strv_release(&argv);
+    }
+    struct bt_runner_config none = {0};
+    bt_strv_init(&argv);
+    assert_int_equal(ops->delete_session_argv(&none, &argv, &why), -ENOENT);
+    bt_strv_release(&argv);
+    assert_int_equal(ops->delete_session_status(0, "\x1b[92mSession ses_x deleted\x1b[0m\n"), 0);
+    assert_int_equal(
+        ops->delete_session_status(1, "\x1b[91m\x1b[1mError: \x1b[0mSession not found: ses_x\n"),
+        -ENOENT);
+    assert_true(ops->delete_session_status(1, "Error: database is locked\n") != 0);
+    assert_true(ops->delete_session_status(1, "Error: database is locked\n") != -ENOENT);
+    assert_true(ops->delete_session_status(137, "Session not found") != -ENOENT);
+}
+
 /* copilot: its session directory by id; gemini: the chat files that hold
  * the id and what is named by it; neither for an id that is no UUID. */
 static void test_acp_candidates(void **state)
@@ -335,7 +377,7 @@ int main(void)
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_shapes_and_refusals), T(test_remove_directory), T(test_too_deep), T(test_home_dir),
-        T(test_acp_candidates),
+        T(test_opencode_command),    T(test_acp_candidates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
