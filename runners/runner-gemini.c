@@ -89,7 +89,7 @@ static char *read_chat(int dir, const char *name, size_t *len)
     }
     struct bt_buf b = BT_BUF_INIT;
     char chunk[65536];
-    ssize_t n;
+    ssize_t n = 0;
     while (b.len <= GEMINI_CHAT_MAX && (n = read(fd, chunk, sizeof chunk)) > 0)
         bt_buf_add(&b, chunk, (size_t)n);
     close(fd);

@@ -280,7 +280,6 @@ static void test_rm_copilot_session(void **state)
     char *fifo = path_in(c, "copilot/session-state/" SESSION_A "/fifo");
     assert_int_equal(mkfifo(fifo, 0600), 0);
     char *theirs = file_in(c, "copilot/session-state/" SESSION_B "/events.jsonl", "{}\n");
-    dir_in(c, "copilot/session-state/.session-operation-locks");
     char *lock =
         file_in(c, "copilot/session-state/.session-operation-locks/" SESSION_A ".lock", "");
 
