@@ -29,18 +29,6 @@ static int claude_parse_version(const char *text, char **version)
     return *version ? 0 : BT_EPROTO;
 }
 
-/* 1 if s is a UUID as claude takes for --session-id: 8-4-4-4-12 hex. */
-static int uuid_ok(const char *s)
-{
-    static const char shape[] = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
-    if (!s || strlen(s) != sizeof(shape) - 1)
-        return 0;
-    for (size_t i = 0; shape[i]; i++)
-        if (shape[i] == '-' ? s[i] != '-' : !strchr("0123456789abcdefABCDEF", s[i]))
-            return 0;
-    return 1;
-}
-
 /* The session id a transcript path names: its file name without ".jsonl",
  * copied into id (37 bytes); 0, or -EINVAL when it is not a UUID. */
 static int id_of_path(const char *path, char id[37])
@@ -50,7 +38,7 @@ static int id_of_path(const char *path, char id[37])
         return -EINVAL;
     memcpy(id, name + 1, 36);
     id[36] = '\0';
-    return uuid_ok(id) ? 0 : -EINVAL;
+    return bt_runner_uuid_ok(id) ? 0 : -EINVAL;
 }
 
 /* The session to name: the id claude confirmed, else the one baton chose.
@@ -61,7 +49,7 @@ static int session_of(const struct bt_runner_config *cfg, char id[37], int *resu
     if (cfg->native_session_id) {
         /* claude's ids are UUIDs; `--resume` takes any other word as a
          * session title, which could be another conversation's */
-        if (!uuid_ok(cfg->native_session_id))
+        if (!bt_runner_uuid_ok(cfg->native_session_id))
             return -EINVAL;
         snprintf(id, 37, "%s", cfg->native_session_id);
         return 0;
@@ -297,7 +285,7 @@ static int claude_session_files(const struct bt_runner_config *cfg, const char *
     }
     if (!cfg->native_session_id)
         return 0;
-    if (!uuid_ok(cfg->native_session_id)) {
+    if (!bt_runner_uuid_ok(cfg->native_session_id)) {
         *why = bt_xstrdup("the session id is not a UUID");
         return -EINVAL;
     }

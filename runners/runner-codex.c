@@ -63,21 +63,7 @@ static int codex_handoff_argv(const struct bt_runner_config *cfg, struct bt_strv
  * find_codex_home). */
 static int codex_session_root(char **root, char **why)
 {
-    const char *env = getenv("CODEX_HOME"), *user = getenv("HOME");
-    const char *var = env && *env ? "CODEX_HOME" : "HOME";
-    const char *v = env && *env ? env : user;
-    *root = NULL;
-    *why = NULL;
-    if (!v || !*v) {
-        *why = bt_xstrdup("neither CODEX_HOME nor HOME is set");
-        return -ENOENT;
-    }
-    if (v[0] != '/') {
-        *why = bt_xasprintf("%s is not an absolute path", var);
-        return -EINVAL;
-    }
-    *root = v == env ? bt_xstrdup(v) : bt_xasprintf("%s/.codex", v);
-    return 0;
+    return bt_runner_home_dir("CODEX_HOME", "", "/.codex", root, why);
 }
 
 /* Where codex keeps a thread's rollout: codex 0.171.0 writes it to

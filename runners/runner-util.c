@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -105,6 +106,37 @@ void bt_runner_fail(const struct bt_parser_sink *sink, enum bt_error_kind kind, 
     sink->signal(sink->data, &sig);
 }
 
+int bt_runner_uuid_ok(const char *s)
+{
+    static const char shape[] = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
+    if (!s || strlen(s) != sizeof(shape) - 1)
+        return 0;
+    for (size_t i = 0; shape[i]; i++)
+        if (shape[i] == '-' ? s[i] != '-' : !strchr("0123456789abcdefABCDEF", s[i]))
+            return 0;
+    return 1;
+}
+
+int bt_runner_home_dir(const char *var, const char *var_tail, const char *home_tail, char **dir,
+                       char **why)
+{
+    const char *v = getenv(var), *home = getenv("HOME");
+    int own = v && *v;
+    const char *name = own ? var : "HOME", *value = own ? v : home;
+    *dir = NULL;
+    *why = NULL;
+    if (!value || !*value) {
+        *why = bt_xasprintf("neither %s nor HOME is set", var);
+        return -ENOENT;
+    }
+    if (value[0] != '/') {
+        *why = bt_xasprintf("%s is not an absolute path", name);
+        return -EINVAL;
+    }
+    *dir = bt_xasprintf("%s%s", value, own ? var_tail : home_tail);
+    return 0;
+}
+
 /* 1 if path has a "." or ".." component (or an empty one): a coder writes
  * none, so such a path was not written by it. */
 static int odd_components(const char *path)
@@ -128,48 +160,155 @@ static int is_inside(const char *dir, const char *root)
     return strncmp(dir, root, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
 }
 
+/* -errno of the last call, for a failure that must have set it. */
+static int neg_errno(void)
+{
+    return errno ? -errno : -EIO;
+}
+
+/* Walk the session directory open as fd (taken) on device dev, depth
+ * levels below the one rm was given: with remove, unlink every entry
+ * depth-first (a link, a file of any kind, a hard link: only the name
+ * inside goes; a subdirectory once it is empty); without, only look.
+ * Links are never followed and nothing on another file system (a mount
+ * point) is entered. Returns 0; -EPERM, *why (owned) saying what, for a
+ * mount point or a tree deeper than BT_RUNNER_TREE_DEPTH; or the negated
+ * errno of what failed. */
+static int tree_walk(int fd, dev_t dev, int depth, int remove, char **why)
+{
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int rc = neg_errno();
+        close(fd);
+        return rc;
+    }
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (errno = 0, e = readdir(d)) != NULL;) {
+        const char *name = e->d_name;
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            rc = errno == ENOENT ? 0 : neg_errno(); /* gone meanwhile: fine */
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            if (st.st_dev != dev) {
+                *why = bt_xasprintf("it holds a mount point (%s)", name);
+                rc = -EPERM;
+            } else if (depth >= BT_RUNNER_TREE_DEPTH) {
+                *why = bt_xasprintf("it is nested more than %d directories deep",
+                                    BT_RUNNER_TREE_DEPTH);
+                rc = -EPERM;
+            } else {
+                int sub = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                rc = sub < 0 ? neg_errno() : tree_walk(sub, dev, depth + 1, remove, why);
+                if (rc == 0 && remove && unlinkat(dirfd(d), name, AT_REMOVEDIR) != 0)
+                    rc = neg_errno();
+            }
+        } else if (remove && unlinkat(dirfd(d), name, 0) != 0 && errno != ENOENT) {
+            rc = neg_errno();
+        }
+    }
+    if (rc == 0 && errno != 0)
+        rc = neg_errno(); /* readdir failed */
+    closedir(d);
+    return rc;
+}
+
+/* The session directory name in the directory open as parent (st its
+ * lstat): checked (tree_walk), then with remove emptied and removed. */
+static int session_dir(int parent, const char *name, const struct stat *st, int remove, char **why)
+{
+    int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat now;
+    if (fd < 0)
+        return errno == ENOENT ? -ENOENT : neg_errno();
+    if (fstat(fd, &now) != 0 || now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+        close(fd);
+        return -ENOENT; /* replaced since it was looked at */
+    }
+    /* a second descriptor for the removing walk (each walk's closedir
+     * closes its own); it shares the offset, so it starts over */
+    int again = remove ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+    if (remove && again < 0) {
+        int rc = neg_errno();
+        close(fd);
+        return rc;
+    }
+    int rc = tree_walk(fd, st->st_dev, 0, 0, why);
+    if (rc == 0 && remove) {
+        if (lseek(again, 0, SEEK_SET) != 0) {
+            rc = neg_errno();
+            close(again);
+        } else {
+            rc = tree_walk(again, st->st_dev, 0, 1, why);
+        }
+        if (rc == 0 && unlinkat(parent, name, AT_REMOVEDIR) != 0)
+            rc = errno == ENOENT ? -ENOENT : neg_errno();
+    } else if (again >= 0) {
+        close(again);
+    }
+    return rc;
+}
+
 int bt_runner_session_file(const char *root, const char *path, int remove, char **resolved,
                            char **why)
 {
     *resolved = NULL;
     *why = NULL;
-    const char *slash = path ? strrchr(path, '/') : NULL;
-    if (!slash || path[0] != '/' || !slash[1]) {
+    size_t len = path ? strlen(path) : 0;
+    int is_dir = len > 1 && path[len - 1] == '/';
+    char *p = path ? bt_xstrndup(path, len - (size_t)is_dir) : NULL;
+    const char *slash = p ? strrchr(p, '/') : NULL;
+    if (!slash || p[0] != '/' || !slash[1]) {
         *why = bt_xstrdup("it is not an absolute path of a file");
+        free(p);
         return -EPERM;
     }
-    if (odd_components(path)) {
+    if (odd_components(p)) {
         *why = bt_xstrdup("its path has a '.' or '..' component");
+        free(p);
         return -EPERM;
     }
-    char *dir = slash == path ? bt_xstrdup("/") : bt_xstrndup(path, (size_t)(slash - path));
+    char *dir = slash == p ? bt_xstrdup("/") : bt_xstrndup(p, (size_t)(slash - p));
     char *real_dir = realpath(dir, NULL);
     int err = real_dir ? 0 : errno;
     free(dir);
-    if (!real_dir)
+    if (!real_dir) {
+        free(p);
         return err == ENOENT || err == ENOTDIR ? -ENOENT : -err;
+    }
     char *real_root = realpath(root, NULL);
     int rc = 0;
     if (!real_root || !is_inside(real_dir, real_root)) {
         *why = bt_xasprintf("it is not inside %s", root);
         rc = -EPERM;
     }
+    const char *name = slash + 1;
     int fd = rc ? -1 : open(real_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st = {0};
-    if (rc == 0 && (fd < 0 || fstatat(fd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) != 0))
-        rc = errno == ENOENT || errno == ENOTDIR ? -ENOENT : errno ? -errno : -EIO;
-    if (rc == 0 && !S_ISREG(st.st_mode)) {
-        *why = bt_xstrdup(S_ISLNK(st.st_mode) ? "it is a symbolic link, not a session file"
-                                              : "it is not a regular file");
+    if (rc == 0 && (fd < 0 || fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0))
+        rc = errno == ENOENT || errno == ENOTDIR ? -ENOENT : neg_errno();
+    if (rc == 0 && S_ISLNK(st.st_mode)) {
+        *why =
+            bt_xasprintf("it is a symbolic link, not a session %s", is_dir ? "directory" : "file");
+        rc = -EPERM;
+    } else if (rc == 0 && !(is_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode))) {
+        *why = bt_xstrdup(is_dir ? "it is not a directory" : "it is not a regular file");
         rc = -EPERM;
     }
-    if (rc == 0 && remove && unlinkat(fd, slash + 1, 0) != 0)
-        rc = errno == ENOENT ? -ENOENT : -errno;
+    if (rc == 0 && is_dir)
+        rc = session_dir(fd, name, &st, remove, why);
+    else if (rc == 0 && remove && unlinkat(fd, name, 0) != 0)
+        rc = errno == ENOENT ? -ENOENT : neg_errno();
     if (rc == 0)
-        *resolved = bt_xasprintf("%s/%s", strcmp(real_dir, "/") ? real_dir : "", slash + 1);
+        *resolved =
+            bt_xasprintf("%s/%s%s", strcmp(real_dir, "/") ? real_dir : "", name, is_dir ? "/" : "");
     if (fd >= 0)
         close(fd);
     free(real_root);
     free(real_dir);
+    free(p);
     return rc;
 }

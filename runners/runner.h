@@ -82,18 +82,44 @@ struct bt_runner_ops {
     int (*new_session_path)(const struct bt_runner_config *cfg, char **path, char **why);
 
     /* Optional, with session_root, for `baton rm`: append to *files the
-     * paths of the files that make up the session cfg->native_session_id
-     * and cfg->native_session_path name (the other fields are not used)
-     * under root (from session_root). What the coder stored is input:
-     * these paths are candidates, which bt_runner_session_file checks
-     * before anything is removed. Never removes anything. A session that
-     * is not on disk is not an error: 0 with nothing appended. Returns 0;
-     * -EINVAL when the stored session cannot name a file of the coder (an
-     * id that could form a path, a path that is not the coder's kind of
-     * file), *why (owned) saying so; or the negated errno of a directory
-     * that could not be read (the paths found before it are appended). */
+     * paths of what makes up the session cfg->native_session_id and
+     * cfg->native_session_path name (the other fields are not used) under
+     * root (from session_root): a path that ends in '/' names a directory
+     * of the session, removed with all it holds; any other a file. What
+     * the coder stored is input: these paths are candidates, which
+     * bt_runner_session_file checks before anything is removed. Never
+     * removes anything. A session that is not on disk is not an error: 0
+     * with nothing appended. Returns 0; -EINVAL when the stored session
+     * cannot name a file of the coder (an id that could form a path, a
+     * path that is not the coder's kind of file), *why (owned) saying so;
+     * or the negated errno of a directory that could not be read (the
+     * paths found before it are appended). */
     int (*session_files)(const struct bt_runner_config *cfg, const char *root,
                          struct bt_strv *files, char **why);
+
+    /* Optional, for coders that keep their sessions where baton must not
+     * write (opencode: a database of its own) and delete one with a
+     * command of their own, for `baton rm`: append the arguments after
+     * argv[0] of that command deleting the session cfg->native_session_id
+     * names. rm runs it as the coder's executable (bt_coder_resolve) with
+     * the coder's environment, stdin /dev/null, in cfg->cwd when that is
+     * still a directory (else in baton's own), for at most
+     * BT_CODER_COMMAND_MS, and reads its end with delete_session_status.
+     * A coder has this op or session_root and session_files, not both.
+     * Returns 0; -ENOENT when cfg names no session; -EINVAL when the
+     * stored id is not one of the coder's (it could become a flag, or name
+     * something else), *why (owned) saying so. Builds argv only. */
+    int (*delete_session_argv)(const struct bt_runner_config *cfg, struct bt_strv *argv,
+                               char **why);
+    /* Optional, with delete_session_argv: what the command's end says.
+     * status: its exit status, or 128 + the signal that ended it; output:
+     * the start of its stdout and stderr as they came (at most
+     * BT_CODER_COMMAND_OUTPUT bytes, ANSI escapes kept, NUL-terminated).
+     * Returns 0 when the session was deleted, -ENOENT when the coder had
+     * no such session (already gone: not a failure), any other value when
+     * the deletion failed. NULL: exit status 0 is deleted, anything else
+     * failed. */
+    int (*delete_session_status)(int status, const char *output);
 
     void *(*create)(const struct bt_runner_config *cfg);
     void (*destroy)(void *st);
@@ -153,16 +179,38 @@ int bt_runner_ids_first_response(struct bt_runner_ids *ids, int64_t id, int lo, 
  * [A-Za-z0-9._:-], and not starting with '-'. */
 int bt_runner_id_ok(const char *id);
 
-/* Whether path names a coder's file that baton may remove: an absolute
- * path without "." or ".." components whose directory, resolved
- * (realpath), lies inside root, resolved, and which is a regular file
- * there: the last component is never followed (a symbolic link is not a
- * session file, and neither it nor its target is removed). With remove,
- * the file is then unlinked (through the directory opened as checked).
- * Returns 0 with *resolved (owned) the real directory + the name;
+/* 1 if s is a UUID in its text form (8-4-4-4-12 hex digits, either case). */
+int bt_runner_uuid_ok(const char *s);
+
+/* A coder's directory as the environment names it: $var + var_tail when
+ * var is set and not empty, else $HOME + home_tail (codex: "CODEX_HOME",
+ * "", "/.codex"). *dir: an owned absolute path, not resolved. Returns 0;
+ * -ENOENT when neither is set, or -EINVAL when the one used is not an
+ * absolute path (a coder would take it relative to its working
+ * directory), with *why (owned) naming the variables ("neither
+ * COPILOT_HOME nor HOME is set", "COPILOT_HOME is not an absolute path").
+ * Reads the environment only. */
+int bt_runner_home_dir(const char *var, const char *var_tail, const char *home_tail, char **dir,
+                       char **why);
+
+#define BT_RUNNER_TREE_DEPTH 64 /* directories below a session directory, at most */
+
+/* Whether path names a coder's file or directory that baton may remove:
+ * an absolute path without "." or ".." components whose directory,
+ * resolved (realpath), lies inside root, resolved, and which is there a
+ * regular file, or, when path ends in '/', a directory holding no mount
+ * point and at most BT_RUNNER_TREE_DEPTH levels of subdirectories. The
+ * last component is never followed: a symbolic link is neither a session
+ * file nor a session directory, and neither it nor its target is
+ * removed. With remove, the file is then unlinked, or the directory
+ * emptied depth-first and removed, all through directory descriptors
+ * opened as checked (O_NOFOLLOW): a link inside goes as a link, its
+ * target untouched; a hard link inside loses only that name. Returns 0
+ * with *resolved (owned) the real directory + the name (+ '/');
  * -ENOENT when there is no such file or directory; -EPERM when it is not
  * the coder's to remove, *why (owned) saying why ("it is not inside
- * ROOT"); or the negated errno of what could not be done. */
+ * ROOT", "it holds a mount point (NAME)"); or the negated errno of what
+ * could not be done (a directory may then be partly emptied). */
 int bt_runner_session_file(const char *root, const char *path, int remove, char **resolved,
                            char **why);
 

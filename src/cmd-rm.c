@@ -6,14 +6,17 @@
  * removed and what it kept, and why.
  *
  * The coder's files are the coder's: what the coder (or the store) names is
- * input, so a file goes only when the runner finds it for the session
- * (session_files) and bt_runner_session_file proves it a regular file
- * inside the coder's own session directory (session_root); anything else
- * is kept and said. The session is kept as well when the conversation was
- * transferred to the coder's terminal UI (which owns it from then on) or
- * when its `handoff --tmux` session still runs, which rm leaves running.
- * Kept files are not a failure: exit 0; exit 1 only when a removal that was
- * due failed.
+ * input, so a file or directory goes only when the runner finds it for the
+ * session (session_files) and bt_runner_session_file proves it a regular
+ * file, or a directory without links followed or mounts crossed, inside
+ * the coder's own session directory (session_root); anything else is kept
+ * and said. A coder that keeps its sessions where baton must not write (a
+ * database of its own) deletes the session with its own command instead
+ * (delete_session_argv), run after baton's records are gone. The session
+ * is kept as well when the conversation was transferred to the coder's
+ * terminal UI (which owns it from then on) or when its `handoff --tmux`
+ * session still runs, which rm leaves running. Kept files are not a
+ * failure: exit 0; exit 1 only when a removal that was due failed.
  *
  * On a terminal (stdin), rm first says all that and asks; only "y" or "yes"
  * goes on, any other answer removes nothing and exits 1. -y/--yes, or
@@ -25,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd-args.h"
@@ -41,6 +45,10 @@ struct plan {
     char *root;                           /* the coder's session directory, or NULL */
     struct bt_strv files;                 /* the coder's files to remove (checked) */
     struct bt_strv notes;                 /* what is kept, and why: one line each */
+    struct bt_strv cmd;                   /* the coder's command deleting the session */
+    struct bt_strv cmd_env;               /* its environment */
+    char *cmd_text;                       /* the command as said: "opencode session delete ID" */
+    const char *cmd_cwd;                  /* where it runs: the conversation's directory, or NULL */
     char tmux_name[BT_HANDOFF_TMUX_NAME]; /* the conversation's handoff session */
     int tmux;                             /* 1 if that tmux session still runs */
     int rc;                               /* exit code of a failure while looking */
@@ -80,6 +88,14 @@ static int remove_run_files(struct bt_store *s, const struct bt_store_removal *r
     return rc;
 }
 
+/* What a path of the coder's session names: a path that ends in '/' a
+ * directory (runner.h, session_files). */
+static const char *kind_of(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 1 && path[n - 1] == '/' ? "directory" : "file";
+}
+
 /* Check the session files the runner found; the good ones go in p->files. */
 static void check_files(struct plan *p, const char *coder, const struct bt_strv *found)
 {
@@ -89,13 +105,55 @@ static void check_files(struct plan *p, const char *coder, const struct bt_strv 
         if (rc == 0)
             bt_strv_push(&p->files, found->v[i]);
         else if (rc == -EPERM)
-            bt_strv_pushf(&p->notes, "kept the %s session file %s: %s", coder, found->v[i], why);
+            bt_strv_pushf(&p->notes, "kept the %s session %s %s: %s", coder, kind_of(found->v[i]),
+                          found->v[i], why);
         else if (rc != -ENOENT)
             p->rc =
                 bt_cmd_fail(BT_EXIT_FAILED, "cannot look at %s: %s", found->v[i], bt_strerror(rc));
         free(resolved);
         free(why);
     }
+}
+
+extern char **environ;
+
+/* The coder's own command that deletes the session of c (runner.h,
+ * delete_session_argv): planned in p->cmd, or a note why not. */
+static void plan_command(struct plan *p, const struct bt_store_conversation *c,
+                         const struct bt_coder *coder, const char *what)
+{
+    struct bt_runner_config cfg = {.cwd = c->cwd,
+                                   .native_session_id = c->native_session_id,
+                                   .native_session_path = c->native_session_path};
+    struct bt_strv args;
+    struct bt_coder_exe exe;
+    char *why = NULL;
+    bt_strv_init(&args);
+    int rc = coder->runner->delete_session_argv(&cfg, &args, &why);
+    if (rc == -EINVAL) {
+        bt_strv_pushf(&p->notes, "kept the %s session %s: %s", c->coder, what, why);
+    } else if (rc == 0 && bt_coder_resolve(coder, &exe) != 0) {
+        char *missing = bt_coder_not_found(coder);
+        bt_strv_pushf(&p->notes, "kept the %s session %s: %s", c->coder, what, missing);
+        free(missing);
+        bt_coder_exe_release(&exe);
+    } else if (rc == 0) {
+        struct bt_buf text = BT_BUF_INIT;
+        bt_buf_adds(&text, coder->runner->bin_name);
+        bt_strv_push(&p->cmd, exe.path);
+        for (size_t i = 0; i < args.n; i++) {
+            bt_strv_push(&p->cmd, args.v[i]);
+            bt_buf_addf(&text, " %s", args.v[i]);
+        }
+        p->cmd_text = bt_buf_detach(&text, NULL);
+        bt_strv_release(&p->cmd_env);
+        bt_coder_env(&exe, environ, NULL, &p->cmd_env);
+        struct stat st;
+        p->cmd_cwd = c->cwd && stat(c->cwd, &st) == 0 && S_ISDIR(st.st_mode) ? c->cwd : NULL;
+        bt_coder_exe_release(&exe);
+    }
+    bt_strv_release(&args);
+    free(why);
 }
 
 /* What of the coder's own session of c goes, and what stays. */
@@ -115,6 +173,8 @@ static void plan_session(struct plan *p, const struct bt_store_conversation *c)
     } else if (p->tmux == 1) {
         bt_strv_pushf(&p->notes, "kept the %s session %s: tmux session %s still runs %s on it",
                       c->coder, what, p->tmux_name, c->coder);
+    } else if (ops && ops->delete_session_argv) {
+        plan_command(p, c, coder, what);
     } else if (!ops || !ops->session_root || !ops->session_files) {
         bt_strv_pushf(&p->notes, "kept the %s session %s: baton cannot remove %s sessions",
                       c->coder, what, c->coder);
@@ -177,8 +237,13 @@ static int confirmed(const struct plan *p)
             plural(p->r.messages, "message", "messages"), p->r.n_runs,
             plural((int64_t)p->r.n_runs, "run", "runs"));
     for (size_t i = 0; i < p->files.n; i++) {
-        fprintf(stderr, "  and the %s session file ", c->coder);
+        fprintf(stderr, "  and the %s session %s ", c->coder, kind_of(p->files.v[i]));
         put_line(stderr, p->files.v[i]);
+    }
+    if (p->cmd.n) {
+        fprintf(stderr, "  and the %s session %s (by `", c->coder, c->native_session_id);
+        bt_term_write(stderr, p->cmd_text, strlen(p->cmd_text));
+        fputs("`)\n", stderr);
     }
     for (size_t i = 0; i < p->notes.n; i++) {
         fputs("  ", stderr);
@@ -207,22 +272,83 @@ static int remove_session_files(const struct plan *p)
     for (size_t i = 0; i < p->files.n; i++) {
         char *resolved, *why;
         int err = bt_runner_session_file(p->root, p->files.v[i], 1, &resolved, &why);
+        const char *kind = kind_of(p->files.v[i]);
         if (err == 0) {
-            printf("removed %s session file ", coder);
+            printf("removed %s session %s ", coder, kind);
             put_line(stdout, resolved);
         } else if (err == -EPERM) {
-            printf("kept the %s session file ", coder);
+            printf("kept the %s session %s ", coder, kind);
             bt_term_write(stdout, p->files.v[i], strlen(p->files.v[i]));
             fputs(": ", stdout);
             put_line(stdout, why);
         } else if (err != -ENOENT) {
-            rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot remove the %s session file %s: %s", coder,
+            rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot remove the %s session %s %s: %s", coder, kind,
                              p->files.v[i], bt_strerror(err));
         }
         free(resolved);
         free(why);
     }
     return rc;
+}
+
+/* The first line of a coder's output that says something, without ANSI
+ * escapes or other control characters, at most 200 bytes (owned). */
+static char *first_line(const char *out)
+{
+    char *text = bt_strip_ansi(out, strlen(out)), *line = text;
+    while (*line == '\n' || *line == '\r' || *line == ' ')
+        line++;
+    size_t n = strcspn(line, "\r\n");
+    char *said = bt_xstrndup(line, n > 200 ? 200 : n);
+    for (char *c = said; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
+    free(text);
+    return said;
+}
+
+/* Run the coder's command that deletes its session (p->cmd) and say what
+ * came of it; the exit code. */
+static int delete_by_command(const struct plan *p)
+{
+    const struct bt_store_conversation *c = &p->r.conv;
+    const struct bt_runner_ops *ops = bt_coder_find(c->coder)->runner;
+    struct bt_coder_command cmd = {.path = p->cmd.v[0],
+                                   .argv = p->cmd.v,
+                                   .env = p->cmd_env.v,
+                                   .cwd = p->cmd_cwd,
+                                   .bound_ms = BT_CODER_COMMAND_MS,
+                                   .out_max = BT_CODER_COMMAND_OUTPUT};
+    struct bt_buf out = BT_BUF_INIT;
+    int status, rc = bt_coder_run(&cmd, &out, &status);
+    int said = rc                           ? rc
+               : ops->delete_session_status ? ops->delete_session_status(status, out.data)
+               : status == 0                ? 0
+                                            : -EIO;
+    char *line = first_line(out.data);
+    const char *id = c->native_session_id;
+    int code = 0;
+    if (rc == -EINTR)
+        code = bt_cmd_fail(BT_EXIT_CANCELLED,
+                           "interrupted while `%s` ran: the %s session %s may be left", p->cmd_text,
+                           c->coder, id);
+    else if (rc == -ETIMEDOUT)
+        code = bt_cmd_fail(BT_EXIT_FAILED,
+                           "`%s` did not end within %d s and was stopped: the %s session %s may be "
+                           "left",
+                           p->cmd_text, BT_CODER_COMMAND_MS / 1000, c->coder, id);
+    else if (rc)
+        code = bt_cmd_fail(BT_EXIT_FAILED, "cannot run `%s`: %s", p->cmd_text, bt_strerror(rc));
+    else if (said == 0)
+        printf("removed %s session %s (%s)\n", c->coder, id, p->cmd_text);
+    else if (said == -ENOENT)
+        printf("no %s session %s found (%s: %s)\n", c->coder, id, p->cmd_text, line);
+    else
+        code = bt_cmd_fail(BT_EXIT_FAILED, "cannot remove the %s session %s: `%s` exited %d%s%s",
+                           c->coder, id, p->cmd_text, status, *line ? ": " : "", line);
+    free(line);
+    bt_buf_release(&out);
+    return code;
 }
 
 static int parse(int argc, char **argv, int *yes, const char **conv)
@@ -258,6 +384,11 @@ static int remove_all(struct bt_store *s, const char *id, const struct plan *p)
     put_line(stdout, r.conv.title);
     int rc = remove_run_files(s, &r);
     int src = remove_session_files(p);
+    if (p->cmd.n) {
+        fflush(stdout); /* before the coder's command runs */
+        int crc = delete_by_command(p);
+        src = src ? src : crc;
+    }
     for (size_t i = 0; i < p->notes.n; i++)
         put_line(stdout, p->notes.v[i]);
     bt_store_removal_release(&r);
@@ -283,6 +414,8 @@ int bt_cmd_rm(int argc, char **argv)
     struct plan p = {0};
     bt_strv_init(&p.files);
     bt_strv_init(&p.notes);
+    bt_strv_init(&p.cmd);
+    bt_strv_init(&p.cmd_env);
     rc = make_plan(s, id, text, &p);
     if (rc == 0 && !yes && isatty(STDIN_FILENO) && !confirmed(&p))
         rc = bt_cmd_fail(BT_EXIT_FAILED, "nothing removed");
@@ -290,6 +423,9 @@ int bt_cmd_rm(int argc, char **argv)
         rc = remove_all(s, id, &p);
     bt_strv_release(&p.files);
     bt_strv_release(&p.notes);
+    bt_strv_release(&p.cmd);
+    bt_strv_release(&p.cmd_env);
+    free(p.cmd_text);
     bt_store_removal_release(&p.r);
     free(p.root);
     bt_store_close(s);

@@ -230,8 +230,10 @@ const struct bt_cmd bt_cmds[] = {
      .summary = "delete a conversation, its runs and the coder's session",
      .opts = rm_opts,
      .notes = "Deletes the conversation's messages, runs, events and run files, and the\n"
-              "coder's own session files (codex rollout, pi session file) found inside the\n"
-              "coder's session directory, unless the conversation was handed off to the\n"
+              "coder's own session: its files found inside the coder's session directory\n"
+              "(codex rollout, pi session file, claude transcript, gemini chat files and\n"
+              "directories, copilot session directory), or for opencode by `opencode\n"
+              "session delete ID`; not when the conversation was handed off to the\n"
               "coder's terminal UI or its handoff tmux session still runs (left running).\n"
               "Refused while a turn runs. On a terminal it first says what goes and asks:\n"
               "any answer but y or yes removes nothing and exits 1.\n"},

@@ -3,6 +3,7 @@
  * environment and its version on this machine (coder.h). */
 #include "coder.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -124,10 +125,13 @@ char *bt_coder_not_found(const struct bt_coder *c)
                         c->runner->bin_name, var);
 }
 
+/* One bt_coder_run: what came, and how it ended. */
 struct probe {
     struct bt_buf out;
+    size_t out_max;
     int done;
-    int signo; /* a stop signal that came meanwhile */
+    int signo;    /* a stop signal that came meanwhile */
+    int timedout; /* stopped at its bound */
     struct bt_proc_result res;
     uv_timer_t timer;
     uv_signal_t signals[3];
@@ -139,8 +143,8 @@ static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 static void probe_out(void *data, const char *buf, size_t n)
 {
     struct probe *p = data;
-    if (p->out.len < 4096)
-        bt_buf_add(&p->out, buf, n);
+    if (p->out.len < p->out_max)
+        bt_buf_add(&p->out, buf, n < p->out_max - p->out.len ? n : p->out_max - p->out.len);
 }
 
 static void probe_done(void *data, const struct bt_proc_result *r)
@@ -154,11 +158,12 @@ static void probe_done(void *data, const struct bt_proc_result *r)
 static void probe_timeout(uv_timer_t *t)
 {
     struct probe *p = t->data;
+    p->timedout = 1;
     bt_proc_stop(p->proc, 0, 500);
 }
 
-/* Ctrl-C while the coder is asked: the probe (its own process group, out
- * of the terminal's reach) goes too, and the caller hears -EINTR. */
+/* Ctrl-C while the coder runs: the command (its own process group, out of
+ * the terminal's reach) goes too, and the caller hears -EINTR. */
 static void probe_signal(uv_signal_t *h, int signo)
 {
     struct probe *p = h->data;
@@ -167,21 +172,21 @@ static void probe_signal(uv_signal_t *h, int signo)
         bt_proc_stop(p->proc, 0, 200);
 }
 
-int bt_coder_version(const struct bt_coder *c, const char *path, char **version)
+int bt_coder_run(const struct bt_coder_command *cmd, struct bt_buf *out, int *status)
 {
     uv_loop_t loop;
-    struct probe p = {.out = BT_BUF_INIT};
-    char *argv[] = {(char *)path, "--version", NULL};
+    struct probe p = {.out = BT_BUF_INIT, .out_max = cmd->out_max};
     struct bt_proc_options o = {
-        .file = path,
-        .argv = argv,
-        .env = environ,
+        .file = cmd->path,
+        .argv = cmd->argv,
+        .env = cmd->env ? cmd->env : environ,
+        .cwd = cmd->cwd,
         .on_stdout = probe_out,
         .on_stderr = probe_out,
         .on_done = probe_done,
         .data = &p,
     };
-    *version = NULL;
+    *status = -1;
     uv_loop_init(&loop);
     uv_timer_init(&loop, &p.timer);
     p.timer.data = &p;
@@ -193,17 +198,35 @@ int bt_coder_version(const struct bt_coder *c, const char *path, char **version)
     if (rc == 0) {
         for (size_t i = 0; i < BT_ARRAY_SIZE(stop_signals); i++)
             uv_signal_start(&p.signals[i], probe_signal, stop_signals[i]);
-        uv_timer_start(&p.timer, probe_timeout, BT_CODER_PROBE_MS, 0);
+        uv_timer_start(&p.timer, probe_timeout, cmd->bound_ms, 0);
         while (!p.done)
             uv_run(&loop, UV_RUN_ONCE);
         bt_proc_free(p.proc);
-        rc = p.signo ? -EINTR : c->runner->parse_version(p.out.data, version);
+        *status = p.res.term_signal ? 128 + p.res.term_signal : (int)p.res.exit_status;
+        rc = p.signo ? -EINTR : p.timedout ? -ETIMEDOUT : 0;
     }
     for (size_t i = 0; i < BT_ARRAY_SIZE(stop_signals); i++)
         uv_close((uv_handle_t *)&p.signals[i], NULL);
     uv_close((uv_handle_t *)&p.timer, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);
+    bt_buf_add(out, p.out.data, p.out.len);
     bt_buf_release(&p.out);
+    return rc;
+}
+
+int bt_coder_version(const struct bt_coder *c, const char *path, char **version)
+{
+    char *argv[] = {(char *)path, "--version", NULL};
+    struct bt_coder_command cmd = {
+        .path = path, .argv = argv, .bound_ms = BT_CODER_PROBE_MS, .out_max = 4096};
+    struct bt_buf out = BT_BUF_INIT;
+    int status;
+    *version = NULL;
+    int rc = bt_coder_run(&cmd, &out, &status);
+    /* stopped at its bound, the output is what it is: seldom a version */
+    if (rc == 0 || rc == -ETIMEDOUT)
+        rc = c->runner->parse_version(out.data, version);
+    bt_buf_release(&out);
     return rc;
 }

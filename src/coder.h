@@ -13,6 +13,8 @@
 #ifndef BT_CODER_H
 #define BT_CODER_H
 
+#include <stdint.h>
+
 #include "parser.h"
 #include "runner.h"
 
@@ -66,7 +68,31 @@ void bt_coder_exe_release(struct bt_coder_exe *exe);
 void bt_coder_env(const struct bt_coder_exe *exe, char *const *env, const char *extra,
                   struct bt_strv *out);
 
-#define BT_CODER_PROBE_MS 10000 /* bound of a `--version` probe */
+#define BT_CODER_PROBE_MS 10000    /* bound of a `--version` probe */
+#define BT_CODER_COMMAND_MS 120000 /* bound of a coder's own command run by baton (rm) */
+#define BT_CODER_COMMAND_OUTPUT ((size_t)16 * 1024) /* bytes of its output kept */
+
+/* A command of the coder's own that baton runs to its end: the version
+ * probe, `opencode session delete ID` for rm (runner.h,
+ * delete_session_argv). No shell; stdin /dev/null; its own process group
+ * (proc.h). */
+struct bt_coder_command {
+    const char *path;  /* the executable: an absolute path */
+    char *const *argv; /* NULL-terminated; argv[0] the program's name */
+    char *const *env;  /* NULL-terminated "K=V"; NULL: this process's */
+    const char *cwd;   /* working directory; NULL: baton's own */
+    uint64_t bound_ms; /* stopped (SIGTERM, SIGKILL 500 ms later) after this long */
+    size_t out_max;    /* bytes of stdout and stderr kept, as they came */
+};
+
+/* Run cmd to its end, appending the first cmd->out_max bytes of its
+ * stdout and stderr (interleaved as read) to out. Returns 0 with *status
+ * its exit status, or 128 + the signal that ended it; -ETIMEDOUT when it
+ * was stopped at its bound (*status and out as it ended); -EINTR when
+ * SIGINT, SIGTERM or SIGHUP came meanwhile (its process group is stopped);
+ * or a negative error when it could not start (-ENOENT: no such
+ * executable or working directory), *status -1. Blocks. */
+int bt_coder_run(const struct bt_coder_command *cmd, struct bt_buf *out, int *status);
 
 /* Run `<path> --version` (BT_CODER_PROBE_MS bound, no shell) and parse it
  * with the runner. Returns 0 and an owned *version; BT_EPROTO when the

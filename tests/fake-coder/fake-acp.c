@@ -44,6 +44,16 @@
  *   FAKE_ACP_NO_LOAD         initialize offers no loadSession
  *   FAKE_ACP_RESUME          initialize offers sessionCapabilities.resume
  *   FAKE_ACP_LOG=<file>      append every stdin line received
+ *   FAKE_ACP_SESSION_ID=<id> the id session/new gives (default
+ *                            "fake-session-1")
+ *
+ * `fake-acp session delete ID` is opencode's command deleting a session
+ * (opencode-ai 1.18.33): it removes the file FAKE_ACP_SESSIONS/ID, prints
+ * "Session ID deleted" and exits 0; without that file it prints "Error:
+ * Session not found: ID" on stderr and exits 1 (ANSI colours as opencode's),
+ * and with FAKE_ACP_DELETE_FAIL not empty "Error: database is locked",
+ * exit 2.
+ * Each call appends "delete ID in CWD" to FAKE_ACP_LOG.
  */
 #include <cjson/cJSON.h>
 #include <signal.h>
@@ -376,7 +386,8 @@ static void handle(cJSON *m)
         initialize(id);
     } else if (strcmp(method, "session/new") == 0) {
         cJSON *r = cJSON_CreateObject();
-        cJSON_AddStringToObject(r, "sessionId", "fake-session-1");
+        const char *sid = getenv("FAKE_ACP_SESSION_ID");
+        cJSON_AddStringToObject(r, "sessionId", sid ? sid : "fake-session-1");
         respond(id, r);
     } else if (strcmp(method, "session/load") == 0) {
         /* the history comes back as updates before the answer */
@@ -398,8 +409,34 @@ static void handle(cJSON *m)
     free(id);
 }
 
+static int delete_session(const char *id)
+{
+    const char *log = getenv("FAKE_ACP_LOG"), *dir = getenv("FAKE_ACP_SESSIONS");
+    FILE *f = log ? fopen(log, "a") : NULL;
+    if (f) {
+        char cwd[4096];
+        fprintf(f, "delete %s in %s\n", id, getcwd(cwd, sizeof cwd) ? cwd : "?");
+        fclose(f);
+    }
+    const char *fail = getenv("FAKE_ACP_DELETE_FAIL");
+    if (fail && *fail) {
+        fprintf(stderr, "\x1b[91m\x1b[1mError: \x1b[0mdatabase is locked\n");
+        return 2;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", id);
+    if (strchr(id, '/') || unlink(path) != 0) {
+        fprintf(stderr, "\x1b[91m\x1b[1mError: \x1b[0mSession not found: %s\n", id);
+        return 1;
+    }
+    printf("\x1b[92m\x1b[1mSession %s deleted\x1b[0m\n", id);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && strcmp(argv[1], "session") == 0 && strcmp(argv[2], "delete") == 0)
+        return delete_session(argv[3]);
     if (argc > 1 && strcmp(argv[1], "--version") == 0) {
         const char *v = getenv("FAKE_ACP_VERSION");
         printf("%s\n", v ? v : "0.61.0");

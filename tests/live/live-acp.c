@@ -233,6 +233,117 @@ void bt_live_acp_handoff_print(const struct bt_live_acp *a)
     free(conv);
 }
 
+/* ---- rm: the coder's own CLI no longer has the session -------------- */
+
+/* The coder's own CLI with args (+ flag id when flag is not NULL) in
+ * bt_live.work, with the harness's environment; its exit status, its
+ * stdout and stderr in *out (caller frees). */
+static int coder_cli(const struct bt_live_acp *a, const char *const *args, const char *flag,
+                     const char *id, char **out)
+{
+    const char *argv[16] = {getenv(a->test_bin_var)};
+    size_t n = 1;
+    for (; args && *args && n < 14; args++)
+        argv[n++] = *args;
+    char *last = flag ? bt_xasprintf("%s%s", flag, id) : NULL;
+    if (last)
+        argv[n++] = last;
+    argv[n] = NULL;
+    struct bt_test_run r = {.argv = argv,
+                            .env = (const char *const *)bt_live.env,
+                            .cwd = bt_live.work,
+                            .timeout_s = 120};
+    struct bt_test_result res;
+    assert_int_equal(bt_test_exec(&r, &res), 0);
+    assert_false(res.timed_out);
+    *out = bt_xasprintf("%s%s", res.out.data ? res.out.data : "", res.err.data ? res.err.data : "");
+    int code = res.exit_code;
+    bt_test_result_release(&res);
+    free(last);
+    return code;
+}
+
+/* 1 if the coder's own CLI has session id (list_args or find_args). */
+static int coder_has(const struct bt_live_acp *a, const char *id)
+{
+    char *out;
+    int has;
+    if (a->list_args) {
+        assert_int_equal(coder_cli(a, a->list_args, NULL, NULL, &out), 0);
+        has = strstr(out, id) != NULL;
+    } else {
+        has = coder_cli(a, a->find_args, a->find_flag, id, &out) == 0;
+    }
+    printf("%s %s session %s: %s", a->coder, has ? "has" : "has no", id, out);
+    free(out);
+    return has;
+}
+
+/* A first turn in bt_live.work: its conversation (caller frees) and
+ * native session id (owned). */
+static char *turn(const struct bt_live_acp *a, const char *prompt, char **sid)
+{
+    cJSON **lines;
+    const char *args[] = {prompt, NULL};
+    size_t n = run_json(a, bt_live.work, args, 0, &lines);
+    assert_string_equal(bt_live_status(lines, n), "completed");
+    char *conv = bt_xstrdup(bt_test_jstr(lines[0], "conversation"));
+    const cJSON *s = bt_live_first(lines, n, "session.started");
+    assert_non_null(s);
+    *sid = bt_xstrdup(bt_test_jstr(s, "native_session_id"));
+    bt_test_lines_free(lines, n);
+    return conv;
+}
+
+void bt_live_acp_rm(const struct bt_live_acp *a)
+{
+    char *gone_id, *kept_id;
+    char *gone = turn(a, "Remember apple", &gone_id);
+    char *kept = turn(a, "Remember pear", &kept_id);
+    free(kept);
+    assert_true(coder_has(a, gone_id)); /* the check can see a session */
+    char *home = bt_xasprintf("%s/%s", bt_live.dir, a->home);
+    char *before = tree(home, NULL, gone_id);
+    printf("%s's files named by %s before rm:\n%s", a->coder, gone_id, before);
+
+    struct bt_test_result res;
+    const char *rm[] = {"rm", "-y", gone, NULL};
+    bt_live_baton(bt_live.other, rm, &res, 0);
+    printf("baton rm: %s", res.out.data);
+    assert_int_equal(res.exit_code, 0);
+    char *said = bt_xasprintf("removed %s session", a->coder);
+    assert_non_null(strstr(res.out.data, said));
+    assert_null(strstr(res.out.data, "kept the"));
+    bt_test_result_release(&res);
+
+    assert_false(coder_has(a, gone_id));
+    assert_true(coder_has(a, kept_id));
+    char *after = tree(home, NULL, gone_id);
+    for (char *l = after; *l;) { /* every path left must be one the coder leaves too */
+        size_t n = strcspn(l, "\n");
+        char *line = bt_xstrndup(l, n);
+        if (!a->rm_leaves || !strstr(line, a->rm_leaves))
+            fail_msg("files of %s's removed session %s are left:\n%s", a->coder, gone_id, after);
+        free(line);
+        l += n + (l[n] == '\n');
+    }
+    if (a->session_files) { /* gemini's chat files: the first 8 of the id */
+        char id8[9];
+        snprintf(id8, sizeof id8, "%s", gone_id);
+        char *chats = tree(home, a->session_files, id8);
+        if (*chats)
+            fail_msg("chat files of %s's removed session are left:\n%s", a->coder, chats);
+        free(chats);
+    }
+    free(after);
+    free(said);
+    free(before);
+    free(home);
+    free(kept_id);
+    free(gone_id);
+    free(gone);
+}
+
 /* ---- one program per coder ------------------------------------------ */
 
 static const struct bt_live_acp *acp; /* the coder of this program */
@@ -289,6 +400,12 @@ static void test_handoff_print(void **state)
     bt_live_acp_handoff_print(acp);
 }
 
+static void test_rm(void **state)
+{
+    (void)state;
+    bt_live_acp_rm(acp);
+}
+
 static void test_http_500(void **state)
 {
     (void)state;
@@ -312,6 +429,7 @@ int bt_live_acp_main(const struct bt_live_acp *a)
         cmocka_unit_test(test_bash_auto),
         cmocka_unit_test(test_interrupt_is_quick),
         cmocka_unit_test(test_handoff_print),
+        cmocka_unit_test(test_rm),
         cmocka_unit_test(test_http_500),
     };
     return cmocka_run_group_tests(tests, acp_setup, acp_teardown);

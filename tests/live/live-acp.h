@@ -27,6 +27,21 @@ struct bt_live_acp {
     const char *http500_prompt;
     const char *http500_env_arg;
     const char *handoff_flag; /* the resume flag of its terminal UI: "--resume=" */
+    /* `baton rm`'s check by the coder's own CLI, run in bt_live.work: the
+     * arguments (after the binary) of its command listing the sessions it
+     * has (gemini --list-sessions: those of the project), whose output
+     * must name a kept session's id and not a removed one's; NULL: by
+     * find_args */
+    const char *const *list_args;
+    /* for a coder without a listing (copilot): the arguments resuming a
+     * session for one prompt, find_flag + the id appended: exit 0 for a
+     * session it has, else another status */
+    const char *const *find_args;
+    const char *find_flag;
+    /* a substring of the paths named by a session id that rm leaves, as
+     * the coder's own deletion does (copilot: its empty lock file); NULL:
+     * none */
+    const char *rm_leaves;
 };
 
 /* The whole live program of coder a: exits 77 (ctest: Skipped) without
@@ -47,5 +62,10 @@ void bt_live_acp_interrupt(const struct bt_live_acp *a);
 void bt_live_acp_http500(const struct bt_live_acp *a);
 /* handoff --print: the coder's command resuming the turn's session id. */
 void bt_live_acp_handoff_print(const struct bt_live_acp *a);
+/* Two conversations in one home; `baton rm -y` of one: the coder's own
+ * CLI no longer has its session and still has the other's, and no file
+ * under the coder's home has the removed session's id in its path (but
+ * rm_leaves). */
+void bt_live_acp_rm(const struct bt_live_acp *a);
 
 #endif

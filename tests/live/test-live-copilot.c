@@ -10,6 +10,8 @@
 
 #include "live-acp.h"
 
+static const char *const copilot_find[] = {"-p", "Say hi", "--no-auto-update", NULL};
+
 static const struct bt_live_acp copilot = {
     .coder = "copilot",
     .bin_var = "BATON_COPILOT_BIN",
@@ -19,6 +21,10 @@ static const struct bt_live_acp copilot = {
     .opts = NULL, /* COPILOT_MODEL of the env */
     .resumes = 1,
     .http500_prompt = "[[http500]]", /* its own 5 retries: about 16 s, no setting */
+    .find_args = copilot_find,       /* no listing: --resume of a session it has not fails */
+    .find_flag = "--resume=",
+    /* its own /session delete leaves session-state/.session-operation-locks/<id>.lock */
+    .rm_leaves = "/.session-operation-locks/",
     .handoff_flag = "--resume=",
 };
 

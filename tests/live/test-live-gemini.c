@@ -12,6 +12,8 @@
 
 static const char *const opts[] = {"--model", "baton-test", NULL};
 
+static const char *const gemini_list[] = {"--list-sessions", NULL};
+
 static const struct bt_live_acp gemini = {
     .coder = "gemini",
     .bin_var = "BATON_GEMINI_BIN",
@@ -22,7 +24,8 @@ static const struct bt_live_acp gemini = {
     .resumes = 0,               /* its session/load damages the session: refused (docs/acp.md) */
     .session_files = "/chats/", /* .gemini/tmp/<project>/chats/session-*-<id8>.jsonl */
     .http500_prompt = "[[http500]]",
-    .http500_env_arg = "1", /* general.maxAttempts 1: its default retries for minutes */
+    .http500_env_arg = "1",   /* general.maxAttempts 1: its default retries for minutes */
+    .list_args = gemini_list, /* the sessions of the project (run in its directory) */
     .handoff_flag = "--resume=",
 };
 

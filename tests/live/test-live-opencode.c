@@ -13,6 +13,8 @@
 /* the model as its session config option (the env's default anyway) */
 static const char *const opts[] = {"--model", "baton-standin/baton-test", NULL};
 
+static const char *const opencode_list[] = {"session", "list", NULL};
+
 static const struct bt_live_acp opencode = {
     .coder = "opencode",
     .bin_var = "BATON_OPENCODE_BIN",
@@ -24,6 +26,7 @@ static const struct bt_live_acp opencode = {
     /* opencode retries a 5xx 5 times, 2 s to 30 s apart (about 65 s), and
      * has no setting for it; it honours retry-after-ms */
     .http500_prompt = "[[http500]] [[retry-after-ms:10]]",
+    .list_args = opencode_list,
     .handoff_flag = "--session=",
 };
 
