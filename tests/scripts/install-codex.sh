@@ -32,6 +32,7 @@ platform() {
 
 main() {
     local cache pkg triple bin got
+    CODEX_VERSION="$(npm_pin_drift "$CODEX_VERSION" "${1:-}")" || exit 1
     read -r pkg triple <<<"$(platform)"
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm" "${1:-}")" || exit 1
     bin="$cache/node_modules/@openai/$pkg/vendor/$triple/bin/codex"
