@@ -6,12 +6,15 @@ standard library only (Debian's python3 will do; nothing from pip).
   drift.py schema-digest SCHEMA_DIR
       The normalized digest of `codex app-server generate-json-schema --out
       SCHEMA_DIR` (its codex_app_server_protocol.schemas.json bundle): one
-      line per method ("method client-request thread/start") and one per
-      type, field and enum value ("type v2/Thread", "v2/Thread.cwd: string",
-      "v2/ThreadItem{type=agentMessage}.phase?: ref(MessagePhase)|null",
-      "v2/TurnStatus = \"completed\""), sorted. Descriptions, titles and
-      defaults are left out: only what a client can see on the wire.
-      fixtures/codex/<version>/app-server-schema.txt is this output.
+      line per method ('method client-request thread/start
+      params=ref(v2/ThreadStartParams)') and one per type, field and enum
+      value ('type v2/Thread', 'v2/Thread.createdAt: integer',
+      'v2/ThreadItem{type=agentMessage}.phase?: null|ref(v2/MessagePhase)':
+      ? optional, {type=...} a tagged union's variant, [] an array's
+      elements, .* a map's values; 'v2/TurnStatus = "completed"'), sorted.
+      Descriptions, titles and defaults are left out: only what a client
+      can see on the wire. fixtures/codex/<version>/app-server-schema.txt
+      is this output.
 
   drift.py shapes FILE...
       The shapes of the messages in coder output files (JSON lines; *.gz
@@ -24,7 +27,7 @@ standard library only (Debian's python3 will do; nothing from pip).
       (paths, ids, names with '/', '.' or ':') as *. One line each, sorted,
       unique. Lines that are not JSON objects are counted, not shown.
 
-  drift.py diff OLD NEW [--title TEXT]
+  drift.py diff OLD NEW
       What NEW (a digest or shapes listing) has that OLD has not ("+ "),
       and the reverse ("- "); a path whose type changed is one "~ " line
       (OLD's then NEW's). Methods first. Prints "no difference" when there
