@@ -5,7 +5,10 @@
  * its version, asked with `--version` (the one place baton always asks: a
  * turn takes the version from the coder's protocol or the store). What it
  * hears is stored for the turns, so `baton coders` also refreshes a version
- * a wrapper script in front of a coder kept from an older program.
+ * a wrapper script in front of a coder kept from an older program. Each
+ * version is compared with the versions baton was tested with (the fixture
+ * directories, bt_coder_tested_versions): an untested one is said, so a
+ * user knows which coder moved on since.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +41,33 @@ static void print_json(struct bt_cmd_list *l, const struct bt_coder *c,
     bt_json_member(&b, "path", exe->path);
     bt_json_member(&b, "launcher", exe->launcher);
     bt_json_member(&b, "version", version);
-    bt_buf_addc(&b, '}');
+    /* null: nothing to compare (not installed, or its version unknown) */
+    bt_buf_addf(&b, ",\"tested\":%s",
+                !version                      ? "null"
+                : bt_coder_tested(c, version) ? "true"
+                                              : "false");
+    bt_buf_adds(&b, ",\"tested_versions\":[");
+    const char *const *v = bt_coder_tested_versions(c);
+    for (size_t i = 0; v[i]; i++) {
+        if (i)
+            bt_buf_addc(&b, ',');
+        bt_json_quote(&b, v[i], strlen(v[i]));
+    }
+    bt_buf_adds(&b, "]}");
     bt_cmd_list_put(l, b.data);
+    bt_buf_release(&b);
+}
+
+/* The note under a coder's line whose version baton was not tested with:
+ * "untested version; baton was tested with 0.171.0" (or "with no version"
+ * for a coder without fixtures). */
+static void print_untested(const struct bt_coder *c)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    const char *const *v = bt_coder_tested_versions(c);
+    for (size_t i = 0; v[i]; i++)
+        bt_buf_addf(&b, "%s%s", i ? (v[i + 1] ? ", " : " and ") : "", v[i]);
+    printf("%-10s untested version; baton was tested with %s\n", "", b.len ? b.data : "no version");
     bt_buf_release(&b);
 }
 
@@ -59,6 +87,8 @@ static void print_human(const struct bt_coder *c, const struct bt_coder_exe *exe
                version ? version : "unknown", exe->path, exe->launcher);
     else
         printf("%-10s %-12s %s\n", c->name, version ? version : "unknown", exe->path);
+    if (version && !bt_coder_tested(c, version))
+        print_untested(c);
 }
 
 int bt_cmd_coders(int argc, char **argv)

@@ -252,7 +252,12 @@ const struct bt_cmd bt_cmds[] = {
      .operands = "",
      .summary = "installed coders with version and path",
      .opts = coders_opts,
-     .notes = ""},
+     .notes = "One line per coder: its version (asked with --version) and the program baton\n"
+              "runs. A version baton was not tested with (the versions of its recordings,\n"
+              "fixtures/<coder>/<version>/ in baton's source) gets a second line naming\n"
+              "the versions it was tested with. --json: one object per coder with coder,\n"
+              "installed, path, launcher, version, tested (true or false; null when not\n"
+              "installed or the version is unknown) and tested_versions (an array).\n"},
     {.name = "completion",
      .run = bt_cmd_completion,
      .operands = "bash|zsh",

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* coder: the registry of coders, expanded from coders.def, and the lookup
- * by name. */
+/* coder: the registry of coders, expanded from coders.def, the lookup by
+ * name, and the versions each was tested with (the generated table). */
 #include "coder.h"
 
 #include <stddef.h>
@@ -27,4 +27,23 @@ const struct bt_coder *bt_coder_find(const char *name)
         if (strcmp(bt_coders[i]->name, name) == 0)
             return bt_coders[i];
     return NULL;
+}
+
+const char *const *bt_coder_tested_versions(const struct bt_coder *c)
+{
+    static const char *const none[] = {NULL};
+    for (size_t i = 0; bt_coder_tested_rows[i].coder; i++)
+        if (strcmp(bt_coder_tested_rows[i].coder, c->name) == 0)
+            return bt_coder_tested_rows[i].versions;
+    return none;
+}
+
+int bt_coder_tested(const struct bt_coder *c, const char *version)
+{
+    if (!version)
+        return 0;
+    for (const char *const *v = bt_coder_tested_versions(c); *v; v++)
+        if (strcmp(*v, version) == 0)
+            return 1;
+    return 0;
 }

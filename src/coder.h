@@ -36,6 +36,26 @@ extern const struct bt_coder *const bt_coders[];
 /* Look a coder up by name; NULL if unknown. */
 const struct bt_coder *bt_coder_find(const char *name);
 
+/* The versions of coder c baton was tested with: the names of the
+ * directories under fixtures/<name>/ when baton was built (each holds that
+ * version's recordings, replayed by the golden tests), in version order.
+ * A static NULL-terminated list, empty (never NULL) for a coder without
+ * fixtures. */
+const char *const *bt_coder_tested_versions(const struct bt_coder *c);
+
+/* 1 if version (as the runner's parse_version gives it) is one of
+ * bt_coder_tested_versions(c), else 0 (also for a NULL version). */
+int bt_coder_tested(const struct bt_coder *c, const char *version);
+
+/* One row of the generated table behind bt_coder_tested_versions
+ * (build/generated/coder-tested.c, made by CMake from fixtures/); the last
+ * row is {NULL, NULL}. */
+struct bt_coder_tested_row {
+    const char *coder;           /* a coder's name */
+    const char *const *versions; /* NULL-terminated */
+};
+extern const struct bt_coder_tested_row bt_coder_tested_rows[];
+
 /* --- coder-exe.c ------------------------------------------------------ */
 
 /* Where the coder's executable is: the runner's override variable

@@ -5,6 +5,7 @@
  * on demand: crash, stall, ignore SIGTERM, leave a grandchild, never exit.
  * Each test gets its own BATON_HOME.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -410,6 +411,108 @@ static void test_not_installed(void **state)
     bt_test_result_release(&res);
 }
 
+/* The version directories of fixtures/<coder>/ (names starting with a
+ * digit), read here rather than taken from baton; their number. */
+static size_t fixture_versions(const char *coder, char **out, size_t cap)
+{
+    char *dir = bt_xasprintf("%s/fixtures/%s", BT_SOURCE_DIR, coder);
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char *p = bt_xasprintf("%s/%s", dir, e->d_name);
+        struct stat st;
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && stat(p, &st) == 0 &&
+            S_ISDIR(st.st_mode)) {
+            assert_true(n < cap);
+            out[n++] = bt_xstrdup(e->d_name);
+        }
+        free(p);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    return n;
+}
+
+/* `baton coders --json` of the fake coder as codex, whose --version prints
+ * say; the codex line, to free with cJSON_Delete. Every line's
+ * tested_versions are its coder's fixture directories; a coder not
+ * installed has tested null. */
+static cJSON *coders_codex(struct ctx *c, const char *say)
+{
+    char *kv = bt_xasprintf("FAKE_CODER_VERSION=%s", say);
+    setenv_kv(c, kv);
+    free(kv);
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "coders", "--json", END);
+    assert_int_equal(res.exit_code, 0);
+    cJSON **lines;
+    size_t n = bt_test_json_lines(res.out.data, &lines);
+    assert_true(n >= 2);
+    cJSON *codex = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *coder = bt_test_jstr(lines[i], "coder");
+        char *want[16] = {0};
+        size_t nwant = fixture_versions(coder, want, 16);
+        const cJSON *got = cJSON_GetObjectItem(lines[i], "tested_versions");
+        assert_true(cJSON_IsArray(got));
+        assert_int_equal(cJSON_GetArraySize(got), (int)nwant);
+        for (size_t k = 0; k < nwant; k++) {
+            int found = 0;
+            const cJSON *v;
+            cJSON_ArrayForEach(v, got) found |= strcmp(v->valuestring, want[k]) == 0;
+            assert_true(found);
+            free(want[k]);
+        }
+        if (!cJSON_IsTrue(cJSON_GetObjectItem(lines[i], "installed")))
+            assert_true(cJSON_IsNull(cJSON_GetObjectItem(lines[i], "tested")));
+        if (strcmp(coder, "codex") == 0)
+            codex = cJSON_Duplicate(lines[i], 1);
+    }
+    bt_test_lines_free(lines, n);
+    bt_test_result_release(&res);
+    assert_non_null(codex);
+    return codex;
+}
+
+/* Whether the coder's version is one baton was tested with: a fixture
+ * version, another version, no version understood. */
+static void test_coders_tested_versions(void **state)
+{
+    struct ctx *c = *state;
+    char *fixed[16] = {0};
+    size_t n = fixture_versions("codex", fixed, 16);
+    assert_true(n >= 1);
+    char *say = bt_xasprintf("codex-cli %s", fixed[n - 1]);
+    cJSON *codex = coders_codex(c, say);
+    assert_string_equal(bt_test_jstr(codex, "version"), fixed[n - 1]);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(codex, "tested")));
+    cJSON_Delete(codex);
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "coders", END);
+    assert_null(strstr(res.out.data, "untested"));
+    bt_test_result_release(&res);
+
+    codex = coders_codex(c, "codex-cli 0.0.1-untested");
+    assert_string_equal(bt_test_jstr(codex, "version"), "0.0.1-untested");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(codex, "tested")));
+    cJSON_Delete(codex);
+    baton(c, &res, NULL, 0, "coders", END);
+    const char *note = strstr(res.out.data, "untested version; baton was tested with ");
+    assert_non_null(note);
+    for (size_t i = 0; i < n; i++)
+        assert_non_null(strstr(note, fixed[i]));
+    bt_test_result_release(&res);
+
+    codex = coders_codex(c, "no version here");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(codex, "version")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(codex, "tested")));
+    cJSON_Delete(codex);
+    free(say);
+    for (size_t i = 0; i < n; i++)
+        free(fixed[i]);
+}
+
 static void test_usage_errors(void **state)
 {
     struct ctx *c = *state;
@@ -494,6 +597,7 @@ int main(void)
         T(test_only_std_fds_in_coder),
         T(test_raw_output_kept),
         T(test_not_installed),
+        T(test_coders_tested_versions),
         T(test_unusable_session_is_resume_failed),
         T(test_usage_errors),
     };

@@ -49,12 +49,28 @@ static int under(const char *path, const char *dir)
     return n > 0 && strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
-/* Where scratch directories go: the build tree, unless it is in the
- * temporary directory (a checkout under /tmp), where codex refuses to put
- * its helper binaries: then $HOME/.cache/baton/live. Caller frees. */
+/* BATON_LIVE_KEEP (an absolute directory), or NULL when unset or empty. */
+static const char *keep_dir(void)
+{
+    const char *keep = getenv("BATON_LIVE_KEEP");
+    if (!keep || !*keep)
+        return NULL;
+    if (keep[0] != '/')
+        fail_msg("BATON_LIVE_KEEP=%s is not an absolute path", keep);
+    return keep;
+}
+
+/* Where scratch directories go: BATON_LIVE_KEEP when set (kept after the
+ * test, live.h); else the build tree, unless it is in the temporary
+ * directory (a checkout under /tmp), where codex refuses to put its helper
+ * binaries: then $HOME/.cache/baton/live. Caller frees. */
 static char *scratch_base(void)
 {
-    const char *home = getenv("HOME");
+    const char *home = getenv("HOME"), *keep = keep_dir();
+    if (keep) {
+        mkdir(keep, 0700);
+        return bt_xstrdup(keep);
+    }
     if (!under(BT_BINARY_DIR, "/tmp") && !under(BT_BINARY_DIR, getenv("TMPDIR")))
         return bt_xstrdup(BT_BINARY_DIR);
     assert_non_null(home);
@@ -133,7 +149,10 @@ void bt_live_teardown(void)
     bt_test_result_release(&res);
     kill(g->standin, SIGTERM);
     waitpid(g->standin, NULL, 0);
-    bt_test_rmdir(g->dir);
+    if (keep_dir())
+        print_message("live: kept %s\n", g->dir);
+    else
+        bt_test_rmdir(g->dir);
     free(g->dir);
     free(g->log);
     free(g->work);

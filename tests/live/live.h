@@ -14,8 +14,9 @@
 #include "support.h"
 
 struct bt_live {
-    char *dir;     /* scratch root: the build tree, or ~/.cache/baton/live when that is
-                      under /tmp (codex refuses the temporary directory) */
+    char *dir;     /* scratch root: in BATON_LIVE_KEEP, the build tree, or
+                      ~/.cache/baton/live when that is under /tmp (codex refuses
+                      the temporary directory) */
     char *log;     /* the stand-in's request log */
     pid_t standin; /* the stand-in's pid */
     char *env[24]; /* the env script's lines, BATON_HOME, the coder bin, NO_COLOR,
@@ -29,7 +30,11 @@ extern struct bt_live bt_live;
 
 /* Start the stand-in, run env_script (tests/live/<coder>-env.sh DIR PORT)
  * with DIR = <scratch>/<home>, and add BATON_HOME, bin_var=<bin> and
- * NO_COLOR. prefix names the scratch directory. */
+ * NO_COLOR. prefix names the scratch directory. With BATON_LIVE_KEEP=DIR
+ * (absolute) in the environment the scratch directory is made in DIR and
+ * kept by bt_live_teardown, which names it: its baton-home/runs/ holds the
+ * coder's raw output of every run (tests/scripts/drift.sh reads it); the
+ * tests and what they assert are the same. */
 void bt_live_setup(const char *prefix, const char *env_script, const char *home,
                    const char *bin_var, const char *bin);
 void bt_live_teardown(void);

@@ -38,6 +38,7 @@ platform() {
 
 main() {
     local cache pkg bin got
+    CLAUDE_VERSION="$(npm_pin_drift "$CLAUDE_VERSION" "${1:-}")" || exit 1
     pkg="$(platform)"
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm-claude" "${1:-}")" || exit 1
     bin="$cache/node_modules/@anthropic-ai/$pkg/claude"

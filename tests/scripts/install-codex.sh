@@ -33,6 +33,7 @@ platform() {
 
 main() {
     local plat cache pkg triple bin got
+    CODEX_VERSION="$(npm_pin_drift "$CODEX_VERSION" "${1:-}")" || exit 1
     plat="$(platform)" || exit 1
     read -r pkg triple <<<"$plat"
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm" "${1:-}")" || exit 1

@@ -44,6 +44,7 @@ copilot_version() {
 
 main() {
     local cache bin got
+    COPILOT_VERSION="$(npm_pin_drift "$COPILOT_VERSION" "${1:-}")" || exit 1
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm-copilot" "${1:-}")" || exit 1
     bin="$cache/node_modules/@github/$(platform)/copilot"
     npm_pin_install "$cache" "$COPILOT_PACKAGE" "$COPILOT_VERSION" "$bin"

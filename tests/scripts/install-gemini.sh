@@ -30,6 +30,7 @@ gemini_version() {
 
 main() {
     local cache bin got
+    GEMINI_VERSION="$(npm_pin_drift "$GEMINI_VERSION" "${1:-}")" || exit 1
     command -v node >/dev/null 2>&1 || npm_pin_die "node not found on PATH"
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm-gemini" "${1:-}")" || exit 1
     bin="$cache/node_modules/.bin/gemini"

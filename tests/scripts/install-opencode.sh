@@ -48,6 +48,7 @@ opencode_version() {
 
 main() {
     local cache bin got
+    OPENCODE_VERSION="$(npm_pin_drift "$OPENCODE_VERSION" "${1:-}")" || exit 1
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm-opencode" "${1:-}")" || exit 1
     bin="$cache/node_modules/$(platform)/bin/opencode"
     npm_pin_install "$cache" "$OPENCODE_PACKAGE" "$OPENCODE_VERSION" "$bin"

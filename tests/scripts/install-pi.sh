@@ -55,6 +55,7 @@ install_v0() {
 
 install_v1() {
     local package=@earendil-works/pi-coding-agent version=1.6.0 cache node cli bin
+    version="$(npm_pin_drift "$version" "${1:-}")" || exit 1
     node="$(bash "$(dirname "$0")/install-node22.sh")" || npm_pin_die "Node 22 could not be installed"
     cache="$(npm_pin_cache "${BATON_CACHE:-$HOME/.cache/baton}/npm-pi1" "${1:-}")" || exit 1
     cli="$cache/node_modules/$package/dist/bundle/cli.js"

@@ -22,6 +22,12 @@
 #                                  with HOME set to a new empty directory,
 #                                  removed afterwards, stdin from /dev/null
 #                                  and stderr dropped; CMD's status
+#   npm_pin_drift PIN [ARG]        print the version to install: PIN, or
+#                                  BATON_DRIFT_VERSION when set (how
+#                                  tests/scripts/drift.sh installs the newest
+#                                  release), which needs ARG, the caller's
+#                                  CACHE_DIR: another version never goes into
+#                                  the pinned cache
 
 npm_pin_die() {
     printf '%s: %s\n' "$NPM_PIN_TAG" "$*" >&2
@@ -53,6 +59,15 @@ npm_pin_version() {
     local pkg="$1/node_modules/$2/package.json"
     [ -f "$pkg" ] || return 0
     sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$pkg" | head -n 1
+}
+
+npm_pin_drift() {
+    [ -n "${BATON_DRIFT_VERSION:-}" ] || {
+        printf '%s\n' "$1"
+        return 0
+    }
+    [ -n "${2:-}" ] || npm_pin_die "BATON_DRIFT_VERSION needs a CACHE_DIR (not the pinned cache)"
+    printf '%s\n' "$BATON_DRIFT_VERSION"
 }
 
 npm_pin_private() {
