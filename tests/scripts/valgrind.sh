@@ -53,7 +53,11 @@ vg=(valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=defin
 if [ -f "$top/tests/valgrind.supp" ]; then
     vg+=(--suppressions="$top/tests/valgrind.supp")
 fi
-limit=300 # seconds per executable (about 5x the slowest): a hang fails instead of eating the CI budget
+# seconds per executable: a hang fails instead of eating the CI budget.
+# integration-overhead, the slowest, passed within 300 s in CI but went
+# past it on a machine busy with other builds (a fresh clone's test.sh,
+# 2026-12-02): 600 leaves room for that. BATON_VALGRIND_LIMIT overrides.
+limit="${BATON_VALGRIND_LIMIT:-600}"
 
 # Cases that cannot pass under valgrind whatever baton does: they still run
 # (and their baton processes are still checked), but their result does not
