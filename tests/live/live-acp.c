@@ -187,28 +187,48 @@ static void env_again(const struct bt_live_acp *a, const char *arg)
     free(portfile);
 }
 
-void bt_live_acp_http500(const struct bt_live_acp *a)
+/* A model request that fails (prompt, with the env script's extra
+ * argument env_arg or none): failed, exit 1, model_error, with an error
+ * event holding want (may be NULL) and an answer without it. */
+static void model_failure(const struct bt_live_acp *a, const char *what, const char *prompt,
+                          const char *env_arg, const char *want)
 {
-    if (a->http500_env_arg)
-        env_again(a, a->http500_env_arg);
-    const char *args[] = {a->http500_prompt, NULL};
+    if (env_arg)
+        env_again(a, env_arg);
+    const char *args[] = {prompt, NULL};
     cJSON **lines;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     size_t n = run_json(a, bt_live.work, args, 1, &lines);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    printf("http500: the turn took %.1f s\n",
+    printf("%s: the turn took %.1f s\n", what,
            (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     assert_string_equal(bt_live_status(lines, n), "failed");
     assert_string_equal(bt_test_jstr(lines[n - 1], "error_kind"), "model_error");
     const cJSON *err = lines[n - 2];
     assert_string_equal(bt_live_type(err), "error");
-    assert_non_null(strstr(bt_test_jstr(err, "message"), "500"));
+    if (want)
+        assert_non_null(strstr(bt_test_jstr(err, "message"), want));
     /* neither the retry notices nor the error are the answer */
-    assert_null(strstr(final_text(lines, n), "500"));
+    assert_null(strstr(final_text(lines, n), want ? want : "stand-in"));
     bt_test_lines_free(lines, n);
-    if (a->http500_env_arg)
+    if (env_arg)
         env_again(a, NULL);
+}
+
+void bt_live_acp_http500(const struct bt_live_acp *a)
+{
+    model_failure(a, "http500", a->http500_prompt, a->http500_env_arg, "500");
+}
+
+void bt_live_acp_stream_error(const struct bt_live_acp *a)
+{
+    if (!a->stream_error) {
+        printf("stream error: not run for %s: %s\n", a->coder, a->stream_error_skip);
+        skip();
+    }
+    model_failure(a, "stream error", "[[failed:server_error]]", a->http500_env_arg,
+                  a->stream_error);
 }
 
 void bt_live_acp_handoff_print(const struct bt_live_acp *a)
@@ -412,6 +432,12 @@ static void test_http_500(void **state)
     bt_live_acp_http500(acp);
 }
 
+static void test_stream_error(void **state)
+{
+    (void)state;
+    bt_live_acp_stream_error(acp);
+}
+
 int bt_live_acp_main(const struct bt_live_acp *a)
 {
     const char *bin = getenv(a->test_bin_var);
@@ -431,6 +457,7 @@ int bt_live_acp_main(const struct bt_live_acp *a)
         cmocka_unit_test(test_handoff_print),
         cmocka_unit_test(test_rm),
         cmocka_unit_test(test_http_500),
+        cmocka_unit_test(test_stream_error),
     };
     return cmocka_run_group_tests(tests, acp_setup, acp_teardown);
 }

@@ -26,6 +26,11 @@ struct bt_live_acp {
      * it fail at once (NULL: none) */
     const char *http500_prompt;
     const char *http500_env_arg;
+    /* what the error of a model stream that fails after it began
+     * ([[failed:server_error]], with http500_env_arg) holds; NULL: the
+     * scenario is skipped, stream_error_skip saying why */
+    const char *stream_error;
+    const char *stream_error_skip;
     const char *handoff_flag; /* the resume flag of its terminal UI: "--resume=" */
     /* `baton rm`'s check by the coder's own CLI, run in bt_live.work: the
      * arguments (after the binary) of its command listing the sessions it
@@ -60,6 +65,10 @@ void bt_live_acp_bash(const struct bt_live_acp *a, int allow);
 void bt_live_acp_interrupt(const struct bt_live_acp *a);
 /* HTTP 500 from the model: failed, exit 1, model_error. */
 void bt_live_acp_http500(const struct bt_live_acp *a);
+/* A model stream that fails after it began: failed, exit 1, model_error,
+ * whether the agent answers an error, tells it as text or says nothing
+ * (gemini's empty end_turn). */
+void bt_live_acp_stream_error(const struct bt_live_acp *a);
 /* handoff --print: the coder's command resuming the turn's session id. */
 void bt_live_acp_handoff_print(const struct bt_live_acp *a);
 /* Two conversations in one home; `baton rm -y` of one: the coder's own

@@ -25,6 +25,7 @@ static const struct bt_live_acp copilot = {
     .find_flag = "--resume=",
     /* its own /session delete leaves session-state/.session-operation-locks/<id>.lock */
     .rm_leaves = "/.session-operation-locks/",
+    .stream_error = "server_error", /* "Error: … Last error: …" after 5 retries */
     .handoff_flag = "--resume=",
 };
 

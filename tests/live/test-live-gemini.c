@@ -26,6 +26,8 @@ static const struct bt_live_acp gemini = {
     .http500_prompt = "[[http500]]",
     .http500_env_arg = "1",   /* general.maxAttempts 1: its default retries for minutes */
     .list_args = gemini_list, /* the sessions of the project (run in its directory) */
+    /* gemini-cli answers a stream it found invalid with an empty end_turn */
+    .stream_error = "without any answer",
     .handoff_flag = "--resume=",
 };
 
