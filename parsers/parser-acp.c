@@ -321,6 +321,25 @@ static char *tool_detail(const cJSON *u)
     return bt_parser_detail(u, keys, BT_ARRAY_SIZE(keys));
 }
 
+/* The diff entries of a tool call's content, normalized: ToolCallContent
+ * {type: "diff", path, oldText (null or absent for a new file), newText}
+ * (ACP schema, @agentclientprotocol/sdk 2.4.0). */
+static char *tool_changes(const cJSON *content)
+{
+    cJSON *changes = NULL;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, content)
+    {
+        const char *type = bt_json_str(c, "type");
+        if (!type || strcmp(type, "diff") != 0)
+            continue;
+        const char *old = bt_json_str(c, "oldText");
+        bt_parser_change(&changes, bt_json_str(c, "path"), old ? "update" : "add", NULL, NULL, old,
+                         bt_json_str(c, "newText"));
+    }
+    return bt_parser_changes_text(changes);
+}
+
 /* tool_call (started) and tool_call_update (completed when its status is
  * final; otherwise progress, or started for a call not seen before). */
 static void on_tool(struct acp_parser *a, const cJSON *u, int update,
@@ -361,9 +380,12 @@ static void on_tool(struct acp_parser *a, const cJSON *u, int update,
     else
         ev.item.name = t->title;
     char *detail = tool_detail(u);
+    char *changes = tool_changes(cJSON_GetObjectItemCaseSensitive(u, "content"));
     ev.item.detail_json = detail;
+    ev.item.changes_json = t->kind == BT_ITEM_FILE_CHANGE ? changes : NULL;
     emit_output(a, sink, &ev);
     cJSON_free(detail);
+    cJSON_free(changes);
     bt_buf_release(&text);
     if (final)
         tool_forget(a, t);
@@ -513,7 +535,7 @@ static void on_request(struct acp_parser *a, const cJSON *msg, const char *metho
         rq->item_id = tid;
         const cJSON *opts = params ? cJSON_GetObjectItemCaseSensitive(params, "options") : NULL;
         rq->params_json = options = cJSON_IsArray(opts) ? cJSON_PrintUnformatted(opts) : NULL;
-        bt_parser_approval(sink, rq, NULL);
+        bt_parser_approval(sink, rq, NULL, NULL);
     } else {
         rq->summary = method;
     }

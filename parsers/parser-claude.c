@@ -173,6 +173,32 @@ static const char *tool_label(enum bt_item_kind kind, const char *name, const cJ
     return s ? s : name;
 }
 
+/* The changes a file tool's input asks for (claude's Write {file_path,
+ * content}, Edit {file_path, old_string, new_string}, MultiEdit {file_path,
+ * edits: [{old_string, new_string}]}, 2.1.332); NULL for others (a
+ * notebook's cells are not a file's text). */
+static char *tool_changes(const char *name, const cJSON *input)
+{
+    const char *path = bt_json_str(input, "file_path");
+    cJSON *changes = NULL;
+    if (!name || !path)
+        return NULL;
+    if (strcmp(name, "Write") == 0) {
+        bt_parser_change(&changes, path, "write", NULL, NULL, NULL, bt_json_str(input, "content"));
+    } else if (strcmp(name, "Edit") == 0) {
+        bt_parser_change(&changes, path, "update", NULL, NULL, bt_json_str(input, "old_string"),
+                         bt_json_str(input, "new_string"));
+    } else if (strcmp(name, "MultiEdit") == 0) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(input, "edits"))
+        {
+            bt_parser_change(&changes, path, "update", NULL, NULL, bt_json_str(e, "old_string"),
+                             bt_json_str(e, "new_string"));
+        }
+    }
+    return bt_parser_changes_text(changes);
+}
+
 static struct tool *tool_find(struct claude_parser *p, const char *id)
 {
     for (size_t i = 0; id && i < MAX_TOOLS; i++)
@@ -202,6 +228,7 @@ static void tool_started(struct claude_parser *p, const char *id, const char *na
     if (t->kind == BT_ITEM_COMMAND && bt_json_str(input, "command"))
         t->command = bt_xstrdup(bt_json_str(input, "command"));
     char *detail = input ? cJSON_PrintUnformatted(input) : NULL;
+    char *changes = t->kind == BT_ITEM_FILE_CHANGE ? tool_changes(name, input) : NULL;
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_ITEM_STARTED);
     ev.item.id = t->id;
@@ -210,8 +237,10 @@ static void tool_started(struct claude_parser *p, const char *id, const char *na
     ev.item.name = t->name;
     ev.item.command = t->command;
     ev.item.detail_json = t->kind == BT_ITEM_COMMAND ? NULL : detail;
+    ev.item.changes_json = changes;
     sink->event(sink->data, &ev);
     cJSON_free(detail);
+    cJSON_free(changes);
 }
 
 /* Text of a tool_result's content: a string, or blocks with "text". */

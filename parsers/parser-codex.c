@@ -159,6 +159,31 @@ static const char *first_path(const cJSON *it)
     return ch ? bt_json_str(ch, "path") : NULL;
 }
 
+/* A fileChange's changes, normalized: FileUpdateChange {path, kind
+ * {type add | delete | update, move_path}, diff} of the app-server v2
+ * schema (codex 0.171.0, fixtures/codex/0.171.0/app-server-schema.txt),
+ * whose diff is the file's content for add and delete, unified hunks for
+ * update. */
+static char *changes_of(const cJSON *it)
+{
+    cJSON *changes = NULL;
+    const cJSON *ch;
+    cJSON_ArrayForEach(ch, cJSON_GetObjectItemCaseSensitive(it, "changes"))
+    {
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(ch, "kind");
+        const char *type = bt_json_str(kind, "type");
+        const char *diff = bt_json_str(ch, "diff");
+        int add = type && strcmp(type, "add") == 0, del = type && strcmp(type, "delete") == 0;
+        bt_parser_change(&changes, bt_json_str(ch, "path"),
+                         add   ? "add"
+                         : del ? "delete"
+                               : "update",
+                         bt_json_str(kind, "move_path"), add || del ? NULL : diff,
+                         del ? diff : NULL, add ? diff : NULL);
+    }
+    return bt_parser_changes_text(changes);
+}
+
 static void remember_item(struct codex_parser *p, const char *id, const struct bt_item *item,
                           const cJSON *it)
 {
@@ -191,7 +216,9 @@ static void on_item(struct codex_parser *p, const cJSON *params, enum bt_event_t
     }
     struct bt_buf text = BT_BUF_INIT;
     char *detail = fill_item(it, &ev.item, &text);
+    char *changes = ev.item.kind == BT_ITEM_FILE_CHANGE ? changes_of(it) : NULL;
     ev.item.detail_json = detail;
+    ev.item.changes_json = changes;
     if (ev.item.text)
         ev.item.text_len = strlen(ev.item.text);
     if (!ev.item.status)
@@ -200,6 +227,7 @@ static void on_item(struct codex_parser *p, const cJSON *params, enum bt_event_t
         remember_item(p, id, &ev.item, it);
     emit(sink, &ev);
     cJSON_free(detail);
+    cJSON_free(changes);
     bt_buf_release(&text);
 }
 

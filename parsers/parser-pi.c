@@ -6,7 +6,6 @@
 #include "parser-pi.h"
 
 #include <cjson/cJSON.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +13,11 @@
 #include "error.h"
 #include "jscan.h"
 #include "json.h"
+#include "parser-pi-error.h"
 
 struct tool_out {
     char *id;      /* toolCallId */
-    char *command; /* bash: its command line, for the completed item */
+    char *command; /* bash: its command line; a file tool: its path (for the completed item) */
     size_t sent;   /* bytes of its accumulated output already emitted */
 };
 
@@ -284,6 +284,34 @@ static void result_text(const cJSON *result, struct bt_buf *out)
     }
 }
 
+/* pi's file tools: write {path, content}; edit {path, edits: [{oldText,
+ * newText}]} (docs/pi.md "What pi sends the model", pi 0.73.1 and 1.6.0),
+ * or {path, oldText, newText} as older pi versions took it. */
+static int file_tool(const char *name)
+{
+    return name && (strcmp(name, "write") == 0 || strcmp(name, "edit") == 0);
+}
+
+static char *tool_changes(const char *name, const cJSON *args)
+{
+    const char *path = bt_json_str(args, "path");
+    cJSON *changes = NULL;
+    if (strcmp(name, "write") == 0) {
+        bt_parser_change(&changes, path, "write", NULL, NULL, NULL, bt_json_str(args, "content"));
+    } else if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(args, "edits"))) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(args, "edits"))
+        {
+            bt_parser_change(&changes, path, "update", NULL, NULL, bt_json_str(e, "oldText"),
+                             bt_json_str(e, "newText"));
+        }
+    } else {
+        bt_parser_change(&changes, path, "update", NULL, NULL, bt_json_str(args, "oldText"),
+                         bt_json_str(args, "newText"));
+    }
+    return bt_parser_changes_text(changes);
+}
+
 static void on_tool(struct pi_parser *p, const cJSON *msg, const char *type,
                     const struct bt_parser_sink *sink)
 {
@@ -291,17 +319,19 @@ static void on_tool(struct pi_parser *p, const cJSON *msg, const char *type,
     const char *name = bt_json_str(msg, "toolName");
     if (!id)
         return;
-    int bash = name && strcmp(name, "bash") == 0;
+    int bash = name && strcmp(name, "bash") == 0, file = file_tool(name);
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(msg, "args");
     struct bt_event ev;
     struct bt_buf out = BT_BUF_INIT;
-    char *detail = NULL;
+    char *detail = NULL, *changes = NULL;
     if (strcmp(type, "tool_execution_start") == 0) {
         bt_event_init(&ev, BT_EVENT_ITEM_STARTED);
         ev.item.status = "in_progress";
         struct tool_out *t = tool_slot(p, id);
         t->sent = 0;
-        bt_json_set_str(&t->command, bt_json_str(args, "command"));
+        bt_json_set_str(&t->command, bt_json_str(args, file ? "path" : "command"));
+        if (file)
+            changes = tool_changes(name, args);
     } else if (strcmp(type, "tool_execution_update") == 0) {
         /* partialResult holds all output so far: emit what is new */
         struct tool_out *t = tool_slot(p, id);
@@ -324,9 +354,12 @@ static void on_tool(struct pi_parser *p, const cJSON *msg, const char *type,
         ev.item.text_len = out.len;
     }
     ev.item.id = id;
-    ev.item.kind = bash ? BT_ITEM_COMMAND : BT_ITEM_TOOL_CALL;
+    ev.item.kind = bash ? BT_ITEM_COMMAND : file ? BT_ITEM_FILE_CHANGE : BT_ITEM_TOOL_CALL;
+    ev.item.changes_json = changes;
     if (bash)
         ev.item.command = args ? bt_json_str(args, "command") : tool_slot(p, id)->command;
+    else if (file && tool_slot(p, id)->command) /* the file, as for claude's */
+        ev.item.name = tool_slot(p, id)->command;
     else
         ev.item.name = name;
     if (!bash && args && ev.type != BT_EVENT_ITEM_DELTA) {
@@ -338,52 +371,11 @@ static void on_tool(struct pi_parser *p, const cJSON *msg, const char *type,
     }
     sink->event(sink->data, &ev);
     cJSON_free(detail);
+    cJSON_free(changes);
     bt_buf_release(&out);
 }
 
 /* ---- the end of a turn ---------------------------------------------- */
-
-/* What pi (the OpenAI SDK and Node's fetch inside it) says when the
- * endpoint cannot be reached: nothing listens, no such host, the
- * connection dropped or timed out before an answer. */
-static const char *const unreachable[] = {
-    "Connection error",  "ECONNREFUSED", "ECONNRESET",     "ENOTFOUND",
-    "EAI_AGAIN",         "EHOSTUNREACH", "ENETUNREACH",    "ETIMEDOUT",
-    "Request timed out", "fetch failed", "socket hang up",
-};
-
-/* 1 if msg holds the number code (an HTTP status) on its own, not inside
- * a longer number such as a port. */
-static int has_status(const char *msg, const char *code)
-{
-    size_t n = strlen(code);
-    for (const char *at = strstr(msg, code); at; at = strstr(at + 1, code))
-        if ((at == msg || !isdigit((unsigned char)at[-1])) && !isdigit((unsigned char)at[n]))
-            return 1;
-    return 0;
-}
-
-/* The error kind (docs/events.md) of pi's error text (pi classifies by
- * text too). An unreachable endpoint comes first: pi 1.x names the address
- * ("Connection error.: connect ECONNREFUSED 127.0.0.1:40123"), whose port
- * must not read as a status. */
-static enum bt_error_kind error_kind(const char *msg)
-{
-    if (!msg)
-        return BT_ERROR_KIND_MODEL_ERROR;
-    if (strstr(msg, "context_length") || strstr(msg, "context window") ||
-        strstr(msg, "Context overflow"))
-        return BT_ERROR_KIND_CONTEXT_EXCEEDED;
-    for (size_t i = 0; i < BT_ARRAY_SIZE(unreachable); i++)
-        if (strstr(msg, unreachable[i]))
-            return BT_ERROR_KIND_NETWORK_ERROR;
-    if (has_status(msg, "429") || strstr(msg, "rate limit") || strstr(msg, "Rate limit"))
-        return BT_ERROR_KIND_RATE_LIMITED;
-    if (has_status(msg, "401") || has_status(msg, "403") || strstr(msg, "API key") ||
-        strstr(msg, "api key"))
-        return BT_ERROR_KIND_AUTH_REQUIRED;
-    return BT_ERROR_KIND_MODEL_ERROR;
-}
 
 static void end_turn(struct pi_parser *p, const struct bt_parser_sink *sink,
                      enum bt_turn_status status, const char *message, int tentative)
@@ -394,7 +386,7 @@ static void end_turn(struct pi_parser *p, const struct bt_parser_sink *sink,
     char *said = NULL;
     if (status == BT_TURN_FAILED) {
         said = bt_json_error_text(message); /* pi 1.6.0 "500: {…}" */
-        sig.turn_end.error_kind = error_kind(message);
+        sig.turn_end.error_kind = bt_pi_error_kind(message);
         sig.turn_end.message = said ? said : message ? message : "pi reported an error";
     }
     sink->signal(sink->data, &sig);
@@ -454,7 +446,7 @@ static void on_retry(struct pi_parser *p, const cJSON *msg, int start,
                  (long long)bt_json_count(msg, "maxAttempts"), err ? err : "the request failed");
         bt_parser_warn(sink, "retry", text, NULL, 0);
         struct bt_signal sig = {.type = BT_SIGNAL_RETRY,
-                                .retry = {.error_kind = error_kind(raw), .message = err}};
+                                .retry = {.error_kind = bt_pi_error_kind(raw), .message = err}};
         sink->signal(sink->data, &sig);
         free(said);
         resumed(sink);
@@ -669,33 +661,7 @@ static void pi_diagnose(void *st, const char *tail, size_t tail_len, int64_t exi
 {
     struct pi_parser *p = st;
     (void)tail_len;
-    if (!signal && tail && strstr(tail, "No API key")) {
-        *kind = BT_ERROR_KIND_AUTH_REQUIRED;
-        bt_buf_adds(msg, "pi has no API key for this provider: run `pi` and log in, or set one");
-        return;
-    }
-    const char *node =
-        !signal && tail && strstr(tail, "SyntaxError") ? strstr(tail, "Node.js v") : NULL;
-    if (node) {
-        /* pi 1.x run by a Node older than it needs (Node 20 lacks
-         * module.enableCompileCache) dies loading; Node prints its version */
-        *kind = BT_ERROR_KIND_NOT_INSTALLED;
-        bt_buf_addf(msg, "pi could not start under %.*s: pi 1.x needs Node.js 22.19 or newer",
-                    (int)strcspn(node, "\r\n"), node);
-        return;
-    }
-    if (!signal && tail && strstr(tail, "No session found")) {
-        *kind = BT_ERROR_KIND_RESUME_FAILED;
-        bt_buf_adds(msg, "pi could not find the conversation's session");
-        return;
-    }
-    *kind = BT_ERROR_KIND_CODER_CRASHED;
-    if (p->error_message)
-        bt_buf_addf(msg, "pi stopped after an error: %s", p->error_message);
-    else if (signal)
-        bt_buf_addf(msg, "pi stopped unexpectedly (signal %d) before the turn ended", signal);
-    else
-        bt_buf_addf(msg, "pi exited (code %lld) before the turn ended", (long long)exit_code);
+    bt_pi_diagnose(tail, exit_code, signal, p->error_message, kind, msg);
 }
 
 const struct bt_parser_ops bt_parser_pi = {

@@ -59,7 +59,7 @@ cJSON *bt_parser_json_line(const char *line, size_t len, const char *who,
 }
 
 void bt_parser_approval(const struct bt_parser_sink *sink, const struct bt_signal_request *rq,
-                        const char *decision)
+                        const char *decision, const char *by)
 {
     struct bt_event ev;
     bt_event_init(&ev, decision ? BT_EVENT_APPROVAL_RESOLVED : BT_EVENT_APPROVAL_REQUESTED);
@@ -68,11 +68,36 @@ void bt_parser_approval(const struct bt_parser_sink *sink, const struct bt_signa
     ev.item.id = rq->item_id;
     if (decision) {
         ev.decision = decision;
-        ev.by = "policy";
+        ev.by = by ? by : "policy";
     } else {
         ev.request_id = rq->request_id;
     }
     sink->event(sink->data, &ev);
+}
+
+void bt_parser_change(cJSON **changes, const char *path, const char *kind, const char *move_to,
+                      const char *diff, const char *old_text, const char *new_text)
+{
+    if (!path)
+        return; /* a change of no file says nothing an editor can show */
+    if (!*changes)
+        *changes = cJSON_CreateArray();
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "path", path);
+    cJSON_AddStringToObject(c, "kind", kind);
+    const char *const keys[] = {"move_to", "diff", "old_text", "new_text"};
+    const char *const values[] = {move_to, diff, old_text, new_text};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(keys); i++)
+        if (values[i])
+            cJSON_AddStringToObject(c, keys[i], values[i]);
+    cJSON_AddItemToArray(*changes, c);
+}
+
+char *bt_parser_changes_text(cJSON *changes)
+{
+    char *s = changes && changes->child ? cJSON_PrintUnformatted(changes) : NULL;
+    cJSON_Delete(changes);
+    return s;
 }
 
 char *bt_parser_detail(const cJSON *o, const char *const *keys, size_t n)

@@ -92,10 +92,21 @@ struct cJSON *bt_parser_json_line(const char *line, size_t len, const char *who,
  * when none is. */
 char *bt_parser_detail(const struct cJSON *o, const char *const *keys, size_t n);
 
-/* Emit approval.requested (decision NULL) or approval.resolved (by
- * "policy") for a REQUEST signal: its approval kind, summary, item id and,
- * for requested, its request id. */
+/* A file_change item's changes (event.h changes_json, docs/events.md):
+ * bt_parser_change appends one to *changes (an array made on first use;
+ * NULL strings are left out, kind is add, update, delete or write);
+ * bt_parser_changes_text turns the array into its text (owned,
+ * cJSON_free) and frees it, NULL when there is none. */
+void bt_parser_change(struct cJSON **changes, const char *path, const char *kind,
+                      const char *move_to, const char *diff, const char *old_text,
+                      const char *new_text);
+char *bt_parser_changes_text(struct cJSON *changes);
+
+/* Emit approval.requested (decision NULL) or approval.resolved (decided
+ * by `by`: "policy", the default for NULL, or "user") for a REQUEST
+ * signal: its approval kind, summary, item id and, for requested, its
+ * request id. */
 void bt_parser_approval(const struct bt_parser_sink *sink, const struct bt_signal_request *rq,
-                        const char *decision);
+                        const char *decision, const char *by);
 
 #endif

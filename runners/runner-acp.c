@@ -260,7 +260,12 @@ static void on_permission(struct acp_runner *r, const struct bt_signal_request *
                           struct bt_buf *out, const struct bt_parser_sink *sink)
 {
     cJSON *opts = sig->params_json ? cJSON_Parse(sig->params_json) : NULL;
-    int accept = r->cfg->approval == BT_APPROVAL_AUTO || r->cfg->approval == BT_APPROVAL_NEVER;
+    /* never: the agent cannot be told not to ask, so it is not refused */
+    struct bt_runner_config policy = *r->cfg;
+    if (policy.approval == BT_APPROVAL_NEVER)
+        policy.approval = BT_APPROVAL_AUTO;
+    const char *by = "cancel";
+    int accept = r->cancelled ? 0 : bt_runner_accepts(&policy, sig, &by);
     const char *option = NULL;
     if (!r->cancelled) {
         option = accept ? option_of(opts, "allow_once") : option_of(opts, "reject_once");
@@ -284,7 +289,7 @@ static void on_permission(struct acp_runner *r, const struct bt_signal_request *
         cJSON_AddStringToObject(outcome, "optionId", option);
     cJSON_Delete(opts);
     bt_runner_answer(sig, "2.0", result, out);
-    bt_parser_approval(sink, sig, accept && option ? "accept" : "decline");
+    bt_parser_approval(sink, sig, accept && option ? "accept" : "decline", by);
 }
 
 static void on_request(struct acp_runner *r, const struct bt_signal_request *sig,

@@ -342,14 +342,15 @@ static cJSON *control_response(cJSON **msg, const char *request_id_json, const c
     return r;
 }
 
-static void resolved(const struct bt_signal *sig, int accept, const struct bt_parser_sink *sink)
+static void resolved(const struct bt_signal *sig, int accept, const char *by,
+                     const struct bt_parser_sink *sink)
 {
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
     ev.approval_kind = sig->request.approval_kind;
     ev.summary = sig->request.summary;
     ev.decision = accept ? "accept" : "decline";
-    ev.by = "policy";
+    ev.by = by;
     ev.request_id = sig->request.request_id;
     sink->event(sink->data, &ev);
 }
@@ -362,7 +363,8 @@ static void on_request(struct claude_runner *r, const struct bt_signal *sig, str
 {
     cJSON *msg;
     if (strcmp(sig->request.method, "can_use_tool") == 0) {
-        int accept = r->cfg->approval == BT_APPROVAL_AUTO;
+        const char *by;
+        int accept = bt_runner_accepts(r->cfg, &sig->request, &by);
         cJSON *resp = cJSON_AddObjectToObject(
             control_response(&msg, sig->request.request_id, "success"), "response");
         cJSON_AddStringToObject(resp, "behavior", accept ? "allow" : "deny");
@@ -370,10 +372,14 @@ static void on_request(struct claude_runner *r, const struct bt_signal *sig, str
             cJSON *input = sig->request.params_json ? cJSON_Parse(sig->request.params_json) : NULL;
             cJSON_AddItemToObject(resp, "updatedInput", input ? input : cJSON_CreateObject());
         } else {
-            cJSON_AddStringToObject(resp, "message", "baton's approval policy denies this");
+            cJSON_AddStringToObject(resp, "message",
+                                    strcmp(by, "user") == 0     ? "the user declined this"
+                                    : strcmp(by, "cancel") == 0 ? "the turn is being cancelled"
+                                                                : "baton's approval policy "
+                                                                  "denies this");
         }
         bt_runner_put_json(out, msg);
-        resolved(sig, accept, sink);
+        resolved(sig, accept, by, sink);
         return;
     }
     cJSON *resp = control_response(&msg, sig->request.request_id, "error");

@@ -292,7 +292,10 @@ static void on_request(struct codex_runner *r, const struct bt_signal_request *s
                        struct bt_buf *out, const struct bt_parser_sink *sink)
 {
     const char *kind = sig->approval_kind;
-    int accept = r->cfg->approval == BT_APPROVAL_AUTO;
+    const char *by = "policy";
+    int accept = 0;
+    if (kind && strcmp(kind, "user_input") != 0)
+        accept = bt_runner_accepts(r->cfg, sig, &by);
     if (!kind) {
         bt_parser_warn(sink, "unsupported_request", "codex asked for something baton cannot answer",
                        sig->method, strlen(sig->method));
@@ -305,7 +308,7 @@ static void on_request(struct codex_runner *r, const struct bt_signal_request *s
         cJSON_AddItemToObject(result, "permissions", granted ? granted : cJSON_CreateObject());
         cJSON_AddStringToObject(result, "scope", "turn");
     } else if (strcmp(kind, "user_input") == 0) {
-        accept = 0; /* nobody is there to answer a question */
+        /* a question: no policy or permission answers it */
         if (strcmp(sig->method, "mcpServer/elicitation/request") == 0)
             cJSON_AddStringToObject(result, "action", "decline");
         else
@@ -314,7 +317,7 @@ static void on_request(struct codex_runner *r, const struct bt_signal_request *s
         cJSON_AddStringToObject(result, "decision", decision_word(sig->method, accept));
     }
     bt_runner_answer(sig, NULL, result, out);
-    bt_parser_approval(sink, sig, accept ? "accept" : "decline");
+    bt_parser_approval(sink, sig, accept ? "accept" : "decline", by);
 }
 
 static void codex_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *out,

@@ -256,7 +256,10 @@ static void on_response(struct pi_runner *r, const struct bt_signal_response *si
 static void on_dialog(struct pi_runner *r, const struct bt_signal_request *sig, struct bt_buf *out,
                       const struct bt_parser_sink *sink)
 {
-    int accept = r->cfg->approval == BT_APPROVAL_AUTO;
+    const char *by = "policy";
+    int answerable = strcmp(sig->method, "confirm") == 0 ||
+                     (strcmp(sig->method, "select") == 0 && sig->params_json);
+    int accept = answerable && bt_runner_accepts(r->cfg, sig, &by);
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "type", "extension_ui_response");
     cJSON_AddItemToObject(m, "id", cJSON_Parse(sig->request_id));
@@ -272,7 +275,7 @@ static void on_dialog(struct pi_runner *r, const struct bt_signal_request *sig, 
     ev.approval_kind = sig->approval_kind;
     ev.summary = sig->summary;
     ev.decision = accept ? "accept" : "decline";
-    ev.by = "policy";
+    ev.by = by;
     sink->event(sink->data, &ev);
 }
 

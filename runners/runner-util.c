@@ -312,3 +312,16 @@ int bt_runner_session_file(const char *root, const char *path, int remove, char 
     free(p);
     return rc;
 }
+
+int bt_runner_accepts(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,
+                      const char **by)
+{
+    int d = cfg->ask ? cfg->ask(cfg->ask_data, rq) : BT_RUNNER_ASK_NOBODY;
+    if (d == BT_RUNNER_ASK_STOPPING) {
+        *by = "cancel";
+        return 0;
+    }
+    *by = d == BT_RUNNER_ASK_NOBODY ? "policy" : "user";
+    return d == BT_RUNNER_ASK_NOBODY ? cfg->approval == BT_APPROVAL_AUTO
+                                     : d == BT_RUNNER_ASK_ACCEPT;
+}

@@ -22,6 +22,18 @@ enum bt_approval {
     BT_APPROVAL_NEVER, /* ask the coder not to request approvals at all */
 };
 
+/* Asks a person about one approval request before the policy decides
+ * (`baton acp` asks the editor: session/request_permission). Called on the
+ * turn's thread while the turn waits (the coder waits for the answer
+ * anyway); it bounds its own wait. Returns BT_RUNNER_ASK_* . */
+enum {
+    BT_RUNNER_ASK_STOPPING = -2, /* declined unasked or unanswered: the turn is being stopped */
+    BT_RUNNER_ASK_NOBODY = -1,   /* nobody answered: the policy decides */
+    BT_RUNNER_ASK_DECLINE = 0,
+    BT_RUNNER_ASK_ACCEPT = 1,
+};
+typedef int (*bt_runner_ask_fn)(void *data, const struct bt_signal_request *rq);
+
 /* One turn's settings. Strings borrowed for the life of the runner. */
 struct bt_runner_config {
     const char *prompt;              /* user text of this turn */
@@ -31,6 +43,8 @@ struct bt_runner_config {
     const char *native_session_id;   /* resume this session; NULL: new */
     const char *native_session_path; /* coders whose session is a file */
     int no_retry;                    /* ask the coder not to retry failed requests */
+    bt_runner_ask_fn ask;            /* optional: who is asked first; NULL: the policy */
+    void *ask_data;
 };
 
 struct bt_runner_ops {
@@ -136,6 +150,13 @@ struct bt_runner_ops {
 };
 
 /* Shared helpers (runners/runner-util.c). */
+
+/* Whether to accept approval request rq: cfg->ask's answer when it gives
+ * one, else the policy (auto accepts; deny and never decline). *by is set
+ * to "user", "policy", or "cancel" (declined because the turn is being
+ * stopped), as approval.resolved names who decided. */
+int bt_runner_accepts(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,
+                      const char **by);
 
 struct cJSON;
 /* Append msg as one JSON line to out, and free msg. */

@@ -66,12 +66,58 @@ static const struct bt_opt *only_prefix(const struct bt_cmd *cmd, const char *na
     return found;
 }
 
+#define TYPO_MAX 32 /* longer names get no typo hint */
+
+/* Edits (insert, delete, replace, swap two neighbours) from a[0..n) to
+ * b[0..m), both at most TYPO_MAX bytes. */
+static size_t edits(const char *a, size_t n, const char *b, size_t m)
+{
+    size_t d[TYPO_MAX + 1][TYPO_MAX + 1];
+    for (size_t i = 0; i <= n; i++)
+        for (size_t j = 0; j <= m; j++) {
+            if (!i || !j) {
+                d[i][j] = i + j;
+                continue;
+            }
+            size_t v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+/* The option meant by a typo (--jsn, --josn, --modle): the one name one
+ * edit away (two for names of six letters or more), for a hint. */
+static const struct bt_opt *only_typo(const struct bt_cmd *cmd, const char *name, size_t len)
+{
+    const struct bt_opt *found = NULL;
+    if (!len || len > TYPO_MAX)
+        return NULL;
+    for (const struct bt_opt *o = cmd->opts; o && o->id; o++) {
+        size_t m = strlen(o->name);
+        if (m > TYPO_MAX || edits(name, len, o->name, m) > (m >= 6 ? 2u : 1u))
+            continue;
+        if (found)
+            return NULL;
+        found = o;
+    }
+    return found;
+}
+
 static int unknown(struct bt_args *a, const char *arg)
 {
     const struct bt_opt *near = NULL;
     if (arg[1] == '-') {
         const char *eq = strchr(arg + 2, '=');
-        near = only_prefix(a->cmd, arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
+        size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+        near = only_prefix(a->cmd, arg + 2, len);
+        near = near ? near : only_typo(a->cmd, arg + 2, len);
     }
     if (near)
         bt_args_fail(a, "unknown option '%s' (did you mean --%s?)", arg, near->name);

@@ -20,6 +20,7 @@
 #include "coder.h"
 #include "error.h"
 #include "store.h"
+#include "view.h"
 
 /* Store what the coder said for the turns to come; a store that cannot be
  * opened only costs a turn a probe. */
@@ -35,25 +36,7 @@ static void print_json(struct bt_cmd_list *l, const struct bt_coder *c,
                        const struct bt_coder_exe *exe, const char *version)
 {
     struct bt_buf b = BT_BUF_INIT;
-    bt_buf_addc(&b, '{');
-    bt_json_member(&b, "coder", c->name);
-    bt_buf_addf(&b, ",\"installed\":%s", exe->path ? "true" : "false");
-    bt_json_member(&b, "path", exe->path);
-    bt_json_member(&b, "launcher", exe->launcher);
-    bt_json_member(&b, "version", version);
-    /* null: nothing to compare (not installed, or its version unknown) */
-    bt_buf_addf(&b, ",\"tested\":%s",
-                !version                      ? "null"
-                : bt_coder_tested(c, version) ? "true"
-                                              : "false");
-    bt_buf_adds(&b, ",\"tested_versions\":[");
-    const char *const *v = bt_coder_tested_versions(c);
-    for (size_t i = 0; v[i]; i++) {
-        if (i)
-            bt_buf_addc(&b, ',');
-        bt_json_quote(&b, v[i], strlen(v[i]));
-    }
-    bt_buf_adds(&b, "]}");
+    bt_view_coder(&b, c, exe, version);
     bt_cmd_list_put(l, b.data);
     bt_buf_release(&b);
 }

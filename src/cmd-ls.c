@@ -8,29 +8,14 @@
 #include "cmd-common.h"
 #include "cmd.h"
 #include "store.h"
+#include "view.h"
 
 #define MAX_LIMIT 1000000
 
 static void print_json(struct bt_cmd_list *l, const struct bt_store_conversation *c)
 {
     struct bt_buf b = BT_BUF_INIT;
-    char ts[32];
-    bt_buf_addc(&b, '{');
-    bt_json_member(&b, "id", c->id);
-    bt_json_member(&b, "title", c->title);
-    bt_json_member(&b, "coder", c->coder);
-    bt_json_member(&b, "model", c->model);
-    bt_json_member(&b, "cwd", c->cwd);
-    bt_json_member(&b, "native_session_id", c->native_session_id);
-    bt_json_member(&b, "status", bt_store_conv_status_name(c->status));
-    bt_json_member(&b, "last_run", c->last_run[0] ? c->last_run : NULL);
-    bt_json_member(&b, "last_run_state",
-                   c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : NULL);
-    bt_time_rfc3339(c->created_ms, ts);
-    bt_json_member(&b, "created", ts);
-    bt_time_rfc3339(c->updated_ms, ts);
-    bt_json_member(&b, "updated", ts);
-    bt_buf_addc(&b, '}');
+    bt_view_conversation(&b, c);
     bt_cmd_list_put(l, b.data);
     bt_buf_release(&b);
 }

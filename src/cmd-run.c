@@ -20,6 +20,7 @@
 #include "cmd-turn.h"
 #include "cmd.h"
 #include "coder.h"
+#include "input.h"
 #include "error.h"
 #include "render.h"
 #include "service.h"
@@ -53,14 +54,6 @@ static int read_stdin(struct bt_buf *b)
     return 0;
 }
 
-static int is_blank(const char *s)
-{
-    for (; *s; s++)
-        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
-            return 0;
-    return 1;
-}
-
 /* A stdin with nothing to read (/dev/null, an empty file or pipe): peeks
  * at one byte, which stays for read_prompt. */
 static int is_empty_stdin(void)
@@ -72,67 +65,46 @@ static int is_empty_stdin(void)
     return 0;
 }
 
-/* The prompt: the argument, or stdin for "-". It must be text a coder's
- * JSON protocol can carry: valid UTF-8, no NUL, not blank, bounded. */
+/* The prompt: the argument, or stdin for "-" (input.h says what it must be). */
 static int read_prompt(const char *arg, char **prompt)
 {
     struct bt_buf b = BT_BUF_INIT;
     int rc = 0;
+    if (!arg)
+        return bt_cmd_fail(BT_EXIT_USAGE, "missing PROMPT");
     if (strcmp(arg, "-") == 0)
         rc = read_stdin(&b);
     else
         bt_buf_adds(&b, arg);
-    size_t bad = bt_utf8_invalid_at(b.data, b.len);
-    if (rc != 0)
-        goto out;
-    if (b.len > BT_PROMPT_MAX)
-        rc = bt_cmd_fail(BT_EXIT_USAGE, "the prompt is larger than %zu MiB", BT_PROMPT_MAX >> 20);
-    else if (memchr(b.data, '\0', b.len))
-        rc = bt_cmd_fail(BT_EXIT_USAGE, "the prompt contains a NUL byte");
-    else if (bad < b.len)
-        rc = bt_cmd_fail(BT_EXIT_USAGE, "the prompt is not valid UTF-8 (byte %zu)", bad);
-    else if (is_blank(b.data))
-        rc = bt_cmd_fail(BT_EXIT_USAGE, "the prompt%s is empty",
-                         strcmp(arg, "-") ? "" : " read from stdin");
-out:
+    char *why = rc ? NULL : bt_input_prompt_problem(b.data ? b.data : "", b.len);
+    if (why) {
+        int stdin_empty = strcmp(arg, "-") == 0 && strcmp(why, "the prompt is empty") == 0;
+        rc = bt_cmd_fail(BT_EXIT_USAGE, "%s",
+                         stdin_empty ? "the prompt read from stdin is empty" : why);
+        free(why);
+    }
     *prompt = bt_buf_detach(&b, NULL);
     return rc;
 }
 
 static int set_cwd(struct run_args *a, const struct bt_args *args, const char *dir)
 {
-    struct stat st;
-    a->cwd = realpath(dir, NULL);
-    if (!a->cwd || stat(a->cwd, &st) != 0)
-        return bt_args_fail(args, "cannot use '%s' as the working directory: %s", dir,
-                            strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return bt_args_fail(args, "cannot use '%s' as the working directory: not a directory", dir);
-    if (bt_utf8_invalid_at(a->cwd, strlen(a->cwd)) < strlen(a->cwd))
-        return bt_args_fail(args, "the working directory's name is not valid UTF-8");
+    char *why = bt_input_cwd(dir, &a->cwd);
+    if (why) {
+        int rc = bt_args_fail(args, "%s", why);
+        free(why);
+        return rc;
+    }
     a->turn.cwd = a->cwd;
     return 0;
 }
 
-/* A model name travels in the coder's JSON protocol or its argv: text of
- * one line, not empty (no -m means the coder's own default), not like an
- * option. */
 static int check_model(const struct bt_args *a)
 {
-    const char *m = a->value;
-    size_t n = strlen(m);
-    if (n == 0)
+    if (!*a->value)
         return bt_args_fail(a, "%s needs a model name (without -m the coder uses its own)", a->arg);
-    if (n > 256 || bt_utf8_invalid_at(m, n) != n)
-        return bt_args_fail(a, "%s takes a model name (up to 256 bytes of UTF-8 text)", a->arg);
-    for (const unsigned char *p = (const unsigned char *)m; *p; p++)
-        if (*p < 0x20 || *p == 0x7f)
-            return bt_args_fail(a, "%s: a model name has no control characters", a->arg);
-    /* runners put it in argv (claude --model, pi, handoff) and refuse one
-     * that could be read as an option, later and less clearly */
-    if (m[0] == '-')
-        return bt_args_fail(a, "%s: a model name does not start with '-'", a->arg);
-    return 0;
+    const char *why = bt_input_model_problem(a->value);
+    return why ? bt_args_fail(a, "%s: %s", a->arg, why) : 0;
 }
 
 /* Parse the options of run, send and retry; returns 0 or an exit code
@@ -181,7 +153,7 @@ static int parse(int argc, char **argv, struct run_args *a)
     if ((rc = set_cwd(a, &args, dir)) != 0 || a->mode == MODE_RETRY)
         return rc;
     if (implicit && is_empty_stdin())
-        return bt_args_fail(&args, "missing PROMPT (stdin, read since none was given, is empty)");
+        return bt_args_fail(&args, "missing PROMPT: none was given, and stdin is empty");
     rc = read_prompt(prompt, &a->prompt);
     a->turn.prompt = a->prompt;
     return rc;

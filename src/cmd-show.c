@@ -16,6 +16,7 @@
 #include "error.h"
 #include "runfile.h"
 #include "store.h"
+#include "view.h"
 
 /* The raw stream of a run ("out" or "err") into out: runs/<run>.<stream>.zst,
  * or the plain file of a run from before schema 4. *where is the file read
@@ -55,25 +56,6 @@ static void json_conv(struct bt_buf *b, const struct bt_store_conversation *c)
     bt_buf_adds(b, "}");
 }
 
-static void json_message(struct bt_buf *b, const struct bt_store_message *m)
-{
-    char ts[32];
-    bt_time_rfc3339(m->created_ms, ts);
-    bt_buf_addf(b, "{\"id\":%lld,\"seq\":%lld", (long long)m->id, (long long)m->seq);
-    bt_json_member(b, "role", bt_store_role_name(m->role));
-    bt_json_member(b, "state", bt_store_msg_state_name(m->state));
-    bt_json_member(b, "text", m->text);
-    bt_json_member(b, "error_kind", m->error_kind);
-    bt_json_member(b, "error", m->error_text);
-    bt_json_member(b, "run", m->run[0] ? m->run : NULL);
-    if (m->queue_no > 0) /* the number rm-queued takes */
-        bt_buf_addf(b, ",\"queue_no\":%lld", (long long)m->queue_no);
-    else
-        bt_buf_adds(b, ",\"queue_no\":null");
-    bt_json_member(b, "created", ts);
-    bt_buf_adds(b, "}");
-}
-
 static void print_json(const struct bt_store_conversation *c, const struct bt_store_message *v,
                        size_t n)
 {
@@ -84,7 +66,7 @@ static void print_json(const struct bt_store_conversation *c, const struct bt_st
     for (size_t i = 0; i < n; i++) {
         if (i)
             bt_buf_addc(&b, ',');
-        json_message(&b, &v[i]);
+        bt_view_message(&b, &v[i], NULL);
     }
     bt_buf_adds(&b, "]}\n");
     fputs(b.data, stdout);

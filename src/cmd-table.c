@@ -43,6 +43,45 @@
     "a stdin that is not a terminal is read. Put -- before a prompt that starts\n"                 \
     "with '-'.\n"
 
+static const struct bt_opt serve_opts[] = {
+    {.id = 'l',
+     .name = "listen",
+     .value = "HOST:PORT",
+     .help = "the address to listen on (default 127.0.0.1:7700;\nport 0 picks a free one)"},
+    {.id = 'R',
+     .name = "allow-remote",
+     .help = "listen on an address that is not loopback (anyone\nwho reaches it and has the token "
+             "drives your coders)"},
+    {.id = 'p',
+     .name = "ping",
+     .value = "S",
+     .help = "seconds between keepalive pings on event streams\n(default 15, at most 30)"},
+    {0},
+};
+
+static const struct bt_opt acp_opts[] = {
+    {.id = 'c',
+     .letter = 'c',
+     .name = "coder",
+     .value = "CODER",
+     .help = "a new session's coder (default: the first `baton\ncoders` lists); the editor "
+             "can pick another"},
+    {.id = 'm',
+     .letter = 'm',
+     .name = "model",
+     .value = "MODEL",
+     .help = "a new session's model, as the coder names it\n(default: its own)"},
+    {.id = 'a',
+     .name = "approval",
+     .value = "POLICY",
+     .help = HELP_APPROVAL,
+     .choices = "deny|auto|never"},
+    {.id = 't', .name = "timeout", .value = "S", .help = HELP_TIMEOUT},
+    {.id = 'i', .name = "idle-timeout", .value = "S", .help = HELP_IDLE},
+    {.id = 'r', .name = "no-retry", .help = "no retries of failed model requests (pi, claude)"},
+    {0},
+};
+
 static const struct bt_opt run_opts[] = {
     {.id = 'c',
      .letter = 'c',
@@ -258,6 +297,25 @@ const struct bt_cmd bt_cmds[] = {
               "the versions it was tested with. --json: one object per coder with coder,\n"
               "installed, path, launcher, version, tested (true or false; null when not\n"
               "installed or the version is unknown) and tested_versions (an array).\n"},
+    {.name = "acp",
+     .run = bt_cmd_acp,
+     .summary = "be an ACP agent for an editor, on stdin and stdout",
+     .opts = acp_opts,
+     .notes = "An editor that speaks the Agent Client Protocol (Zed, JetBrains IDEs, Neovim\n"
+              "and Emacs plugins) starts `baton acp` as its agent: every coder baton drives\n"
+              "answers behind it, each session a baton conversation (`baton ls` lists it,\n"
+              "`baton acp` opens one the CLI started). stdout carries the protocol only.\n"
+              "Setting up an editor: docs/acp-agent.md.\n"},
+    {.name = "serve",
+     .run = bt_cmd_serve,
+     .operands = "",
+     .summary = "the HTTP + SSE API and a web page, on loopback",
+     .opts = serve_opts,
+     .notes = "Prints the page's address with the token (kept in $BATON_HOME/serve.token,\n"
+              "mode 0600) on stdout. Every /v1 request needs the token; Host and Origin\n"
+              "must be this server's own. Turns started through it run in detached\n"
+              "workers, so stopping the server loses nothing. The API: docs/api.md and\n"
+              "GET /v1/openapi.json.\n"},
     {.name = "completion",
      .run = bt_cmd_completion,
      .operands = "bash|zsh",

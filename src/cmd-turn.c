@@ -90,13 +90,23 @@ static const char *approval_name(enum bt_approval a)
     }
 }
 
+static const char *worker_exe; /* NULL: this program */
+
+void bt_cmd_worker_exe(const char *path)
+{
+    worker_exe = path;
+}
+
 int bt_cmd_worker_start(const char *mode, const char *conv, const struct bt_service_turn *t,
                         int *notify_fd)
 {
     char exe[PATH_MAX], timeout[32], idle[32];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
+    ssize_t n =
+        worker_exe ? (ssize_t)strlen(worker_exe) : readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || (size_t)n >= sizeof exe)
         return n < 0 ? -errno : -ENOENT;
+    if (worker_exe)
+        memcpy(exe, worker_exe, (size_t)n);
     exe[n] = '\0';
     snprintf(timeout, sizeof timeout, "%.3f", (double)t->timeout_ms / 1000.0);
     snprintf(idle, sizeof idle, "%.3f", (double)t->idle_timeout_ms / 1000.0);

@@ -24,6 +24,11 @@ int bt_cmd_parse_approval(const char *s, enum bt_approval *a);
 struct bt_args;
 int bt_cmd_turn_option(const struct bt_args *a, int id, struct bt_service_turn *t);
 
+/* The program workers are started as (an absolute path to baton, kept by
+ * the caller); without a call, this program itself. baton-serve sets the
+ * baton beside it. */
+void bt_cmd_worker_exe(const char *path);
+
 /* Start `baton __worker MODE ... CONV` (MODE "flush" or "retry") detached,
  * with t's approval, timeouts and retry setting; its stderr is appended to
  * $BATON_HOME/worker.log. With notify_fd, *notify_fd is where the worker

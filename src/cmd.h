@@ -64,6 +64,8 @@ int bt_cmd_show(int argc, char **argv);
 int bt_cmd_search(int argc, char **argv);
 int bt_cmd_rm(int argc, char **argv);
 int bt_cmd_coders(int argc, char **argv);
+int bt_cmd_serve(int argc, char **argv);
+int bt_cmd_acp(int argc, char **argv);
 int bt_cmd_completion(int argc, char **argv);
 int bt_cmd_man(int argc, char **argv);
 int bt_cmd_ids(int argc, char **argv);

@@ -10,7 +10,7 @@
  *   turn.started       coder coder_version model cwd native_session_id resumed
  *   session.started    native_session_id native_session_path resumed
  *   item.*             item {id kind status text command cwd exit_code name
- *                      detail}; item.delta: text -> delta
+ *                      detail changes}; item.delta: text -> delta
  *   approval.*         kind -> approval_kind, summary, item_id -> item.id,
  *                      decision, by
  *   usage              the usage counts and cost_usd
@@ -18,7 +18,7 @@
  *   turn.completed     status, error_kind -> kind, error -> message,
  *                      final_text, usage {...}, duration_ms,
  *                      exit {code -> exit_code, signal -> exit_signal}
- * item.detail comes back as the object re-serialized unformatted: the
+ * item.detail (and item.changes) comes back re-serialized unformatted: the
  * parsers wrote it with cJSON_PrintUnformatted, whose output cJSON parses
  * and prints back to the same bytes.
  *
@@ -51,6 +51,7 @@
 struct bt_event_doc {
     cJSON *root;     /* the parsed object; most of the event's strings */
     char *detail;    /* item.detail_json, re-serialized (cJSON_free) */
+    char *changes;   /* item.changes_json, likewise */
     char *copies[3]; /* strings decoded with their NULs (free) */
     size_t ncopies;  /* used entries of copies */
 };
@@ -394,6 +395,21 @@ static int get_obj(const cJSON *o, const char *key, const cJSON **out)
     return 0;
 }
 
+/* o's member key, an array (or absent), re-serialized into *text. */
+static int get_array_text(const cJSON *o, const char *key, char **text, const char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsArray(v))
+        return -EINVAL;
+    *text = cJSON_PrintUnformatted(v);
+    if (!*text)
+        return -ENOMEM;
+    *out = *text;
+    return 0;
+}
+
 /* The usage counts of o, which is the top-level object's member outer (NULL:
  * o is the top-level object). */
 static int get_usage(const struct ctx *c, const cJSON *o, const char *outer, struct bt_usage *u)
@@ -499,6 +515,9 @@ static int parse_item(struct ctx *c, const cJSON *j, struct bt_event *ev)
             return -ENOMEM;
         item->detail_json = c->doc->detail;
     }
+    rc = get_array_text(it, "changes", &c->doc->changes, &item->changes_json);
+    if (rc)
+        return rc;
     if (ev->type == BT_EVENT_ITEM_DELTA)
         return get_strn(c, j, NULL, "text", &ev->delta, &ev->delta_len);
     return 0;
@@ -591,6 +610,7 @@ void bt_event_doc_free(struct bt_event_doc *doc)
         return;
     cJSON_Delete(doc->root);
     cJSON_free(doc->detail);
+    cJSON_free(doc->changes);
     for (size_t i = 0; i < doc->ncopies; i++)
         free(doc->copies[i]);
     free(doc);

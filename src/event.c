@@ -155,6 +155,10 @@ static void put_item(struct bt_buf *b, const struct bt_item *it, int full)
         put_key(b, "detail");
         bt_buf_adds(b, it->detail_json);
     }
+    if (it->changes_json && it->changes_json[0] == '[') {
+        put_key(b, "changes");
+        bt_buf_adds(b, it->changes_json);
+    }
 out:
     bt_buf_addc(b, '}');
 }

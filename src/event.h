@@ -89,6 +89,11 @@ struct bt_item {
     int64_t exit_code;       /* command exit code, BT_UNKNOWN if none */
     const char *name;        /* tool name, search query, file path(s) */
     const char *detail_json; /* optional JSON object text with extras */
+    /* file_change: the changes, normalized, as JSON array text (NULL:
+     * the coder says none): [{path, kind (add | update | delete | write),
+     * move_to?, diff? (unified hunks), old_text?, new_text?}] with what the
+     * coder gave (docs/events.md) */
+    const char *changes_json;
 };
 
 struct bt_event {

@@ -109,8 +109,10 @@ int bt_store_conversation_create(struct bt_store *s, const struct bt_store_conve
     id[0] = '\0';
     if (!o || !o->coder || !o->cwd)
         return bt_st_fail(s, -EINVAL, "a conversation needs a coder and a directory");
+    if (o->id && !bt_id_valid(o->id))
+        return bt_st_fail(s, -EINVAL, "'%s' is not a conversation id", o->id);
     char new_id[BT_ID_SIZE];
-    int rc = bt_id_new(new_id);
+    int rc = o->id ? (memcpy(new_id, o->id, BT_ID_SIZE), 0) : bt_id_new(new_id);
     if (rc)
         return bt_st_fail(s, rc, "cannot make an id: %s", strerror(-rc));
     sqlite3_stmt *q = bt_st_write_sql(s, SQL_CONV_INSERT);

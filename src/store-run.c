@@ -46,6 +46,7 @@ static const char SQL_MSG_FINISH[] = "UPDATE messages SET state = ?2, text = coa
 static const char SQL_RUN_TOUCH_CONV[] = "UPDATE conversations SET updated_ms = ?2 WHERE id ="
                                          " (SELECT conversation FROM runs WHERE id = ?1)";
 static const char SQL_RUN_GET[] = RUN_SELECT " WHERE r.id = ?1";
+static const char SQL_RUN_LIST[] = RUN_SELECT " WHERE r.conversation = ?1 ORDER BY r.turn";
 static const char SQL_RUN_LAST[] = RUN_SELECT " WHERE r.conversation = ?1"
                                               " ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1";
 
@@ -332,4 +333,31 @@ int bt_store_run_get(struct bt_store *s, const char *id, struct bt_store_run *ou
 int bt_store_run_last(struct bt_store *s, const char *conversation, struct bt_store_run *out)
 {
     return get_run(s, SQL_RUN_LAST, conversation, out);
+}
+
+int bt_store_run_list(struct bt_store *s, const char *conversation, struct bt_store_run **out,
+                      size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *q = bt_st_sql(s, SQL_RUN_LIST);
+    if (!q)
+        return BT_ESTORE;
+    bt_st_bind_text(q, 1, conversation);
+    size_t cap = 0;
+    int rc;
+    while ((rc = bt_st_step(s, q, "list runs")) == 1) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 8;
+            *out = bt_xrealloc(*out, cap * sizeof **out);
+        }
+        memset(&(*out)[*n], 0, sizeof **out);
+        read_run(q, &(*out)[(*n)++]);
+    }
+    if (rc) {
+        bt_store_run_list_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
 }

@@ -162,6 +162,9 @@ struct bt_store_conversation {
 void bt_store_conversation_release(struct bt_store_conversation *c);
 
 struct bt_store_conversation_new {
+    const char *id;    /* optional: the id, made beforehand with bt_id_new
+                          (an ACP session's, handed out before its first
+                          prompt); NULL: a new one */
     const char *coder; /* required */
     const char *model; /* optional */
     const char *cwd;   /* required */
@@ -170,7 +173,8 @@ struct bt_store_conversation_new {
                           BT_STORE_TITLE_MAX bytes on a UTF-8 boundary */
 };
 
-/* Create an active conversation; writes its id. */
+/* Create an active conversation; writes its id. -EINVAL for an o->id that
+ * is not an id (bt_id_valid); BT_ESTORE when a conversation has it. */
 int bt_store_conversation_create(struct bt_store *s, const struct bt_store_conversation_new *o,
                                  char id[BT_ID_SIZE]);
 
@@ -472,6 +476,11 @@ int bt_store_queued_discard(struct bt_store *s, const char *conversation, int64_
 
 /* Fill *out (owned strings; bt_store_run_release). BT_ENOTFOUND if none. */
 int bt_store_run_get(struct bt_store *s, const char *id, struct bt_store_run *out);
+
+/* The conversation's runs in turn order: *out is an array of *n (NULL when
+ * none), freed with bt_store_run_list_free. */
+int bt_store_run_list(struct bt_store *s, const char *conversation, struct bt_store_run **out,
+                      size_t *n);
 
 /* The conversation's newest run. BT_ENOTFOUND if it has none. */
 int bt_store_run_last(struct bt_store *s, const char *conversation, struct bt_store_run *out);

@@ -26,5 +26,10 @@ foreach(family IN LISTS BATON_PARSER_FAMILIES)
     endif()
   endforeach()
 endforeach()
+# the page's markdown: the seeds and every document of docs/
+add_executable(replay-markdown ${FUZZ_DIR}/fuzz-markdown.c ${FUZZ_DIR}/standalone.c)
+target_link_libraries(replay-markdown PRIVATE baton_serve)
+string(APPEND FUZZ_REPLAYS " && $<TARGET_FILE:replay-markdown>"
+       " ${FUZZ_DIR}/regressions/markdown ${CMAKE_SOURCE_DIR}/docs")
 add_test(NAME fuzz-regressions COMMAND sh -c "${FUZZ_REPLAYS}")
 set_tests_properties(fuzz-regressions PROPERTIES TIMEOUT 120 LABELS unit)

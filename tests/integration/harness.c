@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -54,6 +55,27 @@ void replay(struct ctx *c, const char *fixture)
     char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s/%s.jsonl", FIXTURES, fixture);
     setenv_kv(c, kv);
     free(kv);
+}
+
+void hold_turns(struct ctx *c, int after)
+{
+    char *go = path_in(c, "go");
+    char *kv = bt_xasprintf("FAKE_CODER_PAUSE_FILE=%s", go);
+    setenv_kv(c, kv);
+    free(kv);
+    kv = bt_xasprintf("FAKE_CODER_PAUSE_AFTER=%d", after);
+    setenv_kv(c, kv);
+    free(kv);
+    free(go);
+}
+
+void release_turns(struct ctx *c)
+{
+    char *go = path_in(c, "go");
+    FILE *f = fopen(go, "w");
+    assert_non_null(f);
+    fclose(f);
+    free(go);
 }
 
 char *path_in(struct ctx *c, const char *name)

@@ -29,6 +29,12 @@ int teardown(void **state);
 void setenv_kv(struct ctx *c, const char *kv);
 /* Make the fake coder replay fixtures/codex/0.171.0/<fixture>.jsonl. */
 void replay(struct ctx *c, const char *fixture);
+/* Hold every later turn of the fake coder after its first `after` lines
+ * until release_turns(): a command that must act while a turn runs waits
+ * for the turn's state, never for a fixed delay (under memcheck one baton
+ * command takes over a second). Once released, later turns run through. */
+void hold_turns(struct ctx *c, int after);
+void release_turns(struct ctx *c);
 /* <dir>/<name>; caller frees. */
 char *path_in(struct ctx *c, const char *name);
 /* Run baton with args (NULL-terminated, END), input on stdin, SIGINT after

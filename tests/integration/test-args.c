@@ -72,6 +72,17 @@ static void test_prompts_like_options(void **state)
     expect_usage(c, "unknown option '-help me fix'", "run", "-help me fix", END);
     expect_usage(c, "unknown option '-dash prompt'", "run", "-dash prompt", END);
     expect_usage(c, "unknown option '--js' (did you mean --json?)", "run", "--js", "x", END);
+    /* a typo: one edit away, two for longer names (a swap is one) */
+    expect_usage(c, "unknown option '--jsn' (did you mean --json?)", "run", "--jsn", "x", END);
+    expect_usage(c, "unknown option '--josn' (did you mean --json?)", "run", "--josn", "x", END);
+    expect_usage(c, "unknown option '--modle' (did you mean --model?)", "run", "--modle", "x", END);
+    expect_usage(c, "unknown option '--detatch' (did you mean --detach?)", "run", "--detatch", "x",
+                 END);
+    expect_usage(c, "unknown option '--apprvoal=auto' (did you mean --approval?)", "run",
+                 "--apprvoal=auto", "x", END);
+    /* nothing near: the hint for a prompt that starts with '-' */
+    expect_usage(c, "unknown option '--zzz' (text that starts with '-' goes after --", "run",
+                 "--zzz", "x", END);
     expect_usage(c, "--model needs a value (MODEL), not the option '--json'", "run", "--model",
                  "--json", "x", END);
     expect_usage(c, "-c needs a value (CODER)", "run", "x", "-c", END);
@@ -227,7 +238,7 @@ static void test_prompt_from_a_pipe(void **state)
     /* an empty pipe or /dev/null is no prompt */
     baton(c, &res, "", 0, "run", END);
     assert_int_equal(res.exit_code, 2);
-    assert_non_null(strstr(res.err.data, "missing PROMPT (stdin, read since none was given"));
+    assert_non_null(strstr(res.err.data, "missing PROMPT: none was given, and stdin is empty"));
     bt_test_result_release(&res);
     baton(c, &res, " \n\n", 0, "run", "-", END);
     assert_int_equal(res.exit_code, 2);
@@ -439,7 +450,8 @@ static void test_values_checked(void **state)
     struct ctx *c = *state;
     replay(c, "text");
     expect_usage(c, "-m needs a model name", "run", "-m", "", "x", END);
-    expect_usage(c, "--model takes a model name", "run", "--model=bad\xffname", "x", END);
+    expect_usage(c, "--model: a model name is up to 256 bytes of UTF-8 text", "run",
+                 "--model=bad\xffname", "x", END);
     expect_usage(c, "a model name has no control characters", "run", "-m", "a\nb", "x", END);
     /* claude's runner refused it only when the turn started, as a bad session id */
     expect_usage(c, "a model name does not start with '-'", "run", "-c", "claude",

@@ -66,7 +66,7 @@ static const cJSON *last_event(cJSON **lines, size_t n)
 /* A pid from a pidfile, waiting for the file to appear. */
 static int read_pid(const char *path)
 {
-    for (int i = 0; i < 100; i++) {
+    for (int64_t t0 = 0; bt_test_poll(&t0);) {
         char *s = bt_test_slurp(path, NULL);
         if (s && *s) {
             int pid = (int)strtol(s, NULL, 10);
@@ -74,7 +74,6 @@ static int read_pid(const char *path)
             return pid;
         }
         free(s);
-        usleep(20000);
     }
     return 0;
 }

@@ -207,8 +207,8 @@ static void baton_ls(const struct point *p)
 
 static int wait_gone(int pid)
 {
-    for (int i = 0; pid > 0 && i < 300 && kill(pid, 0) == 0; i++)
-        usleep(20000);
+    for (int64_t t0 = 0; pid > 0 && kill(pid, 0) == 0 && bt_test_poll(&t0);)
+        ;
     return pid <= 0 || kill(pid, 0) != 0;
 }
 

@@ -130,10 +130,8 @@ static void test_tmux_and_transferred(void **state)
     assert_non_null(strstr(res.err.data, name));
     bt_test_result_release(&res);
     char *argv_text = NULL;
-    for (int i = 0; i < 100 && !argv_text; i++) { /* the pane starts on its own */
-        usleep(50000);
+    for (int64_t t0 = 0; !argv_text && bt_test_poll(&t0);) /* the pane starts on its own */
         argv_text = bt_test_slurp(argv_file, NULL);
-    }
     char *want = bt_xasprintf("%s\nresume\n" THREAD "\n", FAKE);
     assert_non_null(argv_text);
     assert_string_equal(argv_text, want); /* FAKE_CODER_ARGV came from baton's env */
@@ -194,18 +192,19 @@ static void test_refusals(void **state)
     assert_status(c, "completed");
 
     replay(c, "text");
-    setenv_kv(c, "FAKE_CODER_DELAY_MS=300");
+    /* the turn is held until the refusals are checked: under memcheck a
+     * baton command takes over a second, longer than any fixed delay */
+    hold_turns(c, 3);
     const char *argv[] = {BATON, "send", "--json", conv, "a long turn", NULL};
     c->env[c->nenv] = NULL;
     char *out = path_in(c, "bg.out");
     pid_t bg = bt_test_spawn_bg(argv, (const char *const *)c->env, out);
-    for (int i = 0; i < 200; i++) { /* until the turn runs */
+    for (int64_t t0 = 0; bt_test_poll(&t0);) { /* until the turn runs */
         baton(c, &res, NULL, 0, "ls", END);
         int running = strstr(res.out.data, "running") != NULL;
         bt_test_result_release(&res);
         if (running)
             break;
-        usleep(50000);
     }
     const char *modes[] = {"--tmux", "--print"};
     for (int i = 0; i < 2; i++) {
@@ -215,6 +214,7 @@ static void test_refusals(void **state)
         assert_int_equal(res.out.len, 0);
         bt_test_result_release(&res);
     }
+    release_turns(c); /* let the turn end */
     int st;
     assert_int_equal(waitpid(bg, &st, 0), bg);
     kill_tmux(c);

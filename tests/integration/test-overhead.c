@@ -404,11 +404,10 @@ static void test_late_probe_after_the_run(void **state)
     pid_t pid = bt_test_spawn_bg(argv, (const char *const *)c->env, out);
     assert_true(pid > 0);
     int probe = 0;
-    for (int i = 0; i < 1000 && probe <= 0; i++) { /* the probe has started */
+    for (int64_t t0 = 0; probe <= 0 && bt_test_poll(&t0);) { /* the probe has started */
         char *p = bt_test_slurp(pidfile, NULL);
         probe = p ? (int)strtol(p, NULL, 10) : 0;
         free(p);
-        usleep(10000);
     }
     assert_true(probe > 0);
     char *text = bt_test_slurp(out, NULL);
@@ -419,8 +418,8 @@ static void test_late_probe_after_the_run(void **state)
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st));
     assert_int_equal(WEXITSTATUS(st), 0);
-    for (int i = 0; i < 100 && kill(probe, 0) == 0; i++)
-        usleep(10000);
+    for (int64_t t0 = 0; kill(probe, 0) == 0 && bt_test_poll(&t0);)
+        ;
     assert_int_not_equal(kill(probe, 0), 0);
 
     struct bt_test_result res;
@@ -635,18 +634,14 @@ static void test_run_file_after_kill(void **state)
     assert_true(pid > 0);
     /* wait for the events of those lines to be out */
     char *text = NULL;
-    for (int i = 0; i < 500; i++) {
-        free(text);
+    for (int64_t t0 = 0;; free(text)) {
         text = bt_test_slurp(out, NULL);
         const char *d = text ? strstr(text, "\"item.delta\"") : NULL;
         if (d && strstr(d + 1, "\"item.delta\""))
             break;
-        usleep(10000);
+        if (!bt_test_poll(&t0))
+            bt_test_give_up("two item.delta events never came to %s", out);
     }
-    assert_non_null(text);
-    const char *d1 = strstr(text, "\"item.delta\"");
-    assert_non_null(d1);
-    assert_non_null(strstr(d1 + 1, "\"item.delta\""));
     char *conv0 = conversation_of(text);
     struct bt_test_result live;
     baton(c, &live, NULL, 0, "show", "--raw", conv0, END); /* while it runs */

@@ -43,20 +43,16 @@ static void arm(struct ctx *c, const char *times)
                             asan && *asan ? ":" : "");
     setenv_kv(c, kv);
     free(kv);
-    char *fail = path_in(c, "fail"), *go = path_in(c, "go");
+    char *fail = path_in(c, "fail");
     kv = bt_xasprintf("FAILWRITE_TRIGGER=%s", fail);
     setenv_kv(c, kv);
     free(kv);
-    kv = bt_xasprintf("FAKE_CODER_PAUSE_FILE=%s", go);
-    setenv_kv(c, kv);
-    free(kv);
-    setenv_kv(c, "FAKE_CODER_PAUSE_AFTER=3");
+    hold_turns(c, 3);
     if (times) {
         kv = bt_xasprintf("FAILWRITE_TIMES=%s", times);
         setenv_kv(c, kv);
         free(kv);
     }
-    free(go);
     free(fail);
 }
 
@@ -79,15 +75,14 @@ static void untouch(struct ctx *c, const char *name)
 /* Wait until file path holds at least one whole line. */
 static void wait_line(const char *path)
 {
-    for (int i = 0; i < 3000; i++) {
+    for (int64_t t0 = 0; bt_test_poll(&t0);) {
         char *s = bt_test_slurp(path, NULL);
         int ok = s && strchr(s, '\n');
         free(s);
         if (ok)
             return;
-        usleep(10000);
     }
-    fail_msg("no output in %s", path);
+    bt_test_give_up("no output in %s", path);
 }
 
 /* `baton run --json PROMPT` in the background, the store failing (the
@@ -101,7 +96,7 @@ static int run_failing(struct ctx *c)
     assert_true(pid > 0);
     wait_line(out); /* turn.started: the run exists in the store */
     touch(c, "fail");
-    touch(c, "go");
+    release_turns(c);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     free(out);
@@ -143,13 +138,10 @@ static char *wait_query(struct ctx *c, const char *sql)
 {
     int ok;
     char *v = NULL;
-    for (int i = 0; i < 3000 && !v; i++) {
+    for (int64_t t0 = 0; !v && bt_test_poll(&t0);)
         v = try_query(c, sql, &ok);
-        if (!v)
-            usleep(10000);
-    }
     if (!v)
-        fail_msg("nothing came for: %s", sql);
+        bt_test_give_up("nothing came for: %s", sql);
     return v;
 }
 
@@ -262,7 +254,7 @@ static void test_end_write_fails(void **state)
     assert_true(pid > 0);
     char *usage = wait_query(c, "SELECT seq FROM events WHERE type = 'usage'");
     touch(c, "fail");
-    touch(c, "go");
+    release_turns(c);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));

@@ -147,7 +147,7 @@ static int collect(void *data, const struct bt_store_event *ev)
 static void wait_events(struct bt_store *s, const char *conv, int64_t min, struct bt_store_run *r,
                         struct events *e)
 {
-    for (int i = 0; i < 200; i++) {
+    for (int64_t t0 = 0; bt_test_poll(&t0);) {
         bt_buf_reset(&e->all);
         e->n = 0;
         if (bt_store_run_last(s, conv, r) == 0) {
@@ -156,9 +156,8 @@ static void wait_events(struct bt_store *s, const char *conv, int64_t min, struc
                 return;
             bt_store_run_release(r);
         }
-        usleep(50000);
     }
-    fail_msg("the run did not store %lld events", (long long)min);
+    bt_test_give_up("the run did not store %lld events", (long long)min);
 }
 
 /* Wait until conv's newest run runs and has stored min events (timing
@@ -208,9 +207,7 @@ static void test_queue_while_running(void **state)
     setenv_kv(c, kv1);
     setenv_kv(c, kv2);
     char *conv = first_turn(c);
-    /* a 12 s turn: both sends land while it runs, even under memcheck on a
-     * loaded machine */
-    setenv_kv(c, "FAKE_CODER_DELAY_MS=600");
+    hold_turns(c, 12); /* both sends land while turn A runs */
     /* the running turn may do anything; what is queued asks for nothing */
     pid_t a = baton_bg(c, "a.out", "send", "--json", "--approval", "never", conv, "send A", END);
     wait_running(c, conv, 3);
@@ -223,6 +220,7 @@ static void test_queue_while_running(void **state)
     assert_int_equal(res.exit_code, 0);
     assert_non_null(strstr(res.err.data, "queued as #2 in "));
     bt_test_result_release(&res);
+    release_turns(c);
     assert_int_equal(wait_exit(a), 0);
     cJSON *doc = settled(c, conv, 7); /* first + answer, A + answer, B, C + answer */
     assert_string_equal(bt_test_jstr(message(doc, 4), "text"), "queued B");
@@ -266,7 +264,7 @@ static void test_rm_queued(void **state)
     replay(c, "text");
     setenv_kv(c, kv);
     char *conv = first_turn(c);
-    setenv_kv(c, "FAKE_CODER_DELAY_MS=300");
+    hold_turns(c, 12); /* until the removals are checked */
     pid_t a = baton_bg(c, "a.out", "send", "--json", conv, "send A", END);
     wait_running(c, conv, 3);
     baton(c, &res, NULL, 0, "send", conv, "never sent", END);
@@ -294,6 +292,7 @@ static void test_rm_queued(void **state)
             assert_non_null(strstr(res.err.data, "queue number"));
         bt_test_result_release(&res);
     }
+    release_turns(c);
     assert_int_equal(wait_exit(a), 0);
     cJSON *doc = settled(c, conv, 4);
     char *all = cJSON_PrintUnformatted(doc);
@@ -341,7 +340,7 @@ static void test_cancel_then_retry(void **state)
     char *kv = bt_xasprintf("FAKE_CODER_LOG_STDIN=%s", log);
     replay(c, "text");
     setenv_kv(c, kv);
-    setenv_kv(c, "FAKE_CODER_DELAY_MS=300");
+    hold_turns(c, 12); /* until cancelled */
     pid_t a = baton_bg(c, "a.out", "run", "--json", "please cancel me", END);
     char *conv = only_conversation(c);
     wait_running(c, conv, 3);
@@ -358,6 +357,7 @@ static void test_cancel_then_retry(void **state)
     assert_string_equal(bt_test_jstr(lines[n - 1], "status"), "cancelled");
     bt_test_lines_free(lines, n);
     free(text);
+    release_turns(c); /* the turns below run through */
     /* nothing runs: cancel refuses */
     baton(c, &res, NULL, 0, "cancel", conv, END);
     assert_int_equal(res.exit_code, 2);
@@ -448,14 +448,14 @@ static void test_detach_and_attach(void **state)
     free(pb);
 }
 
-/* `baton run --detach prompt` with the fake coder slowed down; its
+/* `baton run --detach prompt` with the fake coder held mid-turn; its
  * conversation id into conv, and the run once it has stored min events. */
 static struct bt_store *detached_run(struct ctx *c, const char *prompt, int64_t min, char conv[64],
                                      struct bt_store_run *r, struct events *ev)
 {
     struct bt_test_result res;
     replay(c, "text");
-    setenv_kv(c, "FAKE_CODER_DELAY_MS=300");
+    hold_turns(c, 12); /* never released: the tests end the run */
     baton(c, &res, NULL, 0, "run", "--detach", prompt, END);
     assert_int_equal(res.exit_code, 0);
     assert_int_equal(sscanf(res.out.data, "%63s", conv), 1);
@@ -523,10 +523,8 @@ static void test_cancel_survives_owner_crash(void **state)
     assert_int_equal(kill(r.owner_pid, SIGSTOP), 0); /* it cannot see the request */
     pid_t canceller = baton_bg(c, "cancel.out", "cancel", conv, END);
     int requested = 0;
-    for (int i = 0; i < 600 && !requested; i++) {
-        usleep(50000);
+    for (int64_t t0 = 0; !requested && bt_test_poll(&t0);)
         assert_int_equal(bt_store_run_cancel_requested(s, r.id, &requested), 0);
-    }
     assert_true(requested); /* stored before anything else happens */
     assert_int_equal(kill(r.owner_pid, SIGKILL), 0);
     assert_int_equal(wait_exit(canceller), 0);
@@ -623,10 +621,8 @@ static void test_untracked_processes_stopped(void **state)
     assert_non_null(strstr(res.out.data, "interrupted"));
     bt_test_result_release(&res);
     int gone = 0;
-    for (int i = 0; i < 100 && !gone; i++) { /* init reaps it */
+    for (int64_t t0 = 0; !gone && bt_test_poll(&t0);) /* init reaps it */
         gone = kill(pid, 0) != 0;
-        usleep(20000);
-    }
     assert_true(gone);
 }
 

@@ -49,7 +49,7 @@ static int count_deltas(void *data, const struct bt_store_event *ev)
 static void wait_deltas(struct ctx *c, const char *conv, int n)
 {
     struct bt_store *s = open_store(c);
-    for (int i = 0; i < 600; i++) {
+    for (int64_t t0 = 0; bt_test_poll(&t0);) {
         struct bt_store_run r;
         int deltas = 0;
         if (bt_store_run_last(s, conv, &r) == 0) {
@@ -61,7 +61,6 @@ static void wait_deltas(struct ctx *c, const char *conv, int n)
                 return;
             }
         }
-        usleep(50000);
     }
     fail_msg("conversation %s has no running turn with %d deltas", conv, n);
 }

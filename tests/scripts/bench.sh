@@ -25,6 +25,11 @@
 #   disk        bytes kept per turn: store growth and run files
 #   pipeline    in-process read path (bench-pipeline)
 #   store       search/ls/show on 10,000 generated conversations
+#   serve       one baton serve (tests/bench/serve-bench.py): coder line ->
+#               SSE frame with 2 conversations and 5 followers (and a
+#               baton run turn beside them, its stdout), then under
+#               the issue's load (20 runs, 103 followers, a baton run
+#               beside it): events lost, latency, serve's RSS and CPU
 # then a summary table (markdown) of the figures, as in docs/performance.md.
 # Figures only: no timing is ever asserted; a missing coder or package is
 # reported as "skipped: reason" and the run goes on; exit status 0 unless the
@@ -61,12 +66,12 @@ while [ $# -gt 0 ]; do
     --vs) vs_rev="${2:?--vs needs a commit}"; shift 2 ;;
     --runs) runs_real="${2:?--runs needs a number}"; runs_pi="$2"; shift 2 ;;
     -h | --help) sed -n '4,45p' "$0"; exit 0 ;;
-    fixed | steps | codex | pi | claude | throughput | latency | disk | pipeline | store) sections+=("$1"); shift ;;
+    fixed | steps | codex | pi | claude | throughput | latency | disk | pipeline | store | serve) sections+=("$1"); shift ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
 [ ${#sections[@]} -gt 0 ] ||
-    sections=(fixed steps codex pi claude throughput latency disk pipeline store)
+    sections=(fixed steps codex pi claude throughput latency disk pipeline store serve)
 want() {
     local s
     for s in "${sections[@]}"; do [ "$s" = "$1" ] && return 0; done
@@ -626,6 +631,35 @@ fi
 if want store; then
     section "store browsing (bench-store)"
     "$bt/bench-store"
+fi
+
+# ---- serve ------------------------------------------------------------------
+
+if want serve; then
+    section "baton serve: coder line -> SSE frame (fake coder, stamped deltas 10 ms apart)"
+    if command -v python3 >/dev/null 2>&1; then
+        sv="$run/serve.tsv"
+        sb=(python3 "$top/tests/bench/serve-bench.py" --baton "$baton" --fake "$fake"
+            --scratch "$run" --tsv "$sv")
+        "${sb[@]}" --label light --runs 2 --per-conv 2 --all 1
+        "${sb[@]}" --label load
+        svf() { awk -F'\t' -v l="$1" -v k="$2" '$1 == l && $2 == k { v = $3 } END { print v }' "$sv"; }
+        svms() { awk -v v="$(svf "$1" "$2")" 'BEGIN { if (v == "") print "-"; else printf "%.2f ms", v / 1e6 }'; }
+        if [ -s "$sv" ]; then
+            row "coder line -> SSE frame, 2 runs, 5 followers" \
+                "p50 $(svms light p50), p99 $(svms light p99)" \
+                "baton run beside it: p50 $(svms light cli_p50), p99 $(svms light cli_p99)" "-" "p99 < 1 ms" serve
+            row "the same, 20 runs x 3 turns, 103 followers, 2 cores saturated" \
+                "p50 $(svms load p50), p99 $(svms load p99); $(svf load lost) events lost" \
+                "baton run beside it: p50 $(svms load cli_p50), p99 $(svms load cli_p99)" "-" \
+                "p99 < 1 ms; 0 lost" serve
+            row "baton serve under that load" \
+                "peak RSS $(awk -v k="$(svf load hwm_kib)" 'BEGIN { printf "%.1f MiB", k / 1024 }'), CPU $(svf load cpu_pct)% of a core (peak $(svf load cpu_peak_pct)%)" \
+                "-" "-" "100 runs under 50 MiB, a core not saturated" serve
+        fi
+    else
+        echo "  skipped: python3 is not installed"
+    fi
 fi
 
 # ---- summary -----------------------------------------------------------------

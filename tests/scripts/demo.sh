@@ -72,3 +72,10 @@ echo "\$ baton send $conv \"And again?\"" >&2
 echo >&2
 echo "\$ baton show $conv" >&2
 "$baton" show "$conv"
+echo >&2
+echo "demo: done. Next:" >&2
+if [ -n "${standin_pid:-}" ]; then
+    echo "  BATON_HOME=$BATON_HOME $baton ls    # this demo's conversations (show CONV reads one)" >&2
+fi
+echo "  $baton coders    # the coders on your PATH, and their versions (the demo's codex is in $cache, not there)" >&2
+echo "  $baton --help    # every command; README.md, Usage, has examples" >&2

@@ -18,6 +18,8 @@ PACKAGES=(
     libcmocka-dev libmicrohttpd-dev zlib1g-dev libzstd-dev zstd bubblewrap curl valgrind
     clang libclang-rt-14-dev clang-format clang-tidy cppcheck python3 tmux
     groff-base mandoc zsh
+    libcmark-gfm-dev libcmark-gfm-extensions-dev python3-jsonschema
+    chromium chromium-driver python3-selenium
 )
 
 missing=()

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # fuzz.sh: build the libFuzzer targets with clang (ASan+UBSan) and run each
-# for a fixed time, seeded from fixtures/ and tests/fuzz/regressions/. A
+# for a fixed time, as many at once as there are cores, seeded from fixtures/ and tests/fuzz/regressions/. A
 # crash, leak or sanitizer report fails the gate; its input is copied into
 # tests/fuzz/regressions/<target>/ so it becomes a regression input.
 #
@@ -19,8 +19,11 @@ cmake --build "$build" -j "$(nproc)" >/dev/null || { echo "fuzz: build failed"; 
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-failed=0
-for bin in "$build"/tests/fuzz/fuzz-*; do
+
+# fuzz_one BIN: one target for $secs; its report goes to $work/TARGET.report,
+# and a line "failed" to $work/TARGET.failed if it found anything.
+fuzz_one() {
+    local bin=$1 target corpus fam c log rc runs crashes a
     target="${bin##*/fuzz-}"
     corpus="$work/$target"
     mkdir -p "$corpus"
@@ -34,6 +37,7 @@ for bin in "$build"/tests/fuzz/fuzz-*; do
         done ;;
     framer) cp "$top"/fixtures/*/*/*.jsonl "$corpus"/ 2>/dev/null ;;
     event-parse) cp "$top"/fixtures/*/*/*.events.jsonl "$corpus"/ 2>/dev/null ;;
+    markdown) cp "$top"/docs/*.md "$corpus"/ 2>/dev/null ;;
     esac
     log="$work/$target.log"
     (cd "$work" && "$bin" -max_total_time="$secs" -max_len=65536 -timeout=10 \
@@ -41,17 +45,35 @@ for bin in "$build"/tests/fuzz/fuzz-*; do
     rc=$?
     runs=$(grep -Eo 'Done [0-9]+ runs' "$log" | grep -Eo '[0-9]+' | tail -n 1)
     crashes=0
-    for a in "$work/$target-"*; do
-        [ -e "$a" ] || continue
-        crashes=$((crashes + 1))
-        mkdir -p "$top/tests/fuzz/regressions/$target"
-        cp "$a" "$top/tests/fuzz/regressions/$target/"
-        echo "fuzz: $target found ${a##*/}, kept in tests/fuzz/regressions/$target/"
-    done
-    if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
-        failed=1
-        tail -n 40 "$log"
-    fi
-    echo "gate fuzz-$target: ${runs:-0} executions in ${secs}s, $crashes crashes"
+    {
+        for a in "$work/$target-"*; do
+            [ -e "$a" ] || continue
+            crashes=$((crashes + 1))
+            mkdir -p "$top/tests/fuzz/regressions/$target"
+            cp "$a" "$top/tests/fuzz/regressions/$target/"
+            echo "fuzz: $target found ${a##*/}, kept in tests/fuzz/regressions/$target/"
+        done
+        if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
+            echo failed >"$work/$target.failed"
+            tail -n 40 "$log"
+        fi
+        echo "gate fuzz-$target: ${runs:-0} executions in ${secs}s, $crashes crashes"
+    } >"$work/$target.report"
+}
+
+# A fuzzer runs on one thread: as many at once as there are cores, the
+# reports in the targets' order.
+bins=("$build"/tests/fuzz/fuzz-*)
+at_once=$(nproc)
+for ((i = 0; i < ${#bins[@]}; i += at_once)); do
+    for bin in "${bins[@]:i:at_once}"; do fuzz_one "$bin" & done
+    wait
+    for bin in "${bins[@]:i:at_once}"; do cat "$work/${bin##*/fuzz-}.report"; done
+done
+failed=0
+for bin in "${bins[@]}"; do
+    t=${bin##*/fuzz-}
+    [ -e "$work/$t.report" ] || { echo "fuzz: $t gave no report"; failed=1; }
+    [ -e "$work/$t.failed" ] && failed=1
 done
 exit $failed

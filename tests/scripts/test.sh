@@ -95,6 +95,13 @@ for acp in gemini opencode copilot; do
     fi
 done
 
+# the official ACP SDK: the client of the `baton acp` tests, and its schema
+if acp_sdk="$(bash "$scripts/install-acp-sdk.sh")"; then
+    export BATON_TEST_ACP_SDK="$acp_sdk"
+else
+    echo "test: the ACP SDK could not be installed; the baton acp tests that need it will be skipped" >&2
+fi
+
 run_ctest() { (cd "$build" && ctest --output-on-failure --timeout 600 -j2 "$@"); }
 
 if [ $# -gt 0 ]; then

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 extern char **environ;
 
@@ -235,4 +239,27 @@ const char *bt_test_jstr(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int bt_test_poll(int64_t *t0)
+{
+    if (!*t0) {
+        *t0 = bt_mono_ms();
+        return 1;
+    }
+    if (bt_mono_ms() - *t0 >= BT_TEST_WAIT_MS)
+        return 0;
+    usleep(BT_TEST_POLL_MS * 1000);
+    return 1;
+}
+
+void bt_test_give_up(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    fail_msg("%s", msg);
+    abort(); /* fail_msg leaves the test by longjmp and does not come back */
 }

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util.h"
@@ -65,5 +66,23 @@ char *bt_test_slurp(const char *path, size_t *len);
 
 /* String member of a JSON object, or NULL. */
 const char *bt_test_jstr(const cJSON *o, const char *key);
+
+/* How long a test waits for what must happen (a process to start or end, a
+ * line or a row to appear), in ms: ample for a baton under memcheck, 20 to
+ * 50 times slower than natively (tests/scripts/valgrind.sh); a poll ends as
+ * soon as its condition holds, so a passing test never waits it out. */
+#define BT_TEST_WAIT_MS 60000
+#define BT_TEST_POLL_MS 10 /* one step of a poll */
+
+/* One step of a poll: for (int64_t t0 = 0; bt_test_poll(&t0);) { if (cond)
+ * break; }. The first call starts the clock (*t0, 0 before) and returns 1
+ * at once; later ones sleep BT_TEST_POLL_MS first. 0 once BT_TEST_WAIT_MS
+ * have passed: check the condition again after the loop. */
+int bt_test_poll(int64_t *t0);
+
+/* Fail the running cmocka test with a printf-style message (the poll above
+ * ran out, say). Declared _Noreturn, which cmocka's fail_msg is not: that
+ * lets clang-tidy's analyzer see that code after it has what it waited for. */
+_Noreturn void bt_test_give_up(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

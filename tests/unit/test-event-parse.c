@@ -274,6 +274,9 @@ static void test_items_round_trip(void **state)
             ev.item.detail_json = "{\"changes\":[{\"path\":\"/a\",\"kind\":{\"type\":\"add\"},"
                                   "\"diff\":\"x\\n\\u0001\\t\\\"\\\\ \xc3\xa9\"}],\"n\":[1,2.5,"
                                   "-3,1e+300,null,true,false],\"o\":{}}";
+            ev.item.changes_json = "[{\"path\":\"a \xc3\xa9\",\"kind\":\"update\",\"move_to\":"
+                                   "\"b\",\"diff\":\"@@ -1 +1 @@\\n-x\\n+y\\n\"},{\"path\":\"/c\","
+                                   "\"kind\":\"add\",\"new_text\":\"\\t\\\"\"}]";
             ev.delta = nul_text;
             ev.delta_len = NUL_TEXT_LEN;
             assert_event_round_trip(&ev);
@@ -283,6 +286,7 @@ static void test_items_round_trip(void **state)
             ev.delta_len = 0;
             ev.item.exit_code = 0;
             ev.item.detail_json = NULL;
+            ev.item.changes_json = NULL;
             assert_event_round_trip(&ev);
         }
     }
@@ -689,6 +693,12 @@ static void test_bad_input(void **state)
         {"{\"type\":\"item.completed\",\"item\":{\"id\":\"i\",\"text\":[\"a\"]}}", -EINVAL},
         {"{\"type\":\"item.completed\",\"item\":{\"id\":\"i\",\"detail\":\"{}\"}}", -EINVAL},
         {"{\"type\":\"item.completed\",\"item\":{\"id\":\"i\",\"detail\":[1]}}", -EINVAL},
+        {"{\"type\":\"item.completed\",\"item\":{\"id\":\"i\",\"changes\":{}}}", -EINVAL},
+        {"{\"type\":\"item.completed\",\"item\":{\"id\":\"i\",\"changes\":\"[]\"}}", -EINVAL},
+        /* failing after the changes' copy was made: no leak */
+        {"{\"type\":\"item.delta\",\"item\":{\"id\":\"i\",\"kind\":\"file_change\","
+         "\"changes\":[{\"path\":\"/a\"}]},\"text\":[]}",
+         -EINVAL},
         /* failing after the detail and a NUL copy were made: no leak */
         {"{\"type\":\"item.delta\",\"item\":{\"id\":\"i\",\"kind\":\"message\",\"text\":"
          "\"a\\u0000\",\"detail\":{\"x\":1}},\"text\":[]}",

@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * acp-session: `baton acp`'s session methods (acp-int.h): new, load and
+ * resume, list, set_config_option, close. They run on the main thread
+ * with its store handle.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acp-int.h"
+#include "acp-map.h"
+#include "coder.h"
+#include "input.h"
+#include "json.h"
+#include "util.h"
+
+#define BT_ACP_LIST_PAGE 100    /* sessions per session/list answer */
+#define BT_ACP_MODELS_SEEN 500  /* newest conversations whose models are offered */
+#define BT_ACP_MODEL_CHOICES 20 /* at most this many model choices */
+
+struct bt_acp_session *bt_acp_session_find(struct bt_acp *a, const char *id)
+{
+    for (struct bt_acp_session *se = a->sessions; se; se = se->next)
+        if (strcmp(se->id, id) == 0)
+            return se;
+    return NULL;
+}
+
+void bt_acp_session_free(struct bt_acp_session *se)
+{
+    free(se->cwd);
+    free(se->coder);
+    free(se->model);
+    for (struct bt_acp_waiting *w = se->waiting, *next; w; w = next) {
+        next = w->next;
+        cJSON_Delete(w->id);
+        free(w);
+    }
+    free(se);
+}
+
+static struct bt_acp_session *session_add(struct bt_acp *a, const char *id, const char *cwd,
+                                          const char *coder, const char *model, int stored)
+{
+    struct bt_acp_session *se = bt_xcalloc(1, sizeof(*se));
+    memcpy(se->id, id, BT_ID_SIZE);
+    se->cwd = bt_xstrdup(cwd);
+    se->coder = bt_xstrdup(coder);
+    se->model = model ? bt_xstrdup(model) : NULL;
+    se->stored = stored;
+    pthread_mutex_lock(&a->lock);
+    se->next = a->sessions;
+    a->sessions = se;
+    pthread_mutex_unlock(&a->lock);
+    return se;
+}
+
+/* A select option list entry {value, name}. */
+static void add_choice(cJSON *options, const char *value, const char *name)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "value", value);
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddItemToArray(options, o);
+}
+
+/* category NULL: none (the schema reserves names without '_' for its own:
+ * mode, model, model_config, thought_level) */
+static cJSON *select_option(const char *id, const char *name, const char *category,
+                            const char *current, cJSON **options)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", id);
+    cJSON_AddStringToObject(o, "name", name);
+    if (category)
+        cJSON_AddStringToObject(o, "category", category);
+    cJSON_AddStringToObject(o, "type", "select");
+    cJSON_AddStringToObject(o, "currentValue", current);
+    *options = cJSON_AddArrayToObject(o, "options");
+    return o;
+}
+
+/* 1 if options (a select's choices) has value. */
+static int has_choice(const cJSON *options, const char *value)
+{
+    const cJSON *o;
+    cJSON_ArrayForEach(o, options)
+    {
+        const char *v = bt_json_str(o, "value");
+        if (v && value && strcmp(v, value) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The models coder ran with in the newest conversations, as choices: no
+ * coder lists its models to baton yet, but the store remembers those a
+ * user picked (`baton run -m`, an editor's select). */
+static void add_used_models(struct bt_acp *a, cJSON *options, const char *coder)
+{
+    struct bt_store_conversation *v = NULL;
+    size_t n = 0;
+    if (bt_store_conversation_list(a->store, BT_ACP_MODELS_SEEN, &v, &n) != 0)
+        return;
+    for (size_t i = 0; i < n && cJSON_GetArraySize(options) < BT_ACP_MODEL_CHOICES; i++)
+        if (v[i].model && coder && strcmp(v[i].coder, coder) == 0 &&
+            !has_choice(options, v[i].model) && !bt_input_model_problem(v[i].model))
+            add_choice(options, v[i].model, v[i].model);
+    bt_store_conversation_list_free(v, n);
+}
+
+cJSON *bt_acp_session_options(struct bt_acp *a, const struct bt_acp_session *se)
+{
+    cJSON *all = cJSON_CreateArray(), *options;
+    cJSON *coder = select_option("coder", "Coder", NULL, se->coder, &options);
+    for (size_t i = 0; bt_coders[i]; i++)
+        add_choice(options, bt_coders[i]->name, bt_coders[i]->name);
+    cJSON_AddItemToArray(all, coder);
+    /* the default, the one asked for, and those used before */
+    cJSON *model =
+        select_option("model", "Model", "model", se->model ? se->model : "default", &options);
+    add_choice(options, "default", "the coder's default");
+    if (se->model)
+        add_choice(options, se->model, se->model);
+    add_used_models(a, options, se->coder);
+    cJSON_AddItemToArray(all, model);
+    return all;
+}
+
+struct bt_acp_session *bt_acp_session_of(struct bt_acp *a, const cJSON *id, const cJSON *params)
+{
+    const char *sid = bt_json_str(params, "sessionId");
+    if (!sid) {
+        bt_acp_error(a, id, BT_ACP_INVALID_PARAMS, "sessionId (a string) is missing", 0);
+        return NULL;
+    }
+    pthread_mutex_lock(&a->lock);
+    struct bt_acp_session *se = bt_acp_session_find(a, sid);
+    int closed = se && se->closed;
+    pthread_mutex_unlock(&a->lock);
+    if (!se || closed) {
+        char *msg = bt_xasprintf(closed ? "session '%s' was closed (session/load or "
+                                          "session/resume opens it again)"
+                                        : "no session '%s' in this baton acp (session/load "
+                                          "opens a stored one)",
+                                 sid);
+        bt_acp_error(a, id, BT_ACP_NOT_FOUND, msg, 0);
+        free(msg);
+        return NULL;
+    }
+    return se;
+}
+
+/* params.cwd, an absolute path to a directory; NULL with the error answered. */
+/* params.cwd, an absolute path to a directory, resolved as `baton run -C`
+ * resolves it (owned); NULL with the error answered. */
+static char *cwd_of(struct bt_acp *a, const cJSON *id, const cJSON *params)
+{
+    const char *cwd = bt_json_str(params, "cwd");
+    char *abs = NULL, *why = NULL;
+    if (cwd && cwd[0] == '/')
+        why = bt_input_cwd(cwd, &abs);
+    if (!abs) {
+        bt_acp_error(a, id, BT_ACP_INVALID_PARAMS,
+                     why   ? why
+                     : cwd ? "cwd is not an absolute path"
+                           : "cwd (an absolute path) is missing",
+                     0);
+        free(why);
+        return NULL;
+    }
+    return abs;
+}
+
+void bt_acp_session_new(struct bt_acp *a, const cJSON *id, const cJSON *params)
+{
+    char *cwd = cwd_of(a, id, params);
+    if (!cwd)
+        return;
+    char sid[BT_ID_SIZE];
+    if (bt_id_new(sid) != 0) {
+        bt_acp_error(a, id, BT_ACP_INTERNAL_ERROR, "cannot make a session id", 0);
+        free(cwd);
+        return;
+    }
+    const char *coder = a->opts->coder ? a->opts->coder : bt_coders[0]->name;
+    struct bt_acp_session *se = session_add(a, sid, cwd, coder, a->opts->model, 0);
+    free(cwd);
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddStringToObject(r, "sessionId", se->id);
+    cJSON_AddItemToObject(r, "configOptions", bt_acp_session_options(a, se));
+    bt_acp_result(a, id, r, 0);
+}
+
+/* --- load: the stored transcript again -------------------------------- */
+
+struct replay {
+    struct bt_acp *a;
+    const char *sid;
+    struct bt_acp_map map;
+};
+
+static int replay_event(void *data, const struct bt_store_event *sev)
+{
+    struct replay *r = data;
+    struct bt_event ev;
+    struct bt_event_doc *doc;
+    if (bt_event_parse(sev->data, sev->len, &ev, &doc) != 0)
+        return 0; /* a newer baton's event, or damage: skipped as `show` does */
+    cJSON *updates = cJSON_CreateArray();
+    bt_acp_map_event(&r->map, &ev, updates);
+    bt_event_doc_free(doc);
+    cJSON *u;
+    while ((u = cJSON_DetachItemFromArray(updates, 0)) != NULL)
+        bt_acp_update(r->a, r->sid, u, 0);
+    cJSON_Delete(updates);
+    return 0;
+}
+
+static void replay_run(struct replay *r, const char *run)
+{
+    bt_acp_map_init(&r->map);
+    bt_store_event_each(r->a->store, run, 1, replay_event, r);
+    bt_acp_map_release(&r->map);
+}
+
+/* Each turn: its prompt(s) as user_message_chunk, then its events. */
+static void replay(struct bt_acp *a, const char *sid)
+{
+    struct bt_store_message *m = NULL;
+    size_t n = 0;
+    if (bt_store_message_list(a->store, sid, &m, &n) != 0)
+        return;
+    struct replay r = {.a = a, .sid = sid};
+    const char *pending = NULL; /* the run whose prompts were sent, not its events */
+    for (size_t i = 0; i < n; i++) {
+        int user = m[i].role == BT_STORE_ROLE_USER && m[i].state != BT_STORE_MSG_QUEUED;
+        if (pending && (!user || strcmp(m[i].run, pending) != 0)) {
+            replay_run(&r, pending);
+            pending = NULL;
+        }
+        if (user) {
+            bt_acp_update(a, sid, bt_acp_map_user_text(m[i].text), 0);
+            pending = m[i].run[0] ? m[i].run : NULL;
+        }
+    }
+    if (pending)
+        replay_run(&r, pending);
+    bt_store_message_list_free(m, n);
+}
+
+/* session/load (with_replay) and session/resume: the stored conversation
+ * as a session of this agent. Its own directory stays the turns' one
+ * (params.cwd is the editor's). */
+static void open_session(struct bt_acp *a, const cJSON *id, const cJSON *params, int with_replay)
+{
+    const char *sid = bt_json_str(params, "sessionId");
+    if (!sid) {
+        bt_acp_error(a, id, BT_ACP_INVALID_PARAMS, "sessionId (a string) is missing", 0);
+        return;
+    }
+    pthread_mutex_lock(&a->lock);
+    struct bt_acp_session *se = bt_acp_session_find(a, sid);
+    pthread_mutex_unlock(&a->lock);
+    if (!se) {
+        struct bt_store_conversation conv;
+        if (!bt_id_valid(sid) || bt_store_conversation_get(a->store, sid, &conv) != 0) {
+            char *msg = bt_xasprintf("no conversation '%s' in baton's store", sid);
+            bt_acp_error(a, id, BT_ACP_NOT_FOUND, msg, 0);
+            free(msg);
+            return;
+        }
+        se = session_add(a, conv.id, conv.cwd, conv.coder, conv.model, 1);
+        bt_store_conversation_release(&conv);
+    }
+    pthread_mutex_lock(&a->lock);
+    se->closed = 0; /* opened again after session/close */
+    pthread_mutex_unlock(&a->lock);
+    if (with_replay && se->stored)
+        replay(a, se->id);
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddItemToObject(r, "configOptions", bt_acp_session_options(a, se));
+    bt_acp_result(a, id, r, 0);
+}
+
+void bt_acp_session_load(struct bt_acp *a, const cJSON *id, const cJSON *params)
+{
+    open_session(a, id, params, 1);
+}
+
+void bt_acp_session_resume(struct bt_acp *a, const cJSON *id, const cJSON *params)
+{
+    open_session(a, id, params, 0);
+}
+
+/* --- list, config options, close ----------------------------------------- */
+
+/* params: {cwd?, cursor?}; the cursor is the offset of the next page. */
+void bt_acp_session_list(struct bt_acp *a, const cJSON *id, const cJSON *params)
+{
+    const char *asked = bt_json_str(params, "cwd");
+    char *resolved = NULL, *why = asked ? bt_input_cwd(asked, &resolved) : NULL;
+    free(why); /* a directory that is not there: compared as given */
+    const char *cwd = resolved ? resolved : asked;
+    const char *cursor = bt_json_str(params, "cursor");
+    char *end = NULL;
+    long long skip = cursor ? strtoll(cursor, &end, 10) : 0;
+    if (cursor && (end == cursor || *end || skip < 0)) {
+        bt_acp_error(a, id, BT_ACP_INVALID_PARAMS, "not a cursor of baton acp", 0);
+        free(resolved);
+        return;
+    }
+    struct bt_store_conversation *v = NULL;
+    size_t n = 0;
+    if (bt_store_conversation_list(a->store, 0, &v, &n) != 0) {
+        bt_acp_error(a, id, BT_ACP_INTERNAL_ERROR, bt_store_errmsg(a->store), 0);
+        free(resolved);
+        return;
+    }
+    cJSON *r = cJSON_CreateObject();
+    cJSON *sessions = cJSON_AddArrayToObject(r, "sessions");
+    long long seen = 0, listed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (cwd && strcmp(v[i].cwd, cwd) != 0)
+            continue;
+        if (seen++ < skip)
+            continue;
+        if (listed == BT_ACP_LIST_PAGE) {
+            char next[32];
+            snprintf(next, sizeof next, "%lld", seen - 1);
+            cJSON_AddStringToObject(r, "nextCursor", next);
+            break;
+        }
+        char when[32];
+        bt_time_rfc3339(v[i].updated_ms, when);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "sessionId", v[i].id);
+        cJSON_AddStringToObject(e, "cwd", v[i].cwd);
+        cJSON_AddStringToObject(e, "title", v[i].title);
+        cJSON_AddStringToObject(e, "updatedAt", when);
+        cJSON_AddItemToArray(sessions, e);
+        listed++;
+    }
+    bt_store_conversation_list_free(v, n);
+    free(resolved);
+    bt_acp_result(a, id, r, 0);
+}
+
+/* params: {sessionId, configId, value}. The coder and model are a
+ * conversation's from its first prompt on: its native session is that
+ * coder's. */
+void bt_acp_session_set_option(struct bt_acp *a, const cJSON *id, const cJSON *params)
+{
+    struct bt_acp_session *se = bt_acp_session_of(a, id, params);
+    if (!se)
+        return;
+    const char *config = bt_json_str(params, "configId");
+    const char *value = bt_json_str(params, "value");
+    const char *why = NULL;
+    if (!config || !value)
+        why = "configId and value (strings) are needed";
+    else if (strcmp(config, "coder") != 0 && strcmp(config, "model") != 0)
+        why = "baton's options are coder and model";
+    else if (se->stored)
+        why = "the coder and model are fixed by a session's first prompt";
+    else if (strcmp(config, "coder") == 0 && !bt_coder_find(value))
+        why = "no such coder (see `baton coders`)";
+    else if (strcmp(config, "model") == 0 && strcmp(value, "default") != 0)
+        why = bt_input_model_problem(value); /* as -m takes it */
+    if (why) {
+        bt_acp_error(a, id, BT_ACP_INVALID_PARAMS, why, 0);
+        return;
+    }
+    pthread_mutex_lock(&a->lock);
+    char **field = strcmp(config, "coder") == 0 ? &se->coder : &se->model;
+    free(*field);
+    *field =
+        strcmp(config, "model") == 0 && strcmp(value, "default") == 0 ? NULL : bt_xstrdup(value);
+    pthread_mutex_unlock(&a->lock);
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddItemToObject(r, "configOptions", bt_acp_session_options(a, se));
+    bt_acp_result(a, id, r, 0);
+}
+
+/* session/close: the session's turn is cancelled (and what it queued
+ * taken back); the conversation stays stored, and the session takes no
+ * more prompts or options until session/load or session/resume opens it
+ * again (its thread, if one runs, is joined as any other). */
+void bt_acp_session_close(struct bt_acp *a, const cJSON *id, const cJSON *params)
+{
+    struct bt_acp_session *se = bt_acp_session_of(a, id, params);
+    if (!se)
+        return;
+    bt_acp_cancel(a, params);
+    pthread_mutex_lock(&a->lock);
+    se->closed = 1;
+    pthread_mutex_unlock(&a->lock);
+    bt_acp_result(a, id, NULL, 0);
+}

@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve-api: the requests that start turns or change a conversation. A turn
+ * goes to a detached worker exactly as `--detach` sends it (cmd-turn.h): the
+ * prompt is stored queued, the worker takes it and reports on a pipe, which
+ * the loop reads while the request waits suspended; the reply names the run
+ * the worker started. When no turn starts, the queued prompt is taken back
+ * (and a conversation made for it removed), so nothing is stored half.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd-turn.h"
+#include "cmd.h"
+#include "error.h"
+#include "input.h"
+#include "serve.h"
+#include "service.h"
+#include "store.h"
+#include "view.h"
+
+#define REPORT_MS 60000 /* a worker reports within this, or is taken as failed */
+
+enum job_kind { JOB_CREATE, JOB_SEND, JOB_RETRY };
+
+struct bt_serve_job {
+    struct bt_serve_job *next, **pprev; /* in srv->jobs */
+    uv_pipe_t pipe;
+    uv_timer_t timer;
+    struct bt_serve *srv;
+    struct bt_serve_req *req; /* NULL once the request went away */
+    enum job_kind kind;
+    char conv[BT_ID_SIZE];
+    int64_t queued; /* the message to take back when no turn starts */
+    char line[1024];
+    size_t len;
+    int open; /* libuv handles not yet closed */
+    int answered;
+};
+
+/* --- the body -------------------------------------------------------- */
+
+struct body {
+    cJSON *root;
+    struct bt_service_turn turn;
+    char *cwd; /* resolved */
+    int tmux;
+};
+
+static int member_is(const cJSON *m, const char *const *names)
+{
+    for (; *names; names++)
+        if (strcmp(m->string, *names) == 0)
+            return 1;
+    return 0;
+}
+
+/* Seconds as a JSON number into ms (0: none). */
+static int seconds(const cJSON *v, uint64_t *ms)
+{
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 1e9)
+        return -1;
+    double d = v->valuedouble * 1000.0;
+    *ms = d > 0 && d < 1 ? 1 : (uint64_t)d;
+    return 0;
+}
+
+/* A "\u0000" would end the string cJSON hands over: refuse it. */
+static int has_nul_escape(const char *s, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i++)
+        if (s[i] == '\\') {
+            if (s[i + 1] == 'u' && i + 5 < n && strncmp(s + i + 2, "0000", 4) == 0)
+                return 1;
+            i++;
+        }
+    return 0;
+}
+
+/* One JSON value and nothing after it but white space (cJSON alone stops
+ * at the value's end and ignores the rest). */
+static cJSON *parse_json(const char *text, size_t len)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    while (root && end && end < text + len && strchr(" \t\r\n", *end))
+        end++;
+    if (root && end != text + len) {
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    return root;
+}
+
+static const char *field(struct body *b, const cJSON *m)
+{
+    struct bt_service_turn *t = &b->turn;
+    const char *k = m->string;
+    if (strcmp(k, "prompt") == 0 || strcmp(k, "coder") == 0 || strcmp(k, "cwd") == 0) {
+        if (!cJSON_IsString(m))
+            return "must be a string";
+        *(strcmp(k, "prompt") == 0  ? &t->prompt
+          : strcmp(k, "coder") == 0 ? &t->coder
+                                    : &t->cwd) = m->valuestring;
+    } else if (strcmp(k, "model") == 0) {
+        if (!cJSON_IsNull(m) && !cJSON_IsString(m))
+            return "must be a string or null";
+        t->model = cJSON_IsString(m) ? m->valuestring : NULL;
+        if (t->model && bt_input_model_problem(t->model))
+            return bt_input_model_problem(t->model);
+    } else if (strcmp(k, "approval") == 0) {
+        if (!cJSON_IsString(m) || bt_cmd_parse_approval(m->valuestring, &t->approval) != 0)
+            return "must be \"never\", \"deny\" or \"auto\"";
+    } else if (strcmp(k, "timeout") == 0 || strcmp(k, "idle_timeout") == 0) {
+        if (seconds(m, strcmp(k, "timeout") == 0 ? &t->timeout_ms : &t->idle_timeout_ms) != 0)
+            return "must be a number of seconds, 0 or more (0: no limit)";
+    } else if (strcmp(k, "force") == 0 || strcmp(k, "tmux") == 0) {
+        if (!cJSON_IsBool(m))
+            return "must be true or false";
+        *(strcmp(k, "force") == 0 ? &t->force : &b->tmux) = cJSON_IsTrue(m);
+    }
+    return NULL;
+}
+
+/* Parse r's body (may be empty when nothing is required) with the fields
+ * names allows; 0, or -1 with the 400 queued in *ret. */
+static int parse_body(struct bt_serve_req *r, const char *const *names, struct body *b,
+                      enum MHD_Result *ret)
+{
+    memset(b, 0, sizeof *b);
+    b->turn.approval = BT_APPROVAL_DENY;
+    b->turn.idle_timeout_ms = BT_CMD_IDLE_TIMEOUT_MS;
+    const char *why = NULL, *key = "";
+    const char *text = r->body.data ? r->body.data : "";
+    size_t bad = bt_utf8_invalid_at(text, r->body.len);
+    if (bad < r->body.len)
+        why = "the body is not UTF-8 text";
+    else if (memchr(text, '\0', r->body.len) || has_nul_escape(text, r->body.len))
+        why = "the body holds a NUL character";
+    else if (r->body.len && !(b->root = parse_json(text, r->body.len)))
+        why = "the body is not one JSON value";
+    else if (b->root && !cJSON_IsObject(b->root))
+        why = "the body is not a JSON object";
+    for (const cJSON *m = b->root ? b->root->child : NULL; !why && m; m = m->next) {
+        key = m->string;
+        why = member_is(m, names) ? field(b, m) : "is not a field of this request";
+    }
+    if (!why)
+        return 0;
+    *ret = *key ? bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "\"%s\" %s", key, why)
+                : bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", why);
+    cJSON_Delete(b->root);
+    b->root = NULL;
+    return -1;
+}
+
+static void body_release(struct body *b)
+{
+    cJSON_Delete(b->root);
+    free(b->cwd);
+}
+
+/* The prompt is there and fine; 0, or -1 with the 400 queued. */
+static int need_prompt(struct bt_serve_req *r, struct body *b, enum MHD_Result *ret)
+{
+    if (!b->turn.prompt) {
+        *ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "\"prompt\" is required");
+        return -1;
+    }
+    char *why = bt_input_prompt_problem(b->turn.prompt, strlen(b->turn.prompt));
+    if (why)
+        *ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", why);
+    free(why);
+    return why ? -1 : 0;
+}
+
+/* --- the worker's report --------------------------------------------- */
+
+static void job_closed(uv_handle_t *h)
+{
+    struct bt_serve_job *job = h->data;
+    if (--job->open == 0)
+        free(job);
+}
+
+static void job_close(struct bt_serve_job *job)
+{
+    if (job->pprev) {
+        *job->pprev = job->next;
+        if (job->next)
+            job->next->pprev = job->pprev;
+        job->pprev = NULL;
+    }
+    if (job->req)
+        job->req->job = NULL;
+    job->req = NULL;
+    uv_read_stop((uv_stream_t *)&job->pipe);
+    uv_timer_stop(&job->timer);
+    uv_close((uv_handle_t *)&job->pipe, job_closed);
+    uv_close((uv_handle_t *)&job->timer, job_closed);
+}
+
+/* No turn started: take back what was stored for it. */
+static void take_back(struct bt_serve_job *job)
+{
+    struct bt_store *s = job->srv->store;
+    if (job->queued > 0)
+        bt_store_message_discard(s, job->conv, job->queued);
+    struct bt_store_run last = {0};
+    if (job->kind == JOB_CREATE && bt_store_run_last(s, job->conv, &last) == BT_ENOTFOUND) {
+        struct bt_store_removal gone = {0};
+        if (bt_store_conversation_delete(s, job->conv, &gone) == 0)
+            bt_store_removal_release(&gone);
+    }
+    bt_store_run_release(&last);
+}
+
+/* 201 {conversation, run}: the conversation as GET shows it, the run's id. */
+static void reply_created(struct bt_serve_job *job, const char *run)
+{
+    struct bt_serve_req *r = job->req;
+    struct bt_store *s = job->srv->store;
+    struct bt_store_conversation c = {0};
+    if (bt_store_conversation_get(s, job->conv, &c) != 0) {
+        bt_serve_fail_later(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s",
+                            bt_store_errmsg(s));
+    } else {
+        struct bt_buf b = BT_BUF_INIT;
+        bt_buf_adds(&b, "{\"conversation\":");
+        bt_view_conversation(&b, &c);
+        bt_buf_adds(&b, ",\"run\":");
+        bt_json_quote(&b, run, strlen(run));
+        bt_buf_adds(&b, "}\n");
+        r->location = bt_xasprintf("/v1/conversations/%s", job->conv);
+        bt_serve_reply_later(r, MHD_HTTP_CREATED, &b);
+    }
+    bt_store_conversation_release(&c);
+}
+
+/* 202 {"state":"started","run":RUN|null} */
+static void reply_started(struct bt_serve_job *job, const char *run)
+{
+    if (job->kind == JOB_CREATE && run) {
+        reply_created(job, run);
+        return;
+    }
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_adds(&b, "{\"state\":\"started\",\"run\":");
+    if (run)
+        bt_json_quote(&b, run, strlen(run));
+    else
+        bt_buf_adds(&b, "null");
+    bt_buf_adds(&b, "}\n");
+    bt_serve_reply_later(job->req, MHD_HTTP_ACCEPTED, &b);
+}
+
+/* "end CODE MESSAGE": the status and kind of the exit code. */
+static void reply_refused(struct bt_serve_job *job, const char *line)
+{
+    char *end = NULL;
+    long code = strncmp(line, "end ", 4) == 0 ? strtol(line + 4, &end, 10) : -1;
+    const char *msg = end && *end == ' ' ? end + 1 : "";
+    if (!job->req)
+        return;
+    if (code == BT_EXIT_NOT_INSTALLED)
+        bt_serve_fail_later(job->req, MHD_HTTP_UNPROCESSABLE_CONTENT, "not_installed", "%s", msg);
+    else if (code == BT_EXIT_AUTH)
+        bt_serve_fail_later(job->req, MHD_HTTP_UNPROCESSABLE_CONTENT, "auth_required", "%s", msg);
+    else if (code == BT_EXIT_USAGE)
+        bt_serve_fail_later(job->req, MHD_HTTP_CONFLICT, "conflict", "%s", msg);
+    else if (code > 0)
+        bt_serve_fail_later(job->req, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", msg);
+    else
+        bt_serve_fail_later(job->req, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
+                            "the worker ended before it started the turn (see %s/worker.log)",
+                            bt_store_home(job->srv->store));
+}
+
+static void job_answer(struct bt_serve_job *job)
+{
+    if (job->answered)
+        return;
+    job->answered = 1;
+    job->line[job->len] = '\0';
+    job->line[strcspn(job->line, "\n")] = '\0';
+    char c[64], run[64];
+    if (sscanf(job->line, "run %63s %63s", c, run) == 2 && bt_id_valid(c) && bt_id_valid(run)) {
+        if (job->req)
+            reply_started(job, run);
+    } else if (strncmp(job->line, "end 0 ", 6) == 0 && job->kind != JOB_CREATE) {
+        if (job->req) /* another turn took the queue meanwhile: it goes with that one */
+            reply_started(job, NULL);
+    } else {
+        take_back(job);
+        reply_refused(job, job->line);
+    }
+    job_close(job);
+}
+
+static void job_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    (void)hint;
+    struct bt_serve_job *job = h->data;
+    *buf = uv_buf_init(job->line + job->len, (unsigned)(sizeof job->line - 1 - job->len));
+}
+
+static void job_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
+{
+    (void)buf;
+    struct bt_serve_job *job = st->data;
+    if (n > 0)
+        job->len += (size_t)n;
+    if (n < 0 || memchr(job->line, '\n', job->len) || job->len + 1 >= sizeof job->line)
+        job_answer(job);
+}
+
+static void job_timeout(uv_timer_t *t)
+{
+    job_answer(t->data);
+}
+
+/* Start the worker (mode flush or retry) and wait for its report. */
+static enum MHD_Result start_worker(struct bt_serve_req *r, enum job_kind kind, const char *conv,
+                                    int64_t queued, const struct bt_service_turn *t)
+{
+    int fd = -1;
+    int rc = bt_cmd_worker_start(kind == JOB_RETRY ? "retry" : "flush", conv, t, &fd);
+    struct bt_serve_job *job = bt_xcalloc(1, sizeof *job);
+    job->srv = r->srv;
+    job->kind = kind;
+    job->queued = queued;
+    memcpy(job->conv, conv, BT_ID_SIZE);
+    if (rc != 0) {
+        take_back(job);
+        free(job);
+        return bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
+                             "cannot start a worker: %s", bt_strerror(rc));
+    }
+    uv_pipe_init(&r->srv->loop, &job->pipe, 0);
+    uv_timer_init(&r->srv->loop, &job->timer);
+    job->pipe.data = job->timer.data = job;
+    job->open = 2;
+    job->req = r;
+    r->job = job;
+    job->next = r->srv->jobs;
+    if (job->next)
+        job->next->pprev = &job->next;
+    job->pprev = &r->srv->jobs;
+    r->srv->jobs = job;
+    uv_pipe_open(&job->pipe, fd);
+    uv_read_start((uv_stream_t *)&job->pipe, job_alloc, job_read);
+    uv_timer_start(&job->timer, job_timeout, REPORT_MS, 0);
+    r->suspended = 1;
+    MHD_suspend_connection(r->conn);
+    return MHD_YES;
+}
+
+void bt_serve_api_forget(struct bt_serve_req *r)
+{
+    if (r->job)
+        r->job->req = NULL; /* the report is still read: a failed start is taken back */
+    r->job = NULL;
+}
+
+void bt_serve_api_stop(struct bt_serve *srv)
+{
+    while (srv->jobs) {
+        struct bt_serve_job *job = srv->jobs;
+        job->answered = 1;
+        if (job->req)
+            bt_serve_fail_later(job->req, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
+                                "the server is stopping; the turn may still start in its worker");
+        job_close(job);
+    }
+}
+
+/* --- the handlers ---------------------------------------------------- */
+
+/* A refusal of the service (nothing was stored) as its reply. */
+static enum MHD_Result service_refused(struct bt_serve_req *r, int rc,
+                                       const struct bt_service_outcome *out)
+{
+    const char *msg = out->message ? out->message : bt_strerror(rc);
+    switch (out->result) {
+    case BT_SERVICE_NOT_INSTALLED:
+        return bt_serve_fail(r, MHD_HTTP_UNPROCESSABLE_CONTENT, "not_installed", "%s", msg);
+    case BT_SERVICE_USAGE:
+        return rc == BT_ENOTFOUND ? bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", msg)
+                                  : bt_serve_fail(r, MHD_HTTP_CONFLICT, "conflict", "%s", msg);
+    default: return bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", msg);
+    }
+}
+
+static const char *const CREATE_FIELDS[] = {"coder",    "model",   "cwd",          "prompt",
+                                            "approval", "timeout", "idle_timeout", NULL};
+static const char *const SEND_FIELDS[] = {"prompt",       "approval", "timeout",
+                                          "idle_timeout", "force",    NULL};
+static const char *const RETRY_FIELDS[] = {"approval", "timeout", "idle_timeout", "force", NULL};
+static const char *const HANDOFF_FIELDS[] = {"tmux", NULL};
+
+enum MHD_Result bt_serve_api_create(struct bt_serve_req *r)
+{
+    struct body b;
+    enum MHD_Result ret;
+    if (parse_body(r, CREATE_FIELDS, &b, &ret) != 0)
+        return ret;
+    if (need_prompt(r, &b, &ret) != 0)
+        goto out;
+    char *why = !b.turn.cwd            ? bt_xstrdup("\"cwd\" is required")
+                : b.turn.cwd[0] != '/' ? bt_xstrdup("\"cwd\" must be an absolute path")
+                                       : bt_input_cwd(b.turn.cwd, &b.cwd);
+    if (why) {
+        ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", why);
+        free(why);
+        goto out;
+    }
+    b.turn.cwd = b.cwd;
+    if (!b.turn.coder)
+        b.turn.coder = bt_coders[0]->name;
+    if (!bt_coder_find(b.turn.coder)) {
+        ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                            "unknown coder '%s' (GET /v1/coders lists them)", b.turn.coder);
+        goto out;
+    }
+    b.turn.queue = BT_STORE_QUEUE_ALWAYS;
+    struct bt_service_outcome o = {0};
+    int rc = bt_service_run(r->srv->store, &b.turn, &o);
+    ret = rc ? service_refused(r, rc, &o)
+             : start_worker(r, JOB_CREATE, o.conversation, o.queued, &b.turn);
+    free(o.message);
+out:
+    body_release(&b);
+    return ret;
+}
+
+static enum MHD_Result reply_queued(struct bt_serve_req *r, int64_t n)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_addf(&b, "{\"state\":\"queued\",\"n\":%lld}\n", (long long)n);
+    return bt_serve_reply(r, MHD_HTTP_ACCEPTED, &b);
+}
+
+enum MHD_Result bt_serve_api_send(struct bt_serve_req *r, const char *conv)
+{
+    struct body b;
+    enum MHD_Result ret;
+    if (parse_body(r, SEND_FIELDS, &b, &ret) != 0)
+        return ret;
+    if (need_prompt(r, &b, &ret) == 0) {
+        b.turn.queue = BT_STORE_QUEUE_ALWAYS;
+        struct bt_service_outcome o = {0};
+        int rc = bt_service_send(r->srv->store, conv, &b.turn, &o);
+        if (rc)
+            ret = service_refused(r, rc, &o);
+        else if (o.busy) /* the running turn's owner sends it next */
+            ret = reply_queued(r, o.queue_no);
+        else
+            ret = start_worker(r, JOB_SEND, conv, o.queued, &b.turn);
+        free(o.message);
+    }
+    body_release(&b);
+    return ret;
+}
+
+int bt_serve_busy(struct bt_serve_req *r, const char *conv, enum MHD_Result *ret)
+{
+    struct bt_store_run last = {0};
+    int busy =
+        bt_store_run_last(r->srv->store, conv, &last) == 0 && last.state == BT_STORE_RUN_RUNNING;
+    if (busy)
+        *ret =
+            bt_serve_fail(r, MHD_HTTP_CONFLICT, "busy", "run %s of %s is running", last.id, conv);
+    bt_store_run_release(&last);
+    return busy;
+}
+
+enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r, const char *conv)
+{
+    struct body b;
+    enum MHD_Result ret;
+    if (parse_body(r, RETRY_FIELDS, &b, &ret) != 0)
+        return ret;
+    if (!bt_serve_busy(r, conv, &ret))
+        ret = start_worker(r, JOB_RETRY, conv, 0, &b.turn);
+    body_release(&b);
+    return ret;
+}
+
+enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r, const char *conv)
+{
+    struct bt_store_run run = {0};
+    int rc = bt_store_run_cancel(r->srv->store, conv, &run);
+    enum MHD_Result ret;
+    if (rc == BT_ENOTFOUND) {
+        ret = bt_serve_fail(r, MHD_HTTP_CONFLICT, "conflict",
+                            "no turn of %s is running: nothing to cancel", conv);
+    } else if (rc) {
+        ret = bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s",
+                            bt_store_errmsg(r->srv->store));
+    } else {
+        struct bt_buf b = BT_BUF_INIT;
+        bt_buf_adds(&b, "{\"run\":");
+        bt_json_quote(&b, run.id, strlen(run.id));
+        bt_buf_adds(&b, "}\n");
+        ret = bt_serve_reply(r, MHD_HTTP_ACCEPTED, &b);
+    }
+    bt_store_run_release(&run);
+    return ret;
+}
+
+enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r, const char *conv, const char *n)
+{
+    char *end;
+    long long v = strtoll(n, &end, 10);
+    if (end == n || *end || v <= 0 || n[0] == '+' || n[0] == '0')
+        return bt_serve_fail(r, MHD_HTTP_NOT_FOUND, "not_found",
+                             "a queued message is named by its queue number, 1 or more");
+    int rc = bt_store_queued_discard(r->srv->store, conv, v, NULL);
+    const char *msg = bt_store_errmsg(r->srv->store);
+    if (rc == BT_ENOTFOUND)
+        return bt_serve_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "%s", msg);
+    if (rc == -EALREADY) /* sent already: no message waits as N */
+        return bt_serve_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "%s", msg);
+    if (rc)
+        return bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", msg);
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_addf(&b, "{\"removed\":%lld}\n", v);
+    return bt_serve_reply(r, MHD_HTTP_OK, &b);
+}
+
+enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r, const char *conv)
+{
+    struct body b;
+    enum MHD_Result ret;
+    if (parse_body(r, HANDOFF_FIELDS, &b, &ret) != 0)
+        return ret;
+    ret = bt_serve_cli_handoff(r, conv, b.tmux);
+    body_release(&b);
+    return ret;
+}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve-http: one request through libmicrohttpd. The URI is kept as it came
+ * (the URI log callback runs before MHD unescapes it), so routing sees
+ * "%2f" and "%00" for what they are. Before any body is read: Host must be a
+ * loopback name or the listen address with our port (DNS rebinding), an
+ * Origin must be ours, and /v1 needs the token. Bodies are kept up to
+ * BT_SERVE_BODY_MAX; past that the request is answered 413 once it is in.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "serve.h"
+
+#define COOKIE_NAME "baton_token"
+
+/* host (no port) names this server: a loopback name or the listen host. */
+static int own_host(const struct bt_serve *srv, const char *h, size_t n)
+{
+    static const char *const loop[] = {"127.0.0.1", "localhost", "[::1]"};
+    for (size_t i = 0; i < sizeof loop / sizeof loop[0]; i++)
+        if (strlen(loop[i]) == n && strncasecmp(h, loop[i], n) == 0)
+            return 1;
+    size_t ln = strlen(srv->host);
+    if (ln == n && strncasecmp(h, srv->host, n) == 0)
+        return 1;
+    /* an IPv6 listen host appears bracketed in Host */
+    return ln + 2 == n && h[0] == '[' && h[n - 1] == ']' && strncasecmp(h + 1, srv->host, ln) == 0;
+}
+
+/* "host[:port]" is ours: our name and, when a port is given, our port. */
+static int own_authority(const struct bt_serve *srv, const char *a)
+{
+    if (!a || !*a)
+        return 0;
+    /* the port is required: without one, Host means port 80, not ours */
+    const char *colon = strrchr(a, ':');
+    if (!colon || (a[0] == '[' && colon < strchr(a, ']')))
+        return 0;
+    char *e;
+    long port = strtol(colon + 1, &e, 10);
+    if (e == colon + 1 || *e || port != srv->port || colon[1] == '+' || colon[1] == '-')
+        return 0;
+    return own_host(srv, a, (size_t)(colon - a));
+}
+
+static int own_origin(const struct bt_serve *srv, const char *origin)
+{
+    return strncmp(origin, "http://", 7) == 0 && strchr(origin + 7, '/') == NULL &&
+           strchr(origin + 7, ':') != NULL && own_authority(srv, origin + 7);
+}
+
+static int has_token(const struct bt_serve_req *r)
+{
+    const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+    if (auth && strncasecmp(auth, "Bearer ", 7) == 0)
+        return bt_serve_token_equal(auth + 7, r->srv->token);
+    const char *cookie = MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, COOKIE_NAME);
+    return bt_serve_token_equal(cookie, r->srv->token);
+}
+
+/* Everything under /v1 but the OpenAPI document, which holds no data. */
+static int needs_token(const char *uri)
+{
+    if (strncmp(uri, "/v1", 3) != 0 || (uri[3] && uri[3] != '/' && uri[3] != '?'))
+        return 0;
+    size_t n = strcspn(uri, "?");
+    return !(n == 16 && strncmp(uri, "/v1/openapi.json", 16) == 0);
+}
+
+/* 0 when the request may go on; otherwise the reply was queued. */
+static int refuse(struct bt_serve_req *r, enum MHD_Result *ret)
+{
+    const char *host = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Host");
+    const char *origin = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Origin");
+    const char *length =
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const union MHD_DaemonInfo *open =
+        MHD_get_daemon_info(r->srv->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    if (open && open->num_connections > BT_SERVE_CONNECTIONS)
+        *ret = bt_serve_fail(r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
+                             "the server has %d connections open, its most; try again",
+                             BT_SERVE_CONNECTIONS);
+    else if (!own_authority(r->srv, host))
+        *ret = bt_serve_fail(r, MHD_HTTP_MISDIRECTED_REQUEST, "misdirected",
+                             "this server answers to 127.0.0.1:%d, localhost:%d or the address "
+                             "it listens on, not '%s'",
+                             r->srv->port, r->srv->port, host ? host : "");
+    else if (origin && !own_origin(r->srv, origin))
+        *ret = bt_serve_fail(r, MHD_HTTP_FORBIDDEN, "forbidden_origin",
+                             "requests from pages of another origin (%s) are refused", origin);
+    else if (needs_token(r->uri) && !has_token(r))
+        *ret = bt_serve_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
+                             "this needs the token of $BATON_HOME/serve.token, as "
+                             "'Authorization: Bearer TOKEN'");
+    else if (length && strtoull(length, NULL, 10) > BT_SERVE_BODY_MAX)
+        *ret = bt_serve_fail(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                             "the body is over %u bytes", BT_SERVE_BODY_MAX);
+    else
+        return 0;
+    return 1;
+}
+
+void *bt_serve_http_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    struct bt_serve_req *r = bt_xcalloc(1, sizeof *r);
+    r->srv = cls;
+    r->conn = c;
+    r->uri = bt_xstrdup(uri ? uri : "");
+    r->uri_at = uri;
+    r->uri_len = uri ? strlen(uri) : 0;
+    bt_buf_init(&r->body);
+    return r;
+}
+
+static void take_body(struct bt_serve_req *r, const char *upload, size_t n)
+{
+    if (r->too_large || r->body.len + n > BT_SERVE_BODY_MAX) {
+        r->too_large = 1; /* read on, so the 413 reaches the client */
+        bt_buf_release(&r->body);
+        return;
+    }
+    bt_buf_add(&r->body, upload, n);
+}
+
+enum MHD_Result bt_serve_http_access(void *cls, struct MHD_Connection *c, const char *url,
+                                     const char *method, const char *version, const char *upload,
+                                     size_t *upload_size, void **con_cls)
+{
+    (void)cls, (void)c, (void)url, (void)version;
+    struct bt_serve_req *r = *con_cls;
+    enum MHD_Result ret = MHD_YES;
+    if (r->reply) { /* resumed with the reply a worker's report made */
+        ret = MHD_queue_response(r->conn, r->reply_status, r->reply);
+        MHD_destroy_response(r->reply);
+        r->reply = NULL;
+        return ret;
+    }
+    if (r->suspended)
+        return MHD_YES;
+    if (!r->started) {
+        r->started = 1;
+        r->method = method;
+        /* MHD ends the request target where the version begins; a NUL
+         * before that would hide the rest of the path from us */
+        if (version && r->uri_at && version > r->uri_at &&
+            (size_t)(version - r->uri_at) != r->uri_len + 1)
+            return bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                                 "the request target holds a NUL byte");
+        return refuse(r, &ret) ? ret : MHD_YES;
+    }
+    if (*upload_size) {
+        take_body(r, upload, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (r->too_large)
+        return bt_serve_fail(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+                             "the body is over %u bytes", BT_SERVE_BODY_MAX);
+    return bt_serve_route(r);
+}
+
+void bt_serve_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                             enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)c, (void)toe;
+    struct bt_serve_req *r = *con_cls;
+    if (!r)
+        return;
+    bt_serve_api_forget(r);
+    bt_serve_cli_forget(r);
+    if (r->reply)
+        MHD_destroy_response(r->reply);
+    bt_buf_release(&r->body);
+    free(r->location);
+    free(r->uri);
+    free(r);
+    *con_cls = NULL;
+}
+
+static struct MHD_Response *json_response(const struct bt_serve_req *r, struct bt_buf *body)
+{
+    size_t len = 0;
+    char *data = body && body->data ? bt_buf_detach(body, &len) : NULL;
+    struct MHD_Response *resp =
+        data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
+             : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (data)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    if (r->location)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
+    return resp;
+}
+
+enum MHD_Result bt_serve_reply(struct bt_serve_req *r, unsigned status, struct bt_buf *body)
+{
+    struct MHD_Response *resp = json_response(r, body);
+    enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+void bt_serve_error_json(struct bt_buf *b, const char *kind, const char *message)
+{
+    bt_buf_adds(b, "{\"error\":{");
+    bt_buf_adds(b, "\"kind\":");
+    bt_json_quote(b, kind, strlen(kind));
+    bt_buf_adds(b, ",\"message\":");
+    bt_json_quote(b, message, strlen(message));
+    bt_buf_adds(b, "}}\n");
+}
+
+static BT_PRINTF(3, 0) void error_body(struct bt_buf *b, const char *kind, const char *fmt,
+                                       va_list ap)
+{
+    struct bt_buf msg = BT_BUF_INIT;
+    bt_buf_vaddf(&msg, fmt, ap);
+    bt_serve_error_json(b, kind, msg.data ? msg.data : "");
+    bt_buf_release(&msg);
+}
+
+enum MHD_Result bt_serve_fail(struct bt_serve_req *r, unsigned status, const char *kind,
+                              const char *fmt, ...)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    error_body(&b, kind, fmt, ap);
+    va_end(ap);
+    return bt_serve_reply(r, status, &b);
+}
+
+void bt_serve_reply_later(struct bt_serve_req *r, unsigned status, struct bt_buf *body)
+{
+    if (r->reply)
+        MHD_destroy_response(r->reply);
+    r->reply = json_response(r, body);
+    r->reply_status = status;
+    if (r->suspended) {
+        r->suspended = 0;
+        MHD_resume_connection(r->conn);
+    }
+}
+
+void bt_serve_fail_later(struct bt_serve_req *r, unsigned status, const char *kind, const char *fmt,
+                         ...)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    error_body(&b, kind, fmt, ap);
+    va_end(ap);
+    bt_serve_reply_later(r, status, &b);
+}
+
+const char *bt_serve_arg(const struct bt_serve_req *r, const char *key)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}

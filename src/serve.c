@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve: the loop of baton serve (serve.h). libmicrohttpd runs in its
+ * external epoll mode: its epoll fd is watched by one uv_poll_t and MHD_run
+ * is called when it is readable or MHD's own timeout is due, so nothing of
+ * the server runs on another thread. Store changes are seen through
+ * inotify on $BATON_HOME (libuv's fs event): a commit writes the store's
+ * -wal file, the change is read on the loop's next turn (one read however
+ * many notices came), and only the streams of conversations that got
+ * events are woken. A read every BT_SERVE_CHECK_MS covers a file system
+ * without notices.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd-common.h"
+#include "cmd.h"
+#include "serve.h"
+#include "store-follow.h"
+#include "store.h"
+
+static void service(struct bt_serve *srv);
+
+static void on_mhd_timer(uv_timer_t *t)
+{
+    service(t->data);
+}
+
+static void on_mhd_poll(uv_poll_t *p, int status, int events)
+{
+    (void)status, (void)events;
+    service(p->data);
+}
+
+/* Let MHD do what it can now, then wait for its next timeout. A timeout
+ * of 0 means it has more to do at once (streams woken together are sent
+ * over several runs): run it again now, not in 1 ms steps, but a bounded
+ * number of times so the loop's other handles are not starved. */
+static void service(struct bt_serve *srv)
+{
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+    int more = 0;
+    for (int i = 0; i < BT_SERVE_RUNS_AT_ONCE; i++) {
+        MHD_run(srv->mhd);
+        more = MHD_get_timeout(srv->mhd, &ms) == MHD_YES;
+        if (!more || ms)
+            break;
+    }
+    if (more)
+        uv_timer_start(&srv->mhd_timer, on_mhd_timer, ms ? ms : 1, 0);
+    else
+        uv_timer_stop(&srv->mhd_timer);
+}
+
+static int on_changed(void *data, const char *conv, int64_t rowid)
+{
+    struct bt_serve *srv = data;
+    bt_serve_sse_wake(srv, conv);
+    if (rowid > srv->rowid)
+        srv->rowid = rowid;
+    return 0;
+}
+
+/* Wake the streams of the conversations that got events since the last
+ * read; force: even when SQLite says nothing was committed. */
+static void scan(struct bt_serve *srv, int force)
+{
+    int64_t version = 0, last = 0;
+    if (bt_store_data_version(srv->store, &version) != 0)
+        return;
+    if (!force && version == srv->data_version)
+        return;
+    srv->data_version = version;
+    if (bt_store_event_last(srv->store, &last) != 0)
+        return;
+    if (last < srv->rowid) { /* the newest events were deleted: rowids come again */
+        srv->rowid = last;
+        bt_serve_sse_wake(srv, NULL);
+    }
+    bt_store_event_changed(srv->store, srv->rowid, on_changed, srv);
+    service(srv);
+}
+
+/* A notice can come between a commit's write to the -wal file and the
+ * update of the wal-index (shared memory, no notice) that makes it
+ * visible; a read then misses that commit and no later notice comes. So
+ * every notice is followed by reads 2, 4 and 8 ms later (a read that
+ * finds nothing new costs one PRAGMA data_version). */
+static void on_scan(uv_timer_t *t)
+{
+    struct bt_serve *srv = t->data;
+    scan(srv, 0);
+    if (srv->rescans < BT_SERVE_RESCANS)
+        uv_timer_start(&srv->scan, on_scan, 2u << srv->rescans++, 0);
+}
+
+static void on_watch(uv_fs_event_t *w, const char *name, int events, int status)
+{
+    (void)name, (void)events, (void)status;
+    struct bt_serve *srv = w->data;
+    if (!uv_is_active((uv_handle_t *)&srv->scan) || srv->rescans) {
+        srv->rescans = 0; /* a read on the loop's next turn */
+        uv_timer_start(&srv->scan, on_scan, 0, 0);
+    }
+}
+
+static void on_beat(uv_timer_t *t)
+{
+    struct bt_serve *srv = t->data;
+    int64_t now = bt_mono_ms();
+    int ping = now >= srv->next_ping_ms;
+    if (ping)
+        srv->next_ping_ms = now + (int64_t)srv->ping_ms;
+    scan(srv, 1);
+    bt_serve_sse_beat(srv, ping);
+    service(srv);
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+    (void)signum;
+    struct bt_serve *srv = sig->data;
+    srv->stopping = 1;
+    uv_stop(&srv->loop);
+}
+
+/* libmicrohttpd's messages, but not that a client went away (every event
+ * stream ends so when its page closes), nor those of its start: a failed
+ * start is said once, by baton ("Failed to bind to port 0" named the port
+ * given in MHD's own argument, not the one asked for). */
+static BT_PRINTF(2, 0) void log_mhd(void *cls, const char *fmt, va_list ap)
+{
+    struct bt_serve *srv = cls;
+    char msg[1024];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (!srv->mhd || strstr(msg, "no longer available") || strstr(msg, "reset by") ||
+        strstr(msg, "Broken pipe"))
+        return;
+    fprintf(stderr, "baton serve: %s", msg);
+}
+
+/* Resolve o->host; refuse an address that is not loopback unless asked. */
+static int resolve(const struct bt_serve_opts *o, struct sockaddr_storage *sa, char **why)
+{
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res = NULL;
+    char port[16];
+    snprintf(port, sizeof port, "%d", o->port);
+    int rc = getaddrinfo(o->host, port, &hints, &res);
+    if (rc != 0) {
+        *why = bt_xasprintf("cannot listen on '%s': %s", o->host, gai_strerror(rc));
+        return -1;
+    }
+    memcpy(sa, res->ai_addr, res->ai_addrlen);
+    freeaddrinfo(res);
+    int loopback = sa->ss_family == AF_INET
+                       ? (ntohl(((struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127
+                       : IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)sa)->sin6_addr);
+    if (!loopback && !o->allow_remote) {
+        *why = bt_xasprintf("'%s' is not a loopback address: anyone who reaches it could "
+                            "drive your coders with the token; add --allow-remote to mean it",
+                            o->host);
+        return -1;
+    }
+    return 0;
+}
+
+static int start_daemon(struct bt_serve *srv, const struct bt_serve_opts *o, char **why)
+{
+    struct sockaddr_storage sa;
+    if (resolve(o, &sa, why) != 0)
+        return -1;
+    /* MHD's default on POSIX is SO_REUSEADDR alone: a restart binds past
+     * TIME_WAIT, while a second server on a port in use fails (with
+     * SO_REUSEPORT the kernel would split connections between the two) */
+    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+                     (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    srv->mhd = MHD_start_daemon(
+        flags, 0, NULL, NULL, bt_serve_http_access, srv, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, srv,
+        MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_URI_LOG_CALLBACK, bt_serve_http_uri, srv,
+        MHD_OPTION_NOTIFY_COMPLETED, bt_serve_http_completed, srv, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)(BT_SERVE_CONNECTIONS + BT_SERVE_SPARE), MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)BT_SERVE_IDLE_S, MHD_OPTION_END);
+    if (!srv->mhd) {
+        *why = bt_xasprintf("cannot listen on %s:%d: %s", o->host, o->port,
+                            errno ? strerror(errno) : "libmicrohttpd refused");
+        return -1;
+    }
+    const union MHD_DaemonInfo *port = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *ep = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+    srv->port = port ? port->port : o->port;
+    uv_poll_init(&srv->loop, &srv->mhd_poll, ep->epoll_fd);
+    srv->mhd_poll.data = srv;
+    uv_poll_start(&srv->mhd_poll, UV_READABLE, on_mhd_poll);
+    return 0;
+}
+
+static void start_watch(struct bt_serve *srv)
+{
+    uv_fs_event_init(&srv->loop, &srv->watch);
+    srv->watch.data = srv;
+    srv->watching = uv_fs_event_start(&srv->watch, on_watch, bt_store_home(srv->store), 0) == 0;
+    if (!srv->watching)
+        fprintf(stderr, "baton serve: cannot watch %s for changes; streams read it every %d ms\n",
+                bt_store_home(srv->store), BT_SERVE_CHECK_MS);
+}
+
+static void init_loop(struct bt_serve *srv)
+{
+    uv_loop_init(&srv->loop);
+    uv_timer_init(&srv->loop, &srv->mhd_timer);
+    uv_timer_init(&srv->loop, &srv->scan);
+    uv_timer_init(&srv->loop, &srv->beat);
+    uv_signal_init(&srv->loop, &srv->sigint);
+    uv_signal_init(&srv->loop, &srv->sigterm);
+    srv->mhd_timer.data = srv->scan.data = srv->beat.data = srv;
+    srv->sigint.data = srv->sigterm.data = srv;
+    uv_signal_start(&srv->sigint, on_signal, SIGINT);
+    uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+}
+
+static void close_handle(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void announce(const struct bt_serve *srv)
+{
+    int v6 = strchr(srv->host, ':') != NULL;
+    printf("http://%s%s%s:%d/#token=%s\n", v6 ? "[" : "", srv->host, v6 ? "]" : "", srv->port,
+           srv->token);
+    fflush(stdout);
+    fprintf(stderr,
+            "baton serve: listening on %s%s%s:%d; open the address above (it holds the token "
+            "of %s/serve.token). Ctrl-C stops the server; turns go on in their workers.\n",
+            v6 ? "[" : "", srv->host, v6 ? "]" : "", srv->port, bt_store_home(srv->store));
+}
+
+static void stop(struct bt_serve *srv)
+{
+    srv->stopping = 1;
+    bt_serve_sse_close_all(srv);
+    bt_serve_api_stop(srv);
+    bt_serve_cli_stop(srv);
+    MHD_run(srv->mhd);
+    uv_poll_stop(&srv->mhd_poll);
+    MHD_stop_daemon(srv->mhd);
+    uv_walk(&srv->loop, close_handle, NULL);
+    uv_run(&srv->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&srv->loop);
+}
+
+int bt_serve_run(const struct bt_serve_opts *o)
+{
+    struct bt_serve srv = {.ping_ms = o->ping_ms ? o->ping_ms : BT_SERVE_PING_MS,
+                           .baton = o->baton};
+    char *why = NULL;
+    int rc = bt_cmd_open_store(&srv.store);
+    if (rc)
+        return rc;
+    snprintf(srv.host, sizeof srv.host, "%s", o->host);
+    if (bt_serve_token(bt_store_home(srv.store), srv.token, &why) != 0) {
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "%s", why);
+        goto out;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    init_loop(&srv);
+    if (start_daemon(&srv, o, &why) != 0) {
+        rc = bt_cmd_fail(o->allow_remote || strstr(why, "--allow-remote") == NULL ? BT_EXIT_FAILED
+                                                                                  : BT_EXIT_USAGE,
+                         "%s", why);
+        uv_walk(&srv.loop, close_handle, NULL);
+        uv_run(&srv.loop, UV_RUN_DEFAULT);
+        uv_loop_close(&srv.loop);
+        goto out;
+    }
+    start_watch(&srv);
+    bt_store_data_version(srv.store, &srv.data_version);
+    bt_store_event_last(srv.store, &srv.rowid);
+    srv.next_ping_ms = bt_mono_ms() + (int64_t)srv.ping_ms;
+    uint64_t beat = srv.ping_ms < BT_SERVE_CHECK_MS ? srv.ping_ms : BT_SERVE_CHECK_MS;
+    uv_timer_start(&srv.beat, on_beat, beat, beat);
+    announce(&srv);
+    service(&srv);
+    uv_run(&srv.loop, UV_RUN_DEFAULT);
+    stop(&srv);
+out:
+    free(why);
+    bt_store_close(srv.store);
+    return rc;
+}

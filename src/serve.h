@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve: `baton serve`, the HTTP + SSE front end (docs/api.md). One thread:
+ * a libuv loop drives libmicrohttpd in its external epoll mode (the
+ * daemon's epoll fd is one uv_poll_t), so requests, event streams, worker
+ * reports and the store's change notices are all handled on the loop, and
+ * the store is one handle used by one thread. serve owns no run: turns go
+ * to detached workers (cmd-turn.h), and streams read the store by seq.
+ *
+ *   serve.c        the loop, the daemon, the store watch, the beat
+ *   serve-http.c   a request: checks (Host, Origin, token), body, replies
+ *   serve-route.c  the routes of /v1 and the page
+ *   serve-api.c    the handlers that change conversations
+ *   serve-sse.c    event streams
+ *   serve-token.c  the token file
+ */
+#ifndef BT_SERVE_H
+#define BT_SERVE_H
+
+#include <microhttpd.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "id.h"
+#include "util.h"
+
+#define BT_SERVE_TOKEN_HEX 64            /* the token: 32 random bytes in hex */
+#define BT_SERVE_BODY_MAX (4u << 20)     /* a request body: 413 beyond */
+#define BT_SERVE_SPARE 16                /* past that, up to this many more get a 503 */
+#define BT_SERVE_CONNECTIONS 256         /* open connections: 503 beyond */
+#define BT_SERVE_IDLE_S 60               /* a connection idle this long closes */
+#define BT_SERVE_PING_MS 15000           /* default beat of pings on streams */
+#define BT_SERVE_CHECK_MS 1000           /* the fallback read of the store */
+#define BT_SERVE_STREAM_CHUNK (64 << 10) /* bytes a stream reads ahead */
+#define BT_SERVE_RESCANS 3               /* reads after a notice, at 2, 4, 8 ms (serve.c) */
+#define BT_SERVE_RUNS_AT_ONCE 8          /* MHD runs while it has more to do */
+
+struct bt_store;
+struct bt_serve_stream;
+struct bt_serve_cli;
+struct bt_serve_job;
+
+struct bt_serve_opts {
+    const char *host;  /* listen address: a name or a numeric address */
+    int port;          /* 0: the kernel picks one */
+    int allow_remote;  /* a non-loopback address is refused without it */
+    uint64_t ping_ms;  /* beat of keepalive comments and ping frames */
+    const char *baton; /* the baton program (rm, handoff, workers) */
+};
+
+struct bt_serve {
+    uv_loop_t loop;
+    struct MHD_Daemon *mhd;
+    uv_poll_t mhd_poll;   /* the daemon's epoll fd */
+    uv_timer_t mhd_timer; /* the daemon's own timeouts */
+    uv_fs_event_t watch;  /* $BATON_HOME: the store's -wal changes */
+    uv_timer_t scan;      /* a change was seen: read it on the next turn */
+    uv_timer_t beat;      /* BT_SERVE_CHECK_MS: fallback read, pings, owners */
+    uv_signal_t sigint, sigterm;
+    struct bt_store *store;
+    char token[BT_SERVE_TOKEN_HEX + 1];
+    char host[256]; /* the listen host, as Host headers may name it */
+    int port;       /* the port listened on */
+    uint64_t ping_ms;
+    int64_t next_ping_ms;            /* monotonic time of the next ping */
+    int64_t data_version;            /* the store's, when last read */
+    int rescans;                     /* reads again since the last notice */
+    int64_t rowid;                   /* events up to this rowid have woken their streams */
+    int watching;                    /* the store watch is on */
+    struct bt_serve_stream *streams; /* every open event stream */
+    struct bt_serve_job *jobs;       /* every worker report awaited */
+    struct bt_serve_cli *clis;       /* every baton command run for a request */
+    const char *baton;               /* that baton */
+    int stopping;
+};
+
+/* One request, from its URI to its end (MHD's connection-level pointer). */
+struct bt_serve_req {
+    struct bt_serve *srv;
+    struct MHD_Connection *conn;
+    char *uri;          /* as it came, before any unescaping */
+    const char *uri_at; /* where MHD holds it (only compared, never read) */
+    size_t uri_len;     /* its length as MHD read it */
+    const char *method;
+    struct bt_buf body;         /* the body so far */
+    int started;                /* the first call (headers only) was seen */
+    int too_large;              /* the body went over BT_SERVE_BODY_MAX */
+    int suspended;              /* waiting for a worker's report */
+    struct MHD_Response *reply; /* made while suspended, queued on resume */
+    unsigned reply_status;
+    struct bt_serve_job *job; /* the worker report awaited, or NULL */
+    struct bt_serve_cli *cli; /* the baton command run for it, or NULL */
+    char *location;           /* a Location header for the reply, or NULL */
+};
+
+/* serve.c: run the server until SIGINT/SIGTERM. Prints the page's address
+ * with the token on stdout (one line), the token file on stderr. Returns an
+ * exit code (cmd-exit.h). */
+int bt_serve_run(const struct bt_serve_opts *o);
+
+/* serve-token.c: read $BATON_HOME/serve.token, or make it (0600) on the
+ * first start. Refuses a token file others can read, or one that is not 64
+ * hex digits. Returns 0 or a negative error with *why (owned) set. */
+int bt_serve_token(const char *home, char token[BT_SERVE_TOKEN_HEX + 1], char **why);
+/* Constant-time comparison of a presented token with ours: 1 when equal. */
+int bt_serve_token_equal(const char *a, const char *ours);
+
+/* serve-http.c: the MHD callbacks. */
+void *bt_serve_http_uri(void *cls, const char *uri, struct MHD_Connection *c);
+enum MHD_Result bt_serve_http_access(void *cls, struct MHD_Connection *c, const char *url,
+                                     const char *method, const char *version, const char *upload,
+                                     size_t *upload_size, void **con_cls);
+void bt_serve_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                             enum MHD_RequestTerminationCode toe);
+
+/* Replies. body (owned by the call, may be NULL) is the JSON text; 0
+ * status codes are not sent. Each returns what the access handler returns. */
+enum MHD_Result bt_serve_reply(struct bt_serve_req *r, unsigned status, struct bt_buf *body);
+enum MHD_Result bt_serve_fail(struct bt_serve_req *r, unsigned status, const char *kind,
+                              const char *fmt, ...) BT_PRINTF(4, 5);
+/* The same for a suspended request (a worker reported): the reply is
+ * queued when MHD calls the handler again, which resuming asks for. */
+void bt_serve_reply_later(struct bt_serve_req *r, unsigned status, struct bt_buf *body);
+void bt_serve_fail_later(struct bt_serve_req *r, unsigned status, const char *kind, const char *fmt,
+                         ...) BT_PRINTF(4, 5);
+/* The error object {"error":{"kind","message"}} into b. */
+void bt_serve_error_json(struct bt_buf *b, const char *kind, const char *message);
+/* A query argument, or NULL. */
+const char *bt_serve_arg(const struct bt_serve_req *r, const char *key);
+
+/* serve-route.c: dispatch a whole request (path split from r->uri). */
+enum MHD_Result bt_serve_route(struct bt_serve_req *r);
+
+/* serve-api.c: the handlers that start turns or change a conversation;
+ * conv is a full id that exists. */
+enum MHD_Result bt_serve_api_create(struct bt_serve_req *r);
+enum MHD_Result bt_serve_api_send(struct bt_serve_req *r, const char *conv);
+enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r, const char *conv);
+enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r, const char *conv);
+enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r, const char *conv, const char *n);
+enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r, const char *conv);
+/* 1 with a 409 busy queued in *ret when a turn of conv runs, else 0. */
+int bt_serve_busy(struct bt_serve_req *r, const char *conv, enum MHD_Result *ret);
+/* A request going away while its worker report is awaited. */
+void bt_serve_api_forget(struct bt_serve_req *r);
+/* Stopping: answer the requests still waiting (503) and stop reading the
+ * reports (the workers go on). */
+void bt_serve_api_stop(struct bt_serve *srv);
+
+/* serve-read.c: what reads the store (the views of view.h). */
+enum MHD_Result bt_serve_read_coders(struct bt_serve_req *r);
+enum MHD_Result bt_serve_read_list(struct bt_serve_req *r);
+enum MHD_Result bt_serve_read_detail(struct bt_serve_req *r, const char *conv);
+
+/* serve-cli.c: `baton rm --yes CONV` and `baton handoff --print|--tmux
+ * CONV`, run while the request waits. */
+enum MHD_Result bt_serve_cli_remove(struct bt_serve_req *r, const char *conv);
+enum MHD_Result bt_serve_cli_handoff(struct bt_serve_req *r, const char *conv, int tmux);
+void bt_serve_cli_forget(struct bt_serve_req *r);
+void bt_serve_cli_stop(struct bt_serve *srv);
+
+/* serve-page.c: a file of the page (path "/", "/app.js", ...), 404 when
+ * there is none; sent with a strict Content-Security-Policy. */
+enum MHD_Result bt_serve_page(struct bt_serve_req *r, const char *path);
+
+/* serve-sse.c: event streams. */
+enum MHD_Result bt_serve_sse_conversation(struct bt_serve_req *r, const char *conv);
+enum MHD_Result bt_serve_sse_all(struct bt_serve_req *r);
+/* Wake the streams of conv (NULL: every stream) to read the store. */
+void bt_serve_sse_wake(struct bt_serve *srv, const char *conv);
+/* The beat: a ping to every stream when due, and a check of followed
+ * runs whose owner died (recovered as `baton attach` does). */
+void bt_serve_sse_beat(struct bt_serve *srv, int ping);
+/* Stopping: end every stream. */
+void bt_serve_sse_close_all(struct bt_serve *srv);
+
+#endif

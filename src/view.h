@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * view: the JSON objects of conversations, messages, runs and coders, one
+ * writer for the CLI's --json (ls, show, coders) and baton serve's replies
+ * (docs/api.md), so the two cannot drift apart. Each appends to b with no
+ * trailing newline unless said; times are RFC 3339 UTC, unknown numbers
+ * and absent strings null.
+ */
+#ifndef BT_VIEW_H
+#define BT_VIEW_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+struct bt_coder;
+struct bt_coder_exe;
+struct bt_store;
+struct bt_store_conversation;
+struct bt_store_message;
+struct bt_store_run;
+
+/* Text into HTML for a message's "html" member (serve: markdown.h). */
+typedef void (*bt_view_html_fn)(struct bt_buf *out, const char *text, size_t len);
+
+/* The `baton ls --json` object: id, title, coder, model, cwd,
+ * native_session_id, status, last_run, last_run_state, created, updated. */
+void bt_view_conversation(struct bt_buf *b, const struct bt_store_conversation *c);
+/* The `baton show --json` message object; with html, an "html" member of
+ * its text rendered by html. */
+void bt_view_message(struct bt_buf *b, const struct bt_store_message *m, bt_view_html_fn html);
+/* A run: id, turn, state, coder, coder_version, model, started, ended,
+ * exit_code, error_kind, error, native_session_id, usage{…},
+ * cancel_requested. */
+void bt_view_run(struct bt_buf *b, const struct bt_store_run *r);
+/* The `baton coders --json` object. */
+void bt_view_coder(struct bt_buf *b, const struct bt_coder *c, const struct bt_coder_exe *exe,
+                   const char *version);
+
+/* {"conversations":[…]}\n: newest first, at most limit, or with q the
+ * full-text search's hits (each with "snippet"); each with "context" of
+ * its last run that reported it (or null). 0 or BT_ESTORE. */
+int bt_view_conversations(struct bt_store *s, const char *q, size_t limit, struct bt_buf *b);
+/* The GET /v1/conversations/{id} object and a newline: conversation,
+ * messages, runs, running, queued, context, last_event. 0, BT_ENOTFOUND,
+ * or BT_ESTORE. */
+int bt_view_conversation_detail(struct bt_store *s, const char *conv, bt_view_html_fn html,
+                                struct bt_buf *b);
+/* {"coders":[…]}\n, each coder's version from the store when it knows the
+ * executable (asked with --version, and stored, only when it does not). */
+int bt_view_coders(struct bt_store *s, struct bt_buf *b);
+
+#endif

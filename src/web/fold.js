@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+// fold.js: a run's events folded into what the page shows of it: its
+// messages' text as it streams, its tool activity as items, its status
+// and usage. Only state.acts is touched here; drawing it is elsewhere.
+
+import { state } from './state.js';
+
+// items shown as one-line activity with expandable output
+const TOOL_KINDS = new Set(['command', 'file_change', 'tool_call', 'web_search', 'reasoning']);
+
+// a run's record, made at its first event
+export function act(run) {
+  let a = state.acts.get(run);
+  if (!a) {
+    a = { lastSeq: 0, items: new Map(), order: [], msgs: new Map(), loading: false,
+          done: false, status: null, usage: null };
+    state.acts.set(run, a);
+  }
+  return a;
+}
+
+function upsert(a, key, fields) {
+  let it = a.items.get(key);
+  if (!it) {
+    it = { key, output: '' };
+    a.items.set(key, it);
+    a.order.push(key);
+  }
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined && v !== null) it[k] = v;
+  return it;
+}
+
+// Folds one event into its run's record; false when it was seen before
+// (a stream replays a turn from seq 1; two streams may cover one run).
+export function applyEvent(ev) {
+  if (!ev || typeof ev.run !== 'string' || typeof ev.seq !== 'number') return false;
+  const a = act(ev.run);
+  if (ev.seq <= a.lastSeq) return false;
+  a.lastSeq = ev.seq;
+  const item = ev.item && typeof ev.item === 'object' ? ev.item : null;
+  switch (ev.type) {
+  case 'turn.started':
+    a.done = false;
+    a.status = 'running';
+    break;
+  case 'turn.completed':
+    a.done = true;
+    a.status = ev.status;
+    for (const m of a.msgs.values()) m.open = false;
+    break;
+  case 'usage':
+    a.usage = ev;
+    break;
+  case 'item.started':
+  case 'item.completed':
+    if (!item) break;
+    if (item.kind === 'message') {
+      const m = a.msgs.get(item.id) || { text: '', open: true };
+      if (ev.type === 'item.completed') {
+        if (typeof item.text === 'string') m.text = item.text;
+        m.open = false;
+      }
+      a.msgs.set(item.id, m);
+    } else if (TOOL_KINDS.has(item.kind)) {
+      upsert(a, `i:${item.id}`, {
+        kind: item.kind, status: item.status, command: item.command, cwd: item.cwd,
+        exit_code: item.exit_code, name: item.name, text: item.text, detail: item.detail,
+      });
+    }
+    break;
+  case 'item.delta':
+    if (!item || typeof ev.text !== 'string') break;
+    if (item.kind === 'message') {
+      const m = a.msgs.get(item.id) || { text: '', open: true };
+      m.text += ev.text;
+      a.msgs.set(item.id, m);
+    } else if (TOOL_KINDS.has(item.kind)) {
+      upsert(a, `i:${item.id}`, { kind: item.kind }).output += ev.text;
+    }
+    break;
+  case 'approval.requested':
+  case 'approval.resolved':
+    upsert(a, `a:${ev.item_id || ev.seq}`, {
+      kind: 'approval', summary: ev.summary, akind: ev.kind, decision: ev.decision,
+    });
+    break;
+  default:
+    break;
+  }
+  return true;
+}
+
+export function liveText(a) {
+  return [...a.msgs.values()].map((m) => m.text).filter(Boolean).join('\n\n');
+}
+
+export function liveStreaming(a) {
+  return !a.done && [...a.msgs.values()].some((m) => m.open);
+}

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""acp-sdk-live: `baton acp -c codex`, `-c pi` and `-c claude` with the
+real CLIs (BATON_TEST_CODEX_BIN, BATON_TEST_PI_BIN, BATON_TEST_CLAUDE_BIN
+from tests/scripts/install-*.sh) against baton's local stand-in model
+(tests/standin), each CLI's home made by its tests/live/<coder>-env.sh as
+the live C tests make it, driven by the official ACP TypeScript SDK as the
+client (sdk-client.mjs, acpsdk.py).
+
+Per coder, one `baton acp -c CODER --approval auto` process: initialize;
+session/new; a prompt whose answer streams as agent_message_chunk equal to
+the stand-in's echo; in a second session a `[[shell:echo hi]]` prompt
+giving a tool_call (kind execute) and a tool_call_update completed with
+the command's output. Then a new `baton acp` process: session/load
+replays the first session (the prompt as user_message_chunk, then the
+answer) and the next prompt resumes the coder's own session (the
+stand-in's last request holds the first prompt's words; `baton show` has
+two turns). Then, under --approval deny, a shell command the client
+rejects (codex and claude ask; pi asks nothing) does not run, and a slow
+answer the client cancels ends cancelled with its first ticks kept.
+
+A coder whose binary variable is not set (or names no executable) is
+skipped, saying which; when every coder is skipped the program prints
+SKIPPED and exits 77 (ctest: Skipped). A skipped coder is never reported
+as passed. A coder that asks for approval (codex) asks the client, which
+allows once; --approval auto decides for one whose client does not answer.
+"""
+import json
+import os
+import sys
+import time
+import unittest
+
+import acpsdk
+from acpsdk import INITIALIZE, Facts, new_session, notify, prompt, sid
+
+FIRST = "Say hello banana"
+NEXT = "And again, kumquat?"
+
+
+def echo(text):
+    return f"Hello! You said: {text}"
+
+
+STARTED = []  # the coders whose tests ran
+
+
+class Live:
+    """One coder's story, mixed into an acpsdk.Case that names the coder."""
+
+    coder = None
+    bin_var = None  # where the CLI's path comes from
+    env_script = None  # tests/live/<coder>-env.sh
+    home_dir = None  # the coder's home inside the scratch directory
+    model = None  # -m, when the coder needs one for the stand-in
+    asks = True  # the coder asks before a command (pi has no approvals)
+
+    @classmethod
+    def setUpClass(cls):
+        bin = os.environ.get(cls.bin_var, "")
+        if not bin or not os.access(bin, os.X_OK):
+            print(f"live {cls.coder}: skipped: {cls.bin_var} does not name an executable "
+                  f"(tests/scripts/install-{cls.coder}.sh installs the pinned one)",
+                  file=sys.stderr, flush=True)
+            raise unittest.SkipTest(f"{cls.bin_var} is not set")
+        STARTED.append(cls.coder)
+        cls.home_root = acpsdk.live_scratch_root()
+        super().setUpClass()
+        cls.standin = acpsdk.Standin(cls.home.dir)
+        cls.home.use_live(cls.coder, bin, cls.env_script, cls.home_dir, cls.standin.port)
+        cls.work = cls.home.mkdir("work")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.standin.stop()
+        super().tearDownClass()
+
+    def args(self):
+        return ["acp", "-c", self.coder, "--approval", "auto"] + (
+            ["-m", self.model] if self.model else [])
+
+    def test_story(self):
+        t0 = time.monotonic()
+        f = self.home.client([
+            INITIALIZE,
+            new_session(self.work, "s"), prompt(sid("s"), FIRST, **{"as": "p1"}),
+            new_session(self.work, "t"), prompt(sid("t"), "[[shell:echo hi]]", **{"as": "p2"}),
+        ], args=self.args(), cwd=self.work, timeout=300,
+            permission="allow_once").check(self)  # a coder that asks: the client allows
+        t1 = time.monotonic()
+        self.assertEqual(f.result(0)["agentInfo"]["name"], "baton")
+        s, t = f.result("s")["sessionId"], f.result("t")["sessionId"]
+        opts = {o["id"]: o["currentValue"] for o in f.result("s")["configOptions"]}
+        self.assertEqual(opts["coder"], self.coder)
+        self.assertEqual(opts["model"], self.model or "default")
+
+        # a prompt streamed
+        self.assertEqual(f.result("p1"), {"stopReason": "end_turn"}, f)
+        chunks = f.updates("p1", "agent_message_chunk", s)
+        self.assertGreaterEqual(len(chunks), 1, f)
+        self.assertEqual(Facts.text(chunks), echo(FIRST))
+
+        # a shell tool call with its output
+        self.assertEqual(f.result("p2"), {"stopReason": "end_turn"}, f)
+        tools = [u for u in f.updates("p2", session=t)
+                 if u["sessionUpdate"] in ("tool_call", "tool_call_update")]
+        self.assertTrue(tools, f)
+        call = tools[0]
+        self.assertEqual(call["sessionUpdate"], "tool_call", tools)
+        self.assertEqual(call["kind"], "execute", call)
+        self.assertIn("echo hi", call["title"])
+        ends = [u for u in tools[1:] if u["toolCallId"] == call["toolCallId"]]
+        self.assertTrue(ends, tools)
+        self.assertEqual(ends[-1]["status"], "completed", tools)
+        out = "".join(c["content"]["text"] for c in ends[-1].get("content", [])
+                      if c["type"] == "content" and c["content"]["type"] == "text")
+        self.assertIn("hi", out, ends[-1])
+        self.assertIn("hi", Facts.text(f.updates("p2", "agent_message_chunk", t)))
+
+        # load in a new process, then the next prompt resumes the session
+        g = self.home.client([
+            INITIALIZE,
+            {"request": "session/load", "as": "load",
+             "params": {"sessionId": s, "cwd": self.work, "mcpServers": []}},
+            prompt(s, NEXT, **{"as": "p3"}),
+        ], args=self.args(), cwd=self.work, timeout=300).check(self)
+        t2 = time.monotonic()
+        replay = g.updates("load", session=s)
+        self.assertTrue(replay, g)
+        self.assertEqual(replay[0], {"sessionUpdate": "user_message_chunk",
+                                     "content": {"type": "text", "text": FIRST}})
+        self.assertEqual(Facts.text(replay), echo(FIRST))
+        self.assertEqual(g.result("p3"), {"stopReason": "end_turn"}, g)
+        self.assertEqual(Facts.text(g.updates("p3", "agent_message_chunk", s)), echo(NEXT))
+        last = json.dumps(self.standin.requests()[-1])
+        self.assertIn(FIRST, last, "the first turn in the resumed session's history")
+        self.assertIn(NEXT, last)
+        doc = self.home.show(s)
+        self.assertTrue(doc["conversation"]["native_session_id"])
+        self.assertEqual([(m["role"], m["state"]) for m in doc["messages"]],
+                         [("user", "complete"), ("assistant", "complete")] * 2)
+        self.assertEqual(len({m["run"] for m in doc["messages"]}), 2)
+        print(f"live {self.coder}: first process {t1 - t0:.1f} s, load and prompt "
+              f"{t2 - t1:.1f} s", file=sys.stderr, flush=True)
+
+
+    def test_reject_then_cancel(self):
+        """Under --approval deny: a shell command the client rejects does
+        not run (the turn goes on); a slow answer cancelled by the client
+        ends cancelled with what came so far kept."""
+        args = ["acp", "-c", self.coder, "--approval", "deny"] + (
+            ["-m", self.model] if self.model else [])
+        f = self.home.client([
+            INITIALIZE, new_session(self.work, "r"),
+            prompt(sid("r"), "[[shell:touch rejected-file && echo baton-ok]]", **{"as": "p"}),
+        ], args=args, cwd=self.work, timeout=300, permission="reject_once").check(self)
+        r = f.result("r")["sessionId"]
+        self.assertEqual(f.result("p"), {"stopReason": "end_turn"}, f)
+        ran = os.path.exists(os.path.join(self.work, "rejected-file"))
+        asked = f.of("permission")
+        resolved = [json.loads(x) for x in self.home.baton("attach", "--json", r).splitlines()
+                    if '"approval.resolved"' in x]
+        if self.asks:
+            self.assertFalse(ran, "the rejected command ran")
+            self.assertEqual(len(asked), 1, f)
+            self.assertEqual(asked[0]["params"]["toolCall"]["kind"], "execute")
+            self.assertEqual([(e["decision"], e["by"]) for e in resolved], [("decline", "user")])
+        else:  # pi asks nothing: its tools run whatever --approval says (README)
+            self.assertEqual((asked, resolved, ran), ([], [], True))
+
+        g = self.home.client([
+            INITIALIZE, new_session(self.work, "c"),
+            prompt(sid("c"), "[[slow]]", **{"as": "p", "async": True}),
+            {"until": {"sessionUpdate": "agent_message_chunk"}, "count": 2, "timeout_ms": 120000},
+            notify("session/cancel", sid("c")),
+            {"wait": "p", "timeout_ms": 60000},
+        ], args=args, cwd=self.work, timeout=300).check(self)
+        c = g.result("c")["sessionId"]
+        self.assertEqual(g.result("p"), {"stopReason": "cancelled"}, g)
+        said = Facts.text(g.updates("p", "agent_message_chunk", c))
+        self.assertTrue(said.startswith("tick 001."), said)
+        self.assertLess(g.answer("p")["t"] - g.of("notified")[0]["t"], 15000,
+                        "cancelled within 15 s")
+        doc = self.home.show(c)
+        self.assertEqual([(m["role"], m["state"]) for m in doc["messages"]],
+                         [("user", "complete"), ("assistant", "cancelled")])
+        self.assertTrue(doc["messages"][1]["text"].startswith("tick 001."), doc)
+
+
+class LiveCodex(Live, acpsdk.Case):
+    coder = "codex"
+    bin_var = "BATON_TEST_CODEX_BIN"
+    env_script = "codex-env.sh"
+    home_dir = "codex-home"
+
+
+class LivePi(Live, acpsdk.Case):
+    coder = "pi"
+    bin_var = "BATON_TEST_PI_BIN"
+    env_script = "pi-env.sh"
+    home_dir = "pi-agent"
+    model = "baton-standin/baton-test"
+    asks = False
+
+
+class LiveClaude(Live, acpsdk.Case):
+    coder = "claude"
+    bin_var = "BATON_TEST_CLAUDE_BIN"
+    env_script = "claude-env.sh"
+    home_dir = "claude-config"
+
+
+def main():
+    acpsdk.require()
+    if not os.access(acpsdk.STANDIN, os.X_OK):
+        print(f"error: baton-standin is not built: {acpsdk.STANDIN}", file=sys.stderr)
+        sys.exit(1)
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    if result.wasSuccessful() and not STARTED:
+        acpsdk.skip("no coder CLI: BATON_TEST_CODEX_BIN, BATON_TEST_PI_BIN and "
+                    "BATON_TEST_CLAUDE_BIN are all unset")
+    print(f"acp-sdk-live: ran {', '.join(STARTED) or 'no coder'}; skipped "
+          f"{', '.join(c for c in ('codex', 'pi', 'claude') if c not in STARTED) or 'none'}",
+          flush=True)
+    sys.exit(0 if result.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()

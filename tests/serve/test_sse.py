@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""serve-sse: the event streams of `baton serve` (docs/api.md, "Event
+streams").
+
+Frames are parsed as the standard parses them (sse.py) and checked one
+by one: the first is `retry: 1000`; an event is `id: RUN:SEQ` and one
+`data:` line holding the event (valid under the event schema), with no
+`event:` field. Every follower gets seq 1..n exactly once and in order:
+several at once, one that disconnects mid-turn and comes back with
+Last-Event-ID, one that joins after the end; `from` and `run`;
+`follow=1` across turns and onto a retry; pings with a short --ping; /v1/events with two
+conversations, and resumed; the data is byte for byte what
+`baton attach --json` prints for the same run; and serve killed with
+SIGKILL mid-turn and started again: the run goes on in its worker and
+the resumed stream loses nothing.
+"""
+import json
+import socket
+import time
+
+import servetest
+from servetest import EVENTS_PER_TURN, HELD_EVENTS, ServeCase
+
+CONV = "/v1/conversations/{id}"
+EVENTS = CONV + "/events"
+
+
+class Checks:
+    """Frame checks shared by the test classes (self is a ServeCase)."""
+
+    def open(self, target, headers=None, client=None):
+        s = (client or self.client).stream(target, headers)
+        self.addCleanup(s.close)
+        tmpl = "/v1/events" if target.startswith("/v1/events") else EVENTS
+        self.api.check(s.response, "GET", tmpl, 200)
+        first = s.next_block(10)
+        self.assertIsNotNone(first, "the stream ended before its first frame")
+        self.assertEqual(first.retry, "1000", f"the first frame is not retry: 1000: {first}")
+        self.assertIsNone(first.data, first)
+        return s
+
+    def event(self, s, run=None, seq=None, timeout=20):
+        """The next event of stream s, checked; (event object, raw data)."""
+        b = s.next_event(timeout)
+        self.assertIsNotNone(b, f"the stream ended; expected {run}:{seq}")
+        self.assertEqual(len(b.values("data")), 1, f"an event is one data line: {b}")
+        self.assertIsNone(b.event, b)
+        ev = json.loads(b.data)
+        self.api.assert_valid(ev, "#/components/schemas/Event", "event data")
+        self.assertEqual(b.id, f"{ev['run']}:{ev['seq']}")
+        if run is not None:
+            self.assertEqual(ev["run"], run, b)
+        if seq is not None:
+            self.assertEqual(ev["seq"], seq, f"expected seq {seq}: {b}")
+        return ev, b.data
+
+    def turn(self, s, run=None, first=1):
+        """Events first.. of one turn up to its turn.completed; their raw
+        data."""
+        raw = []
+        seq = first
+        while True:
+            ev, data = self.event(s, run, seq)
+            run = ev["run"]
+            raw.append(data)
+            if ev["type"] == "turn.completed":
+                return raw
+            self.assertLess(seq, 100, "no turn.completed")
+            seq += 1
+
+
+class Streams(ServeCase, Checks):
+    home_name = "sse"
+
+    def test_followers_and_last_event_id(self):
+        self.home.gate.hold()
+        conv, run = self.create("followed")
+        r = run
+        url = f"/v1/conversations/{conv}/events"
+        f1, f2, f3 = self.open(url), self.open(url), self.open(url + "?from=1")
+        for seq in range(1, 4):
+            self.event(f3, r, seq)
+        f3.close()  # gone mid-turn, after seq 3
+        got1 = [self.event(f1, r, seq)[1] for seq in range(1, HELD_EVENTS + 1)]
+        self.home.gate.release()
+        got1 += self.turn(f1, r, HELD_EVENTS + 1)
+        f1.expect_end()
+        got2 = self.turn(f2, r)
+        f2.expect_end()
+        self.assertEqual(got1, got2)
+        self.assertEqual(len(got1), EVENTS_PER_TURN)
+        # back with Last-Event-ID, which wins over from
+        f3 = self.open(url + "?from=1", [("Last-Event-ID", f"{r}:3")])
+        self.assertEqual(self.turn(f3, r, 4), got1[3:])
+        f3.expect_end()
+        # ?after= for a first connection, over from too
+        f5 = self.open(f"{url}?from=2&after={r}:6")
+        self.assertEqual(self.turn(f5, r, 7), got1[6:])
+        f5.expect_end()
+        # after the last event: nothing more, and the stream ends
+        f4 = self.open(url, [("Last-Event-ID", f"{r}:{EVENTS_PER_TURN}")])
+        f4.expect_end()
+        # the CLI's --json lines of the same run, byte for byte
+        self.assertEqual(self.home.attach_lines(conv), got1)
+
+    def test_from_and_run(self):
+        conv, run1 = self.create("two turns")
+        self.idle(conv)
+        run2 = self.send(conv, "the second")["run"]
+        self.idle(conv)
+        url = f"/v1/conversations/{conv}/events"
+        whole2 = self.turn(self.open(url), run2)  # the last turn by default
+        s = self.open(url + "?from=5")
+        self.assertEqual(self.turn(s, run2, 5), whole2[4:])
+        s.expect_end()
+        s = self.open(f"{url}?run={run1}")
+        whole1 = self.turn(s, run1)
+        s.expect_end()
+        self.assertEqual(len(whole1), EVENTS_PER_TURN)
+        s = self.open(f"{url}?run={run1}&from={EVENTS_PER_TURN}")
+        self.assertEqual(self.turn(s, run1, EVENTS_PER_TURN), whole1[-1:])
+        s.expect_end()
+        other, other_run = self.create("another conversation")
+        self.idle(other)
+        for q, status, kind in (("from=0", 400, "bad_request"), ("from=x", 400, "bad_request"),
+                                ("from=-1", 400, "bad_request"), ("follow=2", 400, "bad_request"),
+                                (f"run={servetest.NATIVE_ID}", 404, "not_found"),  # not an id
+                                ("run=0mx66kzscsm2vv13gfc3ti", 404, "not_found"),
+                                (f"run={other_run}", 404, "not_found")):
+            with self.subTest(query=q):
+                s = self.client.stream(f"{url}?{q}")
+                self.api.check_error(s.response, status, kind, "GET", EVENTS)
+        for q, status, kind in (("after=x", 400, "bad_request"),
+                                (f"after={other_run}:1", 404, "not_found")):
+            with self.subTest(query=q):
+                s = self.client.stream(f"{url}?{q}")
+                self.api.check_error(s.response, status, kind, "GET", EVENTS)
+        for lei, status, kind in (("not an id", 400, "bad_request"),
+                                  (f"{other_run}:1", 404, "not_found")):
+            with self.subTest(last_event_id=lei):
+                s = self.client.stream(url, [("Last-Event-ID", lei)])
+                self.api.check_error(s.response, status, kind, "GET", EVENTS)
+
+    def test_follow_across_turns(self):
+        conv, run1 = self.create("followed for ever")
+        self.idle(conv)
+        s = self.open(f"/v1/conversations/{conv}/events?follow=1")
+        self.turn(s, run1)
+        s.expect_quiet(0.5)
+        run2 = self.send(conv, "turn two")["run"]
+        self.assertEqual(len(self.turn(s, run2)), EVENTS_PER_TURN)
+        self.home.gate.hold()
+        run3 = self.send(conv, "turn three")["run"]
+        for seq in range(1, HELD_EVENTS + 1):
+            self.event(s, run3, seq)
+        self.home.gate.release()
+        self.turn(s, run3, HELD_EVENTS + 1)
+        s.expect_quiet(1.0)  # waits for the next turn: open, no event
+
+    def test_follow_across_retry(self):
+        # a retry is another run of the same turn: the follower goes on to it
+        conv, run1 = self.create("cancel and retry me")
+        self.idle(conv)
+        s = self.open(f"/v1/conversations/{conv}/events?follow=1")
+        self.turn(s, run1)
+        self.home.gate.hold()
+        run2 = self.send(conv, "turn two")["run"]
+        self.held(conv, run2)
+        self.call("POST", f"/v1/conversations/{conv}/cancel", CONV + "/cancel", 202)
+        ended = self.turn(s, run2)
+        self.assertEqual(json.loads(ended[-1])["status"], "cancelled")
+        self.home.gate.release()
+        _, doc = self.call("POST", f"/v1/conversations/{conv}/retry", CONV + "/retry", 202)
+        retry = doc["run"]
+        self.assertEqual(self.run_of(conv, retry)["turn"], self.run_of(conv, run2)["turn"])
+        self.assertEqual(len(self.turn(s, retry)), EVENTS_PER_TURN)
+        s.expect_quiet(0.5)
+
+    def test_all_events_of_two_conversations(self):
+        s = self.open("/v1/events")
+        a, ra = self.create("dashboard one")
+        b, rb = self.create("dashboard two")
+        seen = []  # (run, seq, data) in stream order
+        done = set()
+        deadline = time.monotonic() + 30
+        while done != {ra, rb}:
+            ev, data = self.event(s, timeout=max(0.1, deadline - time.monotonic()))
+            seen.append((ev["run"], ev["seq"], data))
+            self.assertIn(ev["conversation"], (a, b))
+            if ev["type"] == "turn.completed":
+                done.add(ev["run"])
+        for conv, r in ((a, ra), (b, rb)):
+            own = [(seq, data) for run, seq, data in seen if run == r]
+            self.assertEqual([seq for seq, _ in own], list(range(1, EVENTS_PER_TURN + 1)))
+            self.assertEqual([data for _, data in own], self.home.attach_lines(conv))
+        s.expect_quiet(0.3)
+        # resumed after a's fifth event: the same events after it, in order
+        at = seen.index(next(x for x in seen if x[:2] == (ra, 5)))
+        s2 = self.open("/v1/events", [("Last-Event-ID", f"{ra}:5")])
+        rest = [self.event(s2)[1] for _ in seen[at + 1:]]
+        self.assertEqual(rest, [data for _, _, data in seen[at + 1:]])
+        s2.expect_quiet(0.3)
+
+    def test_unknown_conversation(self):
+        s = self.client.stream("/v1/conversations/0mx66kzscsm2vv13gfc3ti/events")
+        self.api.check_error(s.response, 404, "not_found", "GET", EVENTS)
+
+
+class Pings(ServeCase, Checks):
+    home_name = "ping"
+    serve_args = ("--ping", "0.2")
+
+    def pings(self, s, seconds):
+        """(keepalive comments, ping frames) read in seconds."""
+        comments = pings = 0
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                b = s.next_block(max(0.01, deadline - time.monotonic()))
+            except TimeoutError:
+                break
+            self.assertIsNotNone(b, "the stream ended")
+            comments += b.comments.count("keepalive")
+            if b.is_ping():
+                pings += 1
+                self.assertIsNone(b.id, f"a ping must not move Last-Event-ID: {b}")
+                data = json.loads(b.data)
+                self.api.assert_valid(data, "#/components/schemas/Ping", "ping data")
+            elif b.is_event():
+                self.fail(f"no event was expected: {b}")
+        return comments, pings
+
+    def test_pings_on_both_streams(self):
+        conv, _ = self.create("pinged")
+        self.idle(conv)
+        s = self.open("/v1/events")
+        comments, pings = self.pings(s, 1.6)
+        self.assertGreaterEqual(comments, 4)
+        self.assertGreaterEqual(pings, 4)
+        self.assertLessEqual(pings, 12)  # every 0.2 s, not as fast as it can
+        s = self.open(f"/v1/conversations/{conv}/events?follow=1")
+        self.turn(s)
+        comments, pings = self.pings(s, 1.6)
+        self.assertGreaterEqual(comments, 4)
+        self.assertGreaterEqual(pings, 4)
+
+    def test_bad_ping_refused(self):
+        for value in ("0", "31", "-1", "x", ""):  # up to 30 s (docs/api.md, "Limits")
+            with self.subTest(ping=value):
+                p = self.home.baton("serve", "--listen", "127.0.0.1:0", "--ping", value,
+                                    check=False, timeout=10)
+                self.assertEqual(p.returncode, 2, p)
+                self.assertIn(b"--ping", p.stderr)
+                self.assertEqual(p.stdout, b"")
+
+
+class KilledServe(ServeCase, Checks):
+    """serve killed with SIGKILL mid-turn, then started again on the same
+    home: the run went on in its worker, and the resumed stream has every
+    event once."""
+
+    home_name = "killed"
+
+    def test_killed_mid_turn(self):
+        self.home.gate.hold()
+        conv, run = self.create("outlive the server")
+        r = run
+        s = self.open(f"/v1/conversations/{conv}/events")
+        before = [self.event(s, r, seq)[1] for seq in range(1, HELD_EVENTS + 1)]
+        token, port = self.serve.token, self.serve.port
+        self.serve.kill_group()
+        try:
+            self.assertIsNone(s.next_block(5), "an event from a killed server")
+        except TimeoutError:
+            self.fail("the stream stays open after serve was killed: another process holds "
+                      "its connection (a descriptor leaked into a worker)")
+        with self.assertRaises(ConnectionRefusedError, msg="another process holds serve's "
+                               "listening socket (a descriptor leaked into a worker)"):
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        (c,) = [c for c in self.home.ls() if c["id"] == conv]
+        self.assertEqual(c["last_run_state"], "running", "the worker went with the server")
+        again = self.home.serve()
+        self.assertEqual(again.token, token, "the token is kept in serve.token")
+        client = again.client()
+        s = self.open(f"/v1/conversations/{conv}/events", [("Last-Event-ID", f"{r}:3")],
+                      client=client)
+        after = [self.event(s, r, seq)[1] for seq in (4, 5)]
+        self.assertEqual(after, before[3:])
+        self.home.gate.release()
+        after += self.turn(s, r, HELD_EVENTS + 1)
+        s.expect_end()
+        whole = before + after[2:]
+        self.assertEqual([json.loads(d)["seq"] for d in whole],
+                         list(range(1, EVENTS_PER_TURN + 1)))
+        self.assertEqual(json.loads(whole[-1])["status"], "completed")
+        self.assertEqual(whole, self.home.attach_lines(conv))
+        r2 = client.get(f"/v1/conversations/{conv}")
+        d = self.api.check(r2, "GET", "/v1/conversations/{id}", 200)
+        self.assertEqual(d["runs"][0]["state"], "completed")
+        self.assertEqual(d["messages"][-1]["text"], servetest.ANSWER)
+
+
+if __name__ == "__main__":
+    servetest.main()

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests: normalized events as ACP session/update objects (acp-map.h). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "acp-map.h"
+#include "util.h"
+
+/* The updates of ev, as one JSON array text (caller frees). */
+static char *map(struct bt_acp_map *m, const struct bt_event *ev)
+{
+    cJSON *updates = cJSON_CreateArray();
+    int n = bt_acp_map_event(m, ev, updates);
+    assert_int_equal(n, cJSON_GetArraySize(updates));
+    char *text = cJSON_PrintUnformatted(updates);
+    cJSON_Delete(updates);
+    return text;
+}
+
+static void expect(struct bt_acp_map *m, const struct bt_event *ev, const char *want)
+{
+    char *got = map(m, ev);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static struct bt_event item(enum bt_event_type type, const char *id, enum bt_item_kind kind)
+{
+    struct bt_event ev;
+    bt_event_init(&ev, type);
+    ev.item.id = id;
+    ev.item.kind = kind;
+    return ev;
+}
+
+static void test_message_deltas_then_the_rest(void **state)
+{
+    (void)state;
+    struct bt_acp_map m;
+    bt_acp_map_init(&m);
+    struct bt_event ev = item(BT_EVENT_ITEM_STARTED, "m1", BT_ITEM_MESSAGE);
+    expect(&m, &ev, "[]");
+    ev = item(BT_EVENT_ITEM_DELTA, "m1", BT_ITEM_MESSAGE);
+    ev.delta = "Hel";
+    ev.delta_len = 3;
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\","
+           "\"text\":\"Hel\"}}]");
+    /* the completed text: only what the deltas did not send */
+    ev = item(BT_EVENT_ITEM_COMPLETED, "m1", BT_ITEM_MESSAGE);
+    ev.item.text = "Hello";
+    ev.item.text_len = 5;
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\","
+           "\"text\":\"lo\"}}]");
+    expect(&m, &ev, "[]"); /* nothing twice */
+    /* a coder that does not stream: all of it at the end */
+    ev = item(BT_EVENT_ITEM_COMPLETED, "r1", BT_ITEM_REASONING);
+    ev.item.text = "hmm";
+    ev.item.text_len = 3;
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"agent_thought_chunk\",\"content\":{\"type\":\"text\","
+           "\"text\":\"hmm\"}}]");
+    bt_acp_map_release(&m);
+}
+
+static void test_tools(void **state)
+{
+    (void)state;
+    struct bt_acp_map m;
+    bt_acp_map_init(&m);
+    struct bt_event ev = item(BT_EVENT_ITEM_STARTED, "c1", BT_ITEM_COMMAND);
+    ev.item.command = "ls -l";
+    ev.item.status = "in_progress";
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"c1\",\"title\":\"ls -l\","
+           "\"kind\":\"execute\",\"status\":\"in_progress\"}]");
+    ev = item(BT_EVENT_ITEM_DELTA, "c1", BT_ITEM_COMMAND);
+    ev.delta = "a";
+    ev.delta_len = 1;
+    expect(&m, &ev, "[]"); /* the output goes whole, with the end */
+    ev = item(BT_EVENT_ITEM_COMPLETED, "c1", BT_ITEM_COMMAND);
+    ev.item.status = "completed";
+    ev.item.text = "a\nb";
+    ev.item.text_len = 3;
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"c1\",\"status\":"
+           "\"completed\",\"content\":[{\"type\":\"content\",\"content\":{\"type\":\"text\","
+           "\"text\":\"a\\nb\"}}]}]");
+    /* only an end: one tool_call with it all; declined is failed */
+    ev = item(BT_EVENT_ITEM_COMPLETED, "f1", BT_ITEM_FILE_CHANGE);
+    ev.item.name = "src/a.c";
+    ev.item.status = "declined";
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"f1\",\"title\":\"src/a.c\","
+           "\"kind\":\"edit\",\"status\":\"failed\"}]");
+    ev = item(BT_EVENT_ITEM_STARTED, "w1", BT_ITEM_WEB_SEARCH);
+    ev.item.name = "acp schema";
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"w1\",\"title\":\"acp schema\","
+           "\"kind\":\"search\",\"status\":\"in_progress\"}]");
+    ev = item(BT_EVENT_ITEM_STARTED, "t1", BT_ITEM_TOOL_CALL); /* no name: its kind */
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"t1\",\"title\":\"tool_call\","
+           "\"kind\":\"other\",\"status\":\"in_progress\"}]");
+    bt_acp_map_release(&m);
+}
+
+static void test_plan(void **state)
+{
+    (void)state;
+    struct bt_acp_map m;
+    bt_acp_map_init(&m);
+    struct bt_event ev = item(BT_EVENT_ITEM_COMPLETED, "plan", BT_ITEM_PLAN);
+    const char *text = "[completed] read it\n  [in_progress] fix it \n\nship it\n[odd] x";
+    ev.item.text = text;
+    ev.item.text_len = strlen(text);
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"plan\",\"entries\":["
+           "{\"content\":\"read it\",\"priority\":\"medium\",\"status\":\"completed\"},"
+           "{\"content\":\"fix it\",\"priority\":\"medium\",\"status\":\"in_progress\"},"
+           "{\"content\":\"ship it\",\"priority\":\"medium\",\"status\":\"pending\"},"
+           "{\"content\":\"[odd] x\",\"priority\":\"medium\",\"status\":\"pending\"}]}]");
+    bt_acp_map_release(&m);
+}
+
+static void test_usage_and_the_rest(void **state)
+{
+    (void)state;
+    struct bt_acp_map m;
+    bt_acp_map_init(&m);
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_USAGE);
+    ev.usage.context_tokens = 10;
+    expect(&m, &ev, "[]"); /* no window: no share of it to show */
+    ev.usage.context_window = 100;
+    expect(&m, &ev, "[{\"sessionUpdate\":\"usage_update\",\"used\":10,\"size\":100}]");
+    ev.usage.cost_usd = 0.5; /* the turn's: ACP's cost is the session's */
+    expect(&m, &ev, "[{\"sessionUpdate\":\"usage_update\",\"used\":10,\"size\":100}]");
+    static const enum bt_event_type silent[] = {
+        BT_EVENT_TURN_STARTED,      BT_EVENT_SESSION_STARTED, BT_EVENT_APPROVAL_REQUESTED,
+        BT_EVENT_APPROVAL_RESOLVED, BT_EVENT_WARNING,         BT_EVENT_ERROR,
+        BT_EVENT_TURN_COMPLETED};
+    for (size_t i = 0; i < sizeof(silent) / sizeof(silent[0]); i++) {
+        bt_event_init(&ev, silent[i]);
+        expect(&m, &ev, "[]");
+    }
+    assert_string_equal(bt_acp_stop_reason(BT_TURN_COMPLETED), "end_turn");
+    assert_string_equal(bt_acp_stop_reason(BT_TURN_CANCELLED), "cancelled");
+    assert_string_equal(bt_acp_stop_reason(BT_TURN_INTERRUPTED), "cancelled");
+    assert_null(bt_acp_stop_reason(BT_TURN_FAILED));
+    cJSON *u = bt_acp_map_user_text("hi");
+    char *text = cJSON_PrintUnformatted(u);
+    assert_string_equal(text, "{\"sessionUpdate\":\"user_message_chunk\",\"content\":"
+                              "{\"type\":\"text\",\"text\":\"hi\"}}");
+    free(text);
+    cJSON_Delete(u);
+    bt_acp_map_release(&m);
+}
+
+/* A file change's changes as diffs: relative paths against the turn's
+ * cwd, unified hunks one Diff each, sent again with the output. */
+static void test_file_change_diffs(void **state)
+{
+    (void)state;
+    struct bt_acp_map m;
+    bt_acp_map_init(&m);
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_TURN_STARTED);
+    ev.cwd = "/p";
+    expect(&m, &ev, "[]");
+    ev = item(BT_EVENT_ITEM_STARTED, "f1", BT_ITEM_FILE_CHANGE);
+    ev.item.changes_json =
+        "[{\"path\":\"a.c\",\"kind\":\"update\",\"move_to\":\"b.c\",\"diff\":\"--- a/a.c\\n+++ "
+        "b/a.c\\n@@ -1,2 +1,2 @@\\n keep\\n-old\\n+new\\n@@ -9 +9,2 @@\\n x\\n+y\\n\\\\ No "
+        "newline at end of file\\n\"},"
+        "{\"path\":\"/abs/n.txt\",\"kind\":\"add\",\"new_text\":\"hi\\n\"},"
+        "{\"path\":\"gone\",\"kind\":\"delete\"}]";
+    const char *diffs =
+        "\"content\":[{\"type\":\"diff\",\"path\":\"/p/a.c\",\"oldText\":\"keep\\nold\\n\","
+        "\"newText\":\"keep\\nnew\\n\"},{\"type\":\"diff\",\"path\":\"/p/a.c\",\"oldText\":"
+        "\"x\\n\",\"newText\":\"x\\ny\\n\"},{\"type\":\"diff\",\"path\":\"/abs/n.txt\","
+        "\"newText\":\"hi\\n\"},{\"type\":\"diff\",\"path\":\"/p/gone\",\"oldText\":\"\","
+        "\"newText\":\"\"}";
+    const char *locations = "\"locations\":[{\"path\":\"/p/a.c\"},{\"path\":\"/p/b.c\"},"
+                            "{\"path\":\"/abs/n.txt\"},{\"path\":\"/p/gone\"}]";
+    char *want = bt_xasprintf("[{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"f1\","
+                              "\"title\":\"a.c and 2 more files\",\"kind\":\"edit\",\"status\":"
+                              "\"in_progress\",%s],%s}]",
+                              diffs, locations);
+    expect(&m, &ev, want);
+    free(want);
+    /* the end has no changes of its own: the diffs go again, then the output */
+    ev = item(BT_EVENT_ITEM_COMPLETED, "f1", BT_ITEM_FILE_CHANGE);
+    ev.item.status = "completed";
+    ev.item.text = "done";
+    ev.item.text_len = 4;
+    want = bt_xasprintf("[{\"sessionUpdate\":\"tool_call_update\",\"toolCallId\":\"f1\","
+                        "\"status\":\"completed\",%s,{\"type\":\"content\",\"content\":{"
+                        "\"type\":\"text\",\"text\":\"done\"}}],%s}]",
+                        diffs, locations);
+    expect(&m, &ev, want);
+    free(want);
+    /* a diff without hunks is shown as text; a change without a path is none */
+    ev = item(BT_EVENT_ITEM_COMPLETED, "f2", BT_ITEM_FILE_CHANGE);
+    ev.item.status = "completed";
+    ev.item.changes_json = "[{\"path\":\"/x\",\"kind\":\"update\",\"diff\":\"binary\"},"
+                           "{\"kind\":\"update\",\"diff\":\"@@\\n+z\\n\"}]";
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"f2\",\"title\":"
+           "\"/x\",\"kind\":\"edit\",\"status\":\"completed\",\"content\":[{\"type\":"
+           "\"content\",\"content\":{\"type\":\"text\",\"text\":\"binary\"}}],\"locations\":[{"
+           "\"path\":\"/x\"}]}]");
+    /* not JSON: no content rather than a crash */
+    ev = item(BT_EVENT_ITEM_COMPLETED, "f3", BT_ITEM_FILE_CHANGE);
+    ev.item.status = "failed";
+    ev.item.changes_json = "[{";
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"f3\",\"title\":"
+           "\"file_change\",\"kind\":\"edit\",\"status\":\"failed\"}]");
+    bt_acp_map_release(&m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_message_deltas_then_the_rest),
+        cmocka_unit_test(test_tools),
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_file_change_diffs),
+        cmocka_unit_test(test_usage_and_the_rest),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of baton serve's token file (src/serve-token.c).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "serve.h"
+#include "unit-fs.h"
+#include "util.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "%s", "/tmp/bt-token-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    bt_unit_rm_rf(dir);
+    return 0;
+}
+
+static void write_file(const char *text, mode_t mode)
+{
+    char *path = bt_xasprintf("%s/serve.token", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    assert_int_equal(chmod(path, mode), 0);
+    free(path);
+}
+
+/* Made once, 0600, 64 hex digits; read back the same afterwards. */
+static void test_made_then_kept(void **state)
+{
+    (void)state;
+    char a[BT_SERVE_TOKEN_HEX + 1], b[BT_SERVE_TOKEN_HEX + 1];
+    char *why = NULL;
+    assert_int_equal(bt_serve_token(dir, a, &why), 0);
+    assert_null(why);
+    assert_int_equal(strlen(a), BT_SERVE_TOKEN_HEX);
+    assert_int_equal(strspn(a, "0123456789abcdef"), BT_SERVE_TOKEN_HEX);
+    struct stat st;
+    char *path = bt_xasprintf("%s/serve.token", dir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    free(path);
+    assert_int_equal(bt_serve_token(dir, b, &why), 0);
+    assert_string_equal(a, b);
+    assert_int_equal(bt_serve_token_equal(a, b), 1);
+    b[10] = b[10] == 'a' ? 'b' : 'a';
+    assert_int_equal(bt_serve_token_equal(b, a), 0);
+    assert_int_equal(bt_serve_token_equal("", a), 0);
+    assert_int_equal(bt_serve_token_equal(NULL, a), 0);
+    char longer[BT_SERVE_TOKEN_HEX + 2];
+    snprintf(longer, sizeof longer, "%sx", a);
+    assert_int_equal(bt_serve_token_equal(longer, a), 0);
+}
+
+/* A file others can read, or one that holds no token, is refused with why. */
+static void test_refused(void **state)
+{
+    (void)state;
+    char t[BT_SERVE_TOKEN_HEX + 1];
+    char *why = NULL;
+    char good[BT_SERVE_TOKEN_HEX + 2];
+    memset(good, 'a', BT_SERVE_TOKEN_HEX);
+    good[BT_SERVE_TOKEN_HEX] = '\n';
+    good[BT_SERVE_TOKEN_HEX + 1] = '\0';
+    write_file(good, 0644);
+    assert_true(bt_serve_token(dir, t, &why) < 0);
+    assert_non_null(strstr(why, "can be read by others"));
+    free(why);
+    why = NULL;
+    write_file("not a token\n", 0600);
+    assert_true(bt_serve_token(dir, t, &why) < 0);
+    assert_non_null(strstr(why, "does not hold a token"));
+    free(why);
+    why = NULL;
+    write_file(good, 0600);
+    assert_int_equal(bt_serve_token(dir, t, &why), 0);
+    assert_int_equal(strspn(t, "a"), BT_SERVE_TOKEN_HEX);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_made_then_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
