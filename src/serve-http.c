@@ -62,15 +62,6 @@ static int has_token(const struct bt_serve_req *r)
     return bt_serve_token_equal(cookie, r->srv->token);
 }
 
-/* Everything under /v1 but the OpenAPI document, which holds no data. */
-static int needs_token(const char *uri)
-{
-    if (strncmp(uri, "/v1", 3) != 0 || (uri[3] && uri[3] != '/' && uri[3] != '?'))
-        return 0;
-    size_t n = strcspn(uri, "?");
-    return !(n == 16 && strncmp(uri, "/v1/openapi.json", 16) == 0);
-}
-
 /* 0 when the request may go on; otherwise the reply was queued. */
 static int refuse(struct bt_serve_req *r, enum MHD_Result *ret)
 {
@@ -92,7 +83,7 @@ static int refuse(struct bt_serve_req *r, enum MHD_Result *ret)
     else if (origin && !own_origin(r->srv, origin))
         *ret = bt_serve_fail(r, MHD_HTTP_FORBIDDEN, "forbidden_origin",
                              "requests from pages of another origin (%s) are refused", origin);
-    else if (needs_token(r->uri) && !has_token(r))
+    else if (!bt_serve_route_open(r->uri) && !has_token(r))
         *ret = bt_serve_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
                              "this needs the token of $BATON_HOME/serve.token, as "
                              "'Authorization: Bearer TOKEN'");

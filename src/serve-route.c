@@ -202,6 +202,16 @@ static enum MHD_Result v1(struct bt_serve_req *r, const struct path *p)
     return not_found(r);
 }
 
+int bt_serve_route_open(const char *uri)
+{
+    struct path p;
+    if (split(uri, &p) != 0)
+        return 0;
+    if (p.n >= 1 && strcmp(p.seg[0], "v1") == 0)
+        return p.n == 2 && strcmp(p.seg[1], "openapi.json") == 0;
+    return p.n <= 1;
+}
+
 enum MHD_Result bt_serve_route(struct bt_serve_req *r)
 {
     struct path p;

@@ -130,6 +130,11 @@ const char *bt_serve_arg(const struct bt_serve_req *r, const char *key);
 
 /* serve-route.c: dispatch a whole request (path split from r->uri). */
 enum MHD_Result bt_serve_route(struct bt_serve_req *r);
+/* 1 when uri, read as bt_serve_route reads it (each segment unescaped),
+ * names what anyone may fetch without the token: the page's files and
+ * /v1/openapi.json. 0 for everything else, a path that names nothing
+ * included, so no spelling of /v1 (%76%31, v%31) passes unchecked. */
+int bt_serve_route_open(const char *uri);
 
 /* serve-api.c: the handlers that start turns or change a conversation;
  * conv is a full id that exists. */

@@ -87,6 +87,31 @@ class Security(ServeCase):
                     self.api.check_error(r, 401, "unauthorized", method, template)
         self.assertEqual(self.stored(), before)
 
+    def test_token_required_however_spelled(self):
+        """The router unescapes each segment, so /%76%31/coders is
+        /v1/coders: every spelling of a route needs the token as the
+        plain one does (a check on the raw path let these through)."""
+        before = self.stored()
+        spell = [lambda t: t.replace("/v1", "/%761", 1),
+                 lambda t: t.replace("/v1", "/v%31", 1),
+                 lambda t: t.replace("/v1", "/%76%31", 1),
+                 lambda t: t.replace("/v1/", "/v1%2F", 1),
+                 lambda t: t.replace("conversations", "c%6Fnversations", 1)]
+        for method, target, template, body in self.routes():
+            for way in spell:
+                t = way(target)
+                if t == target:
+                    continue
+                with self.subTest(target=t, method=method):
+                    r = self.client.request(method, t, body, token=None)
+                    self.api.check_error(r, 401, "unauthorized")
+        self.assertEqual(self.stored(), before)
+        # with the token the spelling names the route: the test above
+        # asked for real resources, not for paths that name nothing
+        self.api.check(self.client.get("/%76%31/coders"), "GET", "/v1/coders", 200)
+        self.api.check(self.client.get("/%76%31/openapi.json", token=None), "GET",
+                       "/v1/openapi.json", 200)
+
     def test_login_cookie(self):
         r = self.client.post("/v1/login")
         self.api.check(r, "POST", "/v1/login", 204)
