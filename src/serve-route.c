@@ -158,6 +158,8 @@ static enum MHD_Result conversation(struct bt_serve_req *r, const struct path *p
         return not_found(r);
     if (!method_in(r, allow))
         return not_allowed(r, allow);
+    if (bt_serve_recover(r->srv))
+        bt_serve_sse_wake(r->srv, NULL);
     struct bt_store_conversation c = {0};
     int rc = bt_id_valid(id) ? bt_store_conversation_get(r->srv->store, id, &c) : BT_ENOTFOUND;
     bt_store_conversation_release(&c);

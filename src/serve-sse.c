@@ -15,9 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd-common.h"
 #include "error.h"
-#include "proc.h"
 #include "serve.h"
 #include "store-follow.h"
 #include "store.h"
@@ -108,17 +106,33 @@ static int pick_run(struct bt_serve_stream *st)
     return ok;
 }
 
+/* A stream waiting for a run of a conversation deleted meanwhile (baton rm,
+ * DELETE) would wait for ever: it ends. 1 if it ended. */
+static int end_if_gone(struct bt_serve_stream *st)
+{
+    struct bt_store_conversation c = {0};
+    if (bt_store_conversation_get(st->srv->store, st->conv, &c) == BT_ENOTFOUND)
+        st->ended = 1;
+    bt_store_conversation_release(&c);
+    return st->ended;
+}
+
 static void fill_conversation(struct bt_serve_stream *st)
 {
     struct bt_store *s = st->srv->store;
-    if (!st->run[0] && !pick_run(st))
+    if (!st->run[0] && !pick_run(st)) {
+        end_if_gone(st);
         return; /* the first run is not there yet */
+    }
     for (;;) {
         if (!st->run_done) {
             /* the state first: every event committed before the end is read next */
             struct bt_store_run r = {0};
-            int running = bt_store_run_get(s, st->run, &r) != 0 || r.state == BT_STORE_RUN_RUNNING;
+            int got = bt_store_run_get(s, st->run, &r);
+            int running = got != 0 || r.state == BT_STORE_RUN_RUNNING;
             bt_store_run_release(&r);
+            if (got == BT_ENOTFOUND && end_if_gone(st))
+                return;
             int rc = bt_store_event_each(s, st->run, st->next_seq, on_event, st);
             if (rc < 0) {
                 stream_error(st);
@@ -136,8 +150,10 @@ static void fill_conversation(struct bt_serve_stream *st)
             return;
         }
         char next[BT_ID_SIZE];
-        if (bt_store_run_next(s, st->conv, st->run, next) != 0)
+        if (bt_store_run_next(s, st->conv, st->run, next) != 0) {
+            end_if_gone(st);
             return; /* wait for the next run */
+        }
         set_run(st, next);
         if (st->out.len >= BT_SERVE_STREAM_CHUNK)
             return;
@@ -356,34 +372,18 @@ void bt_serve_sse_wake(struct bt_serve *srv, const char *conv)
             wake(st);
 }
 
-/* A followed run whose baton process died: recover it as attach does, so
- * its stream gets the closing turn.completed. 1 if anything was done. */
-static int recover_dead(struct bt_serve *srv, const struct bt_serve_stream *st)
-{
-    struct bt_store_run r = {0};
-    int dead = !st->all && st->run[0] && !st->run_done &&
-               bt_store_run_get(srv->store, st->run, &r) == 0 && r.state == BT_STORE_RUN_RUNNING &&
-               bt_proc_pid_gone(r.owner_pid, r.owner_start);
-    bt_store_run_release(&r);
-    if (dead)
-        bt_cmd_recover(srv->store);
-    return dead;
-}
-
 void bt_serve_sse_beat(struct bt_serve *srv, int ping)
 {
     char ts[32];
     bt_time_rfc3339(bt_now_ms(), ts);
-    int recovered = 0;
-    for (struct bt_serve_stream *st = srv->streams; st; st = st->next) {
-        if (!recovered && st->suspended)
-            recovered = recover_dead(srv, st);
+    for (struct bt_serve_stream *st = srv->streams; st; st = st->next)
         if (ping) {
             bt_buf_addf(&st->out, ": keepalive\n\nevent: ping\ndata: {\"ts\":\"%s\"}\n\n", ts);
             wake(st);
         }
-    }
-    if (recovered)
+    /* a run whose baton process died ends interrupted, so its followers get
+     * the closing turn.completed and the API no longer finds it busy */
+    if (bt_serve_recover(srv))
         bt_serve_sse_wake(srv, NULL);
 }
 

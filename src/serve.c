@@ -109,6 +109,18 @@ static void on_watch(uv_fs_event_t *w, const char *name, int events, int status)
     }
 }
 
+int bt_serve_recover(struct bt_serve *srv)
+{
+    struct bt_store_run *dead = NULL;
+    size_t n = 0;
+    int rc = bt_store_dead_runs(srv->store, &dead, &n);
+    bt_store_run_list_free(dead, n);
+    if (rc || n == 0)
+        return 0;
+    bt_cmd_recover(srv->store);
+    return 1;
+}
+
 static void on_beat(uv_timer_t *t)
 {
     struct bt_serve *srv = t->data;

@@ -168,13 +168,19 @@ void bt_serve_cli_stop(struct bt_serve *srv);
  * there is none; sent with a strict Content-Security-Policy. */
 enum MHD_Result bt_serve_page(struct bt_serve_req *r, const char *path);
 
+/* serve.c: recover the running runs whose baton process died, as every
+ * CLI command does when it opens the store (bt_cmd_recover): they end
+ * interrupted with what they stored. Called on the beat and before a
+ * request about a conversation, so neither a stream nor a busy check
+ * waits on a dead worker. 1 if any run was recovered. */
+int bt_serve_recover(struct bt_serve *srv);
+
 /* serve-sse.c: event streams. */
 enum MHD_Result bt_serve_sse_conversation(struct bt_serve_req *r, const char *conv);
 enum MHD_Result bt_serve_sse_all(struct bt_serve_req *r);
 /* Wake the streams of conv (NULL: every stream) to read the store. */
 void bt_serve_sse_wake(struct bt_serve *srv, const char *conv);
-/* The beat: a ping to every stream when due, and a check of followed
- * runs whose owner died (recovered as `baton attach` does). */
+/* The beat: a ping to every stream when due, and bt_serve_recover. */
 void bt_serve_sse_beat(struct bt_serve *srv, int ping);
 /* Stopping: end every stream. */
 void bt_serve_sse_close_all(struct bt_serve *srv);

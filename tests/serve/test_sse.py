@@ -16,7 +16,10 @@ SIGKILL mid-turn and started again: the run goes on in its worker and
 the resumed stream loses nothing.
 """
 import json
+import os
+import signal
 import socket
+import sqlite3
 import time
 
 import servetest
@@ -299,6 +302,48 @@ class KilledServe(ServeCase, Checks):
         d = self.api.check(r2, "GET", "/v1/conversations/{id}", 200)
         self.assertEqual(d["runs"][0]["state"], "completed")
         self.assertEqual(d["messages"][-1]["text"], servetest.ANSWER)
+
+    def test_dead_worker(self):
+        """A worker killed mid-turn (SIGKILL; serve and the coder left
+        alone): serve recovers the run as every CLI command would, its
+        follower gets the closing turn.completed, interrupted, and the
+        conversation takes the next prompt at once (no 409 busy, nothing
+        queued behind a run no one runs)."""
+        self.home.gate.hold()
+        conv, run = self.create("a worker that dies")
+        s = self.open(f"/v1/conversations/{conv}/events")
+        for seq in range(1, HELD_EVENTS + 1):
+            self.event(s, run, seq)
+        db = sqlite3.connect(os.path.join(self.home.home, "baton.db"))
+        try:
+            (pid,) = db.execute("SELECT owner_pid FROM runs WHERE id = ?", (run,)).fetchone()
+        finally:
+            db.close()
+        os.kill(pid, signal.SIGKILL)
+        seq, ev = HELD_EVENTS, {}
+        while ev.get("type") != "turn.completed":
+            seq += 1
+            self.assertLess(seq, 100, "no turn.completed")
+            ev, _ = self.event(s, run, seq, timeout=10)
+        self.assertEqual(ev["status"], "interrupted", ev)
+        s.expect_end()
+        d = self.detail(conv)
+        self.assertEqual(d["runs"][0]["state"], "interrupted")
+        self.assertIsNone(d["running"])
+        self.home.gate.release()
+        doc = self.send(conv, "after the crash")
+        self.assertEqual(doc["state"], "started", doc)
+        self.assertEqual(self.idle(conv)["runs"][-1]["state"], "completed")
+
+    def test_deleted_conversation_ends_its_stream(self):
+        """A stream waiting on a conversation that is then deleted (with
+        baton rm, behind serve's back) ends instead of pinging for ever."""
+        conv, run = self.create("soon gone")
+        self.idle(conv)
+        s = self.open(f"/v1/conversations/{conv}/events?follow=1")
+        self.turn(s, run)
+        self.home.baton("rm", "-y", conv)
+        s.expect_end(10)
 
 
 if __name__ == "__main__":
