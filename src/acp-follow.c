@@ -15,12 +15,17 @@
 
 #include "acp-int.h"
 #include "acp-map.h"
+#include "cmd-common.h"
 #include "event.h"
 #include "util.h"
 
 /* How often the store is looked at: a followed turn's events come as
  * late as this. */
 #define BT_ACP_FOLLOW_MS 100
+/* Looks between two checks for a run whose baton process died (killed, or
+ * its machine's OOM killer): recovered as `baton attach` does, it ends
+ * interrupted, and the prompt waiting on it is answered. */
+#define BT_ACP_RECOVER_LOOKS 10
 
 struct follow {
     struct bt_acp *a;
@@ -182,10 +187,12 @@ struct bt_acp_waiting *bt_acp_follow(struct bt_acp *a, struct bt_acp_session *se
     struct follow f = {.a = a, .se = se, .s = s};
     bt_acp_map_init(&f.map);
     const struct timespec tick = {.tv_nsec = BT_ACP_FOLLOW_MS * 1000000L};
-    while (w && !atomic_load(&a->stopping)) {
+    for (unsigned looks = 1; w && !atomic_load(&a->stopping); looks++) {
         /* the wait first: never a spin with the caller, who
          * may find the conversation busy again at once */
         nanosleep(&tick, NULL);
+        if (looks % BT_ACP_RECOVER_LOOKS == 0)
+            bt_cmd_recover(s);
         if (atomic_load(&se->cancel))
             cancel(&f, &w);
         if (!w || !look(&f, &w))

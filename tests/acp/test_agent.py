@@ -252,16 +252,18 @@ class Queue(AgentCase):
                              [("FIRST", "complete"), ("SECOND", "complete")])
 
     @contextlib.contextmanager
-    def behind_a_cli_run(self):
+    def behind_a_cli_run(self, killed=False):
         """A `baton run` in the background whose turn waits at the gate,
         and an agent's prompt for its conversation waiting queued behind
-        it: (the agent, the conversation, the prompt's id). At the end the
-        gate opens and the CLI must end well."""
+        it: (the agent, the conversation, the prompt's id); the run's
+        process is self.cli. At the end the gate opens and the CLI must
+        end well (killed: by SIGKILL)."""
         self.home.gate.hold()
         p = subprocess.Popen(servetest.baton_argv(["run", "--json", "-C", self.home.project,
                                                    PROMPT]),
                              env=self.home.env, cwd=self.home.dir, stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL)
+        self.cli = p
         try:
             conv = json.loads(p.stdout.readline())["conversation"]
             wait_for(lambda: self.running(conv), 30, "the CLI's turn to run")
@@ -272,7 +274,7 @@ class Queue(AgentCase):
             wait_for(lambda: self.queued(conv), 30, "the prompt to wait queued")
             yield a, conv, id
             self.home.gate.release()
-            self.assertEqual(p.wait(60), 0)
+            self.assertEqual(p.wait(60), -signal.SIGKILL if killed else 0)
         finally:
             if p.poll() is None:
                 p.kill()
@@ -292,6 +294,22 @@ class Queue(AgentCase):
         users = [(m["text"], m["state"]) for m in self.home.show(conv)["messages"]
                  if m["role"] == "user"]
         self.assertEqual(users, [(PROMPT, "complete"), ("from the editor", "complete")])
+
+    def test_prompt_behind_a_killed_process(self):
+        """The `baton run` holding the conversation is killed (SIGKILL):
+        the agent finds within seconds that its run's baton process is
+        gone, the run ends interrupted (recovered as `baton attach` does,
+        its coder's group stopped) and the editor's prompt goes out as the
+        next turn. It waited for ever."""
+        with self.behind_a_cli_run(killed=True) as (a, conv, id):
+            self.cli.kill()
+            self.home.gate.release()
+            answer = a.answer(id, 30, [])
+            self.assertEqual(answer.get("result"), {"stopReason": "end_turn"}, answer)
+        msgs = self.home.show(conv)["messages"]
+        self.assertEqual([(m["role"], m["state"]) for m in msgs],
+                         [("user", "complete"), ("assistant", "interrupted"),
+                          ("user", "complete"), ("assistant", "complete")], msgs)
 
     def test_cancel_while_another_process_runs(self):
         """Cancelled while it waits behind another process's turn: taken
