@@ -36,6 +36,7 @@ struct tool {
     enum bt_item_kind kind;
     char *name;    /* tool name, or the file path / query the item names */
     char *command; /* Bash: the command line */
+    char *plan;    /* TodoWrite: its todos as plan lines, "[status] content" */
 };
 
 struct claude_parser {
@@ -70,6 +71,7 @@ static void tool_clear(struct tool *t)
     free(t->id);
     free(t->name);
     free(t->command);
+    free(t->plan);
     memset(t, 0, sizeof(*t));
 }
 
@@ -207,6 +209,28 @@ static struct tool *tool_find(struct claude_parser *p, const char *id)
     return NULL;
 }
 
+/* TodoWrite's input {todos: [{content, status, activeForm}]} as plan
+ * lines "[status] content", the plan text of every coder (docs/events.md):
+ * its result says only that the list was saved. NULL without todos. */
+static char *todo_plan(const cJSON *input)
+{
+    struct bt_buf text = BT_BUF_INIT;
+    const cJSON *todo;
+    cJSON_ArrayForEach(todo, cJSON_GetObjectItemCaseSensitive(input, "todos"))
+    {
+        const char *content = bt_json_str(todo, "content");
+        const char *status = bt_json_str(todo, "status");
+        if (content)
+            bt_buf_addf(&text, "%s[%s] %s", text.len ? "\n" : "", status ? status : "pending",
+                        content);
+    }
+    if (!text.len) {
+        bt_buf_release(&text);
+        return NULL;
+    }
+    return bt_buf_detach(&text, NULL);
+}
+
 /* item.started for a tool use whose input is complete. */
 static void tool_started(struct claude_parser *p, const char *id, const char *name,
                          const cJSON *input, const struct bt_parser_sink *sink)
@@ -227,6 +251,8 @@ static void tool_started(struct claude_parser *p, const char *id, const char *na
     t->name = bt_xstrdup(label ? label : "tool"); /* a tool_use without a name */
     if (t->kind == BT_ITEM_COMMAND && bt_json_str(input, "command"))
         t->command = bt_xstrdup(bt_json_str(input, "command"));
+    if (t->kind == BT_ITEM_PLAN)
+        t->plan = todo_plan(input);
     char *detail = input ? cJSON_PrintUnformatted(input) : NULL;
     char *changes = t->kind == BT_ITEM_FILE_CHANGE ? tool_changes(name, input) : NULL;
     struct bt_event ev;
@@ -300,6 +326,10 @@ static void on_user(struct claude_parser *p, const cJSON *msg, const struct bt_p
         ev.item.command = t->command;
         ev.item.text = out.data;
         ev.item.text_len = out.len;
+        if (t->plan && !failed) { /* the plan itself, not "Todos have been modified" */
+            ev.item.text = t->plan;
+            ev.item.text_len = strlen(t->plan);
+        }
         sink->event(sink->data, &ev);
         bt_buf_release(&out);
         tool_clear(t);

@@ -2,6 +2,7 @@
 /* acp-map: normalized events as ACP session/update objects (acp-map.h). */
 #include "acp-map.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,20 +175,35 @@ static int on_tool(struct bt_acp_map *m, const struct bt_event *ev, cJSON *updat
     return 1;
 }
 
-/* One plan entry from a line: "[status] step" keeps its status. */
+/* ACP's PlanEntryStatus for a coder's word for a step's state: codex says
+ * inProgress (turn/plan/updated, 0.171.0), claude's TodoWrite and the ACP
+ * agents in_progress; case, '_', '-' and ' ' are not told apart. Unknown
+ * words are pending. */
+static const char *plan_status(const char *w, size_t n)
+{
+    char k[16];
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 1 < sizeof k; i++)
+        if (w[i] != '_' && w[i] != '-' && w[i] != ' ')
+            k[o++] = (char)tolower((unsigned char)w[i]);
+    k[o] = '\0';
+    if (strcmp(k, "inprogress") == 0 || strcmp(k, "active") == 0 || strcmp(k, "running") == 0)
+        return "in_progress";
+    if (strcmp(k, "completed") == 0 || strcmp(k, "done") == 0 || strcmp(k, "complete") == 0)
+        return "completed";
+    return "pending";
+}
+
+/* One plan entry from a line: "[status] step" (the plan text of
+ * docs/events.md) keeps its status, whatever the coder calls it. */
 static void add_entry(cJSON *entries, const char *line, size_t len)
 {
-    static const char *const states[] = {"pending", "in_progress", "completed"};
     const char *status = "pending";
-    for (size_t i = 0; i < BT_ARRAY_SIZE(states); i++) {
-        size_t n = strlen(states[i]);
-        if (len > n + 3 && line[0] == '[' && memcmp(line + 1, states[i], n) == 0 &&
-            line[n + 1] == ']' && line[n + 2] == ' ') {
-            status = states[i];
-            line += n + 3;
-            len -= n + 3;
-            break;
-        }
+    const char *close = len > 1 && line[0] == '[' ? memchr(line, ']', len) : NULL;
+    if (close && (size_t)(close - line) + 1 < len && close[1] == ' ') {
+        status = plan_status(line + 1, (size_t)(close - line) - 1);
+        len -= (size_t)(close - line) + 2;
+        line = close + 2;
     }
     cJSON *e = cJSON_CreateObject();
     char *t = bt_xstrndup(line, len);

@@ -51,6 +51,7 @@ struct corpus_case {
     char *coder;     /* "codex" (default), "pi", "claude", or an ACP coder */
     int expect_exit; /* -1: not checked */
     char *status, *error_kind, *error_contains, *final_text, *final_contains, *stdout_lacks;
+    char *stdout_has;
     struct count counts[MAX_LIST];
     int ncounts;
 };
@@ -118,6 +119,8 @@ static void parse_line(struct corpus_case *c, const char *line)
         c->error_contains = v;
     else if ((v = value_of(line, "expect-stdout-lacks")))
         c->stdout_lacks = v;
+    else if ((v = value_of(line, "expect-stdout-has")))
+        c->stdout_has = v;
     else if ((v = value_of(line, "expect-count")) && c->ncounts < MAX_LIST) {
         if (parse_count(v, &c->counts[c->ncounts]) == 0)
             c->ncounts++;
@@ -346,6 +349,8 @@ static void run_case(void **state)
         check_stream(c, res.out.data);
     if (c->stdout_lacks)
         assert_null(strstr(res.out.data, c->stdout_lacks));
+    if (c->stdout_has && !strstr(res.out.data, c->stdout_has))
+        fail_msg("stdout lacks '%s':\n%s", c->stdout_has, res.out.data);
     check_group_gone(c, home);
     bt_test_result_release(&res);
     for (int i = 0; env[i]; i++)
@@ -373,6 +378,7 @@ static int release_case(void **state)
     free(c->final_contains);
     free(c->error_contains);
     free(c->stdout_lacks);
+    free(c->stdout_has);
     return 0;
 }
 

@@ -118,7 +118,10 @@ static void test_plan(void **state)
     struct bt_acp_map m;
     bt_acp_map_init(&m);
     struct bt_event ev = item(BT_EVENT_ITEM_COMPLETED, "plan", BT_ITEM_PLAN);
-    const char *text = "[completed] read it\n  [in_progress] fix it \n\nship it\n[odd] x";
+    /* the status words of claude and the ACP agents, codex's inProgress
+     * (turn/plan/updated), its "?" for none, one no coder uses */
+    const char *text = "[completed] read it\n  [in_progress] fix it \n\nship it\n[odd] x\n"
+                       "[inProgress] run tests\n[?] y\n[]z";
     ev.item.text = text;
     ev.item.text_len = strlen(text);
     expect(&m, &ev,
@@ -126,7 +129,10 @@ static void test_plan(void **state)
            "{\"content\":\"read it\",\"priority\":\"medium\",\"status\":\"completed\"},"
            "{\"content\":\"fix it\",\"priority\":\"medium\",\"status\":\"in_progress\"},"
            "{\"content\":\"ship it\",\"priority\":\"medium\",\"status\":\"pending\"},"
-           "{\"content\":\"[odd] x\",\"priority\":\"medium\",\"status\":\"pending\"}]}]");
+           "{\"content\":\"x\",\"priority\":\"medium\",\"status\":\"pending\"},"
+           "{\"content\":\"run tests\",\"priority\":\"medium\",\"status\":\"in_progress\"},"
+           "{\"content\":\"y\",\"priority\":\"medium\",\"status\":\"pending\"},"
+           "{\"content\":\"[]z\",\"priority\":\"medium\",\"status\":\"pending\"}]}]");
     bt_acp_map_release(&m);
 }
 
