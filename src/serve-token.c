@@ -2,7 +2,8 @@
 /*
  * serve-token: the bearer token of baton serve, kept in
  * $BATON_HOME/serve.token so a restarted server (and a page that kept it)
- * goes on with the same one. Made with O_EXCL, mode 0600; a file anyone else
+ * goes on with the same one. Made whole aside and linked into place, mode
+ * 0600 (two servers starting at once get the same one); a file anyone else
  * could read is refused rather than trusted.
  */
 #include <errno.h>
@@ -40,10 +41,15 @@ static int make_token(const char *path, char token[BT_SERVE_TOKEN_HEX + 1], char
     }
     for (size_t i = 0; i < sizeof raw; i++)
         snprintf(token + 2 * i, 3, "%02x", raw[i]);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    /* written whole aside, then linked into place: a server starting at
+     * the same moment never reads a file half written, and link() fails
+     * with EEXIST for the one that comes second, which reads the other's */
+    char *tmp = bt_xasprintf("%s.XXXXXX", path);
+    int fd = mkstemp(tmp); /* mode 0600 */
     if (fd < 0) {
         int e = errno;
         *why = bt_xasprintf("cannot create %s: %s", path, strerror(e));
+        free(tmp);
         return -e;
     }
     char line[BT_SERVE_TOKEN_HEX + 1];
@@ -53,8 +59,13 @@ static int make_token(const char *path, char token[BT_SERVE_TOKEN_HEX + 1], char
     int e = w == (ssize_t)sizeof line ? 0 : (w < 0 ? errno : EIO);
     if (close(fd) != 0 && !e)
         e = errno;
+    if (!e && link(tmp, path) != 0)
+        e = errno;
+    unlink(tmp);
+    free(tmp);
+    if (e == EEXIST)
+        return -EEXIST;
     if (e) {
-        unlink(path);
         *why = bt_xasprintf("cannot write %s: %s", path, strerror(e));
         return -e;
     }
@@ -94,17 +105,21 @@ static int read_token(const char *path, int fd, char token[BT_SERVE_TOKEN_HEX + 
 int bt_serve_token(const char *home, char token[BT_SERVE_TOKEN_HEX + 1], char **why)
 {
     char *path = bt_xasprintf("%s/serve.token", home);
-    int rc;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-        rc = read_token(path, fd, token, why);
-        close(fd);
-    } else if (errno == ENOENT) {
-        rc = make_token(path, token, why);
-    } else {
-        rc = -errno;
-        *why = bt_xasprintf("cannot open %s: %s", path, strerror(errno));
+    int rc = -EEXIST;
+    for (int tries = 0; rc == -EEXIST && tries < 2; tries++) {
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) {
+            rc = read_token(path, fd, token, why);
+            close(fd);
+        } else if (errno == ENOENT) {
+            rc = make_token(path, token, why); /* -EEXIST: another made it first */
+        } else {
+            rc = -errno;
+            *why = bt_xasprintf("cannot open %s: %s", path, strerror(errno));
+        }
     }
+    if (rc == -EEXIST)
+        *why = bt_xasprintf("cannot make %s: it came and went meanwhile", path);
     free(path);
     return rc;
 }

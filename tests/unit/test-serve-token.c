@@ -8,10 +8,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "serve.h"
@@ -97,11 +99,60 @@ static void test_refused(void **state)
     assert_int_equal(strspn(t, "a"), BT_SERVE_TOKEN_HEX);
 }
 
+/* Servers starting at the same moment on a new home: each gets the token,
+ * the same one, none reads a file half written, nothing is left aside. */
+static void test_made_at_once(void **state)
+{
+    (void)state;
+    enum { N = 8 };
+    int fds[N][2];
+    pid_t pids[N];
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(pipe(fds[i]), 0);
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            char t[BT_SERVE_TOKEN_HEX + 1] = "";
+            char *why = NULL;
+            int rc = bt_serve_token(dir, t, &why);
+            dprintf(fds[i][1], "%d %s %s", rc, rc ? "-" : t, why ? why : "-");
+            _exit(0);
+        }
+        close(fds[i][1]);
+    }
+    char first[BT_SERVE_TOKEN_HEX + 1] = "";
+    for (int i = 0; i < N; i++) {
+        char out[512] = "";
+        ssize_t n = read(fds[i][0], out, sizeof out - 1);
+        close(fds[i][0]);
+        int status = 0;
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(n > 0);
+        int rc = -1;
+        char t[BT_SERVE_TOKEN_HEX + 1] = "";
+        assert_int_equal(sscanf(out, "%d %64s", &rc, t), 2);
+        if (rc != 0)
+            fail_msg("server %d: %s", i, out);
+        if (!first[0])
+            memcpy(first, t, sizeof first);
+        assert_string_equal(t, first);
+    }
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            files++;
+    closedir(d);
+    assert_int_equal(files, 1); /* serve.token alone */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_made_then_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_made_at_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
