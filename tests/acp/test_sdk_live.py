@@ -9,7 +9,7 @@ client (sdk-client.mjs, acpsdk.py).
 
 Per coder, one `baton acp -c CODER --approval auto` process: initialize;
 session/new; a prompt whose answer streams as agent_message_chunk equal to
-the stand-in's echo; in a second session a `[[shell:echo hi]]` prompt
+the stand-in's echo; in a second session a `[[shell:touch allowed-file && echo hi]]` prompt
 giving a tool_call (kind execute) and a tool_call_update completed with
 the command's output. Then a new `baton acp` process: session/load
 replays the first session (the prompt as user_message_chunk, then the
@@ -19,10 +19,10 @@ two turns). Then, under --approval deny, a shell command the client
 rejects (codex and claude ask; pi asks nothing) does not run, and a slow
 answer the client cancels ends cancelled with its first ticks kept.
 
-A coder whose binary variable is not set (or names no executable) is
-skipped, saying which; when every coder is skipped the program prints
-SKIPPED and exits 77 (ctest: Skipped). A skipped coder is never reported
-as passed. A coder that asks for approval (codex) asks the client, which
+One coder per run (argv[1]: codex, pi or claude; a ctest entry each):
+without its binary variable set to an executable the program prints
+SKIPPED and exits 77 (ctest: Skipped), so a coder that did not run is
+never reported as passed. A coder that asks for approval (codex) asks the client, which
 allows once; --approval auto decides for one whose client does not answer.
 """
 import json
@@ -84,7 +84,8 @@ class Live:
         f = self.home.client([
             INITIALIZE,
             new_session(self.work, "s"), prompt(sid("s"), FIRST, **{"as": "p1"}),
-            new_session(self.work, "t"), prompt(sid("t"), "[[shell:echo hi]]", **{"as": "p2"}),
+            new_session(self.work, "t"),
+            prompt(sid("t"), "[[shell:touch allowed-file && echo hi]]", **{"as": "p2"}),
         ], args=self.args(), cwd=self.work, timeout=300,
             permission="allow_once").check(self)  # a coder that asks: the client allows
         t1 = time.monotonic()
@@ -116,6 +117,18 @@ class Live:
                       if c["type"] == "content" and c["content"]["type"] == "text")
         self.assertIn("hi", out, ends[-1])
         self.assertIn("hi", Facts.text(f.updates("p2", "agent_message_chunk", t)))
+        # the coder's approval request went to the client, whose answer ran it
+        # (claude asks nothing for a plain echo: hence the touch)
+        self.assertTrue(os.path.exists(os.path.join(self.work, "allowed-file")))
+        asked = f.of("permission")
+        resolved = [json.loads(x) for x in self.home.baton("attach", "--json", t).splitlines()
+                    if '"approval.resolved"' in x]
+        if self.asks:
+            self.assertEqual(len(asked), 1, f)
+            self.assertEqual(asked[0]["params"]["toolCall"]["kind"], "execute")
+            self.assertEqual([(e["decision"], e["by"]) for e in resolved], [("accept", "user")])
+        else:  # pi asks nothing
+            self.assertEqual((asked, resolved), ([], []))
 
         # load in a new process, then the next prompt resumes the session
         g = self.home.client([
@@ -211,18 +224,26 @@ class LiveClaude(Live, acpsdk.Case):
 
 
 def main():
+    """argv[1]: the coder whose story runs (one ctest entry per coder, each
+    skipped on its own: a coder without its CLI is never counted as
+    passed)."""
     acpsdk.require()
     if not os.access(acpsdk.STANDIN, os.X_OK):
         print(f"error: baton-standin is not built: {acpsdk.STANDIN}", file=sys.stderr)
         sys.exit(1)
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    cases = {c.coder: c for c in (LiveCodex, LivePi, LiveClaude)}
+    if len(sys.argv) != 2 or sys.argv[1] not in cases:
+        print(f"usage: {sys.argv[0]} {'|'.join(cases)}", file=sys.stderr)
+        sys.exit(2)
+    case = cases[sys.argv[1]]
+    bin = os.environ.get(case.bin_var, "")
+    if not bin or not os.access(bin, os.X_OK):
+        acpsdk.skip(f"{case.bin_var} does not name an executable "
+                    f"(tests/scripts/install-{case.coder}.sh installs the pinned one)")
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(case)
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     if result.wasSuccessful() and not STARTED:
-        acpsdk.skip("no coder CLI: BATON_TEST_CODEX_BIN, BATON_TEST_PI_BIN and "
-                    "BATON_TEST_CLAUDE_BIN are all unset")
-    print(f"acp-sdk-live: ran {', '.join(STARTED) or 'no coder'}; skipped "
-          f"{', '.join(c for c in ('codex', 'pi', 'claude') if c not in STARTED) or 'none'}",
-          flush=True)
+        acpsdk.skip(f"{case.coder}'s tests did not start")
     sys.exit(0 if result.wasSuccessful() else 1)
 
 
