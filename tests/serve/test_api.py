@@ -49,7 +49,7 @@ class Api(ServeCase):
         (r,) = d["runs"]
         self.assertEqual(r["id"], run)
         self.assertEqual((r["turn"], r["state"], r["exit_code"], r["coder_version"], r["coder"]),
-                         (1, "completed", 0, "0.171.0", "codex"))  # the first installed coder
+                         (1, "completed", 0, "0.171.0", "codex"))  # the first coder listed, as `baton run`
         self.assertEqual(r["native_session_id"], NATIVE_ID)
         self.assertEqual(r["usage"], USAGE)
         self.assertIsNotNone(r["ended"])
