@@ -16,12 +16,14 @@ holds markup that must stay text. After each test the browser's console
 may hold no Content-Security-Policy refusal and no uncaught error.
 
 Skipped (exit 77) when chromium, chromedriver or python3-selenium is
-missing (tests/scripts/deps.sh installs them). BATON_WEB_SHOTS=DIR saves
-screenshots of each step there.
+missing (tests/scripts/deps.sh installs them); a chromium that is there
+but does not start fails. Screenshots of each step are saved in
+build/web-shots/ (BATON_WEB_SHOTS=DIR: in DIR).
 """
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 
 import servetest
@@ -45,7 +47,10 @@ if not CHROMIUM or not CHROMEDRIVER:
     servetest.skip("chromium or chromedriver is not installed (tests/scripts/deps.sh "
                    "installs chromium and chromium-driver)")
 
-SHOTS = os.environ.get("BATON_WEB_SHOTS")
+# screenshots of every step, kept as the run's artifacts: in the build
+# directory (BATON_TEST_TMPDIR) unless BATON_WEB_SHOTS names another
+SHOTS = os.environ.get("BATON_WEB_SHOTS") or os.path.join(
+    os.environ.get("BATON_TEST_TMPDIR") or tempfile.gettempdir(), "web-shots")
 # a prompt whose markup must reach the page as text, never as elements
 MARKUP = 'say <b>hi</b> <img src=x onerror="window.__pwned=1">'
 
@@ -60,7 +65,10 @@ def browser(width, height, phone=False):
     try:
         d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=o)
     except WebDriverException as e:
-        servetest.skip(f"chromium does not start headless here: {e.msg}")
+        # installed but broken is a failure, not a skip: the browser test
+        # would otherwise never run and never say so
+        raise AssertionError(f"chromium ({CHROMIUM}) with {CHROMEDRIVER} does not start "
+                             f"headless: {e.msg}") from e
     d.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                       {"width": width, "height": height, "deviceScaleFactor": 1,
                        "mobile": phone})
@@ -163,9 +171,8 @@ class BrowserCase(ServeCase):
         return self.until(present, "a confirm dialog")
 
     def shot(self, name, d=None):
-        if SHOTS:
-            os.makedirs(SHOTS, exist_ok=True)
-            (d or self.d).save_screenshot(os.path.join(SHOTS, f"{name}.png"))
+        os.makedirs(SHOTS, exist_ok=True)
+        (d or self.d).save_screenshot(os.path.join(SHOTS, f"{name}.png"))
 
     def assert_console_clean(self, d):
         """No CSP refusal, no uncaught error. Failed loads are not errors

@@ -13,7 +13,7 @@ cancelled with its partial answer kept and the follow-up still queued (a
 queue waits after a cancelled turn), then sent first with the next
 prompt, resuming the same codex thread; the search box finding the
 conversation by a word of the follow-up and nothing for a word no one
-wrote. Screenshots with BATON_WEB_SHOTS=DIR.
+wrote. Screenshots go to build/web-shots (BATON_WEB_SHOTS=DIR: there).
 
 Skipped (exit 77) without BATON_TEST_CODEX_BIN, chromium, chromedriver or
 python3-selenium.
