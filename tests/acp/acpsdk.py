@@ -176,7 +176,29 @@ class Facts:
         test.assertEqual(self.proc.returncode, 0, msg)
         test.assertEqual(len(self.of("done")), 1, msg)
         test.assertEqual([(f["code"], f["signal"]) for f in self.of("exit")], [(0, None)], msg)
+        test.assertEqual(self.schema_problems(), [], msg)
         return self
+
+    def schema_problems(self):
+        """Every message of baton's the client saw, as the SDK handed it
+        over, against the ACP schema of the pinned SDK (schema/v1): the
+        updates, the permission requests and the responses, whatever the
+        coder behind baton (the zod schemas let some things through)."""
+        from acptest import RESPONSES, VALIDATORS  # needs the SDK, as this does
+
+        def against(name, value, f):
+            return [f"{name}: {e.message} at {list(e.absolute_path)}: {json.dumps(f)[:300]}"
+                    for e in VALIDATORS[name].iter_errors(value)]
+        out = []
+        for f in self.facts:
+            if f["fact"] == "update":
+                out += against("SessionNotification",
+                               {"sessionId": f["sessionId"], "update": f["update"]}, f)
+            elif f["fact"] == "permission":
+                out += against("RequestPermissionRequest", f["params"], f)
+            elif f["fact"] == "response" and f.get("method") in RESPONSES:
+                out += against(RESPONSES[f["method"]], f["result"], f)
+        return out
 
 
 # the stand-in, its scratch root and the poll helper are the serve tests'
