@@ -12,18 +12,12 @@
 #include <string.h>
 
 #include "json.h"
+#include "parser-acp-tool.h"
 #include "runner-acp.h"
 
 /* Tool calls remembered for their updates, which name only the id: a turn
  * with more open at once is not credible; the oldest is forgotten. */
 #define ACP_MAX_TOOLS 64
-
-struct acp_tool {
-    char *id;
-    enum bt_item_kind kind;
-    char *title;   /* the tool call's title: a command line, a path */
-    char *command; /* execute: rawInput.command when a string, else title */
-};
 
 struct acp_parser {
     const struct bt_acp_profile *profile; /* first: bt_acp_parser_diagnose reads it */
@@ -222,36 +216,6 @@ static void on_chunk(struct acp_parser *a, const cJSON *u, enum bt_item_kind kin
 
 /* ---- tool calls ------------------------------------------------------- */
 
-/* ToolKind -> item kind: execute a command; edit, delete, move a file
- * change; fetch, search a web search; read, think, switch_mode, other and
- * an unknown kind a tool call. */
-static enum bt_item_kind tool_kind(const char *k)
-{
-    static const struct {
-        const char *name;
-        enum bt_item_kind kind;
-    } map[] = {
-        {"execute", BT_ITEM_COMMAND},    {"edit", BT_ITEM_FILE_CHANGE},
-        {"delete", BT_ITEM_FILE_CHANGE}, {"move", BT_ITEM_FILE_CHANGE},
-        {"fetch", BT_ITEM_WEB_SEARCH},   {"search", BT_ITEM_WEB_SEARCH},
-    };
-    for (size_t i = 0; k && i < BT_ARRAY_SIZE(map); i++)
-        if (strcmp(map[i].name, k) == 0)
-            return map[i].kind;
-    return BT_ITEM_TOOL_CALL;
-}
-
-/* ToolCallStatus -> item status: pending and in_progress are under way;
- * an unknown status is never success. */
-static const char *tool_status(const char *s, int *final)
-{
-    *final = 0;
-    if (!s || strcmp(s, "pending") == 0 || strcmp(s, "in_progress") == 0)
-        return "in_progress";
-    *final = 1;
-    return strcmp(s, "completed") == 0 ? "completed" : "failed";
-}
-
 static struct acp_tool *tool_find(struct acp_parser *a, const char *id)
 {
     for (size_t i = 0; i < a->ntools; i++)
@@ -279,67 +243,6 @@ static struct acp_tool *tool_add(struct acp_parser *a, const char *id)
     return t;
 }
 
-/* What a tool call or its update says about the tool, kept for later
- * updates (which send only what changed). */
-static void tool_learn(struct acp_tool *t, const cJSON *u)
-{
-    const char *kind = bt_json_str(u, "kind");
-    const char *title = bt_json_str(u, "title");
-    const cJSON *input = bt_json_obj(u, "rawInput");
-    const char *cmd = input ? bt_json_str(input, "command") : NULL;
-    if (kind)
-        t->kind = tool_kind(kind);
-    if (title)
-        bt_json_set_str(&t->title, title);
-    if (cmd)
-        bt_json_set_str(&t->command, cmd);
-}
-
-/* The text blocks of a tool call's content (ToolCallContent "content"
- * entries), joined by newlines: a command's output, a tool's result. */
-static void content_text(const cJSON *content, struct bt_buf *out)
-{
-    const cJSON *c;
-    cJSON_ArrayForEach(c, content)
-    {
-        const char *type = bt_json_str(c, "type");
-        const cJSON *block = bt_json_obj(c, "content");
-        const char *text = block ? bt_json_str(block, "text") : NULL;
-        if (!type || strcmp(type, "content") != 0 || !text)
-            continue;
-        if (out->len)
-            bt_buf_addc(out, '\n');
-        bt_buf_adds(out, text);
-    }
-}
-
-/* The members kept verbatim as an item's detail: diffs, locations, the
- * tool's raw input and output. */
-static char *tool_detail(const cJSON *u)
-{
-    static const char *const keys[] = {"content", "locations", "rawInput", "rawOutput"};
-    return bt_parser_detail(u, keys, BT_ARRAY_SIZE(keys));
-}
-
-/* The diff entries of a tool call's content, normalized: ToolCallContent
- * {type: "diff", path, oldText (null or absent for a new file), newText}
- * (ACP schema, @agentclientprotocol/sdk 2.4.0). */
-static char *tool_changes(const cJSON *content)
-{
-    cJSON *changes = NULL;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, content)
-    {
-        const char *type = bt_json_str(c, "type");
-        if (!type || strcmp(type, "diff") != 0)
-            continue;
-        const char *old = bt_json_str(c, "oldText");
-        bt_parser_change(&changes, bt_json_str(c, "path"), old ? "update" : "add", NULL, NULL, old,
-                         bt_json_str(c, "newText"));
-    }
-    return bt_parser_changes_text(changes);
-}
-
 /* tool_call (started) and tool_call_update (completed when its status is
  * final; otherwise progress, or started for a call not seen before). */
 static void on_tool(struct acp_parser *a, const cJSON *u, int update,
@@ -356,9 +259,9 @@ static void on_tool(struct acp_parser *a, const cJSON *u, int update,
     int known = t != NULL;
     if (!t)
         t = tool_add(a, id);
-    tool_learn(t, u);
+    bt_acp_tool_learn(t, u);
     int final;
-    const char *status = tool_status(bt_json_str(u, "status"), &final);
+    const char *status = bt_acp_tool_item_status(bt_json_str(u, "status"), &final);
     if (update && known && !final) {
         struct bt_signal sig = {.type = BT_SIGNAL_PROGRESS};
         sink->signal(sink->data, &sig);
@@ -370,7 +273,7 @@ static void on_tool(struct acp_parser *a, const cJSON *u, int update,
     ev.item.kind = t->kind;
     ev.item.status = status;
     struct bt_buf text = BT_BUF_INIT;
-    content_text(cJSON_GetObjectItemCaseSensitive(u, "content"), &text);
+    bt_acp_content_text(cJSON_GetObjectItemCaseSensitive(u, "content"), &text);
     if (text.len) {
         ev.item.text = text.data;
         ev.item.text_len = text.len;
@@ -379,8 +282,8 @@ static void on_tool(struct acp_parser *a, const cJSON *u, int update,
         ev.item.command = t->command ? t->command : t->title;
     else
         ev.item.name = t->title;
-    char *detail = tool_detail(u);
-    char *changes = tool_changes(cJSON_GetObjectItemCaseSensitive(u, "content"));
+    char *detail = bt_acp_tool_detail(u);
+    char *changes = bt_acp_tool_changes(cJSON_GetObjectItemCaseSensitive(u, "content"));
     ev.item.detail_json = detail;
     ev.item.changes_json = t->kind == BT_ITEM_FILE_CHANGE ? changes : NULL;
     emit_output(a, sink, &ev);
@@ -506,7 +409,7 @@ static const char *approval_kind(struct acp_parser *a, const cJSON *tc)
     const char *k = tc ? bt_json_str(tc, "kind") : NULL;
     const char *id = tc ? bt_json_str(tc, "toolCallId") : NULL;
     struct acp_tool *t = id ? tool_find(a, id) : NULL;
-    enum bt_item_kind kind = k ? tool_kind(k) : t ? t->kind : BT_ITEM_TOOL_CALL;
+    enum bt_item_kind kind = k ? bt_acp_tool_item_kind(k) : t ? t->kind : BT_ITEM_TOOL_CALL;
     return kind == BT_ITEM_COMMAND       ? "command"
            : kind == BT_ITEM_FILE_CHANGE ? "file_change"
                                          : "other";
