@@ -12,6 +12,7 @@
  * stream spans runs, and each run numbers its events from 1.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -255,7 +256,8 @@ static int parse_event_id(const char *text, char run[BT_ID_SIZE], int64_t *seq)
     char *end;
     errno = 0;
     long long v = strtoll(colon + 1, &end, 10);
-    if (!bt_id_valid(run) || end == colon + 1 || *end || errno || v < 0)
+    /* INT64_MAX names no event (seqs are counted from 1) and has no next */
+    if (!bt_id_valid(run) || end == colon + 1 || *end || errno || v < 0 || v == INT64_MAX)
         return -1;
     *seq = v;
     return 0;

@@ -134,12 +134,16 @@ class Streams(ServeCase, Checks):
             with self.subTest(query=q):
                 s = self.client.stream(f"{url}?{q}")
                 self.api.check_error(s.response, status, kind, "GET", EVENTS)
-        for q, status, kind in (("after=x", 400, "bad_request"),
+        # the largest seq has no next one (it wrapped round to a replay
+        # from seq 1); one past it is out of range
+        big = f"{run1}:{2**63 - 1}"
+        for q, status, kind in (("after=x", 400, "bad_request"), (f"after={big}", 400,
+                                "bad_request"), (f"after={run1}:{2**63}", 400, "bad_request"),
                                 (f"after={other_run}:1", 404, "not_found")):
             with self.subTest(query=q):
                 s = self.client.stream(f"{url}?{q}")
                 self.api.check_error(s.response, status, kind, "GET", EVENTS)
-        for lei, status, kind in (("not an id", 400, "bad_request"),
+        for lei, status, kind in (("not an id", 400, "bad_request"), (big, 400, "bad_request"),
                                   (f"{other_run}:1", 404, "not_found")):
             with self.subTest(last_event_id=lei):
                 s = self.client.stream(url, [("Last-Event-ID", lei)])
