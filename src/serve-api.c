@@ -150,7 +150,7 @@ static int parse_body(struct bt_serve_req *r, const char *const *names, struct b
     }
     if (!why)
         return 0;
-    *ret = *key ? bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "\"%s\" %s", key, why)
+    *ret = *key ? bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "\"%s\": %s", key, why)
                 : bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", why);
     cJSON_Delete(b->root);
     b->root = NULL;
@@ -161,6 +161,16 @@ static void body_release(struct body *b)
 {
     cJSON_Delete(b->root);
     free(b->cwd);
+}
+
+int bt_serve_body_none(struct bt_serve_req *r, enum MHD_Result *ret)
+{
+    static const char *const none[] = {NULL};
+    struct body b;
+    if (parse_body(r, none, &b, ret) != 0)
+        return -1;
+    body_release(&b);
+    return 0;
 }
 
 /* The prompt is there and fine; 0, or -1 with the 400 queued. */

@@ -53,6 +53,31 @@ static int own_origin(const struct bt_serve *srv, const char *origin)
            strchr(origin + 7, ':') != NULL && own_authority(srv, origin + 7);
 }
 
+struct header_count {
+    const char *name;
+    int n;
+};
+
+static enum MHD_Result count_one(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    (void)kind, (void)value;
+    struct header_count *c = cls;
+    if (key && strcasecmp(key, c->name) == 0)
+        c->n++;
+    return MHD_YES;
+}
+
+/* How many times the request has header name: a second Host (RFC 9112,
+ * 3.2: answered 400) or Origin could say another thing than the first,
+ * which is the one checked. */
+static int header_count(struct MHD_Connection *conn, const char *name)
+{
+    struct header_count c = {name, 0};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_one, &c);
+    return c.n;
+}
+
 static int has_token(const struct bt_serve_req *r)
 {
     const char *auth = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
@@ -75,6 +100,9 @@ static int refuse(struct bt_serve_req *r, enum MHD_Result *ret)
         *ret = bt_serve_fail(r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
                              "the server has %d connections open, its most; try again",
                              BT_SERVE_CONNECTIONS);
+    else if (header_count(r->conn, "Host") > 1 || header_count(r->conn, "Origin") > 1)
+        *ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                             "a request has one Host header and at most one Origin");
     else if (!own_authority(r->srv, host))
         *ret = bt_serve_fail(r, MHD_HTTP_MISDIRECTED_REQUEST, "misdirected",
                              "this server answers to 127.0.0.1:%d, localhost:%d or the address "

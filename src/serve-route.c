@@ -111,13 +111,16 @@ static int json_body_ok(const struct bt_serve_req *r)
 
 static enum MHD_Result login(struct bt_serve_req *r)
 {
+    enum MHD_Result ret;
+    if (bt_serve_body_none(r, &ret) != 0)
+        return ret;
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
     char *cookie = bt_xasprintf("baton_token=%s; HttpOnly; SameSite=Strict; Path=/", r->srv->token);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
     free(cookie);
-    enum MHD_Result ret = MHD_queue_response(r->conn, MHD_HTTP_NO_CONTENT, resp);
+    ret = MHD_queue_response(r->conn, MHD_HTTP_NO_CONTENT, resp);
     MHD_destroy_response(resp);
     return ret;
 }
@@ -169,6 +172,10 @@ static enum MHD_Result conversation(struct bt_serve_req *r, const struct path *p
         return bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s",
                              bt_store_errmsg(r->srv->store));
     const char *what = p->n > 3 ? p->seg[3] : "";
+    enum MHD_Result ret;
+    int fieldless = (p->n == 3 && !is(r, "GET")) || p->n == 5 || strcmp(what, "cancel") == 0;
+    if (fieldless && bt_serve_body_none(r, &ret) != 0)
+        return ret;
     if (p->n == 3)
         return is(r, "GET") ? bt_serve_read_detail(r, id) : bt_serve_cli_remove(r, id);
     if (p->n == 5)

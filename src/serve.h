@@ -142,6 +142,11 @@ enum MHD_Result bt_serve_api_create(struct bt_serve_req *r);
 enum MHD_Result bt_serve_api_send(struct bt_serve_req *r, const char *conv);
 enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r, const char *conv);
 enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r, const char *conv);
+/* For the requests that take no fields (cancel, a queued message's
+ * DELETE, a conversation's DELETE, login): no body, or a JSON object with
+ * no member. 0, or -1 with the 400 queued in *ret, as a malformed body or
+ * an unknown field of any request. */
+int bt_serve_body_none(struct bt_serve_req *r, enum MHD_Result *ret);
 enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r, const char *conv, const char *n);
 enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r, const char *conv);
 /* 1 with a 409 busy queued in *ret when a turn of conv runs, else 0. */

@@ -152,6 +152,17 @@ class Security(ServeCase):
             with self.subTest(host=host):
                 self.api.check(self.client.get("/v1/coders", host=host), "GET", "/v1/coders",
                                200)
+        # ours first, then another: only the first was checked
+        before = self.stored()
+        for name, value in (("Host", f"evil.example:{port}"), ("Host", f"127.0.0.1:{port}"),
+                            ("Origin", "http://evil.example")):
+            with self.subTest(duplicate=f"{name}: {value}"):
+                extra = [("Origin", f"http://127.0.0.1:{port}")] if name == "Origin" else []
+                r = self.client.post("/v1/conversations",
+                                     {"prompt": "twice", "cwd": self.home.project},
+                                     headers=extra + [(name, value)])
+                self.api.check_error(r, 400, "bad_request")
+        self.assertEqual(self.stored(), before)
 
     def test_foreign_origin(self):
         port = self.serve.port
@@ -310,6 +321,21 @@ class Security(ServeCase):
             with self.subTest(message=repr(body)[:80]):
                 self.error("POST", f"/v1/conversations/{self.conv}/messages",
                            CONV + "/messages", 400, "bad_request", body)
+        # the requests without fields refuse a body that has any (they did
+        # what they were asked, whatever came with it)
+        c = self.conv
+        fieldless = [("POST", f"/v1/conversations/{c}/cancel", CONV + "/cancel"),
+                     ("DELETE", f"/v1/conversations/{c}/queue/1", CONV + "/queue/{n}"),
+                     ("DELETE", f"/v1/conversations/{c}", CONV),
+                     ("POST", "/v1/login", "/v1/login")]
+        for method, target, template in fieldless:
+            for body in (b"{not json", b"[]", {"unknown_field": 1}, {"force": True}):
+                with self.subTest(fieldless=f"{method} {target}", body=repr(body)[:40]):
+                    self.error(method, target, template, 400, "bad_request", body)
+        for body in (b"{", {"timeout": -1}, {"approval": "maybe"}, {"prompt": "x"}):
+            with self.subTest(retry=repr(body)[:40]):
+                self.error("POST", f"/v1/conversations/{c}/retry", CONV + "/retry", 400,
+                           "bad_request", body)
         self.assertEqual(self.stored(), before)
 
     def test_media_types(self):
