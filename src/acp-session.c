@@ -225,7 +225,10 @@ static void replay_run(struct replay *r, const char *run)
     bt_acp_map_release(&r->map);
 }
 
-/* Each turn: its prompt(s) as user_message_chunk, then its events. */
+/* The transcript as `baton show` has it: each prompt sent as a
+ * user_message_chunk, each answer as the events of its run. A turn run
+ * again (retry) has an answer per run, each replayed; prompts sent
+ * together in one turn are one chunk each before it. */
 static void replay(struct bt_acp *a, const char *sid)
 {
     struct bt_store_message *m = NULL;
@@ -233,20 +236,12 @@ static void replay(struct bt_acp *a, const char *sid)
     if (bt_store_message_list(a->store, sid, &m, &n) != 0)
         return;
     struct replay r = {.a = a, .sid = sid};
-    const char *pending = NULL; /* the run whose prompts were sent, not its events */
     for (size_t i = 0; i < n; i++) {
-        int user = m[i].role == BT_STORE_ROLE_USER && m[i].state != BT_STORE_MSG_QUEUED;
-        if (pending && (!user || strcmp(m[i].run, pending) != 0)) {
-            replay_run(&r, pending);
-            pending = NULL;
-        }
-        if (user) {
+        if (m[i].role == BT_STORE_ROLE_USER && m[i].state != BT_STORE_MSG_QUEUED)
             bt_acp_update(a, sid, bt_acp_map_user_text(m[i].text), 0);
-            pending = m[i].run[0] ? m[i].run : NULL;
-        }
+        else if (m[i].role == BT_STORE_ROLE_ASSISTANT && m[i].run[0])
+            replay_run(&r, m[i].run);
     }
-    if (pending)
-        replay_run(&r, pending);
     bt_store_message_list_free(m, n);
 }
 

@@ -380,6 +380,29 @@ class Sessions(AgentCase):
         self.assertEqual(len([m for m in show["messages"] if m["role"] == "user"]), 2)
         self.assertEqual(show["conversation"]["native_session_id"], NATIVE_ID)
 
+    def test_load_replays_a_retried_turn(self):
+        """A turn cancelled, then run again with `baton retry`: load
+        replays both runs' answers, as `baton show` lists them (it
+        replayed the cancelled one only: a retry's run has no prompt of
+        its own)."""
+        a = self.agent()
+        sid = a.new_session()
+        first = self.start_held(a, sid)
+        a.notify("session/cancel", {"sessionId": sid})
+        self.assertEqual(a.answers([first])[first]["result"], {"stopReason": "cancelled"})
+        self.assertEqual(a.close(), 0)
+        self.home.gate.release()
+        self.home.baton("retry", sid)
+        answers = [m["text"] for m in self.home.show(sid)["messages"] if m["role"] == "assistant"]
+        self.assertEqual(len(answers), 2, answers)
+        self.assertEqual(answers[1], ANSWER)
+        b = self.agent()
+        updates = []
+        b.request("session/load", {"sessionId": sid, "cwd": self.home.project,
+                                   "mcpServers": []}, updates)
+        self.assertEqual(text_of(updates, "user_message_chunk"), PROMPT)
+        self.assertEqual(text_of(updates), answers[0] + answers[1])
+
     def test_cli_conversation_opens(self):
         p = self.home.baton("run", "--json", "-C", self.home.project, PROMPT)
         conv = json.loads(p.stdout.decode().splitlines()[0])["conversation"]
