@@ -96,11 +96,12 @@ static int refuse(struct bt_serve_req *r, enum MHD_Result *ret)
         MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     const union MHD_DaemonInfo *open =
         MHD_get_daemon_info(r->srv->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    if (open && open->num_connections > BT_SERVE_CONNECTIONS)
+    if (open && open->num_connections > BT_SERVE_CONNECTIONS) {
+        bt_serve_sse_probe(r->srv); /* closed streams may hold slots */
         *ret = bt_serve_fail(r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
                              "the server has %d connections open, its most; try again",
                              BT_SERVE_CONNECTIONS);
-    else if (header_count(r->conn, "Host") > 1 || header_count(r->conn, "Origin") > 1)
+    } else if (header_count(r->conn, "Host") > 1 || header_count(r->conn, "Origin") > 1)
         *ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request",
                              "a request has one Host header and at most one Origin");
     else if (!own_authority(r->srv, host))

@@ -374,6 +374,20 @@ void bt_serve_sse_wake(struct bt_serve *srv, const char *conv)
             wake(st);
 }
 
+static void probe_all(struct bt_serve *srv)
+{
+    for (struct bt_serve_stream *st = srv->streams; st; st = st->next) {
+        bt_buf_adds(&st->out, ":\n\n");
+        wake(st);
+    }
+}
+
+void bt_serve_sse_probe(struct bt_serve *srv)
+{
+    probe_all(srv);
+    srv->probes = 3;
+}
+
 void bt_serve_sse_beat(struct bt_serve *srv, int ping)
 {
     char ts[32];
@@ -383,6 +397,10 @@ void bt_serve_sse_beat(struct bt_serve *srv, int ping)
             bt_buf_addf(&st->out, ": keepalive\n\nevent: ping\ndata: {\"ts\":\"%s\"}\n\n", ts);
             wake(st);
         }
+    if (srv->probes > 0) {
+        srv->probes--;
+        probe_all(srv);
+    }
     /* a run whose baton process died ends interrupted, so its followers get
      * the closing turn.completed and the API no longer finds it busy */
     if (bt_serve_recover(srv))

@@ -71,6 +71,7 @@ struct bt_serve {
     struct bt_serve_job *jobs;       /* every worker report awaited */
     struct bt_serve_cli *clis;       /* every baton command run for a request */
     const char *baton;               /* that baton */
+    int probes;                      /* beats that still probe every stream */
     int stopping;
 };
 
@@ -185,8 +186,15 @@ enum MHD_Result bt_serve_sse_conversation(struct bt_serve_req *r, const char *co
 enum MHD_Result bt_serve_sse_all(struct bt_serve_req *r);
 /* Wake the streams of conv (NULL: every stream) to read the store. */
 void bt_serve_sse_wake(struct bt_serve *srv, const char *conv);
-/* The beat: a ping to every stream when due, and bt_serve_recover. */
+/* The beat: a ping to every stream when due, a probe while srv->probes
+ * says so, and bt_serve_recover. */
 void bt_serve_sse_beat(struct bt_serve *srv, int ping);
+/* An empty comment to every stream now and on the next beats: a stream
+ * waits suspended, unpolled, so a client that went away is noticed only
+ * when something is written to it (and only the second write after its
+ * close fails). Called when the connections are at their most, so the
+ * slots of closed streams come free without waiting for a ping. */
+void bt_serve_sse_probe(struct bt_serve *srv);
 /* Stopping: end every stream. */
 void bt_serve_sse_close_all(struct bt_serve *srv);
 

@@ -422,6 +422,32 @@ class Security(ServeCase):
                  "serve to answer again once the connections closed")
 
 
+class Slots(ServeCase):
+    """The slots of event streams whose clients went away come free when
+    they are needed, not at the next ping (none comes in this test)."""
+
+    home_name = "slots"
+    serve_args = ("--ping", "30")  # the longest: none comes within the wait below
+
+    def test_closed_streams_free_their_slots(self):
+        streams = []
+        try:
+            for _ in range(256):
+                s = self.client.stream("/v1/events", timeout=10)
+                streams.append(s)
+                self.api.check(s.response, "GET", "/v1/events", 200)
+            r = self.client.get("/v1/coders", timeout=10)
+            self.api.check_error(r, 503, "unavailable", "GET", "/v1/coders")
+        finally:
+            for s in streams:
+                s.close()
+        # a stream waits unpolled: only a write finds its client gone
+        # within 20 s, before the first ping (30 s after the start), which
+        # freed them too
+        wait_for(lambda: self.client.get("/v1/coders", timeout=10).status == 200, 20,
+                 "serve to answer again once the streams' clients went away")
+
+
 class Idle(ServeCase):
     """A connection that moves no data for 60 s is closed (half a request
     lets go of it so); a stream with pings is never that idle."""
