@@ -72,7 +72,9 @@ static const struct {
 static void dispatch(struct bt_acp *a, const char *method, const cJSON *id, const cJSON *params)
 {
     if (strcmp(method, "session/cancel") == 0) {
-        bt_acp_cancel(a, params); /* a notification; an id gets no answer either */
+        bt_acp_cancel(a, params);
+        if (id) /* a notification in ACP; sent as a request, JSON-RPC wants an answer */
+            bt_acp_result(a, id, NULL, 0);
         return;
     }
     if (strcmp(method, "initialize") == 0) {

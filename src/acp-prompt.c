@@ -374,7 +374,10 @@ static void queue_behind(struct bt_acp *a, const cJSON *id, struct bt_acp_sessio
             end = &(*end)->next;
         *end = w;
     } else {
-        bt_acp_error(a, id, BT_ACP_INTERNAL_ERROR,
+        /* the session's conversation went (baton rm, DELETE): as for an
+         * unknown session, resource not found */
+        int gone = rc == BT_ENOTFOUND && out.result == BT_SERVICE_USAGE;
+        bt_acp_error(a, id, gone ? BT_ACP_NOT_FOUND : BT_ACP_INTERNAL_ERROR,
                      out.message ? out.message : "the prompt could not be queued", 1);
     }
     se->queueing--;

@@ -115,6 +115,9 @@ class Agent:
                 self.problems.append(f"a response to no request: {json.dumps(msg)[:200]}")
             elif "result" not in msg:
                 self.problems.append(f"a response without result: {json.dumps(msg)[:200]}")
+            elif method == "session/cancel":  # a notification the client sent with an id
+                if msg["result"] != {}:
+                    self.problems.append(f"cancel answered {json.dumps(msg)[:200]}")
             else:
                 against(RESPONSES[method], msg["result"])
 

@@ -699,6 +699,30 @@ class BadInput(AgentCase):
         (model,) = [o for o in opts["configOptions"] if o["id"] == "model"]
         self.assertEqual(model["currentValue"], "default")
 
+    def test_cancel_sent_as_a_request(self):
+        """session/cancel is a notification; sent with an id it still
+        cancels, and it is answered, as JSON-RPC wants of a request (the
+        client waited for ever)."""
+        a = self.agent()
+        sid = a.new_session()
+        first = self.start_held(a, sid)
+        self.assertEqual(a.request("session/cancel", {"sessionId": sid}, []), {})
+        self.assertEqual(a.answers([first])[first]["result"], {"stopReason": "cancelled"})
+        self.home.gate.release()
+
+    def test_prompt_for_a_removed_conversation(self):
+        """The session's conversation removed with `baton rm` meanwhile:
+        the next prompt is refused as for an unknown session, -32002
+        (resource not found), and nothing is stored again."""
+        a = self.agent()
+        sid = a.new_session()
+        self.assertEqual(a.prompt(sid, PROMPT), {"stopReason": "end_turn"})
+        self.home.baton("rm", "-y", sid)
+        e = a.error("session/prompt", {"sessionId": sid,
+                                       "prompt": [{"type": "text", "text": "still there?"}]})
+        self.assertEqual(e["code"], -32002, e)
+        self.assertEqual(self.home.ls(), [])
+
     def test_method_not_found(self):
         a = self.agent()
         e = a.error("session/nosuch", {})
