@@ -292,8 +292,26 @@ void bt_acp_session_resume(struct bt_acp *a, const cJSON *id, const cJSON *param
 /* --- list, config options, close ----------------------------------------- */
 
 /* params: {cwd?, cursor?}; the cursor is the offset of the next page. */
+/* A member of params that, when there and not null, must be a string;
+ * and for cwd an absolute path (ListSessionsRequest). */
+static const char *list_param_problem(const cJSON *params)
+{
+    const cJSON *cwd = cJSON_GetObjectItemCaseSensitive(params, "cwd");
+    const cJSON *cursor = cJSON_GetObjectItemCaseSensitive(params, "cursor");
+    if (cwd && !cJSON_IsNull(cwd) && (!cJSON_IsString(cwd) || cwd->valuestring[0] != '/'))
+        return "cwd is an absolute path";
+    if (cursor && !cJSON_IsNull(cursor) && !cJSON_IsString(cursor))
+        return "not a cursor of baton acp";
+    return NULL;
+}
+
 void bt_acp_session_list(struct bt_acp *a, const cJSON *id, const cJSON *params)
 {
+    const char *problem = list_param_problem(params);
+    if (problem) {
+        bt_acp_error(a, id, BT_ACP_INVALID_PARAMS, problem, 0);
+        return;
+    }
     const char *asked = bt_json_str(params, "cwd");
     char *resolved = NULL, *why = asked ? bt_input_cwd(asked, &resolved) : NULL;
     free(why); /* a directory that is not there: compared as given */

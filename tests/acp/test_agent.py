@@ -458,7 +458,9 @@ class Sessions(AgentCase):
         self.assertEqual(r["sessions"][0]["cwd"], os.path.realpath(other))
         r = a.request("session/list", {"cwd": os.path.join(self.home.dir, "link")})
         self.assertEqual([s["sessionId"] for s in r["sessions"]], [s2], "asked resolved")
-        self.assertEqual(a.error("session/list", {"cursor": "x"})["code"], -32602)
+        for bad in ({"cursor": "x"}, {"cursor": 5}, {"cwd": "project"}, {"cwd": 7}):
+            with self.subTest(params=bad):
+                self.assertEqual(a.error("session/list", bad)["code"], -32602)
 
     def test_config_options(self):
         a = self.agent("-m", "gpt-test")
