@@ -309,6 +309,9 @@ lane_one() {
     serve_suite api                  # 91
     # the store-failure shim (LD_PRELOAD) reaches the baton under memcheck too
     integration integration-rebuild # 44
+    # measured 2026-12-04 beside the other lane's suites: 238 and 72 s
+    integration integration-args   # 238
+    integration integration-rm-acp # 72
 }
 lane_two() {
     direct_suites # 95
@@ -321,6 +324,9 @@ lane_two() {
     integration integration-watchdog         # 52
     integration integration-store-files      # 36
     crash_recovery                           # 9
+    integration integration-show             # 164
+    integration integration-rm               # 64
+    integration integration-acp              # 27
     # baton acp's threads (a turn per prompt) under memcheck; without the
     # ACP SDK (BATON_TEST_ACP_SDK) the suite says it is skipped, and so
     # does this gate
@@ -343,12 +349,6 @@ else
     lane_one
     lane_two
 fi
-# suites not yet placed in a lane: what they cost under memcheck is not
-# measured (natively 3 to 17 s each); they run natively and under ASan
-for t in integration-args integration-show integration-rm integration-rm-acp integration-acp; do
-    echo "$t: skipped (not placed in a lane yet: its time under memcheck is unmeasured; the ASan gate runs it)"
-    skipped+=("$t")
-done
 echo "integration-store-permissions: skipped (it runs baton through setpriv as another user, outside the wrapper)"
 skipped+=(integration-store-permissions)
 echo "integration-crash: skipped (SIGKILLs baton 30-2430 ms into a run; a baton under memcheck has stored nothing by then, so every point would pass vacuously; crash-recovery stands in)"
