@@ -178,6 +178,10 @@ class Streams(ServeCase, Checks):
         ended = self.turn(s, run2)
         self.assertEqual(json.loads(ended[-1])["status"], "cancelled")
         self.home.gate.release()
+        # turn.completed can be committed before the run's end state (a
+        # batch of events goes out before the worker's last write): a
+        # retry sent at once may find the run still busy (409), so wait
+        self.idle(conv)
         _, doc = self.call("POST", f"/v1/conversations/{conv}/retry", CONV + "/retry", 202)
         retry = doc["run"]
         self.assertEqual(self.run_of(conv, retry)["turn"], self.run_of(conv, run2)["turn"])
