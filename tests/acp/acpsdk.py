@@ -50,7 +50,6 @@ CLIENT = HERE / "sdk-client.mjs"
 STANDIN = os.environ.get("BATON_STANDIN") or str(TOP / "build/tests/standin/baton-standin")
 LIVE_ENV = TOP / "tests" / "live"  # <coder>-env.sh
 SKIP = 77
-CODERS = ["codex", "pi", "claude", "gemini", "opencode", "copilot"]
 
 INITIALIZE = {"request": "initialize",
               "params": {"protocolVersion": 1,
@@ -202,7 +201,7 @@ class Facts:
 
 
 # the stand-in, its scratch root and the poll helper are the serve tests'
-from servetest import Standin, live_scratch_root, wait_for  # noqa: E402,F401
+from servetest import Standin, live_scratch_root, scratch_env, wait_for  # noqa: E402,F401
 
 
 class Home:
@@ -213,20 +212,8 @@ class Home:
         self.home = os.path.join(self.dir, "baton-home")
         self.project = self.mkdir("project")
         self.mkdir("codex-home")
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": self.dir,
-            "LANG": "C.UTF-8",
-            "NO_COLOR": "1",
-            "BATON_HOME": self.home,
-            "CODEX_HOME": os.path.join(self.dir, "codex-home"),
-            "TMUX_TMPDIR": self.dir,
-            "BATON_CODEX_BIN": FAKE,
-            "BATON_BIN": BATON,
-            "BATON_TEST_ACP_SDK": SDK,
-        }
-        for c in CODERS[1:]:
-            env[f"BATON_{c.upper()}_BIN"] = os.path.join(self.dir, f"no-such-{c}")
+        env = scratch_env(self.dir, self.home)
+        env.update({"BATON_BIN": BATON, "BATON_TEST_ACP_SDK": SDK})
         if os.environ.get("BATON_TEST_WRAPPER"):
             env["BATON_TEST_WRAPPER"] = os.environ["BATON_TEST_WRAPPER"]
         self.env = env

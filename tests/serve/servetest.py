@@ -191,6 +191,26 @@ class Standin:
             self.proc.wait(10)
 
 
+def scratch_env(dir, home):
+    """The environment of a scratch directory dir with baton's store in
+    home: no user's files (HOME is dir), the fake coder as codex (codex's
+    home dir/codex-home), every other coder not installed. The serve and
+    acp tests' homes add their own."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": dir,
+        "LANG": "C.UTF-8",
+        "NO_COLOR": "1",
+        "BATON_HOME": home,
+        "CODEX_HOME": os.path.join(dir, "codex-home"),
+        "TMUX_TMPDIR": dir,
+        "BATON_CODEX_BIN": FAKE,
+    }
+    for c in OTHER_CODERS:
+        env[f"BATON_{c.upper()}_BIN"] = os.path.join(dir, f"no-such-{c}")
+    return env
+
+
 class Home:
     """A scratch directory for one test class (see the module comment)."""
 
@@ -201,21 +221,12 @@ class Home:
         os.mkdir(self.project)
         os.mkdir(os.path.join(self.dir, "codex-home"))
         self.gate = Gate(os.path.join(self.dir, "go"))
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": self.dir,
-            "LANG": "C.UTF-8",
-            "NO_COLOR": "1",
-            "BATON_HOME": self.home,
-            "CODEX_HOME": os.path.join(self.dir, "codex-home"),
-            "TMUX_TMPDIR": self.dir,
-            "BATON_CODEX_BIN": FAKE,
+        env = scratch_env(self.dir, self.home)
+        env.update({
             "FAKE_CODER_REPLAY": str(FIXTURE),
             "FAKE_CODER_PAUSE_AFTER": str(PAUSE_AFTER),
             "FAKE_CODER_PAUSE_FILE": self.gate.path,
-        }
-        for c in OTHER_CODERS:
-            env[f"BATON_{c.upper()}_BIN"] = os.path.join(self.dir, f"no-such-{c}")
+        })
         env.update(extra_env or {})
         self.env = env
         self.serves = []
