@@ -5,7 +5,7 @@
 import { $, el, show, kTokens } from './util.js';
 import { state } from './state.js';
 import { api, convPath } from './api.js';
-import { watchStream, updateConn, closeConvStream, fetchRun } from './streams.js';
+import { watchStream, onEvents, updateConn, closeConvStream, fetchRun } from './streams.js';
 import { navigate, showView } from './router.js';
 import { scheduleList, markCurrent } from './list.js';
 import { act, applyEvent } from './fold.js';
@@ -25,15 +25,9 @@ function openConvStream() {
     // refused: gone (404), or the server restarted; reopen if it is there
     if (state.es === es && (await loadDetail()) && state.es === es) openConvStream();
   });
-  es.onmessage = (m) => {
-    let ev;
-    try {
-      ev = JSON.parse(m.data);
-    } catch {
-      return;
-    }
+  onEvents(es, (ev) => {
     if (state.es === es && ev.conversation === state.current) liveEvent(ev);
-  };
+  });
   updateConn();
 }
 

@@ -5,7 +5,7 @@
 import { $, ID_RE, el, show, relTime, fullTime, baseName, meter } from './util.js';
 import { state } from './state.js';
 import { api } from './api.js';
-import { watchStream, updateConn } from './streams.js';
+import { watchStream, onEvents, updateConn } from './streams.js';
 import { navigate } from './router.js';
 
 export async function loadList() {
@@ -114,15 +114,9 @@ export function openDashboard() {
   watchStream(es, () => {
     if (state.dash === es) openDashboard();
   });
-  es.onmessage = (m) => {
-    let ev;
-    try {
-      ev = JSON.parse(m.data);
-    } catch {
-      return;
-    }
+  onEvents(es, (ev) => {
     if (ev.type === 'turn.started' || ev.type === 'turn.completed' || ev.type === 'session.started')
       scheduleList(400);
-  };
+  });
   updateConn();
 }

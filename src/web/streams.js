@@ -16,6 +16,20 @@ export function updateConn() {
   $('conn-text').textContent = { live: 'live', connecting: 'reconnecting', off: 'offline' }[s];
 }
 
+// Each event of an EventSource's data (an --json event) to fn; data that
+// is not JSON is passed over.
+export function onEvents(es, fn) {
+  es.onmessage = (m) => {
+    let ev;
+    try {
+      ev = JSON.parse(m.data);
+    } catch {
+      return;
+    }
+    fn(ev);
+  };
+}
+
 // An EventSource gives up only when the server refuses it (401, 404, 503):
 // see whether the token still holds, then open it again after a pause.
 export function watchStream(es, reopen) {
