@@ -360,6 +360,9 @@ const struct bt_runner_ops bt_runner_codex = {
     .start = codex_start,
     .on_signal = codex_on_signal,
     .interrupt = codex_interrupt,
+    .models_argv = bt_codex_models_argv,
+    .models_start = bt_codex_models_start,
+    .models_line = bt_codex_models_line,
 };
 
 /* Where baton finds codex's sessions (codex_session_root). */

@@ -11,6 +11,12 @@
  *   3 turn/start {threadId, input:[{type:"text", text}]}
  *   4 turn/interrupt {threadId, turnId}
  * Messages carry no "jsonrpc" member (codex app-server omits it too).
+ *
+ * Listing the models (runners/codex-models.c), in a process of its own:
+ *   1 initialize, `initialized`, then
+ *   5 model/list {limit} (ModelListParams), page after page while the
+ *     answer names a nextCursor: ModelListResponse {data: [Model {model,
+ *     displayName, hidden, isDefault, ...}], nextCursor}.
  */
 #ifndef BT_RUNNER_CODEX_H
 #define BT_RUNNER_CODEX_H
@@ -22,6 +28,7 @@ enum {
     BT_CODEX_ID_THREAD = 2,
     BT_CODEX_ID_TURN = 3,
     BT_CODEX_ID_INTERRUPT = 4,
+    BT_CODEX_ID_MODELS = 5,
 };
 
 extern const struct bt_runner_ops bt_runner_codex;
@@ -29,5 +36,11 @@ extern const struct bt_runner_ops bt_runner_codex;
 /* The runner's resolve_launcher op (runners/codex-launcher.c): the native
  * binary npm's bin/codex.js would run, and the environment it would give. */
 int bt_codex_resolve_launcher(const char *path, char **native, struct bt_strv *env);
+
+/* The runner's models_* ops (runners/codex-models.c; runner.h). */
+void bt_codex_models_argv(struct bt_strv *argv);
+void bt_codex_models_start(struct bt_buf *out);
+int bt_codex_models_line(const char *line, size_t len, struct bt_runner_models *m,
+                         struct bt_buf *out, char **why);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "coder.h"
 #include "error.h"
+#include "json.h"
 #include "parser-pi.h"
 
 struct pi_runner {
@@ -299,6 +300,77 @@ static int pi_interrupt(void *st, struct bt_buf *out)
     return 0;
 }
 
+/* --- the model list: get_available_models and get_state, in a process
+ * of its own that keeps no session (--no-session) ----------------------- */
+
+#define PI_MODELS_LISTED 1u /* get_available_models answered */
+#define PI_MODELS_STATE 2u  /* get_state answered */
+
+static void pi_models_argv(struct bt_strv *argv)
+{
+    bt_strv_push(argv, "--mode");
+    bt_strv_push(argv, "rpc");
+    bt_strv_push(argv, "--no-session");
+}
+
+static void pi_models_start(struct bt_buf *out)
+{
+    bt_buf_adds(out, "{\"id\":\"models\",\"type\":\"get_available_models\"}\n"
+                     "{\"id\":\"state\",\"type\":\"get_state\"}\n");
+}
+
+/* "provider/id", as -m takes it (session_args), or NULL (owned). */
+static char *model_value(const cJSON *model)
+{
+    const char *provider = bt_json_str(model, "provider"), *id = bt_json_str(model, "id");
+    if (!value_ok(provider) || !value_ok(id) || strchr(provider, '/'))
+        return NULL;
+    return bt_xasprintf("%s/%s", provider, id);
+}
+
+static void add_models(const cJSON *data, struct bt_runner_models *m)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(data, "models"))
+    {
+        char *value = model_value(it);
+        const char *name = bt_json_str(it, "name");
+        char *shown = name ? bt_xasprintf("%s (%s)", name, bt_json_str(it, "provider")) : NULL;
+        bt_runner_models_add(m, value, shown);
+        free(value);
+        free(shown);
+    }
+}
+
+static int pi_models_line(const char *line, size_t len, struct bt_runner_models *m,
+                          struct bt_buf *out, char **why)
+{
+    (void)out;
+    cJSON *msg = cJSON_ParseWithLength(line, len);
+    const char *type = bt_json_str(msg, "type"), *id = bt_json_str(msg, "id");
+    unsigned bit = !id ? 0 : strcmp(id, "models") == 0 ? PI_MODELS_LISTED
+                         : strcmp(id, "state") == 0    ? PI_MODELS_STATE
+                                                       : 0;
+    int rc = 0;
+    if (!type || strcmp(type, "response") != 0 || !bit) {
+        rc = 0; /* events, and extensions' UI requests */
+    } else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "success"))) {
+        const char *error = bt_json_str(msg, "error");
+        *why = bt_xasprintf("pi answered %s", error ? error : "with an error");
+        rc = BT_EPROTO;
+    } else {
+        const cJSON *data = bt_json_obj(msg, "data");
+        if (bit == PI_MODELS_LISTED)
+            add_models(data, m);
+        else if (!m->current)
+            m->current = model_value(bt_json_obj(data, "model"));
+        m->answered |= bit;
+        rc = m->answered == (PI_MODELS_LISTED | PI_MODELS_STATE);
+    }
+    cJSON_Delete(msg);
+    return rc;
+}
+
 const struct bt_runner_ops bt_runner_pi = {
     .bin_name = "pi",
     .bin_env = "BATON_PI_BIN",
@@ -314,6 +386,9 @@ const struct bt_runner_ops bt_runner_pi = {
     .start = pi_start,
     .on_signal = pi_on_signal,
     .interrupt = pi_interrupt,
+    .models_argv = pi_models_argv,
+    .models_start = pi_models_start,
+    .models_line = pi_models_line,
 };
 
 /* Where pi keeps its session files (pi_session_root). */

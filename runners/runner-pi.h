@@ -22,6 +22,11 @@
  *   "3" prompt {message}
  *   "4" abort
  * Extension UI dialogs are answered by the approval policy.
+ *
+ * Listing the models, in a process of its own (--mode rpc --no-session):
+ *   "models" get_available_models -> data.models [{id, name, provider}]
+ *   "state"  get_state             -> data.model, what pi runs given none
+ * A model's value is "provider/id", as -m takes it.
  */
 #ifndef BT_RUNNER_PI_H
 #define BT_RUNNER_PI_H

@@ -47,6 +47,19 @@ struct bt_runner_config {
     void *ask_data;
 };
 
+/* A coder's models as it lists them (models_line below), while they are
+ * read: value is what -m takes, name what a person is shown. */
+struct bt_runner_model {
+    char *value; /* owned: "gpt-5.5"; pi "provider/id" */
+    char *name;  /* owned */
+};
+struct bt_runner_models {
+    struct bt_runner_model *v; /* owned, n of them, in the coder's order */
+    size_t n;
+    char *current;     /* owned: the model the coder runs given none; NULL unknown */
+    unsigned answered; /* the runner's record of the answers read so far */
+};
+
 struct bt_runner_ops {
     const char *bin_name; /* executable looked up on PATH */
     const char *bin_env;  /* env var overriding the path, "BATON_CODEX_BIN" */
@@ -147,9 +160,31 @@ struct bt_runner_ops {
      * -ENOTSUP when the coder has none (or it cannot be sent yet): the engine
      * then goes straight to signals. */
     int (*interrupt)(void *st, struct bt_buf *out);
+
+    /* Optional: how the coder lists its models through its machine
+     * interface, for `baton acp`'s model select (bt_coder_models runs it
+     * in a short-lived process). models_argv appends the arguments after
+     * argv[0]; models_start the lines written first (stdin then stays
+     * open: codex app-server 0.171.0 exits at EOF without answering).
+     * models_line reads one line of stdout: it adds the models listed to
+     * *m (bt_runner_models_add) and may append a further request (the
+     * next page) to out. Returns 1 once the list is complete, 0 to read
+     * on, or BT_EPROTO when the coder answered with an error, *why (owned)
+     * its words. Pure functions. */
+    void (*models_argv)(struct bt_strv *argv);
+    void (*models_start)(struct bt_buf *out);
+    int (*models_line)(const char *line, size_t len, struct bt_runner_models *m,
+                       struct bt_buf *out, char **why);
 };
 
 /* Shared helpers (runners/runner-util.c). */
+
+/* Add a model to m: value and name copied (name NULL or empty: value).
+ * A value -m could not take (bt_input_model_problem), one already in m,
+ * or a name that is not one line of UTF-8 text is left out: what a coder
+ * lists is input. */
+void bt_runner_models_add(struct bt_runner_models *m, const char *value, const char *name);
+void bt_runner_models_release(struct bt_runner_models *m);
 
 /* Whether to accept approval request rq: cfg->ask's answer when it gives
  * one, else the policy (auto accepts; deny and never decline). *by is set

@@ -297,10 +297,12 @@ int bt_acp_agent_run(const struct bt_acp_opts *o, int in_fd, int out_fd, struct 
     pthread_cond_init(&a.asked, NULL);
     rc = bt_cmd_open_store(&a.store);
     if (rc == 0) {
+        bt_acp_models_init(&a);
         serve(&a, in_fd);
         /* a second signal meanwhile reaches the turns' own watchers: their
          * coders are killed rather than asked */
         bt_acp_prompt_stop_all(&a);
+        bt_acp_models_stop(&a); /* stopping is set: a listing stops too */
         /* the answers of stopped turns are written too: they may be lost */
         end->signo = atomic_load(&a.signo);
         end->out_errno = a.out_errno;

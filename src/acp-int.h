@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "acp-agent.h"
+#include "coder.h"
 #include "id.h"
 #include "store.h"
 
@@ -59,7 +60,21 @@ struct bt_acp_session {
     atomic_int cancel;              /* session/cancel: stop the running turn */
     int closed;                     /* session/close: no prompts until opened again */
     int allow_always;               /* the editor answered allow_always once: no more asking */
+    int announced;                  /* the client knows it: its options may be updated */
     struct bt_acp_waiting *waiting; /* queued prompts, oldest first */
+};
+
+/* A coder's models, listed once per agent (acp-models.c). Its fields are
+ * the agent's lock's. */
+struct bt_acp_models {
+    enum { BT_ACP_MODELS_UNASKED, BT_ACP_MODELS_LISTING, BT_ACP_MODELS_LISTED,
+           BT_ACP_MODELS_NONE } state;
+    struct bt_runner_models list; /* when LISTED */
+    char *cwd;                    /* where it is listed (the first session's) */
+    pthread_t thread;             /* the listing's */
+    int joinable;
+    struct bt_acp *a;
+    const struct bt_coder *coder;
 };
 
 struct bt_acp {
@@ -78,7 +93,8 @@ struct bt_acp {
     struct bt_acp_ask *asks; /* permission requests waiting for their answer */
     int64_t last_ask;        /* the last permission request's id */
     struct bt_acp_session *sessions;
-    int initialized; /* initialize was answered */
+    struct bt_acp_models *models; /* one per coder, in bt_coders order */
+    int initialized;              /* initialize was answered */
 };
 
 /* 1 if se's running turn must stop: cancelled, or the agent ends. */
@@ -132,10 +148,29 @@ void bt_acp_session_list(struct bt_acp *a, const cJSON *id, const cJSON *params)
 void bt_acp_session_set_option(struct bt_acp *a, const cJSON *id, const cJSON *params);
 void bt_acp_session_close(struct bt_acp *a, const cJSON *id, const cJSON *params);
 /* The session's config options (coder, model) as ACP's configOptions:
- * the coders baton knows; the coder's default, the session's model and
- * the models the store's newest conversations of that coder used. */
-cJSON *bt_acp_session_options(struct bt_acp *a, const struct bt_acp_session *se);
+ * the coders baton knows; the coder's default, the session's model, the
+ * models the coder listed (acp-models.c) and those the newest
+ * conversations of that coder in store s used. With the lock held. */
+cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s,
+                              const struct bt_acp_session *se);
 void bt_acp_session_free(struct bt_acp_session *se);
+
+/* --- acp-models.c: the coders' model lists ---------------------------- */
+
+/* Set up a->models (each coder unasked). */
+void bt_acp_models_init(struct bt_acp *a);
+/* A session of coder in cwd was announced with its options: list the
+ * coder's models in a thread of their own unless they are listed or
+ * being listed (or --no-model-list). Once listed, every announced
+ * session of that coder gets a config_option_update with them. Main
+ * thread, without the lock. */
+void bt_acp_models_want(struct bt_acp *a, const char *coder, const char *cwd);
+/* The models coder listed, or NULL (not listed, not yet, or it could
+ * not). With the lock held. */
+const struct bt_runner_models *bt_acp_models_listed(struct bt_acp *a, const char *coder);
+/* At the end, once a->stopping is set: stop and join every listing,
+ * free the lists. */
+void bt_acp_models_stop(struct bt_acp *a);
 
 /* --- acp-prompt.c: turns ---------------------------------------------- */
 

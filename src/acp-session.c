@@ -94,36 +94,59 @@ static int has_choice(const cJSON *options, const char *value)
     return 0;
 }
 
-/* The models coder ran with in the newest conversations, as choices: no
- * coder lists its models to baton yet, but the store remembers those a
- * user picked (`baton run -m`, an editor's select). */
-static void add_used_models(struct bt_acp *a, cJSON *options, const char *coder)
+/* The models coder ran with in the newest conversations of store s
+ * (NULL: none), as choices: a user may pick one the coder does not list
+ * (`baton run -m`, an editor's select). */
+static void add_used_models(struct bt_store *s, cJSON *options, const char *coder)
 {
     struct bt_store_conversation *v = NULL;
-    size_t n = 0;
-    if (bt_store_conversation_list(a->store, BT_ACP_MODELS_SEEN, &v, &n) != 0)
+    size_t n = 0, added = 0;
+    if (!s || bt_store_conversation_list(s, BT_ACP_MODELS_SEEN, &v, &n) != 0)
         return;
-    for (size_t i = 0; i < n && cJSON_GetArraySize(options) < BT_ACP_MODEL_CHOICES; i++)
+    for (size_t i = 0; i < n && added < BT_ACP_MODEL_CHOICES; i++)
         if (v[i].model && coder && strcmp(v[i].coder, coder) == 0 &&
-            !has_choice(options, v[i].model) && !bt_input_model_problem(v[i].model))
+            !has_choice(options, v[i].model) && !bt_input_model_problem(v[i].model)) {
             add_choice(options, v[i].model, v[i].model);
+            added++;
+        }
     bt_store_conversation_list_free(v, n);
 }
 
-cJSON *bt_acp_session_options(struct bt_acp *a, const struct bt_acp_session *se)
+/* The name of the model list's choice value, or NULL. */
+static const char *listed_name(const struct bt_runner_models *m, const char *value)
+{
+    for (size_t i = 0; m && value && i < m->n; i++)
+        if (strcmp(m->v[i].value, value) == 0)
+            return m->v[i].name;
+    return NULL;
+}
+
+cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s,
+                              const struct bt_acp_session *se)
 {
     cJSON *all = cJSON_CreateArray(), *options;
     cJSON *coder = select_option("coder", "Coder", NULL, se->coder, &options);
     for (size_t i = 0; bt_coders[i]; i++)
         add_choice(options, bt_coders[i]->name, bt_coders[i]->name);
     cJSON_AddItemToArray(all, coder);
-    /* the default, the one asked for, and those used before */
+    /* the default, the one asked for, those the coder lists, and those
+     * used before */
+    const struct bt_runner_models *listed = bt_acp_models_listed(a, se->coder);
     cJSON *model =
         select_option("model", "Model", "model", se->model ? se->model : "default", &options);
-    add_choice(options, "default", "the coder's default");
-    if (se->model)
+    const char *current = listed ? listed->current : NULL;
+    const char *current_name = listed_name(listed, current);
+    char *dflt = current ? bt_xasprintf("the coder's default (%s)",
+                                        current_name ? current_name : current)
+                         : bt_xstrdup("the coder's default");
+    add_choice(options, "default", dflt);
+    free(dflt);
+    if (se->model && !listed_name(listed, se->model))
         add_choice(options, se->model, se->model);
-    add_used_models(a, options, se->coder);
+    for (size_t i = 0; listed && i < listed->n; i++)
+        if (!has_choice(options, listed->v[i].value)) /* one named "default" */
+            add_choice(options, listed->v[i].value, listed->v[i].name);
+    add_used_models(s, options, se->coder);
     cJSON_AddItemToArray(all, model);
     return all;
 }
@@ -173,6 +196,21 @@ static char *cwd_of(struct bt_acp *a, const cJSON *id, const cJSON *params)
     return abs;
 }
 
+/* Answer id with r and se's options, se then announced: under the lock,
+ * so a model list that comes meanwhile is either in these options or
+ * sent to se as an update. Then the coder's models are asked for, if
+ * they are not listed yet. Main thread. */
+static void answer_options(struct bt_acp *a, const cJSON *id, cJSON *r,
+                           struct bt_acp_session *se)
+{
+    pthread_mutex_lock(&a->lock);
+    cJSON_AddItemToObject(r, "configOptions", bt_acp_session_options(a, a->store, se));
+    bt_acp_result(a, id, r, 1);
+    se->announced = 1;
+    pthread_mutex_unlock(&a->lock);
+    bt_acp_models_want(a, se->coder, se->cwd); /* only this thread changes them */
+}
+
 void bt_acp_session_new(struct bt_acp *a, const cJSON *id, const cJSON *params)
 {
     char *cwd = cwd_of(a, id, params);
@@ -189,8 +227,7 @@ void bt_acp_session_new(struct bt_acp *a, const cJSON *id, const cJSON *params)
     free(cwd);
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "sessionId", se->id);
-    cJSON_AddItemToObject(r, "configOptions", bt_acp_session_options(a, se));
-    bt_acp_result(a, id, r, 0);
+    answer_options(a, id, r, se);
 }
 
 /* --- load: the stored transcript again -------------------------------- */
@@ -275,8 +312,7 @@ static void open_session(struct bt_acp *a, const cJSON *id, const cJSON *params,
     if (with_replay && se->stored)
         replay(a, se->id);
     cJSON *r = cJSON_CreateObject();
-    cJSON_AddItemToObject(r, "configOptions", bt_acp_session_options(a, se));
-    bt_acp_result(a, id, r, 0);
+    answer_options(a, id, r, se);
 }
 
 void bt_acp_session_load(struct bt_acp *a, const cJSON *id, const cJSON *params)
@@ -392,8 +428,7 @@ void bt_acp_session_set_option(struct bt_acp *a, const cJSON *id, const cJSON *p
         strcmp(config, "model") == 0 && strcmp(value, "default") == 0 ? NULL : bt_xstrdup(value);
     pthread_mutex_unlock(&a->lock);
     cJSON *r = cJSON_CreateObject();
-    cJSON_AddItemToObject(r, "configOptions", bt_acp_session_options(a, se));
-    bt_acp_result(a, id, r, 0);
+    answer_options(a, id, r, se);
 }
 
 /* session/close: the session's turn is cancelled (and what it queued

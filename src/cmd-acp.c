@@ -31,6 +31,8 @@ int bt_cmd_acp(int argc, char **argv)
             o.coder = a.value;
         } else if (id == 'm') {
             o.model = a.value;
+        } else if (id == 'L') {
+            o.no_model_list = 1;
         } else if ((rc = bt_cmd_turn_option(&a, id, &t)) != 0) {
             return rc;
         }

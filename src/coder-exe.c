@@ -127,24 +127,60 @@ char *bt_coder_not_found(const struct bt_coder *c)
 
 /* One bt_coder_run: what came, and how it ended. */
 struct probe {
+    const struct bt_coder_command *cmd;
     struct bt_buf out;
     size_t out_max;
     int done;
     int signo;    /* a stop signal that came meanwhile */
     int timedout; /* stopped at its bound */
+    int said;     /* on_stdout had all it wanted */
+    int cancelled; /* cmd->stop was set */
     struct bt_proc_result res;
     uv_timer_t timer;
+    uv_timer_t watch; /* looks at cmd->stop */
     uv_signal_t signals[3];
     struct bt_proc *proc;
 };
 
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
-static void probe_out(void *data, const char *buf, size_t n)
+static void probe_keep(struct probe *p, const char *buf, size_t n)
 {
-    struct probe *p = data;
     if (p->out.len < p->out_max)
         bt_buf_add(&p->out, buf, n < p->out_max - p->out.len ? n : p->out_max - p->out.len);
+}
+
+static void probe_out(void *data, const char *buf, size_t n)
+{
+    probe_keep(data, buf, n);
+}
+
+/* What the command says, to cmd->on_stdout; once it has said all that is
+ * wanted, its stdin closes (most commands end at EOF) and it is stopped
+ * if it has not ended a second later. */
+static void probe_stdout(void *data, const char *buf, size_t n)
+{
+    struct probe *p = data;
+    if (p->said)
+        return;
+    struct bt_buf more = BT_BUF_INIT;
+    p->said = p->cmd->on_stdout(p->cmd->data, buf, n, &more);
+    if (more.len && bt_proc_write(p->proc, more.data, more.len) != 0)
+        p->said = 1; /* it reads no more: nothing more to hear */
+    bt_buf_release(&more);
+    if (p->said) {
+        bt_proc_close_stdin(p->proc);
+        bt_proc_stop(p->proc, 1000, 500);
+    }
+}
+
+static void probe_watch(uv_timer_t *t)
+{
+    struct probe *p = t->data;
+    if (!p->done && !p->cancelled && atomic_load(p->cmd->stop)) {
+        p->cancelled = 1;
+        bt_proc_stop(p->proc, 0, 200);
+    }
 }
 
 static void probe_done(void *data, const struct bt_proc_result *r)
@@ -153,6 +189,7 @@ static void probe_done(void *data, const struct bt_proc_result *r)
     p->res = *r;
     p->done = 1;
     uv_timer_stop(&p->timer);
+    uv_timer_stop(&p->watch);
 }
 
 static void probe_timeout(uv_timer_t *t)
@@ -172,42 +209,58 @@ static void probe_signal(uv_signal_t *h, int signo)
         bt_proc_stop(p->proc, 0, 200);
 }
 
-int bt_coder_run(const struct bt_coder_command *cmd, struct bt_buf *out, int *status)
+/* Start cmd on loop with p's handles. */
+static int probe_start(uv_loop_t *loop, const struct bt_coder_command *cmd, struct probe *p)
 {
-    uv_loop_t loop;
-    struct probe p = {.out = BT_BUF_INIT, .out_max = cmd->out_max};
     struct bt_proc_options o = {
         .file = cmd->path,
         .argv = cmd->argv,
         .env = cmd->env ? cmd->env : environ,
         .cwd = cmd->cwd,
-        .on_stdout = probe_out,
+        .stdin_pipe = cmd->input != NULL,
+        .on_stdout = cmd->on_stdout ? probe_stdout : probe_out,
         .on_stderr = probe_out,
         .on_done = probe_done,
-        .data = &p,
+        .data = p,
     };
+    int rc = bt_proc_spawn(loop, &o, &p->proc);
+    if (rc == 0 && cmd->input && bt_proc_write(p->proc, cmd->input, strlen(cmd->input)) != 0)
+        bt_proc_stop(p->proc, 0, 200); /* gone at once: it hears nothing */
+    if (rc == 0) {
+        for (size_t i = 0; i < BT_ARRAY_SIZE(stop_signals); i++)
+            uv_signal_start(&p->signals[i], probe_signal, stop_signals[i]);
+        uv_timer_start(&p->timer, probe_timeout, cmd->bound_ms, 0);
+        if (cmd->stop)
+            uv_timer_start(&p->watch, probe_watch, 0, BT_CODER_STOP_LOOK_MS);
+    }
+    return rc;
+}
+
+int bt_coder_run(const struct bt_coder_command *cmd, struct bt_buf *out, int *status)
+{
+    uv_loop_t loop;
+    struct probe p = {.cmd = cmd, .out = BT_BUF_INIT, .out_max = cmd->out_max};
     *status = -1;
     uv_loop_init(&loop);
     uv_timer_init(&loop, &p.timer);
-    p.timer.data = &p;
+    uv_timer_init(&loop, &p.watch);
+    p.timer.data = p.watch.data = &p;
     for (size_t i = 0; i < BT_ARRAY_SIZE(stop_signals); i++) {
         uv_signal_init(&loop, &p.signals[i]);
         p.signals[i].data = &p;
     }
-    int rc = bt_proc_spawn(&loop, &o, &p.proc);
+    int rc = probe_start(&loop, cmd, &p);
     if (rc == 0) {
-        for (size_t i = 0; i < BT_ARRAY_SIZE(stop_signals); i++)
-            uv_signal_start(&p.signals[i], probe_signal, stop_signals[i]);
-        uv_timer_start(&p.timer, probe_timeout, cmd->bound_ms, 0);
         while (!p.done)
             uv_run(&loop, UV_RUN_ONCE);
         bt_proc_free(p.proc);
         *status = p.res.term_signal ? 128 + p.res.term_signal : (int)p.res.exit_status;
-        rc = p.signo ? -EINTR : p.timedout ? -ETIMEDOUT : 0;
+        rc = p.signo ? -EINTR : p.cancelled ? -ECANCELED : p.said ? 0 : p.timedout ? -ETIMEDOUT : 0;
     }
     for (size_t i = 0; i < BT_ARRAY_SIZE(stop_signals); i++)
         uv_close((uv_handle_t *)&p.signals[i], NULL);
     uv_close((uv_handle_t *)&p.timer, NULL);
+    uv_close((uv_handle_t *)&p.watch, NULL);
     uv_run(&loop, UV_RUN_DEFAULT);
     uv_loop_close(&loop);
     bt_buf_add(out, p.out.data, p.out.len);

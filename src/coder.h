@@ -13,6 +13,7 @@
 #ifndef BT_CODER_H
 #define BT_CODER_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "parser.h"
@@ -91,10 +92,12 @@ void bt_coder_env(const struct bt_coder_exe *exe, char *const *env, const char *
 #define BT_CODER_PROBE_MS 10000    /* bound of a `--version` probe */
 #define BT_CODER_COMMAND_MS 120000 /* bound of a coder's own command run by baton (rm) */
 #define BT_CODER_COMMAND_OUTPUT ((size_t)16 * 1024) /* bytes of its output kept */
+#define BT_CODER_STOP_LOOK_MS 100 /* how often a command's stop flag is looked at */
 
 /* A command of the coder's own that baton runs to its end: the version
  * probe, `opencode session delete ID` for rm (runner.h,
- * delete_session_argv). No shell; stdin /dev/null; its own process group
+ * delete_session_argv), a model listing (bt_coder_models). No shell;
+ * stdin /dev/null unless it is given input; its own process group
  * (proc.h). */
 struct bt_coder_command {
     const char *path;  /* the executable: an absolute path */
@@ -103,12 +106,26 @@ struct bt_coder_command {
     const char *cwd;   /* working directory; NULL: baton's own */
     uint64_t bound_ms; /* stopped (SIGTERM, SIGKILL 500 ms later) after this long */
     size_t out_max;    /* bytes of stdout and stderr kept, as they came */
+    /* Optional: written to its stdin, which then stays open (a
+     * conversation, not a file) until on_stdout has all it wants. */
+    const char *input;
+    /* Optional: stdout as it is read, instead of keeping it in out (which
+     * then gets stderr only); may append what to write next to more.
+     * Returns 1 once it has all it wants: stdin is closed and the command
+     * stopped if it has not ended a second later. */
+    int (*on_stdout)(void *data, const char *buf, size_t n, struct bt_buf *more);
+    void *data;
+    /* Optional: set, from another thread, when the command must stop
+     * (looked at every BT_CODER_STOP_LOOK_MS). */
+    const atomic_int *stop;
 };
 
 /* Run cmd to its end, appending the first cmd->out_max bytes of its
  * stdout and stderr (interleaved as read) to out. Returns 0 with *status
- * its exit status, or 128 + the signal that ended it; -ETIMEDOUT when it
- * was stopped at its bound (*status and out as it ended); -EINTR when
+ * its exit status, or 128 + the signal that ended it (also when it was
+ * stopped once on_stdout had all it wanted); -ETIMEDOUT when it was
+ * stopped at its bound (*status and out as it ended); -ECANCELED when
+ * *cmd->stop was set (it was stopped); -EINTR when
  * SIGINT, SIGTERM or SIGHUP came meanwhile (its process group is stopped);
  * or a negative error when it could not start (-ENOENT: no such
  * executable or working directory), *status -1. Blocks. */
@@ -120,5 +137,23 @@ int bt_coder_run(const struct bt_coder_command *cmd, struct bt_buf *out, int *st
  * when SIGINT, SIGTERM or SIGHUP came meanwhile (the probe's process group
  * is stopped); or a negative error when it could not run. */
 int bt_coder_version(const struct bt_coder *c, const char *path, char **version);
+
+/* --- coder-models.c ---------------------------------------------------- */
+
+#define BT_CODER_MODELS_MS 20000 /* bound of a model listing */
+
+/* The models coder c lists through its machine interface (the runner's
+ * models_* ops), run as a short-lived process of the installed coder in
+ * cwd (NULL: baton's own) with this process's environment (and its
+ * launcher's changes), stopped once it has answered, at
+ * BT_CODER_MODELS_MS, or when *stop (may be NULL) is set. Returns 0 with
+ * *m filled (release with bt_runner_models_release; it may hold no
+ * model); -ENOTSUP when the coder cannot list its models;
+ * BT_ENOTINSTALLED; BT_EPROTO when the coder answered with an error or
+ * ended before it answered, -ETIMEDOUT, -ECANCELED, -EINTR (a stop
+ * signal) or another negative error of bt_coder_run: *why (owned) then
+ * says what happened, with the coder's own words where it gave any. */
+int bt_coder_models(const struct bt_coder *c, const char *cwd, const atomic_int *stop,
+                    struct bt_runner_models *m, char **why);
 
 #endif

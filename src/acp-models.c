@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * acp-models: the coders' own model lists for `baton acp`'s model select
+ * (acp-int.h). A coder is asked once per agent, in a thread, the first
+ * time a session of it is announced: the session/new answer goes out at
+ * once with what baton knows (the default, the models used before), and
+ * the list follows as a config_option_update (ACP's ConfigOptionUpdate,
+ * schema/v1 of @agentclientprotocol/sdk) to every session of that coder.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acp-int.h"
+#include "error.h"
+
+static struct bt_acp_models *models_of(struct bt_acp *a, const char *coder)
+{
+    for (size_t i = 0; bt_coders[i]; i++)
+        if (strcmp(bt_coders[i]->name, coder) == 0)
+            return &a->models[i];
+    return NULL;
+}
+
+void bt_acp_models_init(struct bt_acp *a)
+{
+    size_t n = 0;
+    while (bt_coders[n])
+        n++;
+    a->models = bt_xcalloc(n, sizeof(*a->models));
+    for (size_t i = 0; i < n; i++) {
+        a->models[i].a = a;
+        a->models[i].coder = bt_coders[i];
+        if (!bt_coders[i]->runner->models_line || a->opts->no_model_list)
+            a->models[i].state = BT_ACP_MODELS_NONE;
+    }
+}
+
+/* Every announced, open session of md's coder gets its options again.
+ * With the lock held. */
+static void update_sessions(struct bt_acp *a, struct bt_acp_models *md, struct bt_store *s)
+{
+    for (struct bt_acp_session *se = a->sessions; se; se = se->next) {
+        if (!se->announced || se->closed || strcmp(se->coder, md->coder->name) != 0)
+            continue;
+        cJSON *u = cJSON_CreateObject();
+        cJSON_AddStringToObject(u, "sessionUpdate", "config_option_update");
+        cJSON_AddItemToObject(u, "configOptions", bt_acp_session_options(a, s, se));
+        bt_acp_update(a, se->id, u, 1);
+    }
+}
+
+static void *list_main(void *arg)
+{
+    struct bt_acp_models *md = arg;
+    struct bt_acp *a = md->a;
+    struct bt_runner_models list;
+    char *why = NULL;
+    int rc = bt_coder_models(md->coder, md->cwd, &a->stopping, &list, &why);
+    /* the options hold the models used before too: this thread's own
+     * handle on the store (without one they are left out) */
+    struct bt_store *s = NULL;
+    char *home = rc == 0 ? bt_store_default_home() : NULL, *err = NULL;
+    if (home && bt_store_open(home, &s, &err) != 0)
+        s = NULL;
+    if (rc && rc != -ECANCELED && !atomic_load(&a->stopping))
+        fprintf(stderr, "baton acp: %s; the model select offers the models used before\n",
+                why);
+    pthread_mutex_lock(&a->lock);
+    md->state = rc ? BT_ACP_MODELS_NONE : BT_ACP_MODELS_LISTED;
+    if (rc == 0) {
+        md->list = list;
+        if (list.n || list.current)
+            update_sessions(a, md, s);
+    }
+    pthread_mutex_unlock(&a->lock);
+    bt_store_close(s);
+    free(home);
+    free(err);
+    free(why);
+    return NULL;
+}
+
+void bt_acp_models_want(struct bt_acp *a, const char *coder, const char *cwd)
+{
+    struct bt_acp_models *md = models_of(a, coder);
+    if (!md)
+        return;
+    pthread_mutex_lock(&a->lock);
+    int start = md->state == BT_ACP_MODELS_UNASKED && !atomic_load(&a->stopping);
+    if (start) {
+        md->state = BT_ACP_MODELS_LISTING;
+        md->cwd = bt_xstrdup(cwd);
+    }
+    pthread_mutex_unlock(&a->lock);
+    if (!start)
+        return;
+    if (pthread_create(&md->thread, NULL, list_main, md) == 0) {
+        md->joinable = 1;
+    } else {
+        pthread_mutex_lock(&a->lock);
+        md->state = BT_ACP_MODELS_NONE;
+        pthread_mutex_unlock(&a->lock);
+    }
+}
+
+const struct bt_runner_models *bt_acp_models_listed(struct bt_acp *a, const char *coder)
+{
+    struct bt_acp_models *md = models_of(a, coder);
+    return md && md->state == BT_ACP_MODELS_LISTED ? &md->list : NULL;
+}
+
+void bt_acp_models_stop(struct bt_acp *a)
+{
+    if (!a->models)
+        return;
+    for (size_t i = 0; bt_coders[i]; i++) {
+        struct bt_acp_models *md = &a->models[i];
+        if (md->joinable)
+            pthread_join(md->thread, NULL);
+        bt_runner_models_release(&md->list);
+        free(md->cwd);
+    }
+    free(a->models);
+    a->models = NULL;
+}
