@@ -335,7 +335,7 @@ static void add_models(const cJSON *data, struct bt_runner_models *m)
     {
         char *value = model_value(it);
         const char *name = bt_json_str(it, "name");
-        char *shown = name ? bt_xasprintf("%s (%s)", name, bt_json_str(it, "provider")) : NULL;
+        char *shown = name ? bt_xasprintf("%s: %s", bt_json_str(it, "provider"), name) : NULL;
         bt_runner_models_add(m, value, shown);
         free(value);
         free(shown);

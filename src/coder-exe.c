@@ -51,8 +51,10 @@ int bt_coder_resolve(const struct bt_coder *c, struct bt_coder_exe *exe)
     *exe = (struct bt_coder_exe){0};
     bt_strv_init(&exe->env);
     char *found = bt_coder_locate(c);
-    if (!found)
+    if (!found) {
+        bt_coder_exe_release(exe); /* empty, as coder.h promises: nothing to free */
         return BT_ENOTINSTALLED;
+    }
     char *native = NULL;
     if (c->runner->resolve_launcher &&
         c->runner->resolve_launcher(found, &native, &exe->env) == 0) {

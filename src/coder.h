@@ -80,7 +80,8 @@ struct bt_coder_exe {
 
 /* Locate the coder (bt_coder_locate) and see through its launcher. Returns
  * 0 with *exe filled (release with bt_coder_exe_release), or
- * BT_ENOTINSTALLED with *exe empty. */
+ * BT_ENOTINSTALLED with *exe empty (nothing to release; releasing it is
+ * harmless). */
 int bt_coder_resolve(const struct bt_coder *c, struct bt_coder_exe *exe);
 void bt_coder_exe_release(struct bt_coder_exe *exe);
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import unittest
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serve"))
@@ -48,6 +49,7 @@ RESPONSES = {
     "session/prompt": "PromptResponse",
 }
 NOTIFICATIONS = {"session/update": "SessionNotification"}
+PROMPT = "Say hello banana"  # the fake coder's recorded prompt
 REQUESTS = {"session/request_permission": "RequestPermissionRequest"}
 
 
@@ -222,6 +224,49 @@ class Agent:
                 return f.read()
         except OSError:
             return ""
+
+
+class AgentCase(unittest.TestCase):
+    """Agents of one scratch home, closed at the end; a message of theirs
+    that breaks the schema fails the test."""
+
+    def setUp(self):
+        self.home = servetest.Home("acp")
+        self.agents = []
+
+    def tearDown(self):
+        failed = any(e for _, e in getattr(self._outcome, "errors", []) if e) or \
+            not getattr(self._outcome, "success", True)
+        for a in self.agents:
+            if a.proc.poll() is None:
+                a.close()
+        self.home.cleanup(failed=failed)
+        for a in self.agents:
+            self.assertEqual(a.problems, [], "messages that break the ACP schema")
+
+    def agent(self, *args, init=True):
+        a = Agent(self.home, *args)
+        self.agents.append(a)
+        if init:
+            a.initialize()
+        return a
+
+    def conversation(self, sid):
+        return [c for c in self.home.ls() if c["id"] == sid]
+
+    def running(self, sid):
+        return any(c["last_run_state"] == "running" for c in self.conversation(sid))
+
+    def queued(self, sid):
+        return [m["text"] for m in self.home.show(sid)["messages"] if m["state"] == "queued"]
+
+    def start_held(self, a, sid):
+        """A prompt whose turn waits at the gate; its request id."""
+        self.home.gate.hold()
+        id = a.send("session/prompt", {"sessionId": sid,
+                                       "prompt": [{"type": "text", "text": PROMPT}]})
+        servetest.wait_for(lambda: self.running(sid), 30, "the turn to run")
+        return id
 
 
 def text_of(updates, kind="agent_message_chunk"):

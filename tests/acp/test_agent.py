@@ -17,51 +17,11 @@ from pathlib import Path
 
 import acptest
 import servetest
-from acptest import Agent, kinds, text_of
-from servetest import ANSWER, HELD_ANSWER, NATIVE_ID, Home, wait_for
+from acptest import AgentCase, kinds, text_of
+from servetest import ANSWER, HELD_ANSWER, NATIVE_ID, wait_for
 
 FIXTURES = Path(servetest.TOP) / "fixtures/codex/0.171.0"
-PROMPT = "Say hello banana"
-
-
-class AgentCase(unittest.TestCase):
-    def setUp(self):
-        self.home = Home("acp")
-        self.agents = []
-
-    def tearDown(self):
-        failed = any(e for _, e in getattr(self._outcome, "errors", []) if e) or \
-            not getattr(self._outcome, "success", True)
-        for a in self.agents:
-            if a.proc.poll() is None:
-                a.close()
-        self.home.cleanup(failed=failed)
-        for a in self.agents:
-            self.assertEqual(a.problems, [], "messages that break the ACP schema")
-
-    def agent(self, *args, init=True):
-        a = Agent(self.home, *args)
-        self.agents.append(a)
-        if init:
-            a.initialize()
-        return a
-
-    def conversation(self, sid):
-        return [c for c in self.home.ls() if c["id"] == sid]
-
-    def running(self, sid):
-        return any(c["last_run_state"] == "running" for c in self.conversation(sid))
-
-    def queued(self, sid):
-        return [m["text"] for m in self.home.show(sid)["messages"] if m["state"] == "queued"]
-
-    def start_held(self, a, sid):
-        """A prompt whose turn waits at the gate; its request id."""
-        self.home.gate.hold()
-        id = a.send("session/prompt", {"sessionId": sid,
-                                       "prompt": [{"type": "text", "text": PROMPT}]})
-        wait_for(lambda: self.running(sid), 30, "the turn to run")
-        return id
+PROMPT = acptest.PROMPT
 
 
 class Initialize(AgentCase):
@@ -486,11 +446,12 @@ class Sessions(AgentCase):
         self.assertIn("first prompt", e["message"])
 
     def test_models_used_before_are_choices(self):
-        """No coder lists its models to baton: the select offers the
-        default, the session's own, and those its coder ran with before."""
+        """Without the coder's own list (--no-model-list; test_models.py
+        has it) the select offers the default, the session's own, and
+        those its coder ran with before."""
         self.home.baton("run", "-C", self.home.project, "-m", "model-a", PROMPT)
         self.home.baton("run", "-C", self.home.project, "-m", "model-b", PROMPT)
-        a = self.agent("-m", "model-c")
+        a = self.agent("-m", "model-c", "--no-model-list")
         r = a.request("session/new", {"cwd": self.home.project, "mcpServers": []})
         (model,) = [o for o in r["configOptions"] if o["id"] == "model"]
         self.assertEqual(model["currentValue"], "model-c")

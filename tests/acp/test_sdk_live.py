@@ -15,7 +15,8 @@ the command's output. Then a new `baton acp` process: session/load
 replays the first session (the prompt as user_message_chunk, then the
 answer) and the next prompt resumes the coder's own session (the
 stand-in's last request holds the first prompt's words; `baton show` has
-two turns). Then, under --approval deny, a shell command the client
+two turns). The coder's own model list (codex, pi) reaches the client as a
+config_option_update, and a model chosen from it runs the turn. Then, under --approval deny, a shell command the client
 rejects (codex and claude ask; pi asks nothing) does not run, and a slow
 answer the client cancels ends cancelled with its first ticks kept.
 
@@ -54,6 +55,7 @@ class Live:
     home_dir = None  # the coder's home inside the scratch directory
     model = None  # -m, when the coder needs one for the stand-in
     asks = True  # the coder asks before a command (pi has no approvals)
+    listed = None  # the stand-in's model as the coder lists it (None: it lists none)
 
     @classmethod
     def setUpClass(cls):
@@ -156,6 +158,30 @@ class Live:
         print(f"live {self.coder}: first process {t1 - t0:.1f} s, load and prompt "
               f"{t2 - t1:.1f} s", file=sys.stderr, flush=True)
 
+    def test_models(self):
+        """The coder's own model list reaches the client's model select
+        (a config_option_update after session/new); a listed model chosen
+        there is the one the turn runs with."""
+        steps = [INITIALIZE, new_session(self.work, "m")]
+        if self.listed:
+            steps += [{"until": {"sessionUpdate": "config_option_update"}, "timeout_ms": 60000},
+                      {"request": "session/set_config_option", "as": "set",
+                       "params": {"sessionId": sid("m"), "configId": "model",
+                                  "value": self.listed}}]
+        steps.append(prompt(sid("m"), FIRST, **{"as": "p"}))
+        f = self.home.client(steps, args=self.args(), cwd=self.work, timeout=300).check(self)
+        m = f.result("m")["sessionId"]
+        self.assertEqual(f.result("p"), {"stopReason": "end_turn"}, f)
+        lists = [u for u in f.updates(session=m) if u["sessionUpdate"] == "config_option_update"]
+        if not self.listed:
+            self.assertEqual(lists, [], "a coder that cannot list its models")
+            return
+        (model,) = [o for o in lists[0]["configOptions"] if o["id"] == "model"]
+        self.assertIn(self.listed, [c["value"] for c in model["options"]], model)
+        self.assertTrue(model["options"][0]["name"].startswith("the coder's default ("), model)
+        (chosen,) = [o for o in f.result("set")["configOptions"] if o["id"] == "model"]
+        self.assertEqual(chosen["currentValue"], self.listed)
+        self.assertEqual(self.home.show(m)["conversation"]["model"], self.listed)
 
     def test_reject_then_cancel(self):
         """Under --approval deny: a shell command the client rejects does
@@ -205,6 +231,7 @@ class LiveCodex(Live, acpsdk.Case):
     bin_var = "BATON_TEST_CODEX_BIN"
     env_script = "codex-env.sh"
     home_dir = "codex-home"
+    listed = "baton-test"  # its one-model catalog (codex-env.sh)
 
 
 class LivePi(Live, acpsdk.Case):
@@ -214,6 +241,7 @@ class LivePi(Live, acpsdk.Case):
     home_dir = "pi-agent"
     model = "baton-standin/baton-test"
     asks = False
+    listed = "baton-standin/baton-test"  # provider/id (pi-env.sh's models.json)
 
 
 class LiveClaude(Live, acpsdk.Case):

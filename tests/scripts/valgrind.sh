@@ -312,6 +312,13 @@ lane_one() {
     # measured 2026-12-04 beside the other lane's suites: 238 and 72 s
     integration integration-args   # 238
     integration integration-rm-acp # 72
+    # the model lists: a thread and a coder process per listing
+    if [ -n "${BATON_TEST_ACP_SDK:-}" ]; then
+        py_suite acp-models tests/acp/test_models.py
+    else
+        echo "acp-models: skipped (BATON_TEST_ACP_SDK is not set: tests/scripts/install-acp-sdk.sh)"
+        echo "skipped acp-models" >>"$results"
+    fi
 }
 lane_two() {
     direct_suites # 95
@@ -356,7 +363,7 @@ skipped+=(integration-crash)
 
 # a new integration suite has to be placed in a lane (or skipped, saying why)
 for t in "${tests[@]}"; do
-    case "$t" in integration-* | serve-api | serve-sse | acp-agent | corpus) ;; *) continue ;; esac
+    case "$t" in integration-* | serve-api | serve-sse | acp-agent | acp-models | corpus) ;; *) continue ;; esac
     grep -q " $t\$" "$results" || [[ " ${skipped[*]} " == *" $t "* ]] ||
         { echo "valgrind: $t is in no lane of tests/scripts/valgrind.sh"; echo "failed $t" >>"$results"; }
 done

@@ -133,15 +133,15 @@ static void test_pi_recorded(void **state)
     for (size_t i = 0; i < 2; i++) {
         assert_int_equal(feed_file(c, one[i], &m), 1);
         assert_int_equal(m.n, 1);
-        assert_model(&m, 0, "baton-standin/baton-test", "baton-test (baton-standin)");
+        assert_model(&m, 0, "baton-standin/baton-test", "baton-standin: baton-test");
         assert_string_equal(m.current, "baton-standin/baton-test");
         bt_runner_models_release(&m);
     }
     /* with an Anthropic key in the environment: its models first */
     assert_int_equal(feed_file(c, FIXTURES "/pi/1.6.0/model-list-anthropic.stdout", &m), 1);
     assert_int_equal(m.n, 19);
-    assert_model(&m, 3, "anthropic/claude-haiku-4-5", "Claude Haiku 4.5 (latest) (anthropic)");
-    assert_model(&m, 18, "baton-standin/baton-test", "baton-test (baton-standin)");
+    assert_model(&m, 3, "anthropic/claude-haiku-4-5", "anthropic: Claude Haiku 4.5 (latest)");
+    assert_model(&m, 18, "baton-standin/baton-test", "baton-standin: baton-test");
     assert_string_equal(m.current, "baton-standin/baton-test");
     bt_runner_models_release(&m);
     struct bt_strv argv;
@@ -254,7 +254,7 @@ static void test_pi_bad_answers(void **state)
         "{\"provider\":\"p\",\"id\":\"g\"}]}}\n"; /* no name: its value */
     assert_int_equal(feed(c, odd, &m, &more, &why), 0); /* get_state still to come */
     assert_int_equal(m.n, 2);
-    assert_model(&m, 0, "p/a", "A (p)");
+    assert_model(&m, 0, "p/a", "p: A");
     assert_model(&m, 1, "p/g", "p/g");
     const char *state_line =
         "{\"id\":\"state\",\"type\":\"response\",\"success\":true,\"data\":{\"model\":null}}";
