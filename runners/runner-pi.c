@@ -348,9 +348,10 @@ static int pi_models_line(const char *line, size_t len, struct bt_runner_models 
     (void)out;
     cJSON *msg = cJSON_ParseWithLength(line, len);
     const char *type = bt_json_str(msg, "type"), *id = bt_json_str(msg, "id");
-    unsigned bit = !id ? 0 : strcmp(id, "models") == 0 ? PI_MODELS_LISTED
-                         : strcmp(id, "state") == 0    ? PI_MODELS_STATE
-                                                       : 0;
+    unsigned bit = !id                         ? 0
+                   : strcmp(id, "models") == 0 ? PI_MODELS_LISTED
+                   : strcmp(id, "state") == 0  ? PI_MODELS_STATE
+                                               : 0;
     int rc = 0;
     if (!type || strcmp(type, "response") != 0 || !bit) {
         rc = 0; /* events, and extensions' UI requests */

@@ -173,8 +173,8 @@ struct bt_runner_ops {
      * its words. Pure functions. */
     void (*models_argv)(struct bt_strv *argv);
     void (*models_start)(struct bt_buf *out);
-    int (*models_line)(const char *line, size_t len, struct bt_runner_models *m,
-                       struct bt_buf *out, char **why);
+    int (*models_line)(const char *line, size_t len, struct bt_runner_models *m, struct bt_buf *out,
+                       char **why);
 };
 
 /* Shared helpers (runners/runner-util.c). */

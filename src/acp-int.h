@@ -67,8 +67,12 @@ struct bt_acp_session {
 /* A coder's models, listed once per agent (acp-models.c). Its fields are
  * the agent's lock's. */
 struct bt_acp_models {
-    enum { BT_ACP_MODELS_UNASKED, BT_ACP_MODELS_LISTING, BT_ACP_MODELS_LISTED,
-           BT_ACP_MODELS_NONE } state;
+    enum {
+        BT_ACP_MODELS_UNASKED,
+        BT_ACP_MODELS_LISTING,
+        BT_ACP_MODELS_LISTED,
+        BT_ACP_MODELS_NONE
+    } state;
     struct bt_runner_models list; /* when LISTED */
     char *cwd;                    /* where it is listed (the first session's) */
     pthread_t thread;             /* the listing's */

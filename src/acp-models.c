@@ -64,8 +64,7 @@ static void *list_main(void *arg)
     if (home && bt_store_open(home, &s, &err) != 0)
         s = NULL;
     if (rc && rc != -ECANCELED && !atomic_load(&a->stopping))
-        fprintf(stderr, "baton acp: %s; the model select offers the models used before\n",
-                why);
+        fprintf(stderr, "baton acp: %s; the model select offers the models used before\n", why);
     pthread_mutex_lock(&a->lock);
     md->state = rc ? BT_ACP_MODELS_NONE : BT_ACP_MODELS_LISTED;
     if (rc == 0) {

@@ -121,8 +121,7 @@ static const char *listed_name(const struct bt_runner_models *m, const char *val
     return NULL;
 }
 
-cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s,
-                              const struct bt_acp_session *se)
+cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s, const struct bt_acp_session *se)
 {
     cJSON *all = cJSON_CreateArray(), *options;
     cJSON *coder = select_option("coder", "Coder", NULL, se->coder, &options);
@@ -136,9 +135,9 @@ cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s,
         select_option("model", "Model", "model", se->model ? se->model : "default", &options);
     const char *current = listed ? listed->current : NULL;
     const char *current_name = listed_name(listed, current);
-    char *dflt = current ? bt_xasprintf("the coder's default (%s)",
-                                        current_name ? current_name : current)
-                         : bt_xstrdup("the coder's default");
+    char *dflt =
+        current ? bt_xasprintf("the coder's default (%s)", current_name ? current_name : current)
+                : bt_xstrdup("the coder's default");
     add_choice(options, "default", dflt);
     free(dflt);
     if (se->model && !listed_name(listed, se->model))
@@ -200,8 +199,7 @@ static char *cwd_of(struct bt_acp *a, const cJSON *id, const cJSON *params)
  * so a model list that comes meanwhile is either in these options or
  * sent to se as an update. Then the coder's models are asked for, if
  * they are not listed yet. Main thread. */
-static void answer_options(struct bt_acp *a, const cJSON *id, cJSON *r,
-                           struct bt_acp_session *se)
+static void answer_options(struct bt_acp *a, const cJSON *id, cJSON *r, struct bt_acp_session *se)
 {
     pthread_mutex_lock(&a->lock);
     cJSON_AddItemToObject(r, "configOptions", bt_acp_session_options(a, a->store, se));

@@ -133,9 +133,9 @@ struct probe {
     struct bt_buf out;
     size_t out_max;
     int done;
-    int signo;    /* a stop signal that came meanwhile */
-    int timedout; /* stopped at its bound */
-    int said;     /* on_stdout had all it wanted */
+    int signo;     /* a stop signal that came meanwhile */
+    int timedout;  /* stopped at its bound */
+    int said;      /* on_stdout had all it wanted */
     int cancelled; /* cmd->stop was set */
     struct bt_proc_result res;
     uv_timer_t timer;

@@ -55,11 +55,11 @@ static int on_stdout(void *data, const char *buf, size_t n, struct bt_buf *more)
  * with the start of what it said on stderr. */
 static char *ended_why(const struct bt_coder *c, int rc, int status, const struct bt_buf *err)
 {
-    const char *how = rc == -ETIMEDOUT  ? "did not answer in time"
-                      : rc == -EINTR    ? "was stopped by a signal"
+    const char *how = rc == -ETIMEDOUT   ? "did not answer in time"
+                      : rc == -EINTR     ? "was stopped by a signal"
                       : rc == -ECANCELED ? "was stopped"
-                      : rc              ? bt_strerror(rc)
-                                        : "ended before it answered";
+                      : rc               ? bt_strerror(rc)
+                                         : "ended before it answered";
     struct bt_buf b = BT_BUF_INIT;
     bt_buf_addf(&b, "%s %s", c->name, how);
     if (rc == 0 && status >= 0)

@@ -164,7 +164,7 @@ static void test_codex_bad_answers(void **state)
     const char *odd =
         "not json\n"
         "{\"id\":5,\"method\":\"item/tool/call\",\"params\":{}}\n" /* a request, not the answer */
-        "{\"id\":9,\"result\":{}}\n"                                /* no listing's id */
+        "{\"id\":9,\"result\":{}}\n"                               /* no listing's id */
         "{\"id\":5,\"result\":{\"data\":["
         "{\"model\":\"ok-1\",\"displayName\":\"OK 1\"},"
         "{\"model\":\"-rm\",\"displayName\":\"an option\"},"
@@ -184,9 +184,9 @@ static void test_codex_bad_answers(void **state)
     bt_runner_models_release(&m);
 
     /* an error answer, to initialize or to model/list */
-    assert_int_equal(feed(c, "{\"id\":1,\"error\":{\"code\":-32600,\"message\":\"no\"}}\n", &m,
-                          &more, &why),
-                     BT_EPROTO);
+    assert_int_equal(
+        feed(c, "{\"id\":1,\"error\":{\"code\":-32600,\"message\":\"no\"}}\n", &m, &more, &why),
+        BT_EPROTO);
     assert_string_equal(why, "codex answered no");
     free(why);
     bt_runner_models_release(&m);
@@ -247,11 +247,11 @@ static void test_pi_bad_answers(void **state)
         "{\"id\":\"other\",\"type\":\"response\",\"success\":true}\n"
         "{\"id\":\"models\",\"type\":\"response\",\"success\":true,\"data\":{\"models\":["
         "{\"provider\":\"p\",\"id\":\"a\",\"name\":\"A\"},"
-        "{\"provider\":\"p/q\",\"id\":\"b\"},"   /* the slash is -m's */
-        "{\"provider\":\"p\",\"id\":\"c d\"},"   /* pi's argv would split it */
-        "{\"provider\":\"-p\",\"id\":\"e\"},"    /* an option */
-        "{\"id\":\"f\"},"                        /* no provider */
-        "{\"provider\":\"p\",\"id\":\"g\"}]}}\n"; /* no name: its value */
+        "{\"provider\":\"p/q\",\"id\":\"b\"},"          /* the slash is -m's */
+        "{\"provider\":\"p\",\"id\":\"c d\"},"          /* pi's argv would split it */
+        "{\"provider\":\"-p\",\"id\":\"e\"},"           /* an option */
+        "{\"id\":\"f\"},"                               /* no provider */
+        "{\"provider\":\"p\",\"id\":\"g\"}]}}\n";       /* no name: its value */
     assert_int_equal(feed(c, odd, &m, &more, &why), 0); /* get_state still to come */
     assert_int_equal(m.n, 2);
     assert_model(&m, 0, "p/a", "p: A");
