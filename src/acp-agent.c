@@ -27,9 +27,22 @@
 /* The protocol version baton speaks (ACP's ProtocolVersion, an integer). */
 #define BT_ACP_PROTOCOL 1
 
+/* ACP's ProtocolVersion: an integer 0..65535 (schema/v1, uint16). */
+static int protocol_version_ok(const cJSON *v)
+{
+    int64_t n = bt_json_int_of(v); /* BT_UNKNOWN (-1) for anything but an integer */
+    return n >= 0 && n <= 65535;
+}
+
 static void initialize(struct bt_acp *a, const cJSON *id, const cJSON *params)
 {
-    (void)params; /* baton answers version 1 whatever was asked: the client decides */
+    /* baton answers version 1 whatever was asked (the client decides), but
+     * only to a request that asks for one */
+    if (!protocol_version_ok(cJSON_GetObjectItemCaseSensitive(params, "protocolVersion"))) {
+        bt_acp_error(a, id, BT_ACP_INVALID_PARAMS,
+                     "params.protocolVersion (an integer from 0 to 65535) is needed", 0);
+        return;
+    }
     cJSON *r = cJSON_CreateObject();
     cJSON_AddNumberToObject(r, "protocolVersion", BT_ACP_PROTOCOL);
     cJSON *caps = cJSON_AddObjectToObject(r, "agentCapabilities");

@@ -37,6 +37,24 @@ class Initialize(AgentCase):
         self.assertEqual(r["agentInfo"]["name"], "baton")
         self.assertEqual(r["authMethods"], [])
 
+    def test_protocol_version_needed(self):
+        """protocolVersion is ACP's uint16: one that is missing or not such
+        an integer is refused (and the agent stays uninitialized); any
+        other is answered with baton's 1."""
+        a = self.agent(init=False)
+        for params in ({}, {"protocolVersion": "1"}, {"protocolVersion": 1.5},
+                       {"protocolVersion": -1}, {"protocolVersion": 65536},
+                       {"protocolVersion": None}, {"protocolVersion": True}):
+            with self.subTest(params=params):
+                e = a.error("initialize", params)
+                self.assertEqual(e["code"], -32602)
+                self.assertIn("protocolVersion", e["message"])
+        e = a.error("session/new", {"cwd": self.home.project, "mcpServers": []})
+        self.assertIn("initialize", e["message"])
+        for v in (0, 2, 65535):
+            r = a.request("initialize", {"protocolVersion": v})
+            self.assertEqual(r["protocolVersion"], 1)
+
     def test_requests_before_initialize(self):
         a = self.agent(init=False)
         e = a.error("session/new", {"cwd": self.home.project, "mcpServers": []})
