@@ -59,7 +59,8 @@ struct bt_acp_session {
     int joinable;                   /* thread has been started and not joined */
     atomic_int cancel;              /* session/cancel: stop the running turn */
     int closed;                     /* session/close: no prompts until opened again */
-    int allow_always;               /* the editor answered allow_always once: no more asking */
+    unsigned allow_always;          /* per approval kind (acp-permission.c): the editor
+                                       answered allow_always to one: no more asking */
     int announced;                  /* the client knows it: its options may be updated */
     struct bt_acp_waiting *waiting; /* queued prompts, oldest first */
 };
@@ -205,7 +206,8 @@ struct bt_acp_waiting *bt_acp_follow(struct bt_acp *a, struct bt_acp_session *se
  * cancelled before or meanwhile, NOBODY with no answer within the turn's
  * idle limit (else its whole limit; with neither, the wait ends with an
  * answer or a cancel): --approval decides. After an allow_always the
- * session's requests are allowed without asking. */
+ * session's requests of that kind (a command, a file change, ...) are
+ * allowed without asking. */
 int bt_acp_ask(struct bt_acp *a, struct bt_acp_session *se, const struct bt_signal_request *rq);
 /* A response of the client (no method): the answer to a permission
  * request a turn waits for. */

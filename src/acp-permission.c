@@ -29,8 +29,28 @@ static void add_option(cJSON *options, const char *id, const char *name, const c
     cJSON_AddItemToArray(options, o);
 }
 
+/* Approval kinds (parser-signal.h), each one bit of a session's
+ * allow_always, and what "allow always" covers for each. */
+static const struct {
+    const char *kind, *always;
+} kinds[] = {
+    {"command", "Allow commands for the rest of this session"},
+    {"file_change", "Allow file changes for the rest of this session"},
+    {"permissions", "Allow permission requests for the rest of this session"},
+    {NULL, "Allow such requests for the rest of this session"}, /* any other */
+};
+
+static size_t kind_index(const char *kind)
+{
+    size_t i = 0;
+    while (kinds[i].kind && !(kind && strcmp(kind, kinds[i].kind) == 0))
+        i++;
+    return i;
+}
+
 /* The request: the tool call it is about (the item the coder names, so
- * the editor shows it on the tool_call it already has) and three options. */
+ * the editor shows it on the tool_call it already has) and three options;
+ * allow_always is for requests of this one's kind. */
 static cJSON *request(int64_t id, const char *sid, const struct bt_signal_request *rq)
 {
     cJSON *m = cJSON_CreateObject();
@@ -48,7 +68,8 @@ static cJSON *request(int64_t id, const char *sid, const struct bt_signal_reques
     cJSON_AddStringToObject(tc, "status", "pending");
     cJSON *options = cJSON_AddArrayToObject(p, "options");
     add_option(options, "allow", "Allow", "allow_once");
-    add_option(options, "allow_always", "Allow for the rest of this session", "allow_always");
+    add_option(options, "allow_always", kinds[kind_index(rq->approval_kind)].always,
+               "allow_always");
     add_option(options, "reject", "Reject", "reject_once");
     return m;
 }
@@ -78,7 +99,8 @@ int bt_acp_ask(struct bt_acp *a, struct bt_acp_session *se, const struct bt_sign
         pthread_mutex_unlock(&a->lock);
         return BT_RUNNER_ASK_STOPPING;
     }
-    if (se->allow_always) {
+    unsigned bit = 1u << kind_index(rq->approval_kind);
+    if (se->allow_always & bit) {
         pthread_mutex_unlock(&a->lock);
         return BT_RUNNER_ASK_ACCEPT;
     }
@@ -100,7 +122,7 @@ int bt_acp_ask(struct bt_acp *a, struct bt_acp_session *se, const struct bt_sign
             break;
         }
     if (ask->state == 1 && ask->always)
-        se->allow_always = 1;
+        se->allow_always |= bit;
     pthread_mutex_unlock(&a->lock);
     int answer = ask->state != 1 ? BT_RUNNER_ASK_NOBODY
                  : ask->accept   ? BT_RUNNER_ASK_ACCEPT

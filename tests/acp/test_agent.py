@@ -526,17 +526,42 @@ class Permission(AgentCase):
                 a.close()
 
     def test_allow_always_asks_no_more(self):
+        """allow_always to a command: the session's later commands are
+        allowed without asking, a file change is still asked about."""
+        replay = Path(self.home.dir) / "replay"  # what the next coder replays
+        replay.write_text(str(FIXTURES / "shell-approved.jsonl"))
+        codex = Path(self.home.dir) / "codex"
+        codex.write_text(f'#!/bin/sh\nFAKE_CODER_REPLAY="$(cat {replay})" '
+                         f'exec {servetest.FAKE} "$@"\n')
+        codex.chmod(0o755)
+        self.home.env["BATON_CODEX_BIN"] = str(codex)
         a = self.agent()
         sid = a.new_session()
         id, req = self.ask(a, sid)
+        (always,) = [o for o in req["params"]["options"] if o["kind"] == "allow_always"]
+        self.assertEqual(always["name"], "Allow commands for the rest of this session")
         a.write(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": {
             "outcome": {"outcome": "selected", "optionId": "allow_always"}}}) + "\n")
         a.answer(id, 60, [])
         updates = []
         a.prompt(sid, "[[shell:echo hi]]", updates)
         self.assertNotIn("session/request_permission", [u.get("method") for u in updates],
-                         "allowed for the rest of the session: not asked again")
+                         "commands allowed for the rest of the session: not asked again")
         self.assertEqual(self.resolved(sid), ("accept", "user"))
+        replay.write_text(str(FIXTURES / "file-change-approved.jsonl"))
+        id = a.send("session/prompt", {"sessionId": sid, "prompt": [
+            {"type": "text", "text": "[[write:a.txt]]"}]})
+        req = a.next(30)
+        while req.get("method") != "session/request_permission":
+            self.assertIn("method", req, f"answered before asking: {req}")
+            req = a.next(30)
+        self.assertEqual(req["params"]["toolCall"]["kind"], "edit")
+        (always,) = [o for o in req["params"]["options"] if o["kind"] == "allow_always"]
+        self.assertEqual(always["name"], "Allow file changes for the rest of this session")
+        a.write(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": {
+            "outcome": {"outcome": "selected", "optionId": "reject"}}}) + "\n")
+        self.assertEqual(a.answer(id, 60, [])["result"], {"stopReason": "end_turn"})
+        self.assertEqual(self.resolved(sid), ("decline", "user"))
 
     def test_no_answer_leaves_it_to_the_policy(self):
         a = self.agent("--idle-timeout", "1")
