@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* repo-int: what the repo files share (repo.c): libgit2 set up once, its
+ * errors as sentences, a repository opened for a directory. */
+#ifndef BT_REPO_INT_H
+#define BT_REPO_INT_H
+
+#include <git2.h>
+
+#include "repo.h"
+
+/* "WHAT: libgit2's last message" (owned). */
+char *bt_repo_why(const char *what);
+
+/* The repository that holds dir (dir or a directory above it), opened.
+ * Returns 0; BT_ENOTFOUND (*why says so) when there is none; BT_EPROTO. */
+int bt_repo_open(const char *dir, git_repository **repo, char **why);
+
+/* oid in hex into out. */
+void bt_repo_hex(const git_oid *oid, char out[BT_REPO_OID_SIZE]);
+
+#endif

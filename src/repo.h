@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * repo: baton's git work, through libgit2 (Debian's 1.5.1): a
+ * conversation's own worktree and branch (repo-worktree.c), snapshots of a
+ * working tree as git trees and the changes between two of them
+ * (repo-diff.c). Nothing here runs git; nothing here writes the user's
+ * index, branches other than the one it made, or files outside the
+ * worktree it made.
+ *
+ * Errors: each function returns 0 or a negative code, *why (owned) then a
+ * sentence for the user with libgit2's own words where it gave any:
+ *   BT_ENOTFOUND  no git repository at or above the directory
+ *   -EINVAL       a repository baton cannot use for this (bare, no commit
+ *                 yet, a branch name git refuses or one that exists)
+ *   -EBUSY        a worktree with changes, which is kept (remove)
+ *   BT_EPROTO     libgit2 failed (its message in *why)
+ */
+#ifndef BT_REPO_H
+#define BT_REPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define BT_REPO_OID_SIZE 41 /* a SHA-1 object id in hex, NUL-terminated */
+
+/* A conversation's worktree, as made (bt_repo_worktree_add). */
+struct bt_repo_worktree {
+    char *path;   /* its directory: absolute, resolved */
+    char *cwd;    /* the directory asked for, as the worktree has it (path
+                     and the directory's place in its repository) */
+    char *branch; /* its branch, "baton/<name>" unless named */
+    char *base;   /* the branch it started from ("main"), or the commit id
+                     when HEAD was detached */
+    char *start;  /* the commit it started from (hex) */
+    char *repo;   /* the repository's git directory (its common one) */
+};
+void bt_repo_worktree_release(struct bt_repo_worktree *wt);
+
+/* Make a worktree for the repository that holds dir (a subdirectory is
+ * fine: the worktree has the whole repository) at path (which must not
+ * exist; its parent is made), on a new branch (NULL: "baton/<name>", name
+ * being path's last component) from HEAD's commit, checked out. Returns 0
+ * with *wt filled, or an error above: not a repository, bare, no commit
+ * yet, a branch name git refuses or that exists, path taken. Nothing is
+ * left behind by a failure. */
+int bt_repo_worktree_add(const char *dir, const char *path, const char *branch,
+                         struct bt_repo_worktree *wt, char **why);
+
+/* Whether the worktree at path has changes a removal would lose: files
+ * modified, added or deleted against its HEAD, or untracked files that
+ * are not ignored. *dirty 1 or 0. */
+int bt_repo_worktree_dirty(const char *path, int *dirty, char **why);
+
+/* Remove the worktree wt (path, branch, base, repo as made) and its
+ * branch. Kept (-EBUSY, nothing removed) unless force when it has
+ * changes (bt_repo_worktree_dirty) or its branch has commits its base
+ * does not (work that only the branch holds). A worktree directory that
+ * is gone already is pruned from the repository all the same; a branch
+ * that is gone is not an error. Nothing else of the repository is
+ * touched. Returns 0, -EBUSY, or an error above. */
+int bt_repo_worktree_remove(const struct bt_repo_worktree *wt, int force, char **why);
+
+/* --- repo-diff.c ------------------------------------------------------ */
+
+/* Snapshot the working tree of the repository that holds dir: a git tree
+ * of its files as they are (tracked files as modified, untracked ones
+ * that are not ignored; submodules as their HEAD), written to the
+ * repository's object database (as `git stash create` does; the index
+ * and the files are not touched), in oid (hex). ref (may be NULL) names
+ * a reference made to keep it ("refs/baton/..."), so `git gc` keeps it
+ * as long as baton may show it. */
+int bt_repo_snapshot(const char *dir, const char *ref, char oid[BT_REPO_OID_SIZE], char **why);
+
+/* Delete the references under prefix ("refs/baton/<conversation>/") of
+ * the repository that holds dir. Returns 0 (also when there is no such
+ * reference or no repository any more). */
+int bt_repo_refs_delete(const char *dir, const char *prefix, char **why);
+
+/* One file changed between two trees. */
+struct bt_repo_change {
+    char *path;     /* its path in the repository (the new one of a rename) */
+    char *old_path; /* a rename's old path, else NULL */
+    char status;    /* 'A' added, 'M' modified, 'D' deleted, 'R' renamed, 'T' type changed */
+    int binary;     /* 1: no line counts */
+    int64_t added;  /* lines added */
+    int64_t removed;
+};
+struct bt_repo_changes {
+    struct bt_repo_change *v; /* in path order */
+    size_t n;
+    int64_t added, removed; /* the sums */
+};
+void bt_repo_changes_release(struct bt_repo_changes *c);
+
+/* The changes from tree from to tree to (hex ids, as bt_repo_snapshot
+ * gives them) of the repository that holds dir, renames found as `git
+ * diff -M` does. */
+int bt_repo_changes(const char *dir, const char *from, const char *to, struct bt_repo_changes *c,
+                    char **why);
+
+/* c as the JSON array turn.completed's changes holds:
+ * [{path, old_path?, status: added|modified|deleted|renamed|typechange,
+ *   binary?, added, removed}] (docs/events.md). Appended to out. */
+void bt_repo_changes_json(const struct bt_repo_changes *c, struct bt_buf *out);
+
+/* The unified diff from tree from to tree to, as `git diff -M from to`
+ * prints it (paths a/ and b/, binary files named), appended to out; with
+ * colour, git's default colours for a terminal. */
+int bt_repo_diff(const char *dir, const char *from, const char *to, int colour, struct bt_buf *out,
+                 char **why);
+
+#endif

@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * unit-repo: baton's git work (src/repo.h) on scratch repositories the
+ * tests make with git: worktrees made and removed (and kept when they
+ * hold work), the repositories baton cannot use, snapshots of a working
+ * tree and the changes between two, checked against `git diff` of the
+ * same trees.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "error.h"
+#include "repo.h"
+#include "support.h"
+
+struct fixture {
+    char *dir;  /* scratch root */
+    char *repo; /* a repository with one commit on main */
+};
+
+static char *vformat(const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, again);
+    va_end(again);
+    assert_true(n >= 0);
+    char *s = bt_xcalloc(1, (size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+/* Run a shell command (quoted by the caller), failing the test if it fails. */
+static void sh(const char *fmt, ...) BT_PRINTF(1, 2);
+static void sh(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *cmd = vformat(fmt, ap);
+    va_end(ap);
+    int rc = system(cmd);
+    if (rc != 0)
+        fail_msg("command failed (%d): %s", rc, cmd);
+    free(cmd);
+}
+
+/* A command's stdout (owned). */
+static char *out_of(const char *fmt, ...) BT_PRINTF(1, 2);
+static char *out_of(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *cmd = vformat(fmt, ap);
+    va_end(ap);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    struct bt_buf b = BT_BUF_INIT;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        bt_buf_add(&b, buf, n);
+    assert_int_equal(pclose(f), 0);
+    free(cmd);
+    bt_buf_addc(&b, '\0');
+    return bt_buf_detach(&b, NULL);
+}
+
+/* s without its ANSI colour escapes (owned). */
+static char *strip_escapes(const char *s)
+{
+    char *out = bt_xstrdup(s), *o = out;
+    while (*s) {
+        if (*s == '\033') {
+            while (*s && *s != 'm')
+                s++;
+            if (*s)
+                s++;
+        } else {
+            *o++ = *s++;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+static char *at(struct fixture *f, const char *name)
+{
+    return bt_xasprintf("%s/%s", f->dir, name);
+}
+
+#define GIT "git -c user.name=t -c user.email=t@example.org -c init.defaultBranch=main"
+
+static int setup(void **state)
+{
+    struct fixture *f = bt_xcalloc(1, sizeof(*f));
+    /* outside every repository (the build tree is in baton's): a case
+     * that finds none must not find one above */
+    const char *tmp = getenv("TMPDIR");
+    f->dir = bt_test_mkdtemp(tmp && *tmp ? tmp : "/tmp", "unit-repo");
+    assert_non_null(f->dir);
+    char *cmd = bt_xasprintf("git -C '%s' rev-parse --git-dir >/dev/null 2>&1", f->dir);
+    if (system(cmd) == 0)
+        fail_msg("%s is inside a git repository: set TMPDIR to a directory that is not", f->dir);
+    free(cmd);
+    f->repo = at(f, "repo");
+    sh(GIT " init -q '%s' && mkdir '%s/sub' && printf 'one\\ntwo\\n' > '%s/a.txt' && "
+           "printf 'x\\n' > '%s/sub/b.txt' && printf 'ignored.log\\n' > '%s/.gitignore' && "
+           "cd '%s' && " GIT " add -A && " GIT " commit -qm first",
+       f->repo, f->repo, f->repo, f->repo, f->repo, f->repo);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    bt_test_rmdir(f->dir);
+    free(f->dir);
+    free(f->repo);
+    free(f);
+    return 0;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static void test_worktree_add_and_remove(void **state)
+{
+    struct fixture *f = *state;
+    char *sub = bt_xasprintf("%s/sub", f->repo), *path = at(f, "worktrees/c0ffee"), *why;
+    struct bt_repo_worktree wt;
+    assert_int_equal(bt_repo_worktree_add(sub, path, NULL, &wt, &why), 0);
+    assert_null(why);
+    char *real = realpath(path, NULL);
+    assert_string_equal(wt.path, real);
+    char *cwd = bt_xasprintf("%s/sub", real);
+    assert_string_equal(wt.cwd, cwd); /* the directory asked for, in the worktree */
+    assert_string_equal(wt.branch, "baton/c0ffee");
+    assert_string_equal(wt.base, "main");
+    char *head = out_of("cd '%s' && git rev-parse HEAD | tr -d '\\n'", f->repo);
+    assert_string_equal(wt.start, head);
+    char *b = bt_xasprintf("%s/sub/b.txt", wt.path);
+    assert_true(exists(b)); /* checked out */
+    char *list = out_of("cd '%s' && git worktree list --porcelain", f->repo);
+    assert_non_null(strstr(list, real));
+    assert_non_null(strstr(list, "branch refs/heads/baton/c0ffee"));
+    int dirty = -1;
+    assert_int_equal(bt_repo_worktree_dirty(wt.path, &dirty, &why), 0);
+    assert_int_equal(dirty, 0);
+    /* an ignored file is no work to lose */
+    sh("touch '%s/ignored.log'", wt.path);
+    assert_int_equal(bt_repo_worktree_remove(&wt, 0, &why), 0);
+    assert_false(exists(real));
+    char *branches = out_of("cd '%s' && git branch --list 'baton/*'", f->repo);
+    assert_string_equal(branches, "");
+    char *after = out_of("cd '%s' && git worktree list --porcelain", f->repo);
+    assert_null(strstr(after, real));
+    bt_repo_worktree_release(&wt);
+    free(after);
+    free(branches);
+    free(list);
+    free(b);
+    free(head);
+    free(cwd);
+    free(real);
+    free(sub);
+    free(path);
+}
+
+/* Uncommitted changes, untracked files and commits only the branch has
+ * keep a worktree; --force removes it all the same. */
+static void test_worktree_kept_with_work(void **state)
+{
+    struct fixture *f = *state;
+    const char *cases[] = {"printf more >> a.txt", "touch new.txt",
+                           GIT " commit -qam x --allow-empty"};
+    const char *says[] = {"has changes (1 file)", "has changes (1 file)",
+                          "has 1 commit that main does not"};
+    for (size_t i = 0; i < 3; i++) {
+        char *path = bt_xasprintf("%s/wt-%zu", f->dir, i), *why;
+        struct bt_repo_worktree wt;
+        assert_int_equal(bt_repo_worktree_add(f->repo, path, NULL, &wt, &why), 0);
+        sh("cd '%s' && %s", wt.path, cases[i]);
+        assert_int_equal(bt_repo_worktree_remove(&wt, 0, &why), -EBUSY);
+        assert_non_null(strstr(why, says[i]));
+        free(why);
+        assert_true(exists(wt.path)); /* nothing removed */
+        char *br = out_of("cd '%s' && git branch --list '%s'", f->repo, wt.branch);
+        assert_true(strlen(br) > 0);
+        assert_int_equal(bt_repo_worktree_remove(&wt, 1, &why), 0);
+        assert_false(exists(wt.path));
+        free(br);
+        bt_repo_worktree_release(&wt);
+        free(path);
+    }
+}
+
+/* A worktree directory someone removed: pruned all the same; one put
+ * back by someone else (not a worktree) is not removed. */
+static void test_worktree_gone_or_replaced(void **state)
+{
+    struct fixture *f = *state;
+    char *path = at(f, "wt-gone"), *why;
+    struct bt_repo_worktree wt;
+    assert_int_equal(bt_repo_worktree_add(f->repo, path, "mine", &wt, &why), 0);
+    assert_string_equal(wt.branch, "mine");
+    sh("rm -rf '%s' && mkdir '%s' && touch '%s/keep-me'", wt.path, wt.path, wt.path);
+    assert_int_equal(bt_repo_worktree_remove(&wt, 0, &why), 0);
+    char *keep = bt_xasprintf("%s/keep-me", wt.path);
+    assert_true(exists(keep));
+    char *list = out_of("cd '%s' && git worktree list --porcelain && git branch", f->repo);
+    assert_null(strstr(list, "wt-gone"));
+    assert_null(strstr(list, "mine"));
+    free(list);
+    free(keep);
+    bt_repo_worktree_release(&wt);
+    free(path);
+}
+
+/* What baton cannot use gets a clear error, and leaves nothing behind. */
+static void test_worktree_refused(void **state)
+{
+    struct fixture *f = *state;
+    char *why, *path = at(f, "wt");
+    struct bt_repo_worktree wt;
+    char *plain = at(f, "plain"), *bare = at(f, "bare.git"), *empty = at(f, "empty");
+    sh("mkdir '%s' && " GIT " init -q --bare '%s' && " GIT " init -q '%s'", plain, bare, empty);
+    struct {
+        const char *dir, *branch;
+        int rc;
+        const char *says;
+    } cases[] = {
+        {plain, NULL, BT_ENOTFOUND, "is not in a git repository"},
+        {bare, NULL, -EINVAL, "bare repository"},
+        {empty, NULL, -EINVAL, "has no commit yet"},
+        {f->repo, "main", -EINVAL, "a branch 'main' exists already"},
+        {f->repo, "a..b", -EINVAL, "is not a name git takes"},
+        {f->repo, "-x", -EINVAL, "is not a name git takes"},
+        {f->repo, "has space", -EINVAL, "is not a name git takes"},
+    };
+    for (size_t i = 0; i < BT_ARRAY_SIZE(cases); i++) {
+        assert_int_equal(bt_repo_worktree_add(cases[i].dir, path, cases[i].branch, &wt, &why),
+                         cases[i].rc);
+        if (!strstr(why, cases[i].says))
+            fail_msg("case %zu: %s", i, why);
+        free(why);
+        assert_false(exists(path));
+    }
+    /* a path that exists */
+    sh("mkdir '%s'", path);
+    assert_int_equal(bt_repo_worktree_add(f->repo, path, NULL, &wt, &why), -EEXIST);
+    free(why);
+    char *br = out_of("cd '%s' && git branch --list 'baton/*'", f->repo);
+    assert_string_equal(br, ""); /* no branch left by a failure */
+    free(br);
+    free(plain);
+    free(bare);
+    free(empty);
+    free(path);
+}
+
+/* A detached HEAD is a commit to start from; spaces and non-ASCII in
+ * paths are fine. */
+static void test_worktree_detached_and_odd_paths(void **state)
+{
+    struct fixture *f = *state;
+    char *odd = at(f, "r\xc3\xa9po with space"), *why;
+    sh("cp -a '%s' '%s' && cd '%s' && git checkout -q --detach HEAD", f->repo, odd, odd);
+    char *path = bt_xasprintf("%s/wt \xc3\xa9", f->dir);
+    struct bt_repo_worktree wt;
+    assert_int_equal(bt_repo_worktree_add(odd, path, "baton/\xc3\xa9t\xc3\xa9", &wt, &why), 0);
+    char *head = out_of("cd '%s' && git rev-parse HEAD | tr -d '\\n'", odd);
+    assert_string_equal(wt.base, head);
+    assert_string_equal(wt.branch, "baton/\xc3\xa9t\xc3\xa9");
+    assert_int_equal(bt_repo_worktree_remove(&wt, 0, &why), 0);
+    assert_false(exists(path));
+    bt_repo_worktree_release(&wt);
+    free(head);
+    free(path);
+    free(odd);
+}
+
+/* Two snapshots and what changed between them, as `git diff -M` has it;
+ * the user's index and files are not touched. */
+static void test_snapshot_changes(void **state)
+{
+    struct fixture *f = *state;
+    char a[BT_REPO_OID_SIZE], b[BT_REPO_OID_SIZE], *why;
+    sh("cd '%s' && printf 'a\\nb\\nc\\nd\\ne\\nf\\n' > staged.txt && git add staged.txt", f->repo);
+    char *status = out_of("cd '%s' && git status --porcelain", f->repo);
+    assert_int_equal(bt_repo_snapshot(f->repo, "refs/baton/conv1/run1/start", a, &why), 0);
+    /* modified, added (untracked), deleted, renamed, binary; ignored */
+    sh("cd '%s' && printf 'one\\nTWO\\nthree\\n' > a.txt && printf 'new\\n' > new.txt && "
+       "rm sub/b.txt && git mv staged.txt moved.txt && printf 'g\\n' >> moved.txt && "
+       "git reset -q && printf '\\000\\001\\002' > bin.dat && touch ignored.log",
+       f->repo);
+    char *status2 = out_of("cd '%s' && git status --porcelain && git diff --cached", f->repo);
+    assert_int_equal(bt_repo_snapshot(f->repo, "refs/baton/conv1/run1/end", b, &why), 0);
+    char *status3 = out_of("cd '%s' && git status --porcelain && git diff --cached", f->repo);
+    assert_string_equal(status2, status3); /* the index as it was */
+    (void)status;
+
+    struct bt_repo_changes c;
+    assert_int_equal(bt_repo_changes(f->repo, a, b, &c, &why), 0);
+    char *want = out_of("cd '%s' && git diff -M --numstat --name-status %s %s", f->repo, a, b);
+    struct bt_buf json = BT_BUF_INIT;
+    bt_repo_changes_json(&c, &json);
+    assert_string_equal(json.data,
+                        "[{\"path\":\"a.txt\",\"status\":\"modified\",\"added\":2,\"removed\":1},"
+                        "{\"path\":\"bin.dat\",\"status\":\"added\",\"binary\":true,\"added\":0,"
+                        "\"removed\":0},"
+                        "{\"path\":\"moved.txt\",\"old_path\":\"staged.txt\",\"status\":"
+                        "\"renamed\",\"added\":1,\"removed\":0},"
+                        "{\"path\":\"new.txt\",\"status\":\"added\",\"added\":1,\"removed\":0},"
+                        "{\"path\":\"sub/b.txt\",\"status\":\"deleted\",\"added\":0,"
+                        "\"removed\":1}]");
+    assert_int_equal(c.added, 4);
+    assert_int_equal(c.removed, 2);
+    bt_repo_changes_release(&c);
+    bt_buf_release(&json);
+
+    /* the unified diff is git's, byte for byte but for a rename's
+     * similarity score (libgit2 1.5.1 scores 92% where git 2.39 says 85%) */
+    struct bt_buf diff = BT_BUF_INIT;
+    assert_int_equal(bt_repo_diff(f->repo, a, b, 0, &diff, &why), 0);
+    assert_non_null(strstr(diff.data, "\nsimilarity index 92%\n"));
+    char *git = out_of("cd '%s' && git diff --no-color -M %s %s | sed 's/^similarity index "
+                       "85%%/similarity index 92%%/'",
+                       f->repo, a, b);
+    assert_string_equal(diff.data, git);
+    /* coloured: the same text, each line in git's colour for its kind */
+    char *plain = bt_xstrdup(diff.data);
+    bt_buf_reset(&diff);
+    assert_int_equal(bt_repo_diff(f->repo, a, b, 1, &diff, &why), 0);
+    assert_non_null(strstr(diff.data, "\033[1mdiff --git a/a.txt b/a.txt\033[m\n"));
+    assert_non_null(strstr(diff.data, "\033[36m@@ -1,2 +1,3 @@\033[m\n"));
+    assert_non_null(strstr(diff.data, "\033[31m-two\033[m\n\033[32m+TWO\033[m\n"));
+    assert_non_null(strstr(diff.data, "\n one\n")); /* context: uncoloured */
+    char *stripped = strip_escapes(diff.data);
+    assert_string_equal(stripped, plain);
+    free(stripped);
+    free(plain);
+    bt_buf_release(&diff);
+
+    /* the snapshots are kept by their references, gone with them */
+    char *refs = out_of("cd '%s' && git for-each-ref --format='%%(refname)' refs/baton", f->repo);
+    assert_string_equal(refs, "refs/baton/conv1/run1/end\nrefs/baton/conv1/run1/start\n");
+    assert_int_equal(bt_repo_refs_delete(f->repo, "refs/baton/conv1/", &why), 0);
+    char *none = out_of("cd '%s' && git for-each-ref refs/baton", f->repo);
+    assert_string_equal(none, "");
+    assert_int_equal(bt_repo_changes(f->repo, a, "nothex", &c, &why), -EINVAL);
+    free(why);
+    free(none);
+    free(refs);
+    free(git);
+    free(want);
+    free(status3);
+    free(status2);
+    free(status);
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_worktree_add_and_remove),         T(test_worktree_kept_with_work),
+        T(test_worktree_gone_or_replaced),       T(test_worktree_refused),
+        T(test_worktree_detached_and_odd_paths), T(test_snapshot_changes),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
