@@ -428,7 +428,7 @@ static void on_block_stop(struct claude_parser *p, const cJSON *ev,
         return;
     if (b->kind == 't') {
         cJSON *input =
-            b->text.len ? cJSON_ParseWithLength(b->text.data, b->text.len) : cJSON_CreateObject();
+            b->text.len ? bt_json_parse(b->text.data, b->text.len, NULL) : cJSON_CreateObject();
         tool_started(p, b->tool_id, b->tool_name, input, sink);
         cJSON_Delete(input);
     } else {
@@ -658,7 +658,7 @@ static void claude_line(void *st, char *line, size_t len, const struct bt_parser
             bt_parser_warn(sink, "noise", "claude wrote a line that is not JSON", line, len);
         return;
     }
-    cJSON *msg = cJSON_ParseWithLength(json, len - (size_t)(json - line));
+    cJSON *msg = bt_json_parse(json, len - (size_t)(json - line), NULL);
     const char *t = bt_json_str(msg, "type");
     if (!cJSON_IsObject(msg))
         bt_parser_warn(sink, "invalid_json", "claude wrote a line that is not valid JSON", line,

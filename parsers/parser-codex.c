@@ -593,7 +593,7 @@ static void codex_line(void *st, char *line, size_t len, const struct bt_parser_
             bt_parser_warn(sink, "noise", "codex wrote a line that is not JSON", line, len);
         return;
     }
-    cJSON *msg = cJSON_ParseWithLength(start, len - (size_t)(start - line));
+    cJSON *msg = bt_json_parse(start, len - (size_t)(start - line), NULL);
     if (!cJSON_IsObject(msg)) {
         bt_parser_warn(sink, "invalid_json", "codex wrote a line that is not valid JSON", line,
                        len);

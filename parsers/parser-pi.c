@@ -645,7 +645,7 @@ static void pi_line(void *st, char *line, size_t len, const struct bt_parser_sin
         on_agent_end(p, sink);
         return;
     }
-    cJSON *msg = cJSON_ParseWithLength(json, n);
+    cJSON *msg = bt_json_parse(json, n, NULL);
     const char *t = bt_json_str(msg, "type");
     if (!cJSON_IsObject(msg))
         bt_parser_warn(sink, "invalid_json", "pi wrote a line that is not valid JSON", line, len);

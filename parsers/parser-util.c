@@ -5,6 +5,8 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
+#include "json.h"
+
 #define RAW_MAX 4096
 
 void bt_parser_warn(const struct bt_parser_sink *sink, const char *kind, const char *message,
@@ -49,7 +51,7 @@ cJSON *bt_parser_json_line(const char *line, size_t len, const char *who,
             bt_parser_warn(sink, "noise", msg, line, len);
         return NULL;
     }
-    cJSON *j = cJSON_ParseWithLength(start, len - (size_t)(start - line));
+    cJSON *j = bt_json_parse(start, len - (size_t)(start - line), NULL);
     if (cJSON_IsObject(j))
         return j;
     snprintf(msg, sizeof(msg), "%s wrote a line that is not valid JSON", who);

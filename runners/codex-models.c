@@ -68,12 +68,15 @@ static void add_page(const cJSON *data, struct bt_runner_models *m)
 int bt_codex_models_line(const char *line, size_t len, struct bt_runner_models *m,
                          struct bt_buf *out, char **why)
 {
-    cJSON *msg = cJSON_ParseWithLength(line, len);
+    cJSON *msg = bt_json_parse(line, len, NULL);
     int64_t id = bt_json_int(msg, "id");
     int rc = 0;
     if (!msg || cJSON_GetObjectItemCaseSensitive(msg, "method") ||
         (id != BT_CODEX_ID_INITIALIZE && id != BT_CODEX_ID_MODELS)) {
         rc = 0; /* notifications, and requests no listing answers */
+    } else if (bt_json_has_nul(line, len)) {
+        *why = bt_xstrdup("codex's answer holds a NUL character, which baton cannot pass on");
+        rc = BT_EPROTO;
     } else if (cJSON_GetObjectItemCaseSensitive(msg, "error")) {
         *why = error_words(msg);
         rc = BT_EPROTO;

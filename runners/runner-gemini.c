@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "coder.h"
+#include "json.h"
 #include "runner-acp.h"
 
 static const char *const gemini_auth[] = {
@@ -130,7 +131,7 @@ static int chat_is_session(int dir, const char *name, const char *id)
     for (char *line = text; more && line < text + len;) {
         char *end = memchr(line, '\n', (size_t)(text + len - line));
         size_t n = end ? (size_t)(end - line) : (size_t)(text + len - line);
-        cJSON *rec = n ? cJSON_ParseWithLength(line, n) : NULL;
+        cJSON *rec = n ? bt_json_parse(line, n, NULL) : NULL;
         const char *sid = record_session(rec);
         if (line == text) /* the header decides, */
             more = ok = sid && strcmp(sid, id) == 0;

@@ -335,7 +335,8 @@ static void add_models(const cJSON *data, struct bt_runner_models *m)
     {
         char *value = model_value(it);
         const char *name = bt_json_str(it, "name");
-        char *shown = name ? bt_xasprintf("%s: %s", bt_json_str(it, "provider"), name) : NULL;
+        char *shown =
+            name && *name ? bt_xasprintf("%s: %s", bt_json_str(it, "provider"), name) : NULL;
         bt_runner_models_add(m, value, shown);
         free(value);
         free(shown);
@@ -346,7 +347,7 @@ static int pi_models_line(const char *line, size_t len, struct bt_runner_models 
                           struct bt_buf *out, char **why)
 {
     (void)out;
-    cJSON *msg = cJSON_ParseWithLength(line, len);
+    cJSON *msg = bt_json_parse(line, len, NULL);
     const char *type = bt_json_str(msg, "type"), *id = bt_json_str(msg, "id");
     unsigned bit = !id                         ? 0
                    : strcmp(id, "models") == 0 ? PI_MODELS_LISTED
@@ -355,6 +356,9 @@ static int pi_models_line(const char *line, size_t len, struct bt_runner_models 
     int rc = 0;
     if (!type || strcmp(type, "response") != 0 || !bit) {
         rc = 0; /* events, and extensions' UI requests */
+    } else if (bt_json_has_nul(line, len)) {
+        *why = bt_xstrdup("pi's answer holds a NUL character, which baton cannot pass on");
+        rc = BT_EPROTO;
     } else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "success"))) {
         const char *error = bt_json_str(msg, "error");
         *why = bt_xasprintf("pi answered %s", error ? error : "with an error");

@@ -135,22 +135,6 @@ static int is_id(const cJSON *v)
     return v->valuedouble == (double)(int64_t)v->valuedouble;
 }
 
-/* 1 if the JSON text holds the escape \u0000: cJSON's strings end at a
- * NUL, so "/tmp\u0000x" would read as "/tmp"; such a message is refused,
- * never taken cut short. */
-static int has_nul_escape(const char *s, size_t len)
-{
-    for (size_t i = 0; i + 1 < len; i++) {
-        if (s[i] != '\\')
-            continue;
-        if (s[i + 1] == 'u' && i + 5 < len && s[i + 2] == '0' && s[i + 3] == '0' &&
-            s[i + 4] == '0' && s[i + 5] == '0')
-            return 1;
-        i++; /* the escaped character: "\\" is one backslash */
-    }
-    return 0;
-}
-
 /* Why msg is not a JSON-RPC 2.0 message baton can read, or NULL
  * (https://www.jsonrpc.org/specification, "Request object"). */
 static const char *envelope_problem(const cJSON *msg, const cJSON *id, const cJSON *method)
@@ -174,7 +158,7 @@ static const char *envelope_problem(const cJSON *msg, const cJSON *id, const cJS
 static const char *text_problem(const char *line, size_t len)
 {
     /* raw or escaped, a NUL ends cJSON's strings: they would read cut short */
-    if (memchr(line, '\0', len) || has_nul_escape(line, len))
+    if (bt_json_has_nul(line, len))
         return "a string holds a NUL character, which baton cannot take";
     if (bt_utf8_invalid_at(line, len) < len)
         return "the message is not UTF-8 text (RFC 8259 asks for it)";
@@ -195,7 +179,7 @@ static void on_line(void *data, char *line, size_t len)
     if (only_space(line, line + len))
         return;
     const char *end = NULL;
-    cJSON *msg = cJSON_ParseWithLengthOpts(line, len, &end, 0);
+    cJSON *msg = bt_json_parse(line, len, &end);
     if (!msg || !only_space(end, line + len)) {
         bt_acp_error(a, NULL, BT_ACP_PARSE_ERROR,
                      msg ? "more than one JSON value on a line" : "not JSON", 0);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "acp-int.h"
 #include "error.h"
@@ -89,7 +90,10 @@ void bt_acp_models_want(struct bt_acp *a, const char *coder, const char *cwd)
     int start = md->state == BT_ACP_MODELS_UNASKED && !atomic_load(&a->stopping);
     if (start) {
         md->state = BT_ACP_MODELS_LISTING;
-        md->cwd = bt_xstrdup(cwd);
+        /* a stored conversation's directory may be gone: the coder then
+         * lists in baton's own, rather than not at all */
+        struct stat st;
+        md->cwd = stat(cwd, &st) == 0 && S_ISDIR(st.st_mode) ? bt_xstrdup(cwd) : NULL;
     }
     pthread_mutex_unlock(&a->lock);
     if (!start)

@@ -51,24 +51,47 @@ static int on_stdout(void *data, const char *buf, size_t n, struct bt_buf *more)
     return l->rc != 0;
 }
 
-/* What happened, for *why (owned): the coder's words, else how it ended,
- * with the start of what it said on stderr. */
+#define WORDS_MAX 200 /* bytes of a coder's own words kept in a reason */
+
+/* The first line of a coder's words (n bytes), for one line of baton's:
+ * at most WORDS_MAX bytes (cut between characters, "..." then), control
+ * characters as '?'. Appended to b. */
+static void add_words(struct bt_buf *b, const char *s, size_t n)
+{
+    size_t len = 0;
+    while (len < n && s[len] != '\n' && s[len] != '\r')
+        len++;
+    int cut = len > WORDS_MAX;
+    if (cut) {
+        len = WORDS_MAX;
+        while (len && ((unsigned char)s[len] & 0xC0) == 0x80)
+            len--; /* not inside a character */
+    }
+    for (size_t i = 0; i < len; i++)
+        bt_buf_addc(b, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
+    if (cut)
+        bt_buf_adds(b, "...");
+}
+
+/* What happened, for *why (owned): how the coder ended, with the start
+ * of what it said on stderr. */
 static char *ended_why(const struct bt_coder *c, int rc, int status, const struct bt_buf *err)
 {
-    const char *how = rc == -ETIMEDOUT   ? "did not answer in time"
-                      : rc == -EINTR     ? "was stopped by a signal"
-                      : rc == -ECANCELED ? "was stopped"
-                      : rc               ? bt_strerror(rc)
-                                         : "ended before it answered";
     struct bt_buf b = BT_BUF_INIT;
-    bt_buf_addf(&b, "%s %s", c->name, how);
+    if (rc == -ETIMEDOUT || rc == -EINTR || rc == -ECANCELED || rc == 0)
+        bt_buf_addf(&b, "%s %s", c->name,
+                    rc == -ETIMEDOUT   ? "did not answer in time"
+                    : rc == -EINTR     ? "was stopped by a signal"
+                    : rc == -ECANCELED ? "was stopped"
+                                       : "ended before it answered");
+    else
+        bt_buf_addf(&b, "%s could not be started: %s", c->name, bt_strerror(rc));
     if (rc == 0 && status >= 0)
         bt_buf_addf(&b, " (exit status %d)", status);
-    size_t n = 0;
-    while (n < err->len && n < 200 && err->data[n] != '\n')
-        n++;
-    if (n)
-        bt_buf_addf(&b, ": %.*s", (int)n, err->data);
+    if (err->len && err->data[0] != '\n') {
+        bt_buf_adds(&b, ": ");
+        add_words(&b, err->data, err->len);
+    }
     return bt_buf_detach(&b, NULL);
 }
 
@@ -112,7 +135,10 @@ int bt_coder_models(const struct bt_coder *c, const char *cwd, const atomic_int 
         /* complete: how it ended does not matter */
     } else if (l.rc == BT_EPROTO) {
         rc = BT_EPROTO;
-        *why = bt_xasprintf("%s could not list its models: %s", c->name, l.why);
+        struct bt_buf b = BT_BUF_INIT;
+        bt_buf_addf(&b, "%s could not list its models: ", c->name);
+        add_words(&b, l.why, strlen(l.why));
+        *why = bt_buf_detach(&b, NULL);
     } else {
         *why = ended_why(c, rc, status, &err);
         rc = rc ? rc : BT_EPROTO;

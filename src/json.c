@@ -8,6 +8,82 @@
 #include "event.h"
 #include "util.h"
 
+/* The value of the 4 hex digits at p, or -1. */
+static long hex4(const char *p)
+{
+    long v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* Rewrite each lone surrogate escape of t (n bytes) as \ufffd, in place
+ * (same length). Returns how many. */
+static size_t fix_surrogates(char *t, size_t n)
+{
+    size_t fixed = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (t[i] != '\\')
+            continue;
+        long v = t[i + 1] == 'u' && i + 5 < n ? hex4(t + i + 2) : -1;
+        if (v < 0xD800 || v > 0xDFFF) {
+            i++; /* the escaped character: "\\\\" is one backslash */
+            continue;
+        }
+        long lo =
+            v <= 0xDBFF && i + 11 < n && t[i + 6] == '\\' && t[i + 7] == 'u' ? hex4(t + i + 8) : -1;
+        if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            i += 11; /* a pair */
+            continue;
+        }
+        memcpy(t + i + 2, "fffd", 4);
+        fixed++;
+        i += 5;
+    }
+    return fixed;
+}
+
+cJSON *bt_json_parse(const char *text, size_t len, const char **end)
+{
+    const char *stop = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(text, len, &stop, 0);
+    if (j || len == 0) {
+        if (end)
+            *end = stop;
+        return j;
+    }
+    char *copy = bt_xmalloc(len); /* may hold NULs: not a string copy */
+    memcpy(copy, text, len);
+    if (fix_surrogates(copy, len))
+        j = cJSON_ParseWithLengthOpts(copy, len, &stop, 0);
+    if (end)
+        *end = j && stop ? text + (stop - copy) : NULL;
+    free(copy);
+    return j;
+}
+
+int bt_json_has_nul(const char *text, size_t len)
+{
+    if (memchr(text, '\0', len))
+        return 1;
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (text[i] != '\\')
+            continue;
+        if (text[i + 1] == 'u' && i + 5 < len && memcmp(text + i + 2, "0000", 4) == 0)
+            return 1;
+        i++; /* the escaped character */
+    }
+    return 0;
+}
+
 const char *bt_json_str(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);

@@ -12,6 +12,19 @@
 
 #include <cjson/cJSON.h>
 
+/* Parse the JSON text of len bytes (not NUL-terminated) as
+ * cJSON_ParseWithLengthOpts does (*end, when given, set to where it
+ * stopped, in text), except that a lone UTF-16 surrogate escape (\uD83D
+ * without its pair), which JSON's grammar allows and Node's
+ * JSON.stringify writes for a string cut between the two halves of a
+ * character, reads as U+FFFD where cJSON refuses the whole text. NULL
+ * when the text is not JSON. */
+cJSON *bt_json_parse(const char *text, size_t len, const char **end);
+
+/* 1 if the JSON text holds a NUL character, raw or as the escape
+ * \u0000: cJSON's strings end at it, so "a\u0000b" would read as "a". */
+int bt_json_has_nul(const char *text, size_t len);
+
 /* The string member key of o, or NULL. o may be NULL. */
 const char *bt_json_str(const cJSON *o, const char *key);
 

@@ -120,6 +120,23 @@ class Models(AgentCase):
         self.assertIn("the model select offers the models used before", a.stderr())
         self.assertEqual(a.close(), 0)
 
+    def test_listed_where_a_loaded_conversation_was(self):
+        """A stored conversation whose directory is gone: loading it lists
+        codex's models all the same (in baton's own directory), for it
+        and the sessions after it."""
+        gone = os.path.join(self.home.dir, "gone")
+        os.mkdir(gone)
+        self.home.baton("run", "-C", gone, PROMPT)
+        os.rmdir(gone)
+        (conv,) = self.home.ls()
+        self.replay(FIXTURES / "codex/0.171.0/model-list-builtin.stdout")
+        a = self.agent()
+        a.request("session/load", {"sessionId": conv["id"], "cwd": self.home.project,
+                                   "mcpServers": []}, updates=[])
+        self.assertEqual(values(self.update(a, conv["id"]))[1:], CODEX_MODELS)
+        r = a.request("session/new", {"cwd": self.home.project, "mcpServers": []})
+        self.assertEqual(values(model_option(r["configOptions"]))[1:], CODEX_MODELS)
+
     def test_no_model_list(self):
         self.replay(FIXTURES / "codex/0.171.0/model-list.stdout")
         a = self.agent("--no-model-list")

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -183,6 +185,23 @@ static void test_codex_bad_answers(void **state)
     assert_null(m.current);              /* the default was hidden */
     bt_runner_models_release(&m);
 
+    /* a name cut inside a character (a lone surrogate escape) is still
+     * read; a NUL would cut a value short: the answer is refused */
+    assert_int_equal(feed(c,
+                          "{\"id\":5,\"result\":{\"data\":[{\"model\":\"m\",\"displayName\":"
+                          "\"M \\ud83d\"}]}}\n",
+                          &m, &more, &why),
+                     1);
+    assert_model(&m, 0, "m", "M \xef\xbf\xbd");
+    bt_runner_models_release(&m);
+    assert_int_equal(
+        feed(c, "{\"id\":5,\"result\":{\"data\":[{\"model\":\"gpt-x\\u0000-internal\"}]}}\n", &m,
+             &more, &why),
+        BT_EPROTO);
+    assert_non_null(strstr(why, "NUL"));
+    free(why);
+    bt_runner_models_release(&m);
+
     /* an error answer, to initialize or to model/list */
     assert_int_equal(
         feed(c, "{\"id\":1,\"error\":{\"code\":-32600,\"message\":\"no\"}}\n", &m, &more, &why),
@@ -247,15 +266,17 @@ static void test_pi_bad_answers(void **state)
         "{\"id\":\"other\",\"type\":\"response\",\"success\":true}\n"
         "{\"id\":\"models\",\"type\":\"response\",\"success\":true,\"data\":{\"models\":["
         "{\"provider\":\"p\",\"id\":\"a\",\"name\":\"A\"},"
-        "{\"provider\":\"p/q\",\"id\":\"b\"},"          /* the slash is -m's */
-        "{\"provider\":\"p\",\"id\":\"c d\"},"          /* pi's argv would split it */
-        "{\"provider\":\"-p\",\"id\":\"e\"},"           /* an option */
-        "{\"id\":\"f\"},"                               /* no provider */
-        "{\"provider\":\"p\",\"id\":\"g\"}]}}\n";       /* no name: its value */
-    assert_int_equal(feed(c, odd, &m, &more, &why), 0); /* get_state still to come */
-    assert_int_equal(m.n, 2);
+        "{\"provider\":\"p/q\",\"id\":\"b\"},"             /* the slash is -m's */
+        "{\"provider\":\"p\",\"id\":\"c d\"},"             /* pi's argv would split it */
+        "{\"provider\":\"-p\",\"id\":\"e\"},"              /* an option */
+        "{\"id\":\"f\"},"                                  /* no provider */
+        "{\"provider\":\"p\",\"id\":\"h\",\"name\":\"\"}," /* an empty one too */
+        "{\"provider\":\"p\",\"id\":\"g\"}]}}\n";          /* no name: its value */
+    assert_int_equal(feed(c, odd, &m, &more, &why), 0);    /* get_state still to come */
+    assert_int_equal(m.n, 3);
     assert_model(&m, 0, "p/a", "p: A");
-    assert_model(&m, 1, "p/g", "p/g");
+    assert_model(&m, 1, "p/h", "p/h");
+    assert_model(&m, 2, "p/g", "p/g");
     const char *state_line =
         "{\"id\":\"state\",\"type\":\"response\",\"success\":true,\"data\":{\"model\":null}}";
     assert_int_equal(c->runner->models_line(state_line, strlen(state_line), &m, &more, &why), 1);
@@ -363,6 +384,44 @@ static void test_process_stopped(void **state)
     fake_env(NULL);
 }
 
+/* What a coder says goes into one line of baton's: its first line, at
+ * most 200 bytes, control characters shown as '?'. */
+static void test_process_words_kept_short(void **state)
+{
+    (void)state;
+    char dir[] = BT_BINARY_DIR "/unit-models-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *script = bt_xasprintf("%s/codex", dir);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fputs("#!/bin/sh\nread -r l\nprintf '{\"id\":1,\"result\":{}}\\n'\nread -r l\nread -r l\n"
+          "printf '{\"id\":5,\"error\":{\"message\":\"boom\\\\u0001%0300d\\\\nsecond\"}}\\n' 0\n"
+          "sleep 5\n",
+          f);
+    fclose(f);
+    chmod(script, 0755);
+    fake_env(NULL);
+    setenv("BATON_CODEX_BIN", script, 1);
+    struct bt_runner_models m;
+    char *why;
+    assert_int_equal(bt_coder_models(coder("codex"), NULL, NULL, &m, &why), BT_EPROTO);
+    assert_true(strncmp(why, "codex could not list its models: codex answered boom?000", 56) == 0);
+    assert_true(strlen(why) < 300);
+    assert_non_null(strstr(why, "..."));
+    assert_null(strstr(why, "second"));
+    for (const char *p = why; *p; p++)
+        assert_true((unsigned char)*p >= 0x20);
+    free(why);
+    /* a directory that cannot be entered: it says it could not start */
+    assert_int_equal(bt_coder_models(coder("codex"), "/nonexistent/dir", NULL, &m, &why), -ENOENT);
+    assert_non_null(strstr(why, "codex could not be started"));
+    free(why);
+    unlink(script);
+    rmdir(dir);
+    free(script);
+    unsetenv("BATON_CODEX_BIN");
+}
+
 static void test_process_not_installed(void **state)
 {
     (void)state;
@@ -383,11 +442,17 @@ static void test_process_not_installed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_codex_recorded),    cmocka_unit_test(test_pi_recorded),
-        cmocka_unit_test(test_codex_bad_answers), cmocka_unit_test(test_codex_pages),
-        cmocka_unit_test(test_pi_bad_answers),    cmocka_unit_test(test_ops_together),
-        cmocka_unit_test(test_process_listed),    cmocka_unit_test(test_process_dies),
-        cmocka_unit_test(test_process_stopped),   cmocka_unit_test(test_process_not_installed),
+        cmocka_unit_test(test_codex_recorded),
+        cmocka_unit_test(test_pi_recorded),
+        cmocka_unit_test(test_codex_bad_answers),
+        cmocka_unit_test(test_codex_pages),
+        cmocka_unit_test(test_pi_bad_answers),
+        cmocka_unit_test(test_ops_together),
+        cmocka_unit_test(test_process_listed),
+        cmocka_unit_test(test_process_dies),
+        cmocka_unit_test(test_process_stopped),
+        cmocka_unit_test(test_process_not_installed),
+        cmocka_unit_test(test_process_words_kept_short),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
