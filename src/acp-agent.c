@@ -179,7 +179,7 @@ static void on_line(void *data, char *line, size_t len)
     if (only_space(line, line + len))
         return;
     const char *end = NULL;
-    cJSON *msg = bt_json_parse(line, len, &end);
+    cJSON *msg = cJSON_ParseWithLengthOpts(line, len, &end, 0); /* strict, as serve's */
     if (!msg || !only_space(end, line + len)) {
         bt_acp_error(a, NULL, BT_ACP_PARSE_ERROR,
                      msg ? "more than one JSON value on a line" : "not JSON", 0);

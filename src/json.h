@@ -12,13 +12,14 @@
 
 #include <cjson/cJSON.h>
 
-/* Parse the JSON text of len bytes (not NUL-terminated) as
+/* Parse a coder's JSON text of len bytes (not NUL-terminated) as
  * cJSON_ParseWithLengthOpts does (*end, when given, set to where it
  * stopped, in text), except that a lone UTF-16 surrogate escape (\uD83D
  * without its pair), which JSON's grammar allows and Node's
  * JSON.stringify writes for a string cut between the two halves of a
- * character, reads as U+FFFD where cJSON refuses the whole text. NULL
- * when the text is not JSON. */
+ * character, reads as U+FFFD where cJSON refuses the whole text: what a
+ * coder said is kept. (A client's text is refused instead: it can send
+ * again.) NULL when the text is not JSON. */
 cJSON *bt_json_parse(const char *text, size_t len, const char **end);
 
 /* 1 if the JSON text holds a NUL character, raw or as the escape

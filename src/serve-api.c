@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "cmd-turn.h"
 #include "cmd.h"
 #include "error.h"
@@ -68,23 +69,12 @@ static int seconds(const cJSON *v, uint64_t *ms)
     return 0;
 }
 
-/* A "\u0000" would end the string cJSON hands over: refuse it. */
-static int has_nul_escape(const char *s, size_t n)
-{
-    for (size_t i = 0; i + 1 < n; i++)
-        if (s[i] == '\\') {
-            if (s[i + 1] == 'u' && i + 5 < n && strncmp(s + i + 2, "0000", 4) == 0)
-                return 1;
-            i++;
-        }
-    return 0;
-}
-
 /* One JSON value and nothing after it but white space (cJSON alone stops
  * at the value's end and ignores the rest). */
 static cJSON *parse_json(const char *text, size_t len)
 {
     const char *end = NULL;
+    /* strict: a client's lone surrogate is refused, not changed (400) */
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     while (root && end && end < text + len && strchr(" \t\r\n", *end))
         end++;
@@ -138,7 +128,7 @@ static int parse_body(struct bt_serve_req *r, const char *const *names, struct b
     size_t bad = bt_utf8_invalid_at(text, r->body.len);
     if (bad < r->body.len)
         why = "the body is not UTF-8 text";
-    else if (memchr(text, '\0', r->body.len) || has_nul_escape(text, r->body.len))
+    else if (bt_json_has_nul(text, r->body.len)) /* cJSON's strings would end at it */
         why = "the body holds a NUL character";
     else if (r->body.len && !(b->root = parse_json(text, r->body.len)))
         why = "the body is not one JSON value";
