@@ -37,6 +37,7 @@
 #include "cmd.h"
 #include "coder.h"
 #include "error.h"
+#include "repo.h"
 #include "store.h"
 
 /* What rm is about to do, found before anything is removed. */
@@ -364,6 +365,24 @@ static int parse(int argc, char **argv, int *yes, const char **conv)
     return rc;
 }
 
+/* The references that kept the conversation's working-tree snapshots
+ * (refs/baton/<id>/ of the repository of its directory, src/repo.h), so
+ * git can collect them: the user's branches and files are not touched. */
+static int remove_snapshots(const struct bt_store_conversation *c)
+{
+    char *prefix = bt_xasprintf("refs/baton/%s/", c->id), *why = NULL;
+    int rc = bt_repo_refs_delete(c->cwd, prefix, &why);
+    if (rc) {
+        char *note = bt_xasprintf("kept the turns' snapshots (%s* in the git repository of %s): %s",
+                                  prefix, c->cwd, why);
+        put_line(stdout, note);
+        free(note);
+    }
+    free(why);
+    free(prefix);
+    return rc ? BT_EXIT_FAILED : 0;
+}
+
 /* Delete what p planned; the exit code. */
 static int remove_all(struct bt_store *s, const char *id, const struct plan *p)
 {
@@ -383,6 +402,8 @@ static int remove_all(struct bt_store *s, const char *id, const struct plan *p)
            plural(r.events, "event", "events"));
     put_line(stdout, r.conv.title);
     int rc = remove_run_files(s, &r);
+    int snap = remove_snapshots(&r.conv);
+    rc = rc ? rc : snap;
     int src = remove_session_files(p);
     if (p->cmd.n) {
         fflush(stdout); /* before the coder's command runs */

@@ -51,7 +51,7 @@
 struct bt_event_doc {
     cJSON *root;     /* the parsed object; most of the event's strings */
     char *detail;    /* item.detail_json, re-serialized (cJSON_free) */
-    char *changes;   /* item.changes_json, likewise */
+    char *changes;   /* item.changes_json or turn.completed's, likewise */
     char *copies[3]; /* strings decoded with their NULs (free) */
     size_t ncopies;  /* used entries of copies */
 };
@@ -410,6 +410,21 @@ static int get_array_text(const cJSON *o, const char *key, char **text, const ch
     return 0;
 }
 
+/* o's member key, an object (or absent), re-serialized into *text. */
+static int get_object_text(const cJSON *o, const char *key, char **text, const char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v || cJSON_IsNull(v))
+        return 0;
+    if (!cJSON_IsObject(v))
+        return -EINVAL;
+    *text = cJSON_PrintUnformatted(v);
+    if (!*text)
+        return -ENOMEM;
+    *out = *text;
+    return 0;
+}
+
 /* The usage counts of o, which is the top-level object's member outer (NULL:
  * o is the top-level object). */
 static int get_usage(const struct ctx *c, const cJSON *o, const char *outer, struct bt_usage *u)
@@ -547,6 +562,8 @@ static int parse_completed(const struct ctx *c, const cJSON *j, struct bt_event 
         rc |= get_int(c, ex, "exit", "code", &ev->exit_code);
         rc |= get_int(c, ex, "exit", "signal", &ev->exit_signal);
     }
+    if (rc == 0)
+        rc = get_object_text(j, "changes", &c->doc->changes, &ev->changes_json);
     return rc ? -EINVAL : 0;
 }
 

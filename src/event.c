@@ -224,6 +224,10 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
             bt_buf_addf(b, "%lld", (long long)ev->exit_code);
         put_int(b, "signal", ev->exit_signal);
         bt_buf_addc(b, '}');
+        if (ev->changes_json && ev->changes_json[0] == '{') {
+            put_key(b, "changes");
+            bt_buf_adds(b, ev->changes_json);
+        }
         break;
     case BT_EVENT__COUNT: break;
     }

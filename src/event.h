@@ -138,6 +138,11 @@ struct bt_event {
     int64_t duration_ms;
     int64_t exit_code;   /* coder's exit status, BT_UNKNOWN if killed */
     int64_t exit_signal; /* signal that ended it, 0 if none */
+    /* what the turn changed in its git working tree, as JSON object text
+     * {files: [{path, old_path?, status, binary?, added, removed}], added,
+     * removed} (src/repo.h, docs/events.md); NULL: not known (not in a
+     * git repository) */
+    const char *changes_json;
 };
 
 /* Initialise every field to "absent" (NULL, BT_UNKNOWN). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* rebuild: a run rebuilt from its raw output (see rebuild.h). */
 #include "rebuild.h"
+#include "repo.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,7 @@ struct job {
     struct bt_buf raw;
     char *raw_name; /* runs/<run>.out.zst, for messages */
     int truncated;
+    char *changes; /* turn.completed's changes, from the run's snapshots */
 };
 
 /* Replay the raw stream, each event's seq moved by shift. */
@@ -188,7 +190,14 @@ static int setup(struct job *j, struct bt_rebuild_report *rep)
         .on_event = on_event,
         .data = &j->c,
     };
+    if (!j->o->changes_json && run->tree_start && run->tree_end) {
+        char *why = NULL; /* a repository gone since: no changes, as for any run outside git */
+        j->changes = bt_repo_changes_summary(j->conv.cwd, run->tree_start, run->tree_end, &why);
+        free(why);
+    }
     j->r = (struct bt_turn_replay){.out = j->raw.data ? j->raw.data : "",
+                                   .changes_json =
+                                       j->o->changes_json ? j->o->changes_json : j->changes,
                                    .len = j->raw.len,
                                    .end = j->o->end,
                                    .cancelled = run->cancel_ms != 0,
@@ -335,5 +344,6 @@ int bt_rebuild_run(struct bt_store *s, const struct bt_rebuild *o, struct bt_reb
     bt_buf_release(&j.raw);
     bt_store_conversation_release(&j.conv);
     free(j.raw_name);
+    free(j.changes);
     return rc;
 }

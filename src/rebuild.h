@@ -32,6 +32,9 @@ struct bt_rebuild {
                                            written: ..."); NULL: not known */
     int always;                         /* rebuild even when the store lacks
                                            nothing (an owner whose writes failed) */
+    const char *changes_json;           /* optional: turn.completed's changes as the
+                                           owner had them; NULL: from the run's stored
+                                           snapshots (src/repo.h), if it has both */
 };
 
 struct bt_rebuild_report {

@@ -216,6 +216,19 @@ void bt_repo_changes_json(const struct bt_repo_changes *c, struct bt_buf *out)
     cJSON_Delete(a);
 }
 
+char *bt_repo_changes_summary(const char *dir, const char *from, const char *to, char **why)
+{
+    struct bt_repo_changes c;
+    if (bt_repo_changes(dir, from, to, &c, why) != 0)
+        return NULL;
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_adds(&b, "{\"files\":");
+    bt_repo_changes_json(&c, &b);
+    bt_buf_addf(&b, ",\"added\":%lld,\"removed\":%lld}", (long long)c.added, (long long)c.removed);
+    bt_repo_changes_release(&c);
+    return bt_buf_detach(&b, NULL);
+}
+
 /* git's default colours (color.diff): meta bold, frag cyan, old red, new
  * green. */
 #define C_META "\033[1m"

@@ -3,6 +3,7 @@
 #include "repo-int.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 
 #include "error.h"
 
@@ -23,7 +24,10 @@ int bt_repo_open(const char *dir, git_repository **repo, char **why)
 {
     pthread_once(&once, init);
     *repo = NULL;
-    int rc = git_repository_open_ext(repo, dir, 0, NULL);
+    /* found as git finds it: up from dir, not into GIT_CEILING_DIRECTORIES
+     * (git(1) ENVIRONMENT), nor across a file system unless
+     * GIT_DISCOVERY_ACROSS_FILESYSTEM (libgit2 reads that one itself) */
+    int rc = git_repository_open_ext(repo, dir, 0, getenv("GIT_CEILING_DIRECTORIES"));
     if (rc == GIT_ENOTFOUND) {
         *why = bt_xasprintf("%s is not in a git repository", dir);
         return BT_ENOTFOUND;

@@ -7,6 +7,9 @@
  * index, branches other than the one it made, or files outside the
  * worktree it made.
  *
+ * The repository of a directory is found as git finds it: the directory
+ * or one above it, not into GIT_CEILING_DIRECTORIES.
+ *
  * Errors: each function returns 0 or a negative code, *why (owned) then a
  * sentence for the user with libgit2's own words where it gave any:
  *   BT_ENOTFOUND  no git repository at or above the directory
@@ -104,6 +107,11 @@ int bt_repo_changes(const char *dir, const char *from, const char *to, struct bt
  * [{path, old_path?, status: added|modified|deleted|renamed|typechange,
  *   binary?, added, removed}] (docs/events.md). Appended to out. */
 void bt_repo_changes_json(const struct bt_repo_changes *c, struct bt_buf *out);
+
+/* The changes from tree from to tree to as turn.completed's changes
+ * holds them: {"files": (bt_repo_changes_json), "added": N, "removed": N}
+ * (owned), or NULL with *why. */
+char *bt_repo_changes_summary(const char *dir, const char *from, const char *to, char **why);
 
 /* The unified diff from tree from to tree to, as `git diff -M from to`
  * prints it (paths a/ and b/, binary files named), appended to out; with

@@ -13,6 +13,7 @@
 #include "perf.h"
 #include "proc.h"
 #include "rebuild.h"
+#include "repo.h"
 #include "runfile.h"
 #include "service-int.h"
 #include "turn.h"
@@ -25,12 +26,15 @@ struct turn_ctx {
     const struct bt_service_turn *t;
     const char *run;
     const char *conversation;
-    const struct bt_service_coder *l; /* the coder run */
-    int store_failed;                 /* a write failed: no more events are stored; the run is
-                                         rebuilt from its raw output at its end */
-    char *store_error;                /* the first failed write's message */
-    int version_named;                /* the coder named its version */
-    int rebuilt;                      /* after a failed write: the run was rebuilt at its end */
+    const struct bt_service_coder *l;  /* the coder run */
+    int store_failed;                  /* a write failed: no more events are stored; the run is
+                                          rebuilt from its raw output at its end */
+    char *store_error;                 /* the first failed write's message */
+    int version_named;                 /* the coder named its version */
+    int rebuilt;                       /* after a failed write: the run was rebuilt at its end */
+    const char *cwd;                   /* the turn's directory */
+    char tree_start[BT_REPO_OID_SIZE]; /* its git working tree before the turn; "" none */
+    char *changes;                     /* what turn.completed said changed, for a rebuild */
 };
 
 /* Report the first failed write. The turn goes on (the coder's work is not
@@ -48,6 +52,37 @@ static void store_check(struct turn_ctx *c, int rc)
             "baton: could not store the run's events: %s; the turn goes on, and its events are "
             "rebuilt from the coder's raw output when it ends\n",
             c->store_error);
+}
+
+/* The working tree's snapshot before the turn (src/repo.h), kept by a
+ * reference of the conversation's: a directory outside git has none. */
+static void snapshot_start(struct turn_ctx *c)
+{
+    char *ref = bt_xasprintf("refs/baton/%s/%s/start", c->conversation, c->run), *why = NULL;
+    if (bt_repo_snapshot(c->cwd, ref, c->tree_start, &why) == 0)
+        store_check(c, bt_store_run_set_trees(c->store, c->run, c->tree_start, NULL));
+    free(why);
+    free(ref);
+}
+
+/* turn.completed's changes: the working tree now against before. */
+static char *ctx_end(void *data)
+{
+    struct turn_ctx *c = data;
+    if (!c->tree_start[0])
+        return NULL;
+    char *ref = bt_xasprintf("refs/baton/%s/%s/end", c->conversation, c->run), *why = NULL;
+    char end[BT_REPO_OID_SIZE];
+    char *json = NULL;
+    if (bt_repo_snapshot(c->cwd, ref, end, &why) == 0) {
+        store_check(c, bt_store_run_set_trees(c->store, c->run, NULL, end));
+        free(why);
+        json = bt_repo_changes_summary(c->cwd, c->tree_start, end, &why);
+    }
+    free(why);
+    free(ref);
+    c->changes = json ? bt_xstrdup(json) : NULL;
+    return json;
 }
 
 static void ctx_event(void *data, const struct bt_event *ev, const char *json, size_t len)
@@ -266,10 +301,14 @@ static void rebuild_run(struct turn_ctx *c, const struct bt_turn_options *turn,
     char *why = bt_xasprintf("the store could not be written: %s", c->store_error);
     int rc = bt_store_run_get(c->store, c->run, &run);
     if (rc == 0)
-        rc = bt_rebuild_run(
-            c->store,
-            &(struct bt_rebuild){.run = &run, .turn = turn, .end = res, .why = why, .always = 1},
-            &rep);
+        rc = bt_rebuild_run(c->store,
+                            &(struct bt_rebuild){.run = &run,
+                                                 .turn = turn,
+                                                 .end = res,
+                                                 .why = why,
+                                                 .always = 1,
+                                                 .changes_json = c->changes},
+                            &rep);
     if (rc == 0 && rep.rebuilt) {
         c->rebuilt = 1;
         fprintf(stderr,
@@ -338,7 +377,9 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
                                                        .error_text = out->message});
         return rc;
     }
-    struct turn_ctx c = {.store = s, .t = t, .run = out->run, .conversation = conv->id, .l = l};
+    struct turn_ctx c = {
+        .store = s, .t = t, .run = out->run, .conversation = conv->id, .l = l, .cwd = conv->cwd};
+    snapshot_start(&c);
     struct bt_strv env;
     coder_env(l, out->run, &env);
     struct bt_turn_options o = {
@@ -367,6 +408,7 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
         .on_version = ctx_version,
         .on_tick = ctx_tick,
         .tick_ms = 100,
+        .on_end = ctx_end,
         .data = &c,
     };
     struct bt_turn_result res;
@@ -391,6 +433,7 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
     if (c.store_failed) /* during the turn, or its last events or end */
         rebuild_run(&c, &o, &res, out);
     free(c.store_error);
+    free(c.changes);
     bt_perf_mark("run recorded");
     late_probe(s, l, out->run, c.version_named);
     out->result = BT_SERVICE_TURN;

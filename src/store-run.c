@@ -24,7 +24,7 @@
     " r.output_tokens, r.reasoning_tokens, r.context_tokens,"                                      \
     " r.context_window, r.cost_usd, (SELECT m.id FROM messages m"                                  \
     " WHERE m.run = r.id AND m.role = 'assistant' LIMIT 1), r.started_ms,"                         \
-    " r.ended_ms, r.prompt, r.cancel_ms, r.stop_stage FROM runs r"
+    " r.ended_ms, r.prompt, r.cancel_ms, r.stop_stage, r.tree_start, r.tree_end FROM runs r"
 
 static const char SQL_RUN_CANCEL[] = "UPDATE runs SET cancel_ms = coalesce(cancel_ms, ?2)"
                                      " WHERE conversation = ?1 AND state = 'running'";
@@ -40,6 +40,8 @@ static const char SQL_RUN_FINISH[] = "UPDATE runs SET state = ?2, exit_code = ?3
                                      " cost_usd = ?15, ended_ms = ?16, stop_stage = ?17"
                                      " WHERE id = ?1 AND state = 'running'";
 static const char SQL_RUN_STATE[] = "SELECT state FROM runs WHERE id = ?1";
+static const char SQL_RUN_TREES[] = "UPDATE runs SET tree_start = coalesce(?2, tree_start),"
+                                    " tree_end = coalesce(?3, tree_end) WHERE id = ?1";
 static const char SQL_MSG_FINISH[] = "UPDATE messages SET state = ?2, text = coalesce(?3, text),"
                                      " error_kind = ?4, error_text = ?5, updated_ms = ?6"
                                      " WHERE run = ?1 AND role = 'assistant'";
@@ -56,6 +58,8 @@ void bt_store_run_release(struct bt_store_run *r)
 {
     if (!r)
         return;
+    free(r->tree_start);
+    free(r->tree_end);
     free(r->coder);
     free(r->coder_version);
     free(r->model);
@@ -305,6 +309,8 @@ static void read_run(sqlite3_stmt *q, struct bt_store_run *r)
     r->prompt = bt_st_col_str(q, 28);
     r->cancel_ms = bt_st_col_i64(q, 29, 0);
     r->stop_stage = (int)bt_st_col_i64(q, 30, -1);
+    r->tree_start = bt_st_col_str(q, 31);
+    r->tree_end = bt_st_col_str(q, 32);
 }
 
 /* Run a RUN_SELECT statement with ?1 = key and read its row. */
@@ -359,5 +365,21 @@ int bt_store_run_list(struct bt_store *s, const char *conversation, struct bt_st
         *out = NULL;
         *n = 0;
     }
+    return rc;
+}
+
+int bt_store_run_set_trees(struct bt_store *s, const char *run, const char *start, const char *end)
+{
+    if (!run)
+        return bt_st_fail(s, -EINVAL, "no run given");
+    sqlite3_stmt *q = bt_st_sql(s, SQL_RUN_TREES);
+    if (!q)
+        return BT_ESTORE;
+    bt_st_bind_text(q, 1, run);
+    bt_st_bind_text(q, 2, start);
+    bt_st_bind_text(q, 3, end);
+    int rc = bt_st_run(s, q, "store a run's snapshots");
+    if (rc == 0 && sqlite3_changes(sqlite3_db_handle(q)) == 0)
+        return bt_st_fail(s, BT_ENOTFOUND, "no run '%s'", run);
     return rc;
 }

@@ -31,7 +31,7 @@
 #include "event.h"
 #include "id.h"
 
-#define BT_STORE_SCHEMA_VERSION 6                    /* PRAGMA user_version this code writes */
+#define BT_STORE_SCHEMA_VERSION 7                    /* PRAGMA user_version this code writes */
 #define BT_STORE_BUSY_TIMEOUT_MS 5000                /* wait for another writer at most this long */
 #define BT_STORE_TITLE_MAX 80                        /* bytes of a conversation title */
 #define BT_STORE_STDERR_TAIL_MAX ((size_t)64 * 1024) /* bytes of a run's stderr tail kept */
@@ -307,6 +307,9 @@ struct bt_store_run {
     int64_t ended_ms;              /* 0 while running */
     char *prompt;                  /* the text the run sent; NULL for runs of schema 1 */
     int64_t cancel_ms;             /* when a cancel was requested, 0 if never */
+    char *tree_start;              /* its git working tree's snapshot before it
+                                      (a tree id, src/repo.h); NULL: none */
+    char *tree_end;                /* and after it; NULL: none */
 };
 
 void bt_store_run_release(struct bt_store_run *r);
@@ -558,6 +561,11 @@ int bt_store_coder_version_put(struct bt_store *s, const struct bt_store_exe *ex
 /* Set the coder version of a run (the version the coder named in its
  * protocol, which wins over a stored one). BT_ENOTFOUND for no such run. */
 int bt_store_run_set_version(struct bt_store *s, const char *run, const char *version);
+
+/* Set a run's working-tree snapshots (tree ids, src/repo.h): start before
+ * it, end after it; a NULL one is left as it is. BT_ENOTFOUND for no such
+ * run. */
+int bt_store_run_set_trees(struct bt_store *s, const char *run, const char *start, const char *end);
 
 /* --- crash recovery ---------------------------------------------------- */
 

@@ -68,6 +68,11 @@ struct bt_turn_options {
      * first stop signal would (status cancelled). */
     int (*on_tick)(void *data);
     uint64_t tick_ms;
+    /* Optional: the turn has ended and turn.completed is next: what it
+     * carries as changes (event.h changes_json; owned, freed by the
+     * engine), or NULL for none. Called once, after the coder's process
+     * group is gone, so what it changed is all there. */
+    char *(*on_end)(void *data);
     void *data;
 };
 
@@ -106,9 +111,10 @@ struct bt_turn_replay {
      * message, exit, duration), which wins over the stream's: a stall, a
      * timeout or a cancel is not in the stream. NULL: from the stream. */
     const struct bt_turn_result *end;
-    int cancelled;       /* without end, and no end in the stream: a cancel was
-                            requested, so the turn ends cancelled */
-    int64_t duration_ms; /* for turn.completed without end */
+    int cancelled;            /* without end, and no end in the stream: a cancel was
+                                 requested, so the turn ends cancelled */
+    int64_t duration_ms;      /* for turn.completed without end */
+    const char *changes_json; /* turn.completed's changes, as the run had them; NULL: none */
 };
 
 /* The events of a turn again, from its raw stdout, without a process: the

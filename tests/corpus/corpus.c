@@ -317,6 +317,7 @@ static void run_case(void **state)
     int k = 0;
     env[k++] = coder_env(c, dir, &replay_env);
     env[k++] = bt_xasprintf("BATON_HOME=%s", home);
+    env[k++] = bt_xstrdup("GIT_CEILING_DIRECTORIES=" BT_BINARY_DIR); /* not baton's repository */
     env[k++] = bt_xstrdup("NO_COLOR=1");
     env[k++] = bt_xasprintf("PI_CODING_AGENT_DIR=%s/pi-agent", dir);
     env[k++] = bt_xasprintf("CLAUDE_CONFIG_DIR=%s/claude-config", dir);

@@ -51,6 +51,7 @@ static void point_init(struct point *p, int i)
     p->pidfile = bt_xasprintf("%s/gc.pid", p->dir);
     int k = 0;
     p->env[k++] = bt_xasprintf("BATON_HOME=%s", p->home);
+    p->env[k++] = bt_xstrdup("GIT_CEILING_DIRECTORIES=" BT_BINARY_DIR); /* not baton's repository */
     p->env[k++] = bt_xstrdup("BATON_CODEX_BIN=" FAKE);
     p->env[k++] = bt_xstrdup("FAKE_CODER_REPLAY=" FIXTURE);
     p->env[k++] = bt_xstrdup("FAKE_CODER_DELAY_MS=40");

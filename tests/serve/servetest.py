@@ -205,6 +205,9 @@ def scratch_env(dir, home):
         "CODEX_HOME": os.path.join(dir, "codex-home"),
         "TMUX_TMPDIR": dir,
         "BATON_CODEX_BIN": FAKE,
+        # the scratch directory is in the build tree, in baton's own
+        # repository: a turn's changes are looked for below it only
+        "GIT_CEILING_DIRECTORIES": dir,
     }
     for c in OTHER_CODERS:
         env[f"BATON_{c.upper()}_BIN"] = os.path.join(dir, f"no-such-{c}")

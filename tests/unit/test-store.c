@@ -370,6 +370,11 @@ static char *numbered(struct bt_store *s, const char *conv)
 }
 
 /* Undo schema 6: the settings columns become schema 3's text again. */
+/* Back to schema 6: runs without their working-tree snapshots. */
+#define SCHEMA_7_TO_6                                                                              \
+    "ALTER TABLE runs DROP COLUMN tree_start; ALTER TABLE runs DROP COLUMN tree_end;"              \
+    "PRAGMA user_version = 6"
+
 #define SCHEMA_6_TO_5                                                                              \
     "ALTER TABLE messages DROP COLUMN approval; ALTER TABLE messages DROP COLUMN timeout_ms;"      \
     "ALTER TABLE messages DROP COLUMN idle_timeout_ms; ALTER TABLE messages DROP COLUMN no_retry;" \
@@ -387,6 +392,7 @@ static void test_migrate_queue_numbers(void **state)
     new_conversation(s, "b", b);
     bt_store_close(s);
     sqlite3 *db = raw_db(f); /* back to schema 4, with three queued messages */
+    raw_exec(db, SCHEMA_7_TO_6);
     raw_exec(db, SCHEMA_6_TO_5);
     raw_exec(db, "DROP INDEX messages_queue_no; ALTER TABLE messages DROP COLUMN queue_no;"
                  "ALTER TABLE conversations DROP COLUMN queue_last;"
@@ -768,7 +774,21 @@ static void test_run_lifecycle(void **state)
     assert_int_equal(r.message, msg);
     assert_int_equal(r.usage.input_tokens, BT_UNKNOWN);
     assert_null(r.stderr_tail);
+    assert_null(r.tree_start);
+    assert_null(r.tree_end);
     bt_store_run_release(&r);
+
+    /* its working-tree snapshots, one at a time (a NULL keeps the other) */
+    const char *t1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+    const char *t2 = "08585692ce06452da6f82ae66b90d98b55536fca";
+    assert_int_equal(bt_store_run_set_trees(s, run, t1, NULL), 0);
+    assert_int_equal(bt_store_run_set_trees(s, run, NULL, t2), 0);
+    assert_int_equal(bt_store_run_get(s, run, &r), 0);
+    assert_string_equal(r.tree_start, t1);
+    assert_string_equal(r.tree_end, t2);
+    bt_store_run_release(&r);
+    assert_int_equal(bt_store_run_set_trees(s, "0mx4nosuchrun00000000", t1, t2), BT_ENOTFOUND);
+    assert_int_equal(bt_store_run_set_trees(s, NULL, t1, t2), -EINVAL);
 
     /* one running run per conversation */
     struct bt_store_run_new o = {.conversation = conv, .coder = "pi"};
@@ -1405,6 +1425,7 @@ static void test_migrate_settings(void **state)
     add_user(s, a, "m4", BT_STORE_MSG_QUEUED);
     bt_store_close(s);
     sqlite3 *db = raw_db(f); /* back to schema 5: the settings as the text it kept */
+    raw_exec(db, SCHEMA_7_TO_6);
     raw_exec(db, SCHEMA_6_TO_5);
     raw_exec(db, "UPDATE messages SET options = 'approval=1 timeout_ms=60000"
                  " idle_timeout_ms=5000 no_retry=1' WHERE text = 'm1';"

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * integration-changes: what each turn changed in its git working tree,
+ * through the baton binary: turn.completed's changes (src/repo.h,
+ * docs/events.md) with a coder that edits files (the fake coder behind a
+ * script that makes the test's edits first), the user's index and files
+ * left as they were, the snapshots' references removed with the
+ * conversation, and no changes outside git.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define GIT "git -c user.name=t -c user.email=t@example.org -c init.defaultBranch=main"
+
+/* Run a shell command in the test's directory; its stdout (owned). */
+static char *sh(struct ctx *c, const char *cmd)
+{
+    const char *argv[] = {"bash", "-c", cmd, NULL};
+    struct bt_test_result res;
+    run_in(c, argv, &res);
+    if (res.exit_code != 0)
+        fail_msg("%s: exit %d: %s", cmd, res.exit_code, res.err.data);
+    char *out = bt_xstrdup(res.out.data ? res.out.data : "");
+    bt_test_result_release(&res);
+    return out;
+}
+
+/* A repository p/ with a commit, and codex = the fake coder run after
+ * edit.sh (what the test writes there) in the turn's directory. */
+static void repo_and_coder(struct ctx *c)
+{
+    free(sh(c, "mkdir p && cd p && " GIT " init -q && printf 'one\\ntwo\\n' > a.txt && "
+               "printf 'x\\n' > gone.txt && printf '*.log\\n' > .gitignore && " GIT
+               " add -A && " GIT " commit -qm first && printf 'staged\\n' > s.txt && git add "
+               "s.txt"));
+    char *script = path_in(c, "codex"), *edit = path_in(c, "edit.sh");
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\n[ \"$1\" = app-server ] && [ -f '%s' ] && sh '%s'\nexec '%s' \"$@\"\n",
+            edit, edit, FAKE);
+    fclose(f);
+    chmod(script, 0755);
+    char *kv = bt_xasprintf("BATON_CODEX_BIN=%s", script);
+    setenv_kv(c, kv);
+    replay(c, "text");
+    free(kv);
+    free(edit);
+    free(script);
+}
+
+static void edits(struct ctx *c, const char *what)
+{
+    char *edit = path_in(c, "edit.sh");
+    FILE *f = fopen(edit, "w");
+    assert_non_null(f);
+    fputs(what, f);
+    fclose(f);
+    free(edit);
+}
+
+/* The last event of a --json stream, parsed; its changes member. */
+static cJSON *changes_of(const char *out, cJSON **last)
+{
+    const char *end = out + strlen(out);
+    while (end > out && end[-1] == '\n')
+        end--;
+    const char *start = end;
+    while (start > out && start[-1] != '\n')
+        start--;
+    *last = cJSON_ParseWithLength(start, (size_t)(end - start));
+    assert_non_null(*last);
+    assert_string_equal(bt_test_jstr(*last, "type"), "turn.completed");
+    return cJSON_GetObjectItemCaseSensitive(*last, "changes");
+}
+
+static char *json_of(const cJSON *v)
+{
+    return v ? cJSON_PrintUnformatted(v) : bt_xstrdup("null");
+}
+
+static void test_turn_changes(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    char *before = sh(c, "cd p && git status --porcelain && git diff --cached");
+    edits(c, "printf 'three\\n' >> a.txt; rm gone.txt; printf 'n1\\nn2\\n' > new.txt; "
+             "touch x.log\n");
+    char *p = path_in(c, "p");
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--json", "-C", p, "Say hello banana", END);
+    assert_int_equal(res.exit_code, 0);
+    cJSON *last;
+    char *got = json_of(changes_of(res.out.data, &last));
+    /* the ignored x.log is not there; the staged s.txt was there before */
+    assert_string_equal(got,
+                        "{\"files\":["
+                        "{\"path\":\"a.txt\",\"status\":\"modified\",\"added\":1,\"removed\":0},"
+                        "{\"path\":\"gone.txt\",\"status\":\"deleted\",\"added\":0,"
+                        "\"removed\":1},"
+                        "{\"path\":\"new.txt\",\"status\":\"added\",\"added\":2,\"removed\":0}"
+                        "],\"added\":3,\"removed\":1}");
+    /* the user's index as it was (s.txt staged, nothing else) */
+    char *after = sh(c, "cd p && git diff --cached --name-only");
+    assert_string_equal(after, "s.txt\n");
+    (void)before;
+    char *conv = conversation_of(res.out.data);
+    char *cmd = bt_xasprintf("cd p && git for-each-ref --format='%%(refname)' refs/baton/%s", conv);
+    char *refs = sh(c, cmd);
+    assert_int_equal(strlen(refs) > 0, 1);
+    assert_non_null(strstr(refs, "/start\n"));
+    assert_non_null(strstr(refs, "/end\n"));
+
+    /* the next turn: its own changes only */
+    edits(c, "printf 'n3\\n' >> new.txt\n");
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "send", "--json", conv, "And again", END);
+    assert_int_equal(res.exit_code, 0);
+    cJSON_Delete(last);
+    free(got);
+    got = json_of(changes_of(res.out.data, &last));
+    assert_string_equal(got, "{\"files\":[{\"path\":\"new.txt\",\"status\":\"modified\","
+                             "\"added\":1,\"removed\":0}],\"added\":1,\"removed\":0}");
+    /* and `show --json` has it in the stored turn.completed */
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "rm", "-y", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    free(refs);
+    refs = sh(c, "cd p && git for-each-ref refs/baton");
+    assert_string_equal(refs, ""); /* gone with the conversation */
+    char *status = sh(c, "cd p && git status --porcelain");
+    assert_non_null(strstr(status, "?? new.txt")); /* the files stay */
+    free(status);
+    free(refs);
+    free(cmd);
+    free(conv);
+    free(after);
+    free(before);
+    free(got);
+    cJSON_Delete(last);
+    free(p);
+    bt_test_result_release(&res);
+}
+
+/* Outside git, and in a bare-free plain directory: no changes member. */
+static void test_no_repository(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    free(sh(c, "mkdir plain"));
+    edits(c, "touch made.txt\n");
+    char *plain = path_in(c, "plain");
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--json", "-C", plain, "Say hello banana", END);
+    assert_int_equal(res.exit_code, 0);
+    cJSON *last;
+    assert_null(changes_of(res.out.data, &last));
+    cJSON_Delete(last);
+    free(plain);
+    bt_test_result_release(&res);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_turn_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_repository, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
