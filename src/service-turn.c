@@ -63,6 +63,7 @@ static void snapshot_start(struct turn_ctx *c)
         store_check(c, bt_store_run_set_trees(c->store, c->run, c->tree_start, NULL));
     free(why);
     free(ref);
+    bt_perf_mark("working tree before");
 }
 
 /* turn.completed's changes: the working tree now against before. */
@@ -82,6 +83,7 @@ static char *ctx_end(void *data)
     free(why);
     free(ref);
     c->changes = json ? bt_xstrdup(json) : NULL;
+    bt_perf_mark("working tree after");
     return json;
 }
 
