@@ -156,6 +156,18 @@ static const struct bt_opt show_opts[] = {
     {.id = 'r', .name = "raw", .help = "the last run's raw coder stdout, as the coder wrote it"},
     {0}};
 
+static const struct bt_opt diff_opts[] = {
+    {.id = 't',
+     .name = "turn",
+     .value = "N",
+     .help = "only turn N's changes (default: every turn's)"},
+    {.id = 's', .name = "stat", .help = "a line per file with its lines added and removed"},
+    {.id = 'j',
+     .name = "json",
+     .help = "{conversation, turn, from, to, changes} as one JSON\nobject (changes as "
+             "turn.completed has them)"},
+    {0}};
+
 static const struct bt_opt search_opts[] = {
     LIST_OPTS("conversation"),
     {.id = 'n',
@@ -259,6 +271,16 @@ const struct bt_cmd bt_cmds[] = {
      .summary = "show a conversation's messages and runs",
      .opts = show_opts,
      .notes = ""},
+    {.name = "diff",
+     .run = bt_cmd_diff,
+     .operands = "CONV",
+     .summary = "show what a conversation's turns changed in its git working tree",
+     .opts = diff_opts,
+     .notes = "The changes are those between snapshots of the working tree taken before\n"
+              "and after each turn (turn.completed's changes): with no worktree of its\n"
+              "own, edits of yours made in the directory during a turn are among them.\n"
+              "Colour on a terminal only (NO_COLOR respected). Exit 1 when nothing was\n"
+              "recorded (a directory outside git).\n"},
     {.name = "search",
      .run = bt_cmd_search,
      .operands = "WORD...",

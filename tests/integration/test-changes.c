@@ -130,7 +130,33 @@ static void test_turn_changes(void **state)
     got = json_of(changes_of(res.out.data, &last));
     assert_string_equal(got, "{\"files\":[{\"path\":\"new.txt\",\"status\":\"modified\","
                              "\"added\":1,\"removed\":0}],\"added\":1,\"removed\":0}");
-    /* and `show --json` has it in the stored turn.completed */
+    /* baton diff: the whole conversation, as git prints the same trees */
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "diff", "--json", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    cJSON *d = cJSON_Parse(res.out.data);
+    assert_non_null(d);
+    char *gitdiff =
+        bt_xasprintf("cd p && git diff %s %s", bt_test_jstr(d, "from"), bt_test_jstr(d, "to"));
+    char *want = sh(c, gitdiff);
+    assert_non_null(strstr(res.out.data, "\"changes\":{\"files\":[{\"path\":\"a.txt\""));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "diff", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.out.data, want);
+    assert_non_null(strstr(res.err.data, "edits of your own")); /* said, on stderr */
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "diff", "--turn", "2", "--stat", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.out.data, " new.txt | 1 +\n 1 file changed, 1 insertion(+), 0 "
+                                      "deletions(-)\n");
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "diff", "--turn", "3", conv, END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "has no turn 3"));
+    free(want);
+    free(gitdiff);
+    cJSON_Delete(d);
     bt_test_result_release(&res);
     baton(c, &res, NULL, 0, "rm", "-y", conv, END);
     assert_int_equal(res.exit_code, 0);
@@ -165,6 +191,12 @@ static void test_no_repository(void **state)
     cJSON *last;
     assert_null(changes_of(res.out.data, &last));
     cJSON_Delete(last);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "diff", conv, END);
+    assert_int_equal(res.exit_code, 1);
+    assert_non_null(strstr(res.err.data, "is not in a git repository"));
+    free(conv);
     free(plain);
     bt_test_result_release(&res);
 }
