@@ -50,85 +50,108 @@ static int has_turn(const struct bt_store_run *v, size_t n, int64_t turn)
     return 0;
 }
 
+/* path as git shows it in --stat (core.quotePath): in double quotes with
+ * C escapes, octal for control characters and bytes of 0x80 and up, when
+ * it has any of those or a quote or a backslash; else as it is. */
+static void add_quoted(struct bt_buf *b, const char *path)
+{
+    int plain = 1;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        if (*p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\')
+            plain = 0;
+    if (plain) {
+        bt_buf_adds(b, path);
+        return;
+    }
+    bt_buf_addc(b, '"');
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        const char *esc = *p == '\n'   ? "\\n"
+                          : *p == '\t' ? "\\t"
+                          : *p == '"'  ? "\\\""
+                          : *p == '\\' ? "\\\\"
+                                       : NULL;
+        if (esc)
+            bt_buf_adds(b, esc);
+        else if (*p < 0x20 || *p >= 0x7f)
+            bt_buf_addf(b, "\\%03o", *p);
+        else
+            bt_buf_addc(b, (char)*p);
+    }
+    bt_buf_addc(b, '"');
+}
+
 /* " path | N +++--" per file, then the sums, as `git diff --stat` says
- * them (the bar scaled to at most 40 signs). */
-static void print_stat(const struct bt_repo_changes *c)
+ * them (the bar scaled to at most 40 signs), into out. */
+static void stat_of(const struct bt_repo_changes *c, struct bt_buf *out)
 {
     size_t width = 0;
     int64_t most = 0;
-    char **names = bt_xcalloc(c->n ? c->n : 1, sizeof(char *));
+    struct bt_buf *names = bt_xcalloc(c->n ? c->n : 1, sizeof(*names));
     for (size_t i = 0; i < c->n; i++) {
         const struct bt_repo_change *ch = &c->v[i];
-        names[i] =
-            ch->old_path ? bt_xasprintf("%s => %s", ch->old_path, ch->path) : bt_xstrdup(ch->path);
-        width = strlen(names[i]) > width ? strlen(names[i]) : width;
+        bt_buf_init(&names[i]);
+        if (ch->old_path) {
+            add_quoted(&names[i], ch->old_path);
+            bt_buf_adds(&names[i], " => ");
+        }
+        add_quoted(&names[i], ch->path);
+        width = names[i].len > width ? names[i].len : width;
         most = ch->added + ch->removed > most ? ch->added + ch->removed : most;
     }
     for (size_t i = 0; i < c->n; i++) {
         const struct bt_repo_change *ch = &c->v[i];
+        bt_buf_addf(out, " %-*s | ", (int)width, names[i].data);
         if (ch->binary) {
-            printf(" %-*s | Bin\n", (int)width, names[i]);
+            bt_buf_adds(out, "Bin\n");
             continue;
         }
-        int64_t total = ch->added + ch->removed;
         int64_t plus = most > 40 ? ch->added * 40 / most : ch->added;
         int64_t minus = most > 40 ? ch->removed * 40 / most : ch->removed;
-        printf(" %-*s | %lld ", (int)width, names[i], (long long)total);
+        bt_buf_addf(out, "%lld ", (long long)(ch->added + ch->removed));
         for (int64_t k = 0; k < plus; k++)
-            putchar('+');
+            bt_buf_addc(out, '+');
         for (int64_t k = 0; k < minus; k++)
-            putchar('-');
-        putchar('\n');
+            bt_buf_addc(out, '-');
+        bt_buf_addc(out, '\n');
     }
-    printf(" %zu file%s changed, %lld insertion%s(+), %lld deletion%s(-)\n", c->n,
-           c->n == 1 ? "" : "s", (long long)c->added, c->added == 1 ? "" : "s",
-           (long long)c->removed, c->removed == 1 ? "" : "s");
+    bt_buf_addf(out, " %zu file%s changed", c->n, c->n == 1 ? "" : "s");
+    if (c->added)
+        bt_buf_addf(out, ", %lld insertion%s(+)", (long long)c->added, c->added == 1 ? "" : "s");
+    if (c->removed)
+        bt_buf_addf(out, ", %lld deletion%s(-)", (long long)c->removed, c->removed == 1 ? "" : "s");
+    bt_buf_addc(out, '\n');
     for (size_t i = 0; i < c->n; i++)
-        free(names[i]);
+        bt_buf_release(&names[i]);
     free(names);
 }
 
-static int print_json(const char *conv, const struct diff_opts *o, const char *dir,
-                      const char *from, const char *to)
+/* What diff prints for o, into out; 0, or an error with *why. */
+static int render(const char *conv, const struct diff_opts *o, const char *dir, const char *from,
+                  const char *to, struct bt_buf *out, char **why)
 {
-    char *why = NULL;
-    char *changes = bt_repo_changes_summary(dir, from, to, &why);
-    if (!changes) {
-        int rc = bt_cmd_fail(BT_EXIT_FAILED, "%s", why);
-        free(why);
-        return rc;
+    if (o->json) {
+        char *changes = bt_repo_changes_summary(dir, from, to, why);
+        if (!changes)
+            return BT_EPROTO;
+        bt_buf_addf(out, "{\"conversation\":\"%s\",\"turn\":", conv);
+        if (o->turn)
+            bt_buf_addf(out, "%lld", (long long)o->turn);
+        else
+            bt_buf_adds(out, "null");
+        bt_buf_addf(out, ",\"from\":\"%s\",\"to\":\"%s\",\"changes\":%s}\n", from, to, changes);
+        free(changes);
+        return 0;
     }
-    printf("{\"conversation\":\"%s\",\"turn\":", conv);
-    if (o->turn)
-        printf("%lld", (long long)o->turn);
-    else
-        fputs("null", stdout);
-    printf(",\"from\":\"%s\",\"to\":\"%s\",\"changes\":%s}\n", from, to, changes);
-    free(changes);
-    return 0;
-}
-
-static int print_diff(const struct diff_opts *o, const char *dir, const char *from, const char *to)
-{
-    char *why = NULL;
-    int rc = 0;
     if (o->stat) {
         struct bt_repo_changes c;
-        if ((rc = bt_repo_changes(dir, from, to, &c, &why)) == 0)
-            print_stat(&c);
+        int rc = bt_repo_changes(dir, from, to, &c, why);
+        if (rc == 0)
+            stat_of(&c, out);
         bt_repo_changes_release(&c);
-    } else {
-        const char *nc = getenv("NO_COLOR");
-        int colour = isatty(STDOUT_FILENO) && !(nc && *nc);
-        struct bt_buf out = BT_BUF_INIT;
-        if ((rc = bt_repo_diff(dir, from, to, colour, &out, &why)) == 0 && out.len)
-            fwrite(out.data, 1, out.len, stdout);
-        bt_buf_release(&out);
+        return rc;
     }
-    if (rc)
-        rc = bt_cmd_fail(BT_EXIT_FAILED, "%s", why);
-    free(why);
-    return rc;
+    const char *nc = getenv("NO_COLOR");
+    return bt_repo_diff(dir, from, to, isatty(STDOUT_FILENO) && !(nc && *nc), out, why);
 }
 
 static int diff_conversation(struct bt_store *s, const char *id, const struct diff_opts *o)
@@ -137,6 +160,8 @@ static int diff_conversation(struct bt_store *s, const char *id, const struct di
     struct bt_store_run *v = NULL;
     size_t n = 0;
     const char *from, *to;
+    char *why = NULL;
+    struct bt_buf out = BT_BUF_INIT;
     int rc;
     if (bt_store_conversation_get(s, id, &conv) || bt_store_run_list(s, id, &v, &n))
         rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id, bt_store_errmsg(s));
@@ -147,14 +172,20 @@ static int diff_conversation(struct bt_store *s, const char *id, const struct di
                          "no changes were recorded for %s: its directory %s is not in a git "
                          "repository, or the turn%s did not end with a snapshot",
                          o->turn ? "that turn" : "this conversation", conv.cwd, o->turn ? "" : "s");
+    else if (render(id, o, conv.cwd, from, to, &out, &why) != 0)
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "%s", why);
     else {
         /* without a worktree of its own, the directory is shared */
         fprintf(stderr,
                 "baton: the changes in %s during the turn%s: edits of your own made "
                 "meanwhile are among them\n",
                 conv.cwd, o->turn ? "" : "s");
-        rc = o->json ? print_json(id, o, conv.cwd, from, to) : print_diff(o, conv.cwd, from, to);
+        if (out.len)
+            fwrite(out.data, 1, out.len, stdout);
+        rc = 0;
     }
+    free(why);
+    bt_buf_release(&out);
     bt_store_run_list_free(v, n);
     bt_store_conversation_release(&conv);
     return rc;
@@ -175,7 +206,9 @@ int bt_cmd_diff(int argc, char **argv)
             char *end = NULL;
             errno = 0;
             long long t = strtoll(a.value, &end, 10);
-            if (errno || !*a.value || *end || t < 1)
+            /* digits only: no sign, no white space strtoll would take */
+            if (errno || strspn(a.value, "0123456789") != strlen(a.value) || !*a.value || *end ||
+                t < 1)
                 return bt_args_fail(&a, "--turn takes a turn number (1, 2, ...), not '%s'",
                                     a.value);
             o.turn = t;

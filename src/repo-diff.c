@@ -3,21 +3,96 @@
  * repo-diff: a working tree's snapshot as a git tree, and the changes
  * between two snapshots, summed up or as a unified diff (repo.h).
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "json.h"
 #include "repo-int.h"
 
-/* The index of repo with the working tree as it is: untracked files that
- * are not ignored added, modified ones updated, deleted ones gone. Kept
- * in memory: the user's index file is never written. */
-static int index_of_worktree(git_repository *repo, git_index **idx, char **why)
+#include <git2/sys/repository.h> /* git_repository_set_index: the cache as the index */
+
+/* Skip what cannot be a file of the snapshot: a directory (an untracked
+ * repository inside, which libgit2 1.5.1 refuses as an "invalid path"
+ * where git would record it as a gitlink). */
+static int add_path(const char *path, const char *spec, void *data)
 {
-    if (git_repository_index(idx, repo) != 0 ||
-        git_index_add_all(*idx, NULL, GIT_INDEX_ADD_DEFAULT, NULL, NULL) != 0 ||
+    (void)spec;
+    (void)data;
+    size_t n = strlen(path);
+    return n && path[n - 1] == '/' ? 1 : 0;
+}
+
+/* The cache of snapshots of repo: an index file of baton's own in
+ * cache_dir, named after the repository (FNV-1a of its git directory),
+ * whose entries' file times spare the next snapshot re-reading files
+ * that did not change. Owned path. */
+static char *cache_path(git_repository *repo, const char *cache_dir)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (const unsigned char *p = (const unsigned char *)git_repository_commondir(repo); *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return bt_xasprintf("%s/%016llx.index", cache_dir, (unsigned long long)h);
+}
+
+/* A new cache starts as a copy of the repository's index (its file times
+ * spare the first snapshot reading every tracked file), when libgit2 can
+ * read that index (not a split or sparse one: then it starts empty). */
+static void seed(git_repository *repo, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0)
+        return;
+    char *from = bt_xasprintf("%sindex", git_repository_path(repo));
+    size_t len = 0;
+    char *bytes = bt_read_file(from, &len);
+    git_index *probe = NULL;
+    if (bytes && git_index_open(&probe, from) == 0) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0 && write(fd, bytes, len) != (ssize_t)len)
+            unlink(path);
+        if (fd >= 0)
+            close(fd);
+    }
+    git_index_free(probe);
+    free(bytes);
+    free(from);
+}
+
+/* The index a snapshot is made with: baton's cache (cache_dir given and
+ * usable), else the repository's own, loaded in memory. Either way the
+ * user's index file is never written. *cache: the cache's path, when it
+ * is the cache. */
+static int snapshot_index(git_repository *repo, const char *cache_dir, git_index **idx,
+                          char **cache)
+{
+    *cache = NULL;
+    if (cache_dir && (mkdir(cache_dir, 0700) == 0 || errno == EEXIST)) {
+        char *path = cache_path(repo, cache_dir);
+        seed(repo, path);
+        if (git_index_open(idx, path) == 0 && git_repository_set_index(repo, *idx) == 0) {
+            *cache = path;
+            return 0;
+        }
+        git_index_free(*idx);
+        free(path);
+    }
+    return git_repository_index(idx, repo);
+}
+
+/* idx with the working tree as it is: untracked files that are not
+ * ignored added, modified ones updated, deleted ones gone. */
+static int index_of_worktree(git_repository *repo, const char *cache_dir, git_index **idx,
+                             char **cache, char **why)
+{
+    if (snapshot_index(repo, cache_dir, idx, cache) != 0 ||
+        git_index_add_all(*idx, NULL, GIT_INDEX_ADD_DEFAULT, add_path, NULL) != 0 ||
         git_index_update_all(*idx, NULL, NULL, NULL) != 0) {
         *why = bt_repo_why("cannot read the working tree");
         git_index_free(*idx);
@@ -27,7 +102,8 @@ static int index_of_worktree(git_repository *repo, git_index **idx, char **why)
     return 0;
 }
 
-int bt_repo_snapshot(const char *dir, const char *ref, char oid[BT_REPO_OID_SIZE], char **why)
+int bt_repo_snapshot(const char *dir, const char *cache_dir, const char *ref,
+                     char oid[BT_REPO_OID_SIZE], char **why)
 {
     *why = NULL;
     oid[0] = '\0';
@@ -36,12 +112,13 @@ int bt_repo_snapshot(const char *dir, const char *ref, char oid[BT_REPO_OID_SIZE
     if (rc)
         return rc;
     git_index *idx = NULL;
+    char *cache = NULL;
     git_oid tree;
     git_reference *r = NULL;
     if (git_repository_is_bare(repo)) {
         *why = bt_xasprintf("the repository of %s is bare: it has no working tree", dir);
         rc = -EINVAL;
-    } else if ((rc = index_of_worktree(repo, &idx, why)) != 0) {
+    } else if ((rc = index_of_worktree(repo, cache_dir, &idx, &cache, why)) != 0) {
         /* said */
     } else if (git_index_write_tree(&tree, idx) != 0) {
         *why = bt_repo_why("cannot write the snapshot");
@@ -51,11 +128,38 @@ int bt_repo_snapshot(const char *dir, const char *ref, char oid[BT_REPO_OID_SIZE
         rc = BT_EPROTO;
     } else {
         bt_repo_hex(&tree, oid);
+        if (cache)
+            git_index_write(idx); /* the cache only; another baton's write may win */
     }
     git_reference_free(r);
-    git_index_free(idx); /* not written: the user's index stays as it was */
+    git_index_free(idx);
+    free(cache);
     git_repository_free(repo);
     return rc;
+}
+
+/* Remove the directories the references under prefix left in git_dir
+ * ("refs/baton/<conversation>/<run>/"), those that are empty only: git
+ * leaves none behind, libgit2 does. */
+static void prune_dirs(const char *git_dir, const char *prefix)
+{
+    char *top = bt_xasprintf("%s%s", git_dir, prefix);
+    size_t n = strlen(top);
+    while (n && top[n - 1] == '/')
+        top[--n] = '\0';
+    DIR *d = opendir(top);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *sub = bt_xasprintf("%s/%s", top, e->d_name);
+        rmdir(sub); /* a run's: empty once its two references went */
+        free(sub);
+    }
+    if (d)
+        closedir(d);
+    rmdir(top);
+    free(top);
 }
 
 int bt_repo_refs_delete(const char *dir, const char *prefix, char **why)
@@ -82,6 +186,7 @@ int bt_repo_refs_delete(const char *dir, const char *prefix, char **why)
     }
     git_reference_iterator_free(it);
     free(glob);
+    prune_dirs(git_repository_commondir(repo), prefix);
     git_repository_free(repo);
     return rc;
 }
@@ -96,9 +201,11 @@ void bt_repo_changes_release(struct bt_repo_changes *c)
     *c = (struct bt_repo_changes){0};
 }
 
-/* The diff from tree from to tree to, renames found. */
-static int diff_trees(git_repository *repo, const char *from, const char *to, git_diff **diff,
-                      char **why)
+/* The diff from tree from to tree to, renames found; with typechange, a
+ * path that changed kind (a file become a link) is one delta, else a
+ * deletion and an addition (how `git diff` prints it). */
+static int diff_trees(git_repository *repo, const char *from, const char *to, int typechange,
+                      git_diff **diff, char **why)
 {
     git_oid a, b;
     git_tree *ta = NULL, *tb = NULL;
@@ -115,7 +222,10 @@ static int diff_trees(git_repository *repo, const char *from, const char *to, gi
         git_diff_find_options fo;
         git_diff_find_options_init(&fo, GIT_DIFF_FIND_OPTIONS_VERSION);
         fo.flags = GIT_DIFF_FIND_RENAMES;
-        if (git_diff_tree_to_tree(diff, repo, ta, tb, NULL) != 0 ||
+        git_diff_options o;
+        git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+        o.flags = typechange ? GIT_DIFF_INCLUDE_TYPECHANGE : 0;
+        if (git_diff_tree_to_tree(diff, repo, ta, tb, &o) != 0 ||
             git_diff_find_similar(*diff, &fo) != 0) {
             *why = bt_repo_why("cannot compare the snapshots");
             rc = BT_EPROTO;
@@ -138,11 +248,30 @@ static char status_of(git_delta_t t)
     }
 }
 
+/* A typechange's lines, as git counts them: the old blob's against the
+ * new one's (libgit2 1.5.1 gives such a delta no hunks). */
+static git_patch *typechange_patch(git_repository *repo, const git_diff_delta *d)
+{
+    git_blob *a = NULL, *b = NULL;
+    git_patch *p = NULL;
+    if (git_blob_lookup(&a, repo, &d->old_file.id) == 0 &&
+        git_blob_lookup(&b, repo, &d->new_file.id) == 0 &&
+        git_patch_from_blobs(&p, a, NULL, b, NULL, NULL) != 0)
+        p = NULL;
+    git_blob_free(a);
+    git_blob_free(b);
+    return p;
+}
+
 /* Delta i of diff as one change. */
-static int change_of(git_diff *diff, size_t i, struct bt_repo_change *ch, char **why)
+static int change_of(git_repository *repo, git_diff *diff, size_t i, struct bt_repo_change *ch,
+                     char **why)
 {
     git_patch *p = NULL;
-    if (git_patch_from_diff(&p, diff, i) != 0) {
+    const git_diff_delta *t = git_diff_get_delta(diff, i);
+    if (t->status == GIT_DELTA_TYPECHANGE)
+        p = typechange_patch(repo, t);
+    else if (git_patch_from_diff(&p, diff, i) != 0) {
         *why = bt_repo_why("cannot compare a file");
         return BT_EPROTO;
     }
@@ -170,12 +299,12 @@ int bt_repo_changes(const char *dir, const char *from, const char *to, struct bt
     int rc = bt_repo_open(dir, &repo, why);
     git_diff *diff = NULL;
     if (rc == 0)
-        rc = diff_trees(repo, from, to, &diff, why);
+        rc = diff_trees(repo, from, to, 1, &diff, why);
     size_t n = diff ? git_diff_num_deltas(diff) : 0;
     if (n)
         c->v = bt_xcalloc(n, sizeof(*c->v));
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        rc = change_of(diff, i, &c->v[c->n], why);
+        rc = change_of(repo, diff, i, &c->v[c->n], why);
         if (rc == 0) {
             c->added += c->v[c->n].added;
             c->removed += c->v[c->n].removed;
@@ -189,15 +318,24 @@ int bt_repo_changes(const char *dir, const char *from, const char *to, struct bt
     return rc;
 }
 
+/* A path as JSON text, which is UTF-8: bytes that are not (a file name
+ * is any bytes) become U+FFFD. */
+static void add_path_member(cJSON *o, const char *key, const char *path)
+{
+    char *text = bt_utf8_sanitize(path, strlen(path), NULL);
+    cJSON_AddStringToObject(o, key, text);
+    free(text);
+}
+
 void bt_repo_changes_json(const struct bt_repo_changes *c, struct bt_buf *out)
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < c->n; i++) {
         const struct bt_repo_change *ch = &c->v[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "path", ch->path);
+        add_path_member(o, "path", ch->path);
         if (ch->old_path)
-            cJSON_AddStringToObject(o, "old_path", ch->old_path);
+            add_path_member(o, "old_path", ch->old_path);
         cJSON_AddStringToObject(o, "status",
                                 ch->status == 'A'   ? "added"
                                 : ch->status == 'D' ? "deleted"
@@ -288,7 +426,7 @@ int bt_repo_diff(const char *dir, const char *from, const char *to, int colour, 
     int rc = bt_repo_open(dir, &repo, why);
     git_diff *diff = NULL;
     if (rc == 0)
-        rc = diff_trees(repo, from, to, &diff, why);
+        rc = diff_trees(repo, from, to, 0, &diff, why);
     struct printer p = {.out = out, .colour = colour};
     if (rc == 0 && git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, print_line, &p) != 0) {
         *why = bt_repo_why("cannot print the diff");

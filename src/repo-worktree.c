@@ -124,6 +124,11 @@ static int add(git_repository *repo, const char *path, const char *name, git_com
 static int place_free(const char *path, char **why)
 {
     struct stat st;
+    size_t n = strlen(path);
+    if (!n || path[n - 1] == '/' || path[0] != '/') { /* its last component names it */
+        *why = bt_xasprintf("'%s' is not an absolute path ending in the worktree's name", path);
+        return -EINVAL;
+    }
     if (lstat(path, &st) == 0) {
         *why = bt_xasprintf("%s exists already", path);
         return -EEXIST;

@@ -7,8 +7,8 @@
  * index, branches other than the one it made, or files outside the
  * worktree it made.
  *
- * The repository of a directory is found as git finds it: the directory
- * or one above it, not into GIT_CEILING_DIRECTORIES.
+ * The repository of a directory is found from it upward, not into
+ * GIT_CEILING_DIRECTORIES (GIT_DIR and GIT_WORK_TREE are not read).
  *
  * Errors: each function returns 0 or a negative code, *why (owned) then a
  * sentence for the user with libgit2's own words where it gave any:
@@ -69,16 +69,21 @@ int bt_repo_worktree_remove(const struct bt_repo_worktree *wt, int force, char *
 
 /* Snapshot the working tree of the repository that holds dir: a git tree
  * of its files as they are (tracked files as modified, untracked ones
- * that are not ignored; submodules as their HEAD), written to the
- * repository's object database (as `git stash create` does; the index
- * and the files are not touched), in oid (hex). ref (may be NULL) names
- * a reference made to keep it ("refs/baton/..."), so `git gc` keeps it
- * as long as baton may show it. */
-int bt_repo_snapshot(const char *dir, const char *ref, char oid[BT_REPO_OID_SIZE], char **why);
+ * that are not ignored; submodules as their HEAD; an untracked
+ * repository inside is left out), written to the repository's object
+ * database (as `git stash -u` does; the index and the files are not
+ * touched), in oid (hex). cache_dir (may be NULL) is where baton keeps an
+ * index file of its own per repository, so a later snapshot re-reads
+ * only the files whose times changed (created 0700 if missing). ref (may
+ * be NULL) names a reference made to keep the tree ("refs/baton/..."),
+ * so `git gc` keeps it as long as baton may show it. */
+int bt_repo_snapshot(const char *dir, const char *cache_dir, const char *ref,
+                     char oid[BT_REPO_OID_SIZE], char **why);
 
 /* Delete the references under prefix ("refs/baton/<conversation>/") of
- * the repository that holds dir. Returns 0 (also when there is no such
- * reference or no repository any more). */
+ * the repository that holds dir, and the empty directories they leave.
+ * Returns 0 (also when there is no such reference or no repository any
+ * more). */
 int bt_repo_refs_delete(const char *dir, const char *prefix, char **why);
 
 /* One file changed between two trees. */

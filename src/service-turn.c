@@ -54,15 +54,30 @@ static void store_check(struct turn_ctx *c, int rc)
             c->store_error);
 }
 
-/* The working tree's snapshot before the turn (src/repo.h), kept by a
- * reference of the conversation's: a directory outside git has none. */
+/* A snapshot of the turn's working tree (src/repo.h) kept by the
+ * reference refs/baton/<conversation>/<run>/<which>, through the cache in
+ * $BATON_HOME/snapshots. A directory outside git, or in a bare
+ * repository, has none, and that is not worth a word; any other failure
+ * is said once, on stderr: the turn goes on without its changes. */
+static int snapshot(struct turn_ctx *c, const char *which, char oid[BT_REPO_OID_SIZE])
+{
+    char *ref = bt_xasprintf("refs/baton/%s/%s/%s", c->conversation, c->run, which);
+    char *cache = bt_xasprintf("%s/snapshots", bt_store_home(c->store)), *why = NULL;
+    int rc = bt_repo_snapshot(c->cwd, cache, ref, oid, &why);
+    if (rc && rc != BT_ENOTFOUND && rc != -EINVAL)
+        fprintf(stderr, "baton: the turn's changes are not recorded: %s\n", why);
+    free(why);
+    free(cache);
+    free(ref);
+    return rc;
+}
+
 static void snapshot_start(struct turn_ctx *c)
 {
-    char *ref = bt_xasprintf("refs/baton/%s/%s/start", c->conversation, c->run), *why = NULL;
-    if (bt_repo_snapshot(c->cwd, ref, c->tree_start, &why) == 0)
+    if (snapshot(c, "start", c->tree_start) == 0)
         store_check(c, bt_store_run_set_trees(c->store, c->run, c->tree_start, NULL));
-    free(why);
-    free(ref);
+    else
+        c->tree_start[0] = '\0';
     bt_perf_mark("working tree before");
 }
 
@@ -72,16 +87,14 @@ static char *ctx_end(void *data)
     struct turn_ctx *c = data;
     if (!c->tree_start[0])
         return NULL;
-    char *ref = bt_xasprintf("refs/baton/%s/%s/end", c->conversation, c->run), *why = NULL;
-    char end[BT_REPO_OID_SIZE];
-    char *json = NULL;
-    if (bt_repo_snapshot(c->cwd, ref, end, &why) == 0) {
+    char end[BT_REPO_OID_SIZE], *why = NULL, *json = NULL;
+    if (snapshot(c, "end", end) == 0) {
         store_check(c, bt_store_run_set_trees(c->store, c->run, NULL, end));
-        free(why);
         json = bt_repo_changes_summary(c->cwd, c->tree_start, end, &why);
+        if (!json)
+            fprintf(stderr, "baton: the turn's changes are not recorded: %s\n", why);
     }
     free(why);
-    free(ref);
     c->changes = json ? bt_xstrdup(json) : NULL;
     bt_perf_mark("working tree after");
     return json;
