@@ -107,7 +107,7 @@ static void stat_of(const struct bt_repo_changes *c, struct bt_buf *out)
         }
         int64_t plus = most > 40 ? ch->added * 40 / most : ch->added;
         int64_t minus = most > 40 ? ch->removed * 40 / most : ch->removed;
-        bt_buf_addf(out, "%lld ", (long long)(ch->added + ch->removed));
+        bt_buf_addf(out, "%lld ", (long long)ch->added + (long long)ch->removed);
         for (int64_t k = 0; k < plus; k++)
             bt_buf_addc(out, '+');
         for (int64_t k = 0; k < minus; k++)

@@ -67,8 +67,12 @@ static void add_words(struct bt_buf *b, const char *s, size_t n)
         while (len && ((unsigned char)s[len] & 0xC0) == 0x80)
             len--; /* not inside a character */
     }
-    for (size_t i = 0; i < len; i++)
-        bt_buf_addc(b, (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i]);
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        if ((unsigned char)ch < 0x20 || ch == 0x7f)
+            ch = '?';
+        bt_buf_addc(b, ch);
+    }
     if (cut)
         bt_buf_adds(b, "...");
 }

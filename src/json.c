@@ -44,7 +44,8 @@ static size_t fix_surrogates(char *t, size_t n)
             i += 11; /* a pair */
             continue;
         }
-        memcpy(t + i + 2, "fffd", 4);
+        t[i + 2] = t[i + 3] = t[i + 4] = 'f';
+        t[i + 5] = 'd';
         fixed++;
         i += 5;
     }

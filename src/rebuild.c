@@ -191,9 +191,9 @@ static int setup(struct job *j, struct bt_rebuild_report *rep)
         .data = &j->c,
     };
     if (!j->o->changes_json && run->tree_start && run->tree_end) {
-        char *why = NULL; /* a repository gone since: no changes, as for any run outside git */
-        j->changes = bt_repo_changes_summary(j->conv.cwd, run->tree_start, run->tree_end, &why);
-        free(why);
+        char *gone = NULL; /* a repository gone since: no changes, as outside git */
+        j->changes = bt_repo_changes_summary(j->conv.cwd, run->tree_start, run->tree_end, &gone);
+        free(gone);
     }
     j->r = (struct bt_turn_replay){.out = j->raw.data ? j->raw.data : "",
                                    .changes_json =

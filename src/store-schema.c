@@ -173,8 +173,7 @@ static const char *const migrations[] = {
                                                                              "DROP COLUMN options;",
     /* 6 -> 7: what a run changed in its git working tree: the snapshots
      * (tree ids) taken before it and after it (src/repo.h) */
-    "ALTER TABLE runs ADD COLUMN tree_start TEXT;"
-    "ALTER TABLE runs ADD COLUMN tree_end TEXT;",
+    "ALTER TABLE runs ADD COLUMN tree_start TEXT; ALTER TABLE runs ADD COLUMN tree_end TEXT;",
 };
 
 #define N_MIGRATIONS ((int)BT_ARRAY_SIZE(migrations))

@@ -28,6 +28,7 @@ struct fixture {
     char *repo; /* a repository with one commit on main */
 };
 
+static char *vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static char *vformat(const char *fmt, va_list ap)
 {
     va_list again;
@@ -40,6 +41,22 @@ static char *vformat(const char *fmt, va_list ap)
     return s;
 }
 
+/* Run cmd through bash (no command processor of libc's); its stdout
+ * (owned), the test failing when it fails. */
+static char *run_sh(char *cmd)
+{
+    const char *argv[] = {"/bin/bash", "-c", cmd, NULL};
+    struct bt_test_run r = {.argv = argv, .timeout_s = 60};
+    struct bt_test_result res;
+    assert_int_equal(bt_test_exec(&r, &res), 0);
+    if (res.exit_code != 0)
+        fail_msg("command failed (%d): %s: %s", res.exit_code, cmd, res.err.data);
+    char *out = bt_xstrdup(res.out.data ? res.out.data : "");
+    bt_test_result_release(&res);
+    free(cmd);
+    return out;
+}
+
 /* Run a shell command (quoted by the caller), failing the test if it fails. */
 static void sh(const char *fmt, ...) BT_PRINTF(1, 2);
 static void sh(const char *fmt, ...)
@@ -48,10 +65,7 @@ static void sh(const char *fmt, ...)
     va_start(ap, fmt);
     char *cmd = vformat(fmt, ap);
     va_end(ap);
-    int rc = system(cmd);
-    if (rc != 0)
-        fail_msg("command failed (%d): %s", rc, cmd);
-    free(cmd);
+    free(run_sh(cmd));
 }
 
 /* A command's stdout (owned). */
@@ -62,17 +76,7 @@ static char *out_of(const char *fmt, ...)
     va_start(ap, fmt);
     char *cmd = vformat(fmt, ap);
     va_end(ap);
-    FILE *f = popen(cmd, "r");
-    assert_non_null(f);
-    struct bt_buf b = BT_BUF_INIT;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        bt_buf_add(&b, buf, n);
-    assert_int_equal(pclose(f), 0);
-    free(cmd);
-    bt_buf_addc(&b, '\0');
-    return bt_buf_detach(&b, NULL);
+    return run_sh(cmd);
 }
 
 /* s without its ANSI colour escapes (owned). */
@@ -108,10 +112,13 @@ static int setup(void **state)
     const char *tmp = getenv("TMPDIR");
     f->dir = bt_test_mkdtemp(tmp && *tmp ? tmp : "/tmp", "unit-repo");
     assert_non_null(f->dir);
-    char *cmd = bt_xasprintf("git -C '%s' rev-parse --git-dir >/dev/null 2>&1", f->dir);
-    if (system(cmd) == 0)
+    const char *argv[] = {"/usr/bin/git", "-C", f->dir, "rev-parse", "--git-dir", NULL};
+    struct bt_test_run r = {.argv = argv, .timeout_s = 60};
+    struct bt_test_result res;
+    assert_int_equal(bt_test_exec(&r, &res), 0);
+    if (res.exit_code == 0)
         fail_msg("%s is inside a git repository: set TMPDIR to a directory that is not", f->dir);
-    free(cmd);
+    bt_test_result_release(&res);
     f->repo = at(f, "repo");
     sh(GIT " init -q '%s' && mkdir '%s/sub' && printf 'one\\ntwo\\n' > '%s/a.txt' && "
            "printf 'x\\n' > '%s/sub/b.txt' && printf 'ignored.log\\n' > '%s/.gitignore' && "
