@@ -42,6 +42,13 @@ static int bounds(const struct bt_store_run *v, size_t n, int64_t turn, const ch
     return *from && *to ? 0 : BT_ENOTFOUND;
 }
 
+/* 1 if the snapshots of turn (0: all) are the same tree: nothing changed. */
+static int nothing(const struct bt_store_run *v, size_t n, int64_t turn)
+{
+    const char *from, *to;
+    return bounds(v, n, turn, &from, &to) == 0 && strcmp(from, to) == 0;
+}
+
 static int has_turn(const struct bt_store_run *v, size_t n, int64_t turn)
 {
     for (size_t i = 0; i < n; i++)
@@ -175,11 +182,12 @@ static int diff_conversation(struct bt_store *s, const char *id, const struct di
     else if (render(id, o, conv.cwd, from, to, &out, &why) != 0)
         rc = bt_cmd_fail(BT_EXIT_FAILED, "%s", why);
     else {
-        /* without a worktree of its own, the directory is shared */
-        fprintf(stderr,
-                "baton: the changes in %s during the turn%s: edits of your own made "
-                "meanwhile are among them\n",
-                conv.cwd, o->turn ? "" : "s");
+        /* the directory is shared: what changed there is not all the coder's */
+        if (!nothing(v, n, o->turn))
+            fprintf(stderr,
+                    "baton: these are the changes in %s during the turn%s: they may include "
+                    "edits of your own made there meanwhile\n",
+                    conv.cwd, o->turn ? "" : "s");
         if (out.len)
             fwrite(out.data, 1, out.len, stdout);
         rc = 0;

@@ -14,6 +14,9 @@
 #define HELP_APPROVAL                                                                              \
     "deny (default): decline every approval request;\nauto: accept every request;\n"               \
     "never: tell the coder not to ask (it runs without\napproval)"
+#define HELP_ACP_APPROVAL                                                                          \
+    "what a coder's approval request gets when the editor\ndoes not answer in time: deny "         \
+    "(default), auto\n(accept), never (tell the coder not to ask)"
 #define HELP_TIMEOUT "stop the turn after S seconds (0 = no limit, the\ndefault)"
 #define HELP_IDLE                                                                                  \
     "stop a coder that makes no progress for S seconds:\nstalled (default 600, 0 = off)"
@@ -74,7 +77,7 @@ static const struct bt_opt acp_opts[] = {
     {.id = 'a',
      .name = "approval",
      .value = "POLICY",
-     .help = HELP_APPROVAL,
+     .help = HELP_ACP_APPROVAL,
      .choices = "deny|auto|never"},
     {.id = 't', .name = "timeout", .value = "S", .help = HELP_TIMEOUT},
     {.id = 'i', .name = "idle-timeout", .value = "S", .help = HELP_IDLE},
@@ -277,8 +280,8 @@ const struct bt_cmd bt_cmds[] = {
      .summary = "show what a conversation's turns changed in its git working tree",
      .opts = diff_opts,
      .notes = "The changes are those between snapshots of the working tree taken before\n"
-              "and after each turn (turn.completed's changes): with no worktree of its\n"
-              "own, edits of yours made in the directory during a turn are among them.\n"
+              "and after each turn (turn.completed's changes): edits of yours made in the\n"
+              "directory during a turn are among them.\n"
               "Colour on a terminal only (NO_COLOR respected). Exit 1 when nothing was\n"
               "recorded (a directory outside git).\n"},
     {.name = "search",

@@ -128,8 +128,8 @@ int bt_repo_snapshot(const char *dir, const char *cache_dir, const char *ref,
         rc = BT_EPROTO;
     } else {
         bt_repo_hex(&tree, oid);
-        if (cache)
-            git_index_write(idx); /* the cache only; another baton's write may win */
+        if (cache && git_index_write(idx) == 0) /* the cache only; another baton's may win */
+            chmod(cache, 0600);                 /* as baton's other files */
     }
     git_reference_free(r);
     git_index_free(idx);
