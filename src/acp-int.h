@@ -136,6 +136,11 @@ void bt_acp_result(struct bt_acp *a, const cJSON *id, cJSON *result, int locked)
 void bt_acp_error(struct bt_acp *a, const cJSON *id, int code, const char *message, int locked);
 /* A session/update notification for session sid; update taken. */
 void bt_acp_update(struct bt_acp *a, const char *sid, cJSON *update, int locked);
+/* The same for an update that is a courtesy, not part of an answer (a
+ * coder's model list): a client gone meanwhile (it may have said all it
+ * had to and closed) loses nothing, so a failed write does not end the
+ * agent as "output lost". */
+void bt_acp_update_optional(struct bt_acp *a, const char *sid, cJSON *update, int locked);
 
 /* --- acp-session.c: session methods (main thread) --------------------- */
 

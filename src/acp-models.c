@@ -47,7 +47,7 @@ static void update_sessions(struct bt_acp *a, struct bt_acp_models *md, struct b
         cJSON *u = cJSON_CreateObject();
         cJSON_AddStringToObject(u, "sessionUpdate", "config_option_update");
         cJSON_AddItemToObject(u, "configOptions", bt_acp_session_options(a, s, se));
-        bt_acp_update(a, se->id, u, 1);
+        bt_acp_update_optional(a, se->id, u, 1);
     }
 }
 
@@ -70,7 +70,7 @@ static void *list_main(void *arg)
     md->state = rc ? BT_ACP_MODELS_NONE : BT_ACP_MODELS_LISTED;
     if (rc == 0) {
         md->list = list;
-        if (list.n || list.current)
+        if ((list.n || list.current) && !atomic_load(&a->stopping))
             update_sessions(a, md, s);
     }
     pthread_mutex_unlock(&a->lock);

@@ -48,7 +48,10 @@ static int write_all(struct bt_acp *a, const char *buf, size_t len)
     return 0;
 }
 
-void bt_acp_send(struct bt_acp *a, cJSON *msg, int locked)
+/* Write msg (freed). A failed write ends the agent (out_gone), unless the
+ * message was a courtesy (optional): then it is dropped, and a message
+ * that matters finds out whether the client is gone. */
+static void send_msg(struct bt_acp *a, cJSON *msg, int locked, int optional)
 {
     char *text = cJSON_PrintUnformatted(msg); /* control characters escaped: one line */
     cJSON_Delete(msg);
@@ -59,7 +62,7 @@ void bt_acp_send(struct bt_acp *a, cJSON *msg, int locked)
     if (!locked)
         pthread_mutex_lock(&a->lock);
     int rc = atomic_load(&a->out_gone) ? 0 : write_all(a, text, len + 1);
-    if (rc) {
+    if (rc && !optional) {
         a->out_errno = -rc;
         atomic_store(&a->out_gone, 1);
         bt_acp_wake(a); /* the main thread stops the agent */
@@ -67,6 +70,11 @@ void bt_acp_send(struct bt_acp *a, cJSON *msg, int locked)
     if (!locked)
         pthread_mutex_unlock(&a->lock);
     free(text);
+}
+
+void bt_acp_send(struct bt_acp *a, cJSON *msg, int locked)
+{
+    send_msg(a, msg, locked, 0);
 }
 
 /* A copy of request id to answer with. cJSON keeps numbers as doubles and
@@ -107,7 +115,7 @@ void bt_acp_error(struct bt_acp *a, const cJSON *id, int code, const char *messa
     bt_acp_send(a, m, locked);
 }
 
-void bt_acp_update(struct bt_acp *a, const char *sid, cJSON *update, int locked)
+static cJSON *update_msg(const char *sid, cJSON *update)
 {
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "jsonrpc", "2.0");
@@ -115,5 +123,15 @@ void bt_acp_update(struct bt_acp *a, const char *sid, cJSON *update, int locked)
     cJSON *p = cJSON_AddObjectToObject(m, "params");
     cJSON_AddStringToObject(p, "sessionId", sid);
     cJSON_AddItemToObject(p, "update", update);
-    bt_acp_send(a, m, locked);
+    return m;
+}
+
+void bt_acp_update(struct bt_acp *a, const char *sid, cJSON *update, int locked)
+{
+    bt_acp_send(a, update_msg(sid, update), locked);
+}
+
+void bt_acp_update_optional(struct bt_acp *a, const char *sid, cJSON *update, int locked)
+{
+    send_msg(a, update_msg(sid, update), locked, 1);
 }
