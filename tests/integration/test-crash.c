@@ -39,7 +39,7 @@ static unsigned seed;
 
 struct point {
     char *dir, *home, *out, *pidfile;
-    char *env[8];
+    char *env[10]; /* the variables below and their NULL */
 };
 
 static void point_init(struct point *p, int i)
