@@ -19,11 +19,11 @@ int setup(void **state)
     c->dir = bt_test_mkdtemp(BT_BINARY_DIR, "it");
     assert_non_null(c->dir);
     c->env[c->nenv++] = bt_xasprintf("BATON_HOME=%s/home", c->dir);
+    c->env[c->nenv++] = bt_xstrdup("BATON_CODEX_BIN=" FAKE); /* env[1]: tests replace it */
+    c->env[c->nenv++] = bt_xstrdup("NO_COLOR=1");
     /* the build tree is in baton's own repository: a turn's changes are
      * looked for in the test's, not there (src/repo.h) */
     c->env[c->nenv++] = bt_xstrdup("GIT_CEILING_DIRECTORIES=" BT_BINARY_DIR);
-    c->env[c->nenv++] = bt_xstrdup("BATON_CODEX_BIN=" FAKE);
-    c->env[c->nenv++] = bt_xstrdup("NO_COLOR=1");
     *state = c;
     return 0;
 }
