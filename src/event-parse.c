@@ -395,28 +395,15 @@ static int get_obj(const cJSON *o, const char *key, const cJSON **out)
     return 0;
 }
 
-/* o's member key, an array (or absent), re-serialized into *text. */
-static int get_array_text(const cJSON *o, const char *key, char **text, const char **out)
+/* o's member key, of the kind is() takes (an array, an object), or
+ * absent, re-serialized into *text. */
+static int get_json_text(const cJSON *o, const char *key, cJSON_bool (*is)(const cJSON *),
+                         char **text, const char **out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v || cJSON_IsNull(v))
         return 0;
-    if (!cJSON_IsArray(v))
-        return -EINVAL;
-    *text = cJSON_PrintUnformatted(v);
-    if (!*text)
-        return -ENOMEM;
-    *out = *text;
-    return 0;
-}
-
-/* o's member key, an object (or absent), re-serialized into *text. */
-static int get_object_text(const cJSON *o, const char *key, char **text, const char **out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v || cJSON_IsNull(v))
-        return 0;
-    if (!cJSON_IsObject(v))
+    if (!is(v))
         return -EINVAL;
     *text = cJSON_PrintUnformatted(v);
     if (!*text)
@@ -530,7 +517,7 @@ static int parse_item(struct ctx *c, const cJSON *j, struct bt_event *ev)
             return -ENOMEM;
         item->detail_json = c->doc->detail;
     }
-    rc = get_array_text(it, "changes", &c->doc->changes, &item->changes_json);
+    rc = get_json_text(it, "changes", cJSON_IsArray, &c->doc->changes, &item->changes_json);
     if (rc)
         return rc;
     if (ev->type == BT_EVENT_ITEM_DELTA)
@@ -563,7 +550,7 @@ static int parse_completed(const struct ctx *c, const cJSON *j, struct bt_event 
         rc |= get_int(c, ex, "exit", "signal", &ev->exit_signal);
     }
     if (rc == 0)
-        rc = get_object_text(j, "changes", &c->doc->changes, &ev->changes_json);
+        rc = get_json_text(j, "changes", cJSON_IsObject, &c->doc->changes, &ev->changes_json);
     return rc ? -EINVAL : 0;
 }
 
