@@ -125,6 +125,11 @@ void bt_cmd_print_conversation(const struct bt_store_conversation *c)
         state = bt_store_conv_status_name(c->status);
     printf("%.12s  %-6s %-11s %s  ", c->id, c->coder, state, ts);
     bt_term_write(stdout, c->title, strlen(c->title));
+    if (c->worktree.branch) { /* its own worktree: where its work is */
+        fputs("  [", stdout);
+        bt_term_write(stdout, c->worktree.branch, strlen(c->worktree.branch));
+        putchar(']');
+    }
     putchar('\n');
 }
 

@@ -73,6 +73,11 @@ static int build(struct handoff *h)
         return bt_cmd_fail(BT_EXIT_USAGE, "%s has no terminal UI baton can hand a session to",
                            c->coder);
     struct stat st;
+    if ((stat(c->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) && c->worktree.path)
+        return bt_cmd_fail(BT_EXIT_USAGE,
+                           "the conversation's worktree %s is gone (branch %s may still hold "
+                           "its work)",
+                           c->worktree.path, c->worktree.branch);
     if (stat(c->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
         return bt_cmd_fail(BT_EXIT_USAGE, "the conversation's directory %s is gone", c->cwd);
     /* pi 0.73.1 starts a new, empty session on a missing file, silently */
@@ -182,6 +187,19 @@ static void push_env(struct bt_strv *argv)
     }
 }
 
+/* Where the coder works when the conversation has its own worktree: its
+ * edits go there, not to the directory the user started from. */
+static void say_worktree(const struct bt_store_conversation *c)
+{
+    if (!c->worktree.path)
+        return;
+    fputs("baton: in its worktree ", stderr);
+    bt_term_write(stderr, c->worktree.path, strlen(c->worktree.path));
+    fputs(" on branch ", stderr);
+    bt_term_write(stderr, c->worktree.branch, strlen(c->worktree.branch));
+    fputc('\n', stderr);
+}
+
 static int run_tmux(struct bt_store *s, const struct handoff *h)
 {
     int rc;
@@ -206,6 +224,7 @@ static int run_tmux(struct bt_store *s, const struct handoff *h)
     }
     fprintf(stderr, "baton: %s runs %s in tmux session %s: tmux attach -t %s\n", h->conv.id,
             h->conv.coder, h->tmux_name, h->tmux_name);
+    say_worktree(&h->conv);
     return BT_EXIT_OK;
 }
 
@@ -220,6 +239,7 @@ static int run_here(struct bt_store **s, const struct handoff *h)
         return rc;
     fprintf(stderr, "baton: %s goes on in %s's terminal UI (baton send --force takes it back)\n",
             h->conv.id, h->conv.coder);
+    say_worktree(&h->conv);
     bt_store_close(*s); /* commits; nothing of the store reaches the coder */
     *s = NULL;
     rc = bt_proc_exec(h->conv.cwd, h->argv.v, NULL);

@@ -34,6 +34,7 @@
 #include "cmd-args.h"
 #include "cmd-common.h"
 #include "cmd-handoff.h"
+#include "cmd-worktree.h"
 #include "cmd.h"
 #include "coder.h"
 #include "error.h"
@@ -53,6 +54,7 @@ struct plan {
     char tmux_name[BT_HANDOFF_TMUX_NAME]; /* the conversation's handoff session */
     int tmux;                             /* 1 if that tmux session still runs */
     int rc;                               /* exit code of a failure while looking */
+    int force;                            /* --force: the worktree goes with its work */
 };
 
 /* Print text made safe for a terminal to f, then a newline. */
@@ -219,6 +221,9 @@ static int make_plan(struct bt_store *s, const char *id, const char *typed, stru
     if (err)
         return bt_cmd_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id,
                            bt_store_errmsg(s));
+    int rc = bt_cmd_worktree_check(&p->r.conv, p->force, &p->notes);
+    if (rc)
+        return rc;
     p->tmux = bt_handoff_tmux_running(id, p->tmux_name);
     plan_session(p, &p->r.conv);
     if (p->tmux == 1)
@@ -240,6 +245,12 @@ static int confirmed(const struct plan *p)
     for (size_t i = 0; i < p->files.n; i++) {
         fprintf(stderr, "  and the %s session %s ", c->coder, kind_of(p->files.v[i]));
         put_line(stderr, p->files.v[i]);
+    }
+    if (c->worktree.path) {
+        fputs("  and its worktree ", stderr);
+        bt_term_write(stderr, c->worktree.path, strlen(c->worktree.path));
+        fprintf(stderr, " with branch %s%s\n", c->worktree.branch,
+                p->force ? " (--force: with the work they hold)" : "");
     }
     if (p->cmd.n) {
         fprintf(stderr, "  and the %s session %s (by `", c->coder, c->native_session_id);
@@ -352,14 +363,18 @@ static int delete_by_command(const struct plan *p)
     return code;
 }
 
-static int parse(int argc, char **argv, int *yes, const char **conv)
+static int parse(int argc, char **argv, int *yes, int *force, const char **conv)
 {
     struct bt_args a;
     int id;
-    *yes = 0;
+    *yes = *force = 0;
     bt_args_init(&a, argc, argv);
-    while ((id = bt_args_next(&a)) > 0)
-        *yes = 1; /* -y, --yes: the only option */
+    while ((id = bt_args_next(&a)) > 0) {
+        if (id == 'y')
+            *yes = 1;
+        else
+            *force = 1;
+    }
     int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
     *conv = a.operands[0];
     return rc;
@@ -403,7 +418,8 @@ static int remove_all(struct bt_store *s, const char *id, const struct plan *p)
     put_line(stdout, r.conv.title);
     int rc = remove_run_files(s, &r);
     int snap = remove_snapshots(&r.conv);
-    rc = rc ? rc : snap;
+    int wt = bt_cmd_worktree_remove(&r.conv, p->force);
+    rc = rc ? rc : snap ? snap : wt;
     int src = remove_session_files(p);
     if (p->cmd.n) {
         fflush(stdout); /* before the coder's command runs */
@@ -419,8 +435,8 @@ static int remove_all(struct bt_store *s, const char *id, const struct plan *p)
 int bt_cmd_rm(int argc, char **argv)
 {
     const char *text = NULL;
-    int yes;
-    int rc = parse(argc, argv, &yes, &text);
+    int yes, force;
+    int rc = parse(argc, argv, &yes, &force, &text);
     if (rc)
         return rc < 0 ? 0 : rc;
     struct bt_store *s;
@@ -437,6 +453,7 @@ int bt_cmd_rm(int argc, char **argv)
     bt_strv_init(&p.notes);
     bt_strv_init(&p.cmd);
     bt_strv_init(&p.cmd_env);
+    p.force = force;
     rc = make_plan(s, id, text, &p);
     if (rc == 0 && !yes && isatty(STDIN_FILENO) && !confirmed(&p))
         rc = bt_cmd_fail(BT_EXIT_FAILED, "nothing removed");

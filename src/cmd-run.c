@@ -135,9 +135,13 @@ static int parse(int argc, char **argv, struct run_args *a)
         case 'j': a->json = 1; break;
         case 'd': a->detach = 1; break;
         case 'f': a->turn.force = 1; break;
+        case 'W': a->turn.worktree = 1; break;
+        case 'b': a->turn.branch = args.value; break;
         }
     }
     int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&args);
+    if (rc == 0 && a->turn.branch && !a->turn.worktree)
+        rc = bt_args_fail(&args, "--branch names the branch of --worktree: give both");
     if (rc)
         return rc;
     a->conv = a->mode == MODE_RUN ? NULL : args.operands[0];

@@ -16,6 +16,7 @@
 #include "error.h"
 #include "runfile.h"
 #include "store.h"
+#include "repo.h"
 #include "view.h"
 
 /* The raw stream of a run ("out" or "err") into out: runs/<run>.<stream>.zst,
@@ -53,6 +54,8 @@ static void json_conv(struct bt_buf *b, const struct bt_store_conversation *c)
     bt_json_member(b, "cwd", c->cwd);
     bt_json_member(b, "native_session_id", c->native_session_id);
     bt_json_member(b, "status", bt_store_conv_status_name(c->status));
+    bt_buf_adds(b, ",\"worktree\":");
+    bt_view_worktree(b, &c->worktree);
     bt_buf_adds(b, "}");
 }
 
@@ -220,6 +223,18 @@ static void print_human(struct bt_store *s, const struct bt_store_conversation *
     printf("conversation %s  %s  %s\n", c->id, c->coder, bt_store_conv_status_name(c->status));
     print_field("title: ", c->title);
     print_field("cwd:   ", c->cwd);
+    if (c->worktree.path) {
+        const char *b = c->worktree.base;
+        int detached = strlen(b) == BT_REPO_OID_SIZE - 1 &&
+                       strspn(b, "0123456789abcdef") == BT_REPO_OID_SIZE - 1;
+        char *text =
+            detached
+                ? bt_xasprintf("%s (from commit %.12s, a detached HEAD)", c->worktree.branch, b)
+                : bt_xasprintf("%s (from %s at %.12s)", c->worktree.branch, b, c->worktree.start);
+        print_field("worktree: ", c->worktree.path);
+        print_field("branch:   ", text);
+        free(text);
+    }
     if (c->native_session_id)
         printf("native session: %s\n", c->native_session_id);
     if (n < total)

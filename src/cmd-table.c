@@ -105,6 +105,14 @@ static const struct bt_opt run_opts[] = {
      .name = "cwd",
      .value = "DIR",
      .help = "the project directory (default: the current one)"},
+    {.id = 'W',
+     .name = "worktree",
+     .help = "run the conversation in a git worktree of its own,\non a new branch "
+             "baton/<short id> from HEAD\n(under $BATON_HOME/worktrees)"},
+    {.id = 'b',
+     .name = "branch",
+     .value = "NAME",
+     .help = "with --worktree: the new branch's name"},
     TURN_OPTS,
     {0}};
 
@@ -184,11 +192,16 @@ static const struct bt_opt handoff_opts[] = {
     {.id = 'p', .name = "print", .help = "print the command line (shell-quoted), do nothing else"},
     {0}};
 
-static const struct bt_opt rm_opts[] = {{.id = 'y',
-                                         .letter = 'y',
-                                         .name = "yes",
-                                         .help = "do not ask first (rm asks only on a terminal)"},
-                                        {0}};
+static const struct bt_opt rm_opts[] = {
+    {.id = 'y',
+     .letter = 'y',
+     .name = "yes",
+     .help = "do not ask first (rm asks only on a terminal)"},
+    {.id = 'f',
+     .name = "force",
+     .help = "remove the conversation's worktree and branch even\nwith changes or commits of "
+             "their own"},
+    {0}};
 
 static const struct bt_opt coders_opts[] = {LIST_OPTS("coder"), {0}};
 
@@ -222,7 +235,11 @@ const struct bt_cmd bt_cmds[] = {
      .operands = "[PROMPT|-]",
      .summary = "start a conversation with one turn",
      .opts = run_opts,
-     .notes = PROMPT_NOTE},
+     .notes =
+         PROMPT_NOTE "With --worktree, the directory must be in a git repository with a commit;\n"
+                     "the worktree has the whole repository, and the turns run at the directory's\n"
+                     "place in it. `baton diff` shows what they changed; `baton rm` removes the\n"
+                     "worktree and its branch when nothing would be lost.\n"},
     {.name = "send",
      .run = bt_cmd_send,
      .operands = "CONV [PROMPT|-]",
@@ -303,6 +320,9 @@ const struct bt_cmd bt_cmds[] = {
               "directories, copilot session directory), or for opencode by `opencode\n"
               "session delete ID`; not when the conversation was handed off to the\n"
               "coder's terminal UI or its handoff tmux session still runs (left running).\n"
+              "A conversation's own worktree (run --worktree) goes with its branch, only\n"
+              "when that loses nothing: changes in it, or commits its branch has and the\n"
+              "branch it started from has not, refuse rm (exit 2) unless --force.\n"
               "Refused while a turn runs. On a terminal it first says what goes and asks:\n"
               "any answer but y or yes removes nothing and exits 1.\n"},
     {.name = "handoff",

@@ -15,6 +15,11 @@ char *bt_repo_why(const char *what);
  * Returns 0; BT_ENOTFOUND (*why says so) when there is none; BT_EPROTO. */
 int bt_repo_open(const char *dir, git_repository **repo, char **why);
 
+/* The repository whose git directory is gitdir, opened (not searched
+ * for: one that is gone is not looked for above). 0, BT_ENOTFOUND when
+ * gitdir is gone, BT_EPROTO. */
+int bt_repo_open_gitdir(const char *gitdir, git_repository **repo, char **why);
+
 /* oid in hex into out. */
 void bt_repo_hex(const git_oid *oid, char out[BT_REPO_OID_SIZE]);
 

@@ -307,11 +307,31 @@ static int prune(git_repository *repo, const struct bt_repo_worktree *wt, char *
     return 0;
 }
 
+int bt_repo_worktree_kept(const struct bt_repo_worktree *wt, char **why)
+{
+    *why = NULL;
+    git_repository *repo;
+    int rc = bt_repo_open_gitdir(wt->repo, &repo, why);
+    if (rc)
+        return rc;
+    git_reference *br = NULL;
+    if (git_branch_lookup(&br, repo, wt->branch, GIT_BRANCH_LOCAL) != 0)
+        br = NULL;
+    char *keep = keep_why(repo, wt, br, &rc, why);
+    if (keep) {
+        *why = keep;
+        rc = -EBUSY;
+    }
+    git_reference_free(br);
+    git_repository_free(repo);
+    return rc;
+}
+
 int bt_repo_worktree_remove(const struct bt_repo_worktree *wt, int force, char **why)
 {
     *why = NULL;
     git_repository *repo;
-    int rc = bt_repo_open(wt->repo, &repo, why);
+    int rc = bt_repo_open_gitdir(wt->repo, &repo, why);
     if (rc)
         return rc;
     git_reference *br = NULL;

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "error.h"
 
@@ -44,4 +45,22 @@ int bt_repo_open(const char *dir, git_repository **repo, char **why)
 void bt_repo_hex(const git_oid *oid, char out[BT_REPO_OID_SIZE])
 {
     git_oid_tostr(out, BT_REPO_OID_SIZE, oid);
+}
+
+int bt_repo_open_gitdir(const char *gitdir, git_repository **repo, char **why)
+{
+    struct stat st;
+    pthread_once(&once, init);
+    *repo = NULL;
+    if (stat(gitdir, &st) != 0) {
+        *why = bt_xasprintf("the repository %s is gone", gitdir);
+        return BT_ENOTFOUND;
+    }
+    if (git_repository_open_ext(repo, gitdir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) != 0) {
+        char *what = bt_xasprintf("cannot open the git repository %s", gitdir);
+        *why = bt_repo_why(what);
+        free(what);
+        return BT_EPROTO;
+    }
+    return 0;
 }

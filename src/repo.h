@@ -56,6 +56,12 @@ int bt_repo_worktree_add(const char *dir, const char *path, const char *branch,
  * are not ignored. *dirty 1 or 0. */
 int bt_repo_worktree_dirty(const char *path, int *dirty, char **why);
 
+/* What bt_repo_worktree_remove without force would say: 0 when removing
+ * wt loses nothing, -EBUSY with *why (changes, or commits only its branch
+ * holds), or an error above (BT_ENOTFOUND: its repository is gone).
+ * Changes nothing. */
+int bt_repo_worktree_kept(const struct bt_repo_worktree *wt, char **why);
+
 /* Remove the worktree wt (path, branch, base, repo as made) and its
  * branch. Kept (-EBUSY, nothing removed) unless force when it has
  * changes (bt_repo_worktree_dirty) or its branch has commits its base

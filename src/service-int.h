@@ -7,6 +7,7 @@
 #ifndef BT_SERVICE_INT_H
 #define BT_SERVICE_INT_H
 
+#include "repo.h"
 #include "service.h"
 
 /* A coder resolved to an executable and version, or why not. */
@@ -37,5 +38,17 @@ void bt_service_coder_release(struct bt_service_coder *l);
 int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *conv,
                         struct bt_service_coder *l, const struct bt_service_turn *t,
                         const char *prompt, struct bt_service_outcome *out);
+
+/* service-worktree.c: make the worktree of the new conversation id
+ * (t->cwd's repository, t->branch or baton/<short id>, under
+ * $BATON_HOME/worktrees). Returns 0 with *wt filled (release it), or an
+ * error with out->result and out->message set (not a repository, bare,
+ * no commit yet, the branch exists: USAGE). */
+int bt_service_worktree_make(struct bt_store *s, const struct bt_service_turn *t,
+                             const char id[BT_ID_SIZE], struct bt_repo_worktree *wt,
+                             struct bt_service_outcome *out);
+
+/* Take back a worktree just made for a conversation that was not stored. */
+void bt_service_worktree_drop(const struct bt_repo_worktree *wt);
 
 #endif

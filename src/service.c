@@ -26,8 +26,13 @@ static int check_cwd(const struct bt_store_conversation *conv, struct bt_service
     if (stat(conv->cwd, &st) == 0 && S_ISDIR(st.st_mode))
         return 0;
     out->result = BT_SERVICE_FAILED;
-    out->message =
-        bt_xasprintf("the conversation's directory %s is gone; nothing was sent", conv->cwd);
+    if (conv->worktree.path)
+        out->message = bt_xasprintf("the conversation's worktree %s is gone (branch %s may "
+                                    "still hold its work); nothing was sent",
+                                    conv->worktree.path, conv->worktree.branch);
+    else
+        out->message =
+            bt_xasprintf("the conversation's directory %s is gone; nothing was sent", conv->cwd);
     return -ENOENT;
 }
 
@@ -159,13 +164,30 @@ int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
 {
     struct bt_service_coder l = {0};
     memset(out, 0, sizeof(*out));
+    struct bt_repo_worktree wt = {0};
+    struct bt_store_worktree sw = {0};
+    char id[BT_ID_SIZE];
     int rc = bt_service_coder_locate(s, t->coder, &l, out);
+    if (rc == 0 && (rc = bt_id_new(id)) != 0)
+        store_error(s, out, rc);
+    if (rc == 0 && t->worktree && (rc = bt_service_worktree_make(s, t, id, &wt, out)) == 0)
+        sw = (struct bt_store_worktree){.path = wt.path,
+                                        .branch = wt.branch,
+                                        .base = wt.base,
+                                        .start = wt.start,
+                                        .repo = wt.repo};
     if (rc == 0) {
-        struct bt_store_conversation_new cn = {
-            .coder = t->coder, .model = t->model, .cwd = t->cwd, .title = t->prompt};
+        struct bt_store_conversation_new cn = {.id = id,
+                                               .coder = t->coder,
+                                               .model = t->model,
+                                               .cwd = t->worktree ? wt.cwd : t->cwd,
+                                               .title = t->prompt,
+                                               .worktree = t->worktree ? &sw : NULL};
         rc = bt_store_conversation_create(s, &cn, out->conversation);
         if (rc) {
             store_error(s, out, rc);
+            if (t->worktree)
+                bt_service_worktree_drop(&wt);
         } else {
             struct bt_store_conversation conv;
             rc = bt_store_conversation_get(s, out->conversation, &conv);
@@ -181,6 +203,7 @@ int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
             bt_store_conversation_release(&conv);
         }
     }
+    bt_repo_worktree_release(&wt);
     bt_service_coder_release(&l);
     return rc;
 }

@@ -32,6 +32,11 @@ struct bt_service_turn {
     const char *coder;         /* run: coder name; otherwise taken from CONV */
     const char *model;         /* run: NULL = coder default; otherwise ignored */
     const char *cwd;           /* run: project dir; otherwise ignored */
+    int worktree;              /* run: the conversation gets its own git
+                                  worktree of cwd's repository, where its
+                                  turns run (service-worktree.c) */
+    const char *branch;        /* run with worktree: its branch; NULL:
+                                  baton/<short id> */
     enum bt_approval approval; /* approval policy */
     int no_retry;              /* ask the coder not to retry failed requests */
     uint64_t timeout_ms;       /* 0 = none */

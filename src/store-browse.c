@@ -35,7 +35,8 @@ static const char SQL_SEARCH[] =
     " top(conv, msg, updated) AS (SELECT b.conv, b.msg, c.updated_ms FROM best b"
     " JOIN conversations c ON c.id = b.conv ORDER BY c.updated_ms DESC, c.id DESC LIMIT ?2)"
     " SELECT c.id, c.title, c.coder, c.model, c.cwd, c.native_session_id,"
-    " c.native_session_path, c.status, c.created_ms, c.updated_ms, r.id, r.state, t.msg"
+    " c.native_session_path, c.status, c.created_ms, c.updated_ms, r.id, "
+    "r.state, " BT_ST_WORKTREE_COLUMNS ", t.msg"
     " FROM top t JOIN conversations c ON c.id = t.conv LEFT JOIN runs r ON r.rowid ="
     " (SELECT r2.rowid FROM runs r2 WHERE r2.conversation = c.id"
     " ORDER BY r2.started_ms DESC, r2.rowid DESC LIMIT 1)"
@@ -188,8 +189,8 @@ int bt_store_search(struct bt_store *s, const char *text, size_t limit,
         }
         struct bt_store_search_hit *h = &(*out)[(*n)++];
         memset(h, 0, sizeof *h);
-        bt_st_read_conversation(q, &h->conv); /* its first 12 columns */
-        h->message = bt_st_col_i64(q, 12, 0);
+        bt_st_read_conversation(q, &h->conv); /* its first 17 columns */
+        h->message = bt_st_col_i64(q, 17, 0);
     }
     for (size_t i = 0; rc == 0 && i < *n; i++)
         if ((*out)[i].message)

@@ -18,7 +18,7 @@
 #define CONV_SELECT                                                                                \
     "SELECT c.id, c.title, c.coder, c.model, c.cwd, c.native_session_id,"                          \
     " c.native_session_path, c.status, c.created_ms, c.updated_ms, r.id,"                          \
-    " r.state FROM conversations c LEFT JOIN runs r ON r.rowid ="                                  \
+    " r.state, " BT_ST_WORKTREE_COLUMNS " FROM conversations c LEFT JOIN runs r ON r.rowid ="      \
     " (SELECT r2.rowid FROM runs r2 WHERE r2.conversation = c.id"                                  \
     " ORDER BY r2.started_ms DESC, r2.rowid DESC LIMIT 1)"
 
@@ -28,7 +28,8 @@
 
 static const char SQL_CONV_INSERT[] =
     "INSERT INTO conversations (id, title, coder, model, cwd,"
-    " created_ms, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)";
+    " created_ms, updated_ms, wt_path, wt_branch, wt_base, wt_start, wt_repo)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10, ?11)";
 static const char SQL_CONV_TOUCH[] = "UPDATE conversations SET updated_ms = ?2 WHERE id = ?1";
 static const char SQL_CONV_GET[] = CONV_SELECT " WHERE c.id = ?1";
 static const char SQL_CONV_LIST[] = CONV_SELECT " ORDER BY c.updated_ms DESC, c.id DESC LIMIT ?1";
@@ -84,6 +85,11 @@ void bt_store_conversation_release(struct bt_store_conversation *c)
     free(c->cwd);
     free(c->native_session_id);
     free(c->native_session_path);
+    free(c->worktree.path);
+    free(c->worktree.branch);
+    free(c->worktree.base);
+    free(c->worktree.start);
+    free(c->worktree.repo);
     memset(c, 0, sizeof *c);
 }
 
@@ -101,6 +107,11 @@ void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c)
     c->updated_ms = sqlite3_column_int64(q, 9);
     bt_st_col_id(q, 10, c->last_run);
     c->last_run_state = (enum bt_store_run_state)BT_ST_COL_ENUM(q, 11, bt_st_run_state_names);
+    c->worktree.path = bt_st_col_str(q, 12);
+    c->worktree.branch = bt_st_col_str(q, 13);
+    c->worktree.base = bt_st_col_str(q, 14);
+    c->worktree.start = bt_st_col_str(q, 15);
+    c->worktree.repo = bt_st_col_str(q, 16);
 }
 
 int bt_store_conversation_create(struct bt_store *s, const struct bt_store_conversation_new *o,
@@ -109,6 +120,9 @@ int bt_store_conversation_create(struct bt_store *s, const struct bt_store_conve
     id[0] = '\0';
     if (!o || !o->coder || !o->cwd)
         return bt_st_fail(s, -EINVAL, "a conversation needs a coder and a directory");
+    const struct bt_store_worktree *w = o->worktree;
+    if (w && (!w->path || !w->branch || !w->base || !w->start || !w->repo))
+        return bt_st_fail(s, -EINVAL, "a worktree needs its path, branch, base, start and repo");
     if (o->id && !bt_id_valid(o->id))
         return bt_st_fail(s, -EINVAL, "'%s' is not a conversation id", o->id);
     char new_id[BT_ID_SIZE];
@@ -125,6 +139,11 @@ int bt_store_conversation_create(struct bt_store *s, const struct bt_store_conve
     bt_st_bind_text(q, 4, o->model);
     bt_st_bind_text(q, 5, o->cwd);
     sqlite3_bind_int64(q, 6, bt_now_ms());
+    if (w) {
+        const char *v[] = {w->path, w->branch, w->base, w->start, w->repo};
+        for (int i = 0; i < 5; i++)
+            bt_st_bind_text(q, 7 + i, v[i]);
+    }
     rc = bt_st_run(s, q, "create conversation");
     free(title);
     if (rc == 0)

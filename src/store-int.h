@@ -108,9 +108,13 @@ int bt_st_check_not_running(struct bt_store *s, const char *conv);
  * there is no such conversation. */
 int bt_st_check_owner(struct bt_store *s, const char *conv, int force);
 
-/* Fill c (owned strings) from the first 12 columns of a row shaped like
+/* The worktree's columns of a conversation c, as CONV_SELECT reads them. */
+#define BT_ST_WORKTREE_COLUMNS "c.wt_path, c.wt_branch, c.wt_base, c.wt_start, c.wt_repo"
+
+/* Fill c (owned strings) from the first 17 columns of a row shaped like
  * store-conv.c's CONV_SELECT: id, title, coder, model, cwd, native session id and
- * path, status, created, updated, last run id and state. */
+ * path, status, created, updated, last run id and state, then
+ * BT_ST_WORKTREE_COLUMNS. */
 void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c);
 
 /* store-open.c. Before SQLite opens the db: make the home and runs/

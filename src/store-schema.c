@@ -174,6 +174,12 @@ static const char *const migrations[] = {
     /* 6 -> 7: what a run changed in its git working tree: the snapshots
      * (tree ids) taken before it and after it (src/repo.h) */
     "ALTER TABLE runs ADD COLUMN tree_start TEXT; ALTER TABLE runs ADD COLUMN tree_end TEXT;",
+    /* 7 -> 8: a conversation's own git worktree (`run --worktree`) */
+    "ALTER TABLE conversations ADD COLUMN wt_path TEXT;"
+    "ALTER TABLE conversations ADD COLUMN wt_branch TEXT;"
+    "ALTER TABLE conversations ADD COLUMN wt_base TEXT;"
+    "ALTER TABLE conversations ADD COLUMN wt_start TEXT;"
+    "ALTER TABLE conversations ADD COLUMN wt_repo TEXT;",
 };
 
 #define N_MIGRATIONS ((int)BT_ARRAY_SIZE(migrations))

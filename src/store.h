@@ -31,7 +31,7 @@
 #include "event.h"
 #include "id.h"
 
-#define BT_STORE_SCHEMA_VERSION 7                    /* PRAGMA user_version this code writes */
+#define BT_STORE_SCHEMA_VERSION 8                    /* PRAGMA user_version this code writes */
 #define BT_STORE_BUSY_TIMEOUT_MS 5000                /* wait for another writer at most this long */
 #define BT_STORE_TITLE_MAX 80                        /* bytes of a conversation title */
 #define BT_STORE_STDERR_TAIL_MAX ((size_t)64 * 1024) /* bytes of a run's stderr tail kept */
@@ -143,6 +143,18 @@ char *bt_store_run_file(const struct bt_store *s, const char *run, const char *s
 
 /* --- conversations ----------------------------------------------------- */
 
+/* A conversation's own git worktree (`baton run --worktree`, src/repo.h):
+ * all NULL when it has none. */
+struct bt_store_worktree {
+    char *path;   /* its top directory (absolute); the conversation's cwd is
+                     in it */
+    char *branch; /* its branch ("baton/<short id>") */
+    char *base;   /* the branch it started from, or the commit id when HEAD
+                     was detached */
+    char *start;  /* the commit it started from (hex) */
+    char *repo;   /* the repository's (common) git directory */
+};
+
 struct bt_store_conversation {
     char id[BT_ID_SIZE];                    /* conversation id */
     char *title;                            /* never NULL, may be "" */
@@ -156,6 +168,7 @@ struct bt_store_conversation {
     int64_t updated_ms;                     /* last activity (see docs/store.md) */
     char last_run[BT_ID_SIZE];              /* newest run's id, "" if none */
     enum bt_store_run_state last_run_state; /* its state, NONE if no run */
+    struct bt_store_worktree worktree;      /* its own worktree, if any */
 };
 
 /* Free the strings of c and zero it. NULL is a no-op. */
@@ -171,6 +184,9 @@ struct bt_store_conversation_new {
     const char *title; /* optional: the first prompt or any text; the title is
                           its first non-blank line, trimmed and cut to
                           BT_STORE_TITLE_MAX bytes on a UTF-8 boundary */
+    const struct bt_store_worktree *worktree; /* optional: its own worktree
+                                                 (every field set), made
+                                                 beforehand */
 };
 
 /* Create an active conversation; writes its id. -EINVAL for an o->id that

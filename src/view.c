@@ -46,6 +46,22 @@ void bt_view_conversation(struct bt_buf *b, const struct bt_store_conversation *
                    c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : NULL);
     member_time(b, "created", c->created_ms);
     member_time(b, "updated", c->updated_ms);
+    bt_buf_adds(b, ",\"worktree\":");
+    bt_view_worktree(b, &c->worktree);
+    bt_buf_addc(b, '}');
+}
+
+void bt_view_worktree(struct bt_buf *b, const struct bt_store_worktree *w)
+{
+    if (!w->path) {
+        bt_buf_adds(b, "null");
+        return;
+    }
+    bt_buf_addc(b, '{');
+    bt_json_member(b, "path", w->path);
+    bt_json_member(b, "branch", w->branch);
+    bt_json_member(b, "base", w->base);
+    bt_json_member(b, "start", w->start);
     bt_buf_addc(b, '}');
 }
 

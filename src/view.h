@@ -19,13 +19,18 @@ struct bt_store;
 struct bt_store_conversation;
 struct bt_store_message;
 struct bt_store_run;
+struct bt_store_worktree;
 
 /* Text into HTML for a message's "html" member (serve: markdown.h). */
 typedef void (*bt_view_html_fn)(struct bt_buf *out, const char *text, size_t len);
 
 /* The `baton ls --json` object: id, title, coder, model, cwd,
- * native_session_id, status, last_run, last_run_state, created, updated. */
+ * native_session_id, status, last_run, last_run_state, created, updated,
+ * worktree (bt_view_worktree). */
 void bt_view_conversation(struct bt_buf *b, const struct bt_store_conversation *c);
+
+/* A conversation's worktree: {path, branch, base, start}, or null. */
+void bt_view_worktree(struct bt_buf *b, const struct bt_store_worktree *w);
 /* The `baton show --json` message object; with html, an "html" member of
  * its text rendered by html. */
 void bt_view_message(struct bt_buf *b, const struct bt_store_message *m, bt_view_html_fn html);
