@@ -179,11 +179,13 @@ static int diff_conversation(struct bt_store *s, const char *id, const struct di
                          "no changes were recorded for %s: its directory %s is not in a git "
                          "repository, or the turn%s did not end with a snapshot",
                          o->turn ? "that turn" : "this conversation", conv.cwd, o->turn ? "" : "s");
-    else if (render(id, o, conv.cwd, from, to, &out, &why) != 0)
+    else if (render(id, o, conv.worktree.repo ? conv.worktree.repo : conv.cwd, from, to, &out,
+                    &why) != 0)
         rc = bt_cmd_fail(BT_EXIT_FAILED, "%s", why);
     else {
-        /* the directory is shared: what changed there is not all the coder's */
-        if (!nothing(v, n, o->turn))
+        /* the directory is shared: what changed there is not all the coder's
+         * (a worktree of its own is the conversation's alone) */
+        if (!nothing(v, n, o->turn) && !conv.worktree.path)
             fprintf(stderr,
                     "baton: these are the changes in %s during the turn%s: they may include "
                     "edits of your own made there meanwhile\n",

@@ -298,7 +298,8 @@ const struct bt_cmd bt_cmds[] = {
      .opts = diff_opts,
      .notes = "The changes are those between snapshots of the working tree taken before\n"
               "and after each turn (turn.completed's changes): edits of yours made in the\n"
-              "directory during a turn are among them.\n"
+              "directory during a turn are among them, unless the conversation has a\n"
+              "worktree of its own (run --worktree).\n"
               "Colour on a terminal only (NO_COLOR respected). Exit 1 when nothing was\n"
               "recorded (a directory outside git).\n"},
     {.name = "search",

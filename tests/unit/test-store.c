@@ -369,7 +369,12 @@ static char *numbered(struct bt_store *s, const char *conv)
     return bt_buf_detach(&b, NULL);
 }
 
-/* Undo schema 6: the settings columns become schema 3's text again. */
+/* Back to schema 7: conversations without a worktree of their own. */
+#define SCHEMA_8_TO_7                                                                              \
+    "ALTER TABLE conversations DROP COLUMN wt_path; ALTER TABLE conversations DROP COLUMN "        \
+    "wt_branch; ALTER TABLE conversations DROP COLUMN wt_base; ALTER TABLE conversations DROP "    \
+    "COLUMN wt_start; ALTER TABLE conversations DROP COLUMN wt_repo; PRAGMA user_version = 7"
+
 /* Back to schema 6: runs without their working-tree snapshots. */
 #define SCHEMA_7_TO_6                                                                              \
     "ALTER TABLE runs DROP COLUMN tree_start; ALTER TABLE runs DROP COLUMN tree_end;"              \
@@ -392,6 +397,7 @@ static void test_migrate_queue_numbers(void **state)
     new_conversation(s, "b", b);
     bt_store_close(s);
     sqlite3 *db = raw_db(f); /* back to schema 4, with three queued messages */
+    raw_exec(db, SCHEMA_8_TO_7);
     raw_exec(db, SCHEMA_7_TO_6);
     raw_exec(db, SCHEMA_6_TO_5);
     raw_exec(db, "DROP INDEX messages_queue_no; ALTER TABLE messages DROP COLUMN queue_no;"
@@ -481,6 +487,66 @@ static void test_default_home(void **state)
 }
 
 /* --- conversations ------------------------------------------------------ */
+
+/* A conversation's worktree: stored whole, read by get, list and search;
+ * an incomplete one refused; a schema 7 conversation has none. */
+static void test_conversation_worktree(void **state)
+{
+    struct fixture *f = *state;
+    struct bt_store *s = open_store(f);
+    struct bt_store_worktree w = {.path = "/h/worktrees/0mx1",
+                                  .branch = "baton/0mx1",
+                                  .base = "main",
+                                  .start = "1234abcd",
+                                  .repo = "/r/.git/"};
+    struct bt_store_conversation_new o = {
+        .coder = "codex", .cwd = "/h/worktrees/0mx1/sub", .title = "tree work", .worktree = &w};
+    char id[BT_ID_SIZE], plain[BT_ID_SIZE];
+    assert_int_equal(bt_store_conversation_create(s, &o, id), 0);
+    new_conversation(s, "plain", plain);
+    struct bt_store_conversation c;
+    assert_int_equal(bt_store_conversation_get(s, id, &c), 0);
+    assert_string_equal(c.worktree.path, "/h/worktrees/0mx1");
+    assert_string_equal(c.worktree.branch, "baton/0mx1");
+    assert_string_equal(c.worktree.base, "main");
+    assert_string_equal(c.worktree.start, "1234abcd");
+    assert_string_equal(c.worktree.repo, "/r/.git/");
+    bt_store_conversation_release(&c);
+    assert_int_equal(bt_store_conversation_get(s, plain, &c), 0);
+    assert_null(c.worktree.path);
+    assert_null(c.worktree.repo);
+    bt_store_conversation_release(&c);
+
+    struct bt_store_conversation *v;
+    size_t n;
+    assert_int_equal(bt_store_conversation_list(s, 0, &v, &n), 0);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(strcmp(v[i].id, id) == 0, v[i].worktree.branch != NULL);
+    bt_store_conversation_list_free(v, n);
+    struct bt_store_search_hit *h;
+    assert_int_equal(bt_store_search(s, "tree work", 0, &h, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(h[0].conv.worktree.start, "1234abcd");
+    bt_store_search_free(h, n);
+
+    w.repo = NULL; /* every field or none */
+    assert_int_equal(bt_store_conversation_create(s, &o, id), -EINVAL);
+    bt_store_close(s);
+
+    sqlite3 *db = raw_db(f); /* schema 7 again: migrated, no worktree */
+    raw_exec(db, "UPDATE conversations SET wt_path = NULL, wt_branch = NULL, wt_base = NULL,"
+                 " wt_start = NULL, wt_repo = NULL");
+    raw_exec(db, SCHEMA_8_TO_7);
+    sqlite3_close(db);
+    s = open_store(f);
+    assert_int_equal(bt_store_conversation_list(s, 0, &v, &n), 0);
+    assert_int_equal(n, 2);
+    assert_null(v[0].worktree.path);
+    assert_null(v[1].worktree.path);
+    bt_store_conversation_list_free(v, n);
+    bt_store_close(s);
+}
 
 static void test_conversation_create_get(void **state)
 {
@@ -1425,6 +1491,7 @@ static void test_migrate_settings(void **state)
     add_user(s, a, "m4", BT_STORE_MSG_QUEUED);
     bt_store_close(s);
     sqlite3 *db = raw_db(f); /* back to schema 5: the settings as the text it kept */
+    raw_exec(db, SCHEMA_8_TO_7);
     raw_exec(db, SCHEMA_7_TO_6);
     raw_exec(db, SCHEMA_6_TO_5);
     raw_exec(db, "UPDATE messages SET options = 'approval=1 timeout_ms=60000"
@@ -1697,6 +1764,7 @@ int main(void)
         T(test_migrate_queue_numbers),
         T(test_migrate_settings),
         T(test_conversation_create_get),
+        T(test_conversation_worktree),
         T(test_conversation_resolve),
         T(test_title),
         T(test_conversation_list),
