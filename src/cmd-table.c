@@ -179,6 +179,16 @@ static const struct bt_opt diff_opts[] = {
              "turn.completed has them)"},
     {0}};
 
+static const struct bt_opt keep_opts[] = {
+    {.id = 'p',
+     .name = "prune",
+     .help = "then remove the worktree and its branch (the base\nholds their work now)"},
+    {.id = 'j',
+     .name = "json",
+     .help = "{conversation, branch, base, how, commit, committed,\ncheckout, pruned} as one JSON "
+             "object"},
+    {0}};
+
 static const struct bt_opt search_opts[] = {
     LIST_OPTS("conversation"),
     {.id = 'n',
@@ -302,6 +312,18 @@ const struct bt_cmd bt_cmds[] = {
               "worktree of its own (run --worktree).\n"
               "Colour on a terminal only (NO_COLOR respected). Exit 1 when nothing was\n"
               "recorded (a directory outside git).\n"},
+    {.name = "keep",
+     .run = bt_cmd_keep,
+     .operands = "CONV",
+     .summary = "bring a worktree conversation's work into the branch it started from",
+     .opts = keep_opts,
+     .notes = "For a conversation with a worktree of its own (run --worktree): its changes\n"
+              "are committed on its branch (as you, by git's user.name and user.email, else\n"
+              "as baton), then the branch it started from is fast-forwarded to it or gets a\n"
+              "merge commit. Where that branch is checked out, its files follow, never over\n"
+              "edits of yours: those, or a conflict between the two branches, leave it as it\n"
+              "was (exit 1, the files named). A worktree made from a detached HEAD has no\n"
+              "branch to go to (exit 2).\n"},
     {.name = "search",
      .run = bt_cmd_search,
      .operands = "WORD...",

@@ -42,20 +42,20 @@ int bt_cmd_worktree_check(const struct bt_store_conversation *c, int force, stru
     return code;
 }
 
-int bt_cmd_worktree_remove(const struct bt_store_conversation *c, int force)
+int bt_cmd_worktree_remove(const struct bt_store_conversation *c, int force, int quiet)
 {
     if (!c->worktree.path)
         return 0;
     struct bt_repo_worktree wt = bt_cmd_worktree_of(c);
     char *why = NULL;
     int rc = bt_repo_worktree_remove(&wt, force, &why), code = 0;
-    if (rc == 0) {
+    if (rc == 0 && !quiet) {
         fputs("removed worktree ", stdout);
         bt_term_write(stdout, wt.path, strlen(wt.path));
         fputs(" and branch ", stdout);
         bt_term_write(stdout, wt.branch, strlen(wt.branch));
         fputc('\n', stdout);
-    } else if (rc != BT_ENOTFOUND) {
+    } else if (rc && rc != BT_ENOTFOUND) {
         code = bt_cmd_fail(BT_EXIT_FAILED, "kept worktree %s and branch %s: %s", wt.path, wt.branch,
                            why);
     }

@@ -2,7 +2,7 @@
 /*
  * cmd-worktree: what the commands do with a conversation's own git
  * worktree (`baton run --worktree`, src/repo.h): rm's check before it
- * removes anything, and the removal.
+ * removes anything, and the removal (rm, keep --prune).
  */
 #ifndef BT_CMD_WORKTREE_H
 #define BT_CMD_WORKTREE_H
@@ -20,7 +20,7 @@ struct bt_repo_worktree bt_cmd_worktree_of(const struct bt_store_conversation *c
 int bt_cmd_worktree_check(const struct bt_store_conversation *c, int force, struct bt_strv *notes);
 
 /* Remove c's worktree and branch (force: with what they hold), saying so
- * on stdout; 0, or exit 1 with the reason on stderr. */
-int bt_cmd_worktree_remove(const struct bt_store_conversation *c, int force);
+ * on stdout unless quiet; 0, or exit 1 with the reason on stderr. */
+int bt_cmd_worktree_remove(const struct bt_store_conversation *c, int force, int quiet);
 
 #endif

@@ -20,7 +20,8 @@
     X(BUSY, -10007, "busy")                                                                        \
     X(USAGE, -10008, "usage error")                                                                \
     X(SCHEMA, -10009, "store schema is newer than this baton")                                     \
-    X(CORRUPT, -10010, "the data is damaged")
+    X(CORRUPT, -10010, "the data is damaged")                                                      \
+    X(CONFLICT, -10011, "conflicting changes")
 
 enum bt_error {
 #define BT_ERROR_ENUM(name, value, msg) BT_E##name = (value),

@@ -20,6 +20,10 @@ int bt_repo_open(const char *dir, git_repository **repo, char **why);
  * gitdir is gone, BT_EPROTO. */
 int bt_repo_open_gitdir(const char *gitdir, git_repository **repo, char **why);
 
+/* The number of changes git status sees in repo's working tree:
+ * modified, added, deleted, renamed, untracked and not ignored. */
+int bt_repo_changes_count(git_repository *repo, size_t *n, char **why);
+
 /* oid in hex into out. */
 void bt_repo_hex(const git_oid *oid, char out[BT_REPO_OID_SIZE]);
 

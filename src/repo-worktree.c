@@ -188,9 +188,7 @@ int bt_repo_worktree_add(const char *dir, const char *path, const char *branch,
     return rc;
 }
 
-/* The number of changes git status sees in repo's working tree:
- * modified, added, deleted, renamed, untracked and not ignored. */
-static int changes_in(git_repository *repo, size_t *n, char **why)
+int bt_repo_changes_count(git_repository *repo, size_t *n, char **why)
 {
     git_status_options o;
     git_status_options_init(&o, GIT_STATUS_OPTIONS_VERSION);
@@ -213,7 +211,7 @@ int bt_repo_worktree_dirty(const char *path, int *dirty, char **why)
     int rc = bt_repo_open(path, &repo, why);
     size_t n = 0;
     if (rc == 0)
-        rc = changes_in(repo, &n, why);
+        rc = bt_repo_changes_count(repo, &n, why);
     *dirty = n > 0;
     git_repository_free(repo);
     return rc;
@@ -267,7 +265,7 @@ static char *keep_why(git_repository *repo, const struct bt_repo_worktree *wt, g
     size_t n = 0, ahead = 0;
     git_repository *w = NULL;
     if (is_worktree_of(repo, wt->path) && git_repository_open(&w, wt->path) == 0) {
-        *rc = changes_in(w, &n, why);
+        *rc = bt_repo_changes_count(w, &n, why);
         git_repository_free(w);
         if (*rc)
             return NULL;

@@ -71,6 +71,43 @@ int bt_repo_worktree_kept(const struct bt_repo_worktree *wt, char **why);
  * touched. Returns 0, -EBUSY, or an error above. */
 int bt_repo_worktree_remove(const struct bt_repo_worktree *wt, int force, char **why);
 
+/* --- repo-keep.c ------------------------------------------------------ */
+
+enum bt_repo_kept_how {
+    BT_REPO_KEPT_NONE,         /* the base had everything of the branch already */
+    BT_REPO_KEPT_FAST_FORWARD, /* the base moved up to the branch */
+    BT_REPO_KEPT_MERGE,        /* a merge commit of the two */
+};
+
+/* What bt_repo_keep did. */
+struct bt_repo_kept {
+    enum bt_repo_kept_how how;
+    char commit[BT_REPO_OID_SIZE]; /* the base's tip now (hex) */
+    int committed;                 /* 1: the worktree's changes were committed
+                                      on its branch first */
+    char *checkout;                /* the working tree where the base is checked
+                                      out, its files and index updated (owned);
+                                      NULL: checked out nowhere, only the
+                                      branch moved */
+};
+void bt_repo_kept_release(struct bt_repo_kept *k);
+
+/* Bring the work of worktree wt into the branch it started from
+ * (wt->base): first its changes (as bt_repo_worktree_dirty sees them) are
+ * committed on its branch with message, under the user's git identity
+ * (user.name, user.email) or else "baton"; then the base is fast-forwarded
+ * to the branch, or gets a merge commit of the two. Where the base is
+ * checked out (the user's checkout, or another worktree), its files and
+ * index are updated as `git merge` would, never over the user's edits.
+ * Returns 0 with *k filled (release it); -EINVAL when the base is no
+ * branch (a detached HEAD's commit) or a branch is gone; BT_ECONFLICT when
+ * the two conflict, or the user's edits where the base is checked out are
+ * in the way (*why names the files or the place): the base and its files
+ * are then as they were, the commit on the worktree's branch stays; or an
+ * error above. */
+int bt_repo_keep(const struct bt_repo_worktree *wt, const char *message, struct bt_repo_kept *k,
+                 char **why);
+
 /* --- repo-diff.c ------------------------------------------------------ */
 
 /* Snapshot the working tree of the repository that holds dir: a git tree

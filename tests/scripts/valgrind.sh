@@ -336,6 +336,7 @@ lane_two() {
     integration integration-acp              # 27
     integration integration-changes          # libgit2 in every turn
     integration integration-worktree         # worktrees made and pruned
+    integration integration-keep             # commits, merges, checkouts
     # baton acp's threads (a turn per prompt) under memcheck; without the
     # ACP SDK (BATON_TEST_ACP_SDK) the suite says it is skipped, and so
     # does this gate

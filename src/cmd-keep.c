@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd-keep: `baton keep CONV [--prune] [--json]` brings the work of a
+ * conversation's own worktree (run --worktree) into the branch it started
+ * from (src/repo.h, bt_repo_keep): the worktree's changes committed on its
+ * branch, then a fast-forward or a merge commit; a conflict leaves the
+ * base as it was. --prune then removes the worktree and its branch, whose
+ * work the base holds now.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd-args.h"
+#include "cmd-common.h"
+#include "cmd-worktree.h"
+#include "cmd.h"
+#include "error.h"
+#include "json.h"
+
+struct keep_args {
+    const char *conv; /* as typed */
+    int prune;
+    int json;
+};
+
+static int parse(int argc, char **argv, struct keep_args *k)
+{
+    struct bt_args a;
+    int id;
+    bt_args_init(&a, argc, argv);
+    while ((id = bt_args_next(&a)) > 0) {
+        if (id == 'p')
+            k->prune = 1;
+        else
+            k->json = 1;
+    }
+    int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
+    k->conv = a.operands[0];
+    return rc;
+}
+
+/* The message of the commit of the worktree's changes. */
+static char *message_of(const struct bt_store_conversation *c)
+{
+    return bt_xasprintf("%s\n\nThe work of baton conversation %s (%s%s%s).\n",
+                        *c->title ? c->title : "baton", c->id, c->coder, c->model ? ", " : "",
+                        c->model ? c->model : "");
+}
+
+static const char *how_name(enum bt_repo_kept_how how)
+{
+    return how == BT_REPO_KEPT_MERGE          ? "merge"
+           : how == BT_REPO_KEPT_FAST_FORWARD ? "fast-forward"
+                                              : "none";
+}
+
+static void say_json(const struct bt_store_conversation *c, const struct bt_repo_kept *k,
+                     int pruned)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_addc(&b, '{');
+    bt_json_member(&b, "conversation", c->id);
+    bt_json_member(&b, "branch", c->worktree.branch);
+    bt_json_member(&b, "base", c->worktree.base);
+    bt_json_member(&b, "how", how_name(k->how));
+    bt_json_member(&b, "commit", k->commit);
+    bt_buf_addf(&b, ",\"committed\":%s", k->committed ? "true" : "false");
+    bt_json_member(&b, "checkout", k->checkout);
+    bt_buf_addf(&b, ",\"pruned\":%s}\n", pruned ? "true" : "false");
+    fputs(b.data, stdout);
+    bt_buf_release(&b);
+}
+
+static void say(const struct bt_store_conversation *c, const struct bt_repo_kept *k)
+{
+    const char *br = c->worktree.branch, *base = c->worktree.base;
+    if (k->committed)
+        printf("committed the worktree's changes on %s\n", br);
+    if (k->how == BT_REPO_KEPT_NONE)
+        printf("%s has everything of %s already (%.12s)\n", base, br, k->commit);
+    else if (k->how == BT_REPO_KEPT_FAST_FORWARD)
+        printf("fast-forwarded %s to %s (%.12s)\n", base, br, k->commit);
+    else
+        printf("merged %s into %s (%.12s)\n", br, base, k->commit);
+    if (k->checkout) {
+        fputs("updated the files of ", stdout);
+        bt_term_write(stdout, k->checkout, strlen(k->checkout));
+        putchar('\n');
+    } else if (k->how != BT_REPO_KEPT_NONE) {
+        printf("%s is checked out nowhere: only the branch moved\n", base);
+    }
+}
+
+/* Keep c's work; the exit code. */
+static int keep(const struct bt_store_conversation *c, const struct keep_args *a)
+{
+    if (!c->worktree.path)
+        return bt_cmd_fail(BT_EXIT_USAGE,
+                           "conversation %.12s has no worktree of its own (run --worktree): its "
+                           "changes are in %s already",
+                           c->id, c->cwd);
+    if (c->last_run_state == BT_STORE_RUN_RUNNING)
+        return bt_cmd_fail(BT_EXIT_USAGE,
+                           "conversation %.12s has a turn running: wait for it to end or cancel "
+                           "it, then keep it",
+                           c->id);
+    struct bt_repo_worktree wt = bt_cmd_worktree_of(c);
+    struct bt_repo_kept k;
+    char *why = NULL, *message = message_of(c);
+    int rc = bt_repo_keep(&wt, message, &k, &why), code = 0, pruned = 0;
+    if (rc == -EINVAL)
+        code = bt_cmd_fail(BT_EXIT_USAGE, "cannot keep conversation %.12s: %s", c->id, why);
+    else if (rc)
+        code = bt_cmd_fail(BT_EXIT_FAILED, "cannot keep conversation %.12s: %s%s", c->id, why,
+                           k.committed ? " (its changes are committed on its branch)" : "");
+    if (rc == 0 && !a->json)
+        say(c, &k);
+    if (rc == 0 && a->prune) {
+        fflush(stdout);
+        code = bt_cmd_worktree_remove(c, 0, a->json);
+        pruned = code == 0;
+    }
+    if (rc == 0 && a->json)
+        say_json(c, &k, pruned);
+    bt_repo_kept_release(&k);
+    free(message);
+    free(why);
+    return code;
+}
+
+int bt_cmd_keep(int argc, char **argv)
+{
+    struct keep_args a = {0};
+    int rc = parse(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    struct bt_store *s;
+    char id[BT_ID_SIZE];
+    if ((rc = bt_cmd_open_store(&s)) != 0)
+        return rc;
+    struct bt_store_conversation c = {0};
+    if ((rc = bt_cmd_resolve(s, a.conv, id)) == 0) {
+        if (bt_store_conversation_get(s, id, &c) != 0)
+            rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id,
+                             bt_store_errmsg(s));
+        else
+            rc = keep(&c, &a);
+    }
+    bt_store_conversation_release(&c);
+    bt_store_close(s);
+    return rc;
+}
