@@ -182,7 +182,8 @@ int bt_service_run(struct bt_store *s, const struct bt_service_turn *t,
                                                .model = t->model,
                                                .cwd = t->worktree ? wt.cwd : t->cwd,
                                                .title = t->prompt,
-                                               .worktree = t->worktree ? &sw : NULL};
+                                               .worktree = t->worktree ? &sw : NULL,
+                                               .group = t->group};
         rc = bt_store_conversation_create(s, &cn, out->conversation);
         if (rc) {
             store_error(s, out, rc);

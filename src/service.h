@@ -37,6 +37,9 @@ struct bt_service_turn {
                                   turns run (service-worktree.c) */
     const char *branch;        /* run with worktree: its branch; NULL:
                                   baton/<short id> */
+    const char *group;         /* run: the id of the group the new
+                                  conversation joins (bt_store_group_create);
+                                  NULL: none */
     enum bt_approval approval; /* approval policy */
     int no_retry;              /* ask the coder not to retry failed requests */
     uint64_t timeout_ms;       /* 0 = none */

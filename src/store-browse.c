@@ -23,7 +23,7 @@
  * best-ranked matching message (0 when only the title matched: its score
  * 1e308 is above any bm25 rank, which FTS5 keeps negative), newest activity
  * first, at most ?2 (-1 = all). The columns are those of store-conv.c's
- * CONV_SELECT, then the message id. min() picks the bare column id from the
+ * BT_ST_CONV_SELECT, then the message id. min() picks the bare column id from the
  * row with the smallest score (SQLite's documented min/max rule). */
 static const char SQL_SEARCH[] =
     "WITH hit(conv, msg, score) AS ("
@@ -189,8 +189,8 @@ int bt_store_search(struct bt_store *s, const char *text, size_t limit,
         }
         struct bt_store_search_hit *h = &(*out)[(*n)++];
         memset(h, 0, sizeof *h);
-        bt_st_read_conversation(q, &h->conv); /* its first 17 columns */
-        h->message = bt_st_col_i64(q, 17, 0);
+        bt_st_read_conversation(q, &h->conv); /* its first 18 columns */
+        h->message = bt_st_col_i64(q, 18, 0);
     }
     for (size_t i = 0; rc == 0 && i < *n; i++)
         if ((*out)[i].message)

@@ -15,24 +15,18 @@
 
 /* --- SQL ---------------------------------------------------------------- */
 
-#define CONV_SELECT                                                                                \
-    "SELECT c.id, c.title, c.coder, c.model, c.cwd, c.native_session_id,"                          \
-    " c.native_session_path, c.status, c.created_ms, c.updated_ms, r.id,"                          \
-    " r.state, " BT_ST_WORKTREE_COLUMNS " FROM conversations c LEFT JOIN runs r ON r.rowid ="      \
-    " (SELECT r2.rowid FROM runs r2 WHERE r2.conversation = c.id"                                  \
-    " ORDER BY r2.started_ms DESC, r2.rowid DESC LIMIT 1)"
-
 #define MSG_SELECT                                                                                 \
     "SELECT id, conversation, seq, role, state, text, error_kind, error_text,"                     \
     " run, created_ms, updated_ms, queue_no FROM messages"
 
 static const char SQL_CONV_INSERT[] =
     "INSERT INTO conversations (id, title, coder, model, cwd,"
-    " created_ms, updated_ms, wt_path, wt_branch, wt_base, wt_start, wt_repo)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10, ?11)";
+    " created_ms, updated_ms, wt_path, wt_branch, wt_base, wt_start, wt_repo, group_id)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
 static const char SQL_CONV_TOUCH[] = "UPDATE conversations SET updated_ms = ?2 WHERE id = ?1";
-static const char SQL_CONV_GET[] = CONV_SELECT " WHERE c.id = ?1";
-static const char SQL_CONV_LIST[] = CONV_SELECT " ORDER BY c.updated_ms DESC, c.id DESC LIMIT ?1";
+static const char SQL_CONV_GET[] = BT_ST_CONV_SELECT " WHERE c.id = ?1";
+static const char SQL_CONV_LIST[] =
+    BT_ST_CONV_SELECT " ORDER BY c.updated_ms DESC, c.id DESC LIMIT ?1";
 static const char SQL_CONV_RESOLVE[] = "SELECT id FROM conversations WHERE id >= ?1"
                                        " AND id < ?1 || '{' ORDER BY id LIMIT 2";
 static const char SQL_CONV_EXISTS[] = "SELECT 1 FROM conversations WHERE id = ?1";
@@ -112,6 +106,7 @@ void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c)
     c->worktree.base = bt_st_col_str(q, 14);
     c->worktree.start = bt_st_col_str(q, 15);
     c->worktree.repo = bt_st_col_str(q, 16);
+    bt_st_col_id(q, 17, c->group);
 }
 
 int bt_store_conversation_create(struct bt_store *s, const struct bt_store_conversation_new *o,
@@ -144,6 +139,7 @@ int bt_store_conversation_create(struct bt_store *s, const struct bt_store_conve
         for (int i = 0; i < 5; i++)
             bt_st_bind_text(q, 7 + i, v[i]);
     }
+    bt_st_bind_text(q, 12, o->group);
     rc = bt_st_run(s, q, "create conversation");
     free(title);
     if (rc == 0)
@@ -165,8 +161,7 @@ int bt_store_conversation_get(struct bt_store *s, const char *id, struct bt_stor
     return bt_st_done(q, 0);
 }
 
-/* Lower-case text into buf if it can be a prefix of an id; else 0. */
-static int prefix_of_id(const char *text, char buf[BT_ID_SIZE])
+int bt_st_id_prefix(const char *text, char buf[BT_ID_SIZE])
 {
     size_t n = text ? strlen(text) : 0;
     if (n == 0 || n > BT_ID_LEN)
@@ -185,7 +180,7 @@ int bt_store_conversation_resolve(struct bt_store *s, const char *text, char id[
 {
     char prefix[BT_ID_SIZE];
     id[0] = '\0';
-    if (!prefix_of_id(text, prefix))
+    if (!bt_st_id_prefix(text, prefix))
         return bt_st_fail(s, BT_ENOTFOUND, "not a conversation id");
     sqlite3_stmt *q = bt_st_sql(s, SQL_CONV_RESOLVE);
     if (!q)

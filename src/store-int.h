@@ -108,11 +108,24 @@ int bt_st_check_not_running(struct bt_store *s, const char *conv);
  * there is no such conversation. */
 int bt_st_check_owner(struct bt_store *s, const char *conv, int force);
 
-/* The worktree's columns of a conversation c, as CONV_SELECT reads them. */
-#define BT_ST_WORKTREE_COLUMNS "c.wt_path, c.wt_branch, c.wt_base, c.wt_start, c.wt_repo"
+/* A conversation c's columns after its last run's, as CONV_SELECT reads
+ * them: its worktree and its group. */
+#define BT_ST_WORKTREE_COLUMNS                                                                     \
+    "c.wt_path, c.wt_branch, c.wt_base, c.wt_start, c.wt_repo, c.group_id"
 
-/* Fill c (owned strings) from the first 17 columns of a row shaped like
- * store-conv.c's CONV_SELECT: id, title, coder, model, cwd, native session id and
+/* Lower-case text into buf if it can be a prefix of an id (1), else 0. */
+int bt_st_id_prefix(const char *text, char buf[BT_ID_SIZE]);
+
+/* A conversation with its last run (bt_st_read_conversation reads it). */
+#define BT_ST_CONV_SELECT                                                                          \
+    "SELECT c.id, c.title, c.coder, c.model, c.cwd, c.native_session_id,"                          \
+    " c.native_session_path, c.status, c.created_ms, c.updated_ms, r.id,"                          \
+    " r.state, " BT_ST_WORKTREE_COLUMNS " FROM conversations c LEFT JOIN runs r ON r.rowid ="      \
+    " (SELECT r2.rowid FROM runs r2 WHERE r2.conversation = c.id"                                  \
+    " ORDER BY r2.started_ms DESC, r2.rowid DESC LIMIT 1)"
+
+/* Fill c (owned strings) from the first 18 columns of a row shaped like
+ * BT_ST_CONV_SELECT: id, title, coder, model, cwd, native session id and
  * path, status, created, updated, last run id and state, then
  * BT_ST_WORKTREE_COLUMNS. */
 void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c);

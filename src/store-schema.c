@@ -180,6 +180,17 @@ static const char *const migrations[] = {
     "ALTER TABLE conversations ADD COLUMN wt_base TEXT;"
     "ALTER TABLE conversations ADD COLUMN wt_start TEXT;"
     "ALTER TABLE conversations ADD COLUMN wt_repo TEXT;",
+    /* 8 -> 9: groups of conversations started together on one prompt
+     * (`run -c a,b,c`); a group goes with its last conversation */
+    "CREATE TABLE groups ("
+    " id TEXT PRIMARY KEY NOT NULL,"
+    " name TEXT NOT NULL,"
+    " created_ms INTEGER NOT NULL);"
+    "ALTER TABLE conversations ADD COLUMN group_id TEXT REFERENCES groups(id);"
+    "CREATE INDEX conversations_group ON conversations(group_id) WHERE group_id IS NOT NULL;"
+    "CREATE TRIGGER groups_emptied AFTER DELETE ON conversations WHEN old.group_id IS NOT NULL"
+    " BEGIN DELETE FROM groups WHERE id = old.group_id AND NOT EXISTS"
+    " (SELECT 1 FROM conversations WHERE group_id = old.group_id); END;",
 };
 
 #define N_MIGRATIONS ((int)BT_ARRAY_SIZE(migrations))

@@ -31,7 +31,7 @@
 #include "event.h"
 #include "id.h"
 
-#define BT_STORE_SCHEMA_VERSION 8                    /* PRAGMA user_version this code writes */
+#define BT_STORE_SCHEMA_VERSION 9                    /* PRAGMA user_version this code writes */
 #define BT_STORE_BUSY_TIMEOUT_MS 5000                /* wait for another writer at most this long */
 #define BT_STORE_TITLE_MAX 80                        /* bytes of a conversation title */
 #define BT_STORE_STDERR_TAIL_MAX ((size_t)64 * 1024) /* bytes of a run's stderr tail kept */
@@ -169,6 +169,7 @@ struct bt_store_conversation {
     char last_run[BT_ID_SIZE];              /* newest run's id, "" if none */
     enum bt_store_run_state last_run_state; /* its state, NONE if no run */
     struct bt_store_worktree worktree;      /* its own worktree, if any */
+    char group[BT_ID_SIZE];                 /* its group's id, "" if none */
 };
 
 /* Free the strings of c and zero it. NULL is a no-op. */
@@ -187,6 +188,8 @@ struct bt_store_conversation_new {
     const struct bt_store_worktree *worktree; /* optional: its own worktree
                                                  (every field set), made
                                                  beforehand */
+    const char *group;                        /* optional: the id of the group
+                                                 it belongs to */
 };
 
 /* Create an active conversation; writes its id. -EINVAL for an o->id that
@@ -234,6 +237,37 @@ int bt_store_conversation_hand_off_check(struct bt_store *s, const char *conv);
 int bt_store_conversation_list(struct bt_store *s, size_t limit, struct bt_store_conversation **out,
                                size_t *n);
 void bt_store_conversation_list_free(struct bt_store_conversation *v, size_t n);
+
+/* --- groups ------------------------------------------------------------ */
+
+/* Conversations started together on one prompt, one per coder (`baton run
+ * -c a,b,c`). A group is removed with its last conversation. */
+struct bt_store_group {
+    char id[BT_ID_SIZE];
+    char *name;         /* never NULL */
+    int64_t created_ms; /* creation time */
+    int64_t members;    /* its conversations now */
+};
+void bt_store_group_release(struct bt_store_group *g);
+
+/* Create a group named name (its title: the first line of the prompt,
+ * bt_store_make_title); writes its id. */
+int bt_store_group_create(struct bt_store *s, const char *name, char id[BT_ID_SIZE]);
+
+/* Resolve what a user typed (a unique prefix of a group id, any case) to
+ * a full id. BT_ENOTFOUND, BT_EAMBIGUOUS as bt_store_conversation_resolve. */
+int bt_store_group_resolve(struct bt_store *s, const char *text, char id[BT_ID_SIZE]);
+
+/* Groups, newest first (at most limit, 0 = all): *out an array of *n
+ * (free with bt_store_group_list_free). */
+int bt_store_group_list(struct bt_store *s, size_t limit, struct bt_store_group **out, size_t *n);
+void bt_store_group_list_free(struct bt_store_group *v, size_t n);
+
+/* One group (*g owned: bt_store_group_release) and its conversations in
+ * the order they were made (*v, *n: bt_store_conversation_list_free).
+ * BT_ENOTFOUND if there is no such group. */
+int bt_store_group_get(struct bt_store *s, const char *id, struct bt_store_group *g,
+                       struct bt_store_conversation **v, size_t *n);
 
 /* --- messages ---------------------------------------------------------- */
 

@@ -369,6 +369,11 @@ static char *numbered(struct bt_store *s, const char *conv)
     return bt_buf_detach(&b, NULL);
 }
 
+/* Back to schema 8: no groups. */
+#define SCHEMA_9_TO_8                                                                              \
+    "DROP TRIGGER groups_emptied; DROP INDEX conversations_group;"                                 \
+    "ALTER TABLE conversations DROP COLUMN group_id; DROP TABLE groups; PRAGMA user_version = 8"
+
 /* Back to schema 7: conversations without a worktree of their own. */
 #define SCHEMA_8_TO_7                                                                              \
     "ALTER TABLE conversations DROP COLUMN wt_path; ALTER TABLE conversations DROP COLUMN "        \
@@ -397,6 +402,7 @@ static void test_migrate_queue_numbers(void **state)
     new_conversation(s, "b", b);
     bt_store_close(s);
     sqlite3 *db = raw_db(f); /* back to schema 4, with three queued messages */
+    raw_exec(db, SCHEMA_9_TO_8);
     raw_exec(db, SCHEMA_8_TO_7);
     raw_exec(db, SCHEMA_7_TO_6);
     raw_exec(db, SCHEMA_6_TO_5);
@@ -537,6 +543,7 @@ static void test_conversation_worktree(void **state)
     sqlite3 *db = raw_db(f); /* schema 7 again: migrated, no worktree */
     raw_exec(db, "UPDATE conversations SET wt_path = NULL, wt_branch = NULL, wt_base = NULL,"
                  " wt_start = NULL, wt_repo = NULL");
+    raw_exec(db, SCHEMA_9_TO_8);
     raw_exec(db, SCHEMA_8_TO_7);
     sqlite3_close(db);
     s = open_store(f);
@@ -545,6 +552,69 @@ static void test_conversation_worktree(void **state)
     assert_null(v[0].worktree.path);
     assert_null(v[1].worktree.path);
     bt_store_conversation_list_free(v, n);
+    bt_store_close(s);
+}
+
+/* A group: its conversations in the order they were made, listed and
+ * resolved; gone with its last conversation. */
+static void test_groups(void **state)
+{
+    struct fixture *f = *state;
+    struct bt_store *s = open_store(f);
+    char g[BT_ID_SIZE], other[BT_ID_SIZE], a[BT_ID_SIZE], b[BT_ID_SIZE], lone[BT_ID_SIZE];
+    assert_int_equal(bt_store_group_create(s, "\n  Fix the bug\nplease", g), 0);
+    assert_int_equal(bt_store_group_create(s, "other", other), 0);
+    struct bt_store_conversation_new o = {.coder = "codex", .cwd = "/w", .group = g};
+    assert_int_equal(bt_store_conversation_create(s, &o, a), 0);
+    o.coder = "pi";
+    assert_int_equal(bt_store_conversation_create(s, &o, b), 0);
+    new_conversation(s, "lone", lone);
+
+    struct bt_store_group grp;
+    struct bt_store_conversation *v;
+    size_t n;
+    assert_int_equal(bt_store_group_get(s, g, &grp, &v, &n), 0);
+    assert_string_equal(grp.name, "Fix the bug");
+    assert_int_equal(grp.members, 2);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[0].id, a);
+    assert_string_equal(v[0].group, g);
+    assert_string_equal(v[1].coder, "pi");
+    bt_store_conversation_list_free(v, n);
+    bt_store_group_release(&grp);
+    struct bt_store_conversation c;
+    assert_int_equal(bt_store_conversation_get(s, lone, &c), 0);
+    assert_string_equal(c.group, "");
+    bt_store_conversation_release(&c);
+
+    struct bt_store_group *l;
+    assert_int_equal(bt_store_group_list(s, 0, &l, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(l[0].id, other); /* newest first */
+    assert_int_equal(l[0].members, 0);
+    bt_store_group_list_free(l, n);
+    char id[BT_ID_SIZE], upper[BT_ID_SIZE];
+    snprintf(upper, sizeof upper, "%s", g);
+    for (char *p = upper; *p; p++)
+        *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+    assert_int_equal(bt_store_group_resolve(s, upper, id), 0);
+    assert_string_equal(id, g);
+    assert_int_equal(bt_store_group_resolve(s, "0", id), BT_EAMBIGUOUS);
+    assert_int_equal(bt_store_group_resolve(s, "zz", id), BT_ENOTFOUND);
+    assert_int_equal(bt_store_group_resolve(s, "a-b", id), BT_ENOTFOUND);
+    assert_int_equal(bt_store_group_resolve(s, "", id), BT_ENOTFOUND);
+
+    struct bt_store_removal r;
+    assert_int_equal(bt_store_conversation_delete(s, a, &r), 0);
+    bt_store_removal_release(&r);
+    assert_int_equal(bt_store_group_get(s, g, &grp, &v, &n), 0);
+    assert_int_equal(n, 1);
+    bt_store_conversation_list_free(v, n);
+    bt_store_group_release(&grp);
+    assert_int_equal(bt_store_conversation_delete(s, b, &r), 0);
+    bt_store_removal_release(&r);
+    assert_int_equal(bt_store_group_get(s, g, &grp, &v, &n), BT_ENOTFOUND);
+    assert_int_equal(bt_store_group_resolve(s, g, id), BT_ENOTFOUND);
     bt_store_close(s);
 }
 
@@ -1491,6 +1561,7 @@ static void test_migrate_settings(void **state)
     add_user(s, a, "m4", BT_STORE_MSG_QUEUED);
     bt_store_close(s);
     sqlite3 *db = raw_db(f); /* back to schema 5: the settings as the text it kept */
+    raw_exec(db, SCHEMA_9_TO_8);
     raw_exec(db, SCHEMA_8_TO_7);
     raw_exec(db, SCHEMA_7_TO_6);
     raw_exec(db, SCHEMA_6_TO_5);
@@ -1765,6 +1836,7 @@ int main(void)
         T(test_migrate_settings),
         T(test_conversation_create_get),
         T(test_conversation_worktree),
+        T(test_groups),
         T(test_conversation_resolve),
         T(test_title),
         T(test_conversation_list),
