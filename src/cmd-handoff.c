@@ -74,10 +74,10 @@ static int build(struct handoff *h)
                            c->coder);
     struct stat st;
     if ((stat(c->cwd, &st) != 0 || !S_ISDIR(st.st_mode)) && c->worktree.path)
-        return bt_cmd_fail(BT_EXIT_USAGE,
-                           "the conversation's worktree %s is gone (branch %s may still hold "
-                           "its work)",
-                           c->worktree.path, c->worktree.branch);
+        return bt_cmd_fail(
+            BT_EXIT_USAGE,
+            "the conversation's worktree %s is gone (keep --prune, or removed by hand)",
+            c->worktree.path);
     if (stat(c->cwd, &st) != 0 || !S_ISDIR(st.st_mode))
         return bt_cmd_fail(BT_EXIT_USAGE, "the conversation's directory %s is gone", c->cwd);
     /* pi 0.73.1 starts a new, empty session on a missing file, silently */

@@ -17,6 +17,7 @@
 #include "cmd-args.h"
 #include "cmd-common.h"
 #include "cmd-exit.h"
+#include "cmd-fanout.h"
 #include "cmd-turn.h"
 #include "cmd.h"
 #include "coder.h"
@@ -316,7 +317,10 @@ static int execute(int argc, char **argv, enum mode mode)
         goto done;
     if (mode != MODE_RUN && (rc = bt_cmd_resolve(s, a.conv, conv)) != 0)
         goto done;
-    rc = a.detach ? detached(s, &a, conv) : foreground(s, &a, conv);
+    if (mode == MODE_RUN && strchr(a.turn.coder, ','))
+        rc = bt_cmd_fanout(s, &a.turn, a.turn.coder, a.json, a.detach);
+    else
+        rc = a.detach ? detached(s, &a, conv) : foreground(s, &a, conv);
 done:
     bt_store_close(s);
     free(a.cwd);

@@ -56,6 +56,7 @@ static void json_conv(struct bt_buf *b, const struct bt_store_conversation *c)
     bt_json_member(b, "status", bt_store_conv_status_name(c->status));
     bt_buf_adds(b, ",\"worktree\":");
     bt_view_worktree(b, &c->worktree);
+    bt_json_member(b, "group", c->group[0] ? c->group : NULL);
     bt_buf_adds(b, "}");
 }
 
@@ -237,6 +238,8 @@ static void print_human(struct bt_store *s, const struct bt_store_conversation *
     }
     if (c->native_session_id)
         printf("native session: %s\n", c->native_session_id);
+    if (c->group[0])
+        printf("group: %s (`baton group show %.12s`)\n", c->group, c->group);
     if (n < total)
         printf("(the last %zu of %zu messages)\n", n, total);
     for (size_t i = 0; i < n; i++) {

@@ -189,6 +189,13 @@ static const struct bt_opt keep_opts[] = {
              "object"},
     {0}};
 
+static const struct bt_opt group_opts[] = {
+    {.id = 'j',
+     .name = "json",
+     .help = "ls: one JSON object per group per line; show: the\ngroup with its members as "
+             "one JSON object"},
+    {0}};
+
 static const struct bt_opt search_opts[] = {
     LIST_OPTS("conversation"),
     {.id = 'n',
@@ -324,6 +331,16 @@ const struct bt_cmd bt_cmds[] = {
               "edits of yours: those, or a conflict between the two branches, leave it as it\n"
               "was (exit 1, the files named). A worktree made from a detached HEAD has no\n"
               "branch to go to (exit 2).\n"},
+    {.name = "group",
+     .run = bt_cmd_group,
+     .operands = "ls|show [GROUP]",
+     .summary = "groups of conversations started together (run -c a,b,c)",
+     .opts = group_opts,
+     .notes = "ls: the groups, newest first: id, conversations, when, the prompt's first\n"
+              "line. show GROUP (an id or a unique prefix of one): its conversations side\n"
+              "by side: coder, status of the last turn, time, tokens and cost of its turns,\n"
+              "files changed with lines added and removed, branch. `baton diff`, `keep`\n"
+              "and `rm` take each conversation.\n"},
     {.name = "search",
      .run = bt_cmd_search,
      .operands = "WORD...",

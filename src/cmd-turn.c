@@ -193,6 +193,27 @@ static int report_failure(const char *line)
     return BT_EXIT_FAILED;
 }
 
+int bt_cmd_worker_report(int fd, char run[BT_ID_SIZE], char **why)
+{
+    char line[4096] = "", c[64], r[64];
+    read_report(fd, line, sizeof line);
+    close(fd);
+    run[0] = '\0';
+    *why = NULL;
+    if (sscanf(line, "run %63s %63s", c, r) == 2 && bt_id_valid(c) && bt_id_valid(r)) {
+        memcpy(run, r, BT_ID_SIZE);
+        return 0;
+    }
+    char *end;
+    long code = strncmp(line, "end ", 4) == 0 ? strtol(line + 4, &end, 10) : -1;
+    if (code >= 0 && code < 256 && *end == ' ') {
+        *why = bt_xstrdup(end + 1);
+        return code ? (int)code : BT_EXIT_FAILED;
+    }
+    *why = bt_xstrdup("the worker ended before it started the turn (see $BATON_HOME/worker.log)");
+    return BT_EXIT_FAILED;
+}
+
 int bt_cmd_worker_detach(struct bt_store *s, const char *mode, const char *conv, int64_t queued,
                          const struct bt_service_turn *t, int json)
 {

@@ -36,6 +36,11 @@ void bt_cmd_worker_exe(const char *path);
 int bt_cmd_worker_start(const char *mode, const char *conv, const struct bt_service_turn *t,
                         int *notify_fd);
 
+/* Wait (at most a few seconds) for the report of a worker started with a
+ * notify fd, which is closed: 0 with run set once its turn started, or an
+ * exit code with *why (owned) saying why no turn started. */
+int bt_cmd_worker_report(int fd, char run[BT_ID_SIZE], char **why);
+
 /* Start a worker and wait until its run exists; print the conversation id
  * (with json, one JSON object) and return 0, or print why the worker could
  * not start the turn and return its exit code. queued (> 0) is the message

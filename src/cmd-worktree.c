@@ -28,8 +28,9 @@ int bt_cmd_worktree_check(const struct bt_store_conversation *c, int force, stru
     struct bt_repo_worktree wt = bt_cmd_worktree_of(c);
     char *why = NULL;
     int rc = bt_repo_worktree_kept(&wt, &why), code = 0;
-    if (rc == BT_ENOTFOUND)
-        bt_strv_pushf(notes, "nothing to remove of worktree %s: %s", wt.path, why);
+    if (rc == BT_ENOTFOUND) /* its only copy of the work, maybe: the user's to judge */
+        bt_strv_pushf(notes, "kept worktree %s as it is: %s, so baton cannot tell what it holds",
+                      wt.path, why);
     else if (rc == -EBUSY && !force)
         code = bt_cmd_fail(BT_EXIT_USAGE,
                            "conversation %.12s keeps its worktree: %s\n"
@@ -50,10 +51,15 @@ int bt_cmd_worktree_remove(const struct bt_store_conversation *c, int force, int
     char *why = NULL;
     int rc = bt_repo_worktree_remove(&wt, force, &why), code = 0;
     if (rc == 0 && !quiet) {
-        fputs("removed worktree ", stdout);
+        fputs(why ? "removed what was left of worktree " : "removed worktree ", stdout);
         bt_term_write(stdout, wt.path, strlen(wt.path));
         fputs(" and branch ", stdout);
         bt_term_write(stdout, wt.branch, strlen(wt.branch));
+        if (why) {
+            fputs(" (", stdout);
+            bt_term_write(stdout, why, strlen(why));
+            fputc(')', stdout);
+        }
         fputc('\n', stdout);
     } else if (rc && rc != BT_ENOTFOUND) {
         code = bt_cmd_fail(BT_EXIT_FAILED, "kept worktree %s and branch %s: %s", wt.path, wt.branch,

@@ -63,6 +63,7 @@ int bt_cmd_ls(int argc, char **argv);
 int bt_cmd_show(int argc, char **argv);
 int bt_cmd_diff(int argc, char **argv);
 int bt_cmd_keep(int argc, char **argv);
+int bt_cmd_group(int argc, char **argv);
 int bt_cmd_search(int argc, char **argv);
 int bt_cmd_rm(int argc, char **argv);
 int bt_cmd_coders(int argc, char **argv);

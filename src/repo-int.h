@@ -24,6 +24,33 @@ int bt_repo_open_gitdir(const char *gitdir, git_repository **repo, char **why);
  * modified, added, deleted, renamed, untracked and not ignored. */
 int bt_repo_changes_count(git_repository *repo, size_t *n, char **why);
 
+/* The last component of a worktree's path: its name in .git/worktrees/. */
+const char *bt_repo_worktree_name(const char *path);
+
+/* 1 if path is a worktree of repo (opened there, not searched for). */
+int bt_repo_is_worktree_of(git_repository *repo, const char *path);
+
+/* 0, or -EINVAL with *why when a working tree of repo is in the middle
+ * of a merge, rebase, cherry-pick, revert, bisect or am (repo-checkout.c). */
+int bt_repo_busy(git_repository *repo, char **why);
+
+/* Where branch ref is checked out: *w opened (NULL: nowhere); -EINVAL
+ * with *why when it is a working tree baton cannot find. */
+int bt_repo_checkout_find(git_repository *repo, git_reference *ref, git_repository **w, char **why);
+
+/* Move branch ref from commit old to tip; its checkout w (may be NULL)
+ * updated as `git merge` would, refused (BT_ECONFLICT, *why naming the
+ * files) before anything is written when the user's edits there touch
+ * the paths it changes, an index.lock or a sparse checkout is there. */
+int bt_repo_checkout_advance(git_repository *repo, git_repository *w, git_reference *ref,
+                             git_commit *old, const git_oid *tip, char **why);
+
+/* 1 with *name (owned) when a .gitattributes of commit's tree (or the
+ * repository's info/attributes) gives files a filter with a clean, smudge
+ * or process command configured (git-lfs, git-crypt): libgit2 runs none
+ * of those, so what it writes would be raw. */
+int bt_repo_filter_used(git_repository *repo, git_commit *commit, char **name);
+
 /* oid in hex into out. */
 void bt_repo_hex(const git_oid *oid, char out[BT_REPO_OID_SIZE]);
 

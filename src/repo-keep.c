@@ -3,13 +3,19 @@
  * repo-keep: bring a conversation's worktree branch into the branch it
  * started from (repo.h, bt_repo_keep), as `git commit -a` (with untracked
  * files) in the worktree and then `git merge` into the base would: a
- * fast-forward, or a merge commit. The merge is made in memory and the
- * base's working tree checked for the user's edits before anything of the
- * base is written, so a conflict leaves the base as it was.
+ * fast-forward, or a merge commit. Everything that can refuse is checked
+ * before the worktree's changes are committed; the merge is made in
+ * memory, and the base's checkout is updated only when none of the user's
+ * edits are in the way (repo-checkout.c), so a refusal or a conflict
+ * leaves the base as it was. Keeps of one repository take turns (a lock
+ * on its git directory).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "repo-int.h"
@@ -61,24 +67,6 @@ static int commit_all(git_repository *w, const char *message, char **why)
     git_tree_free(tree);
     git_index_free(idx);
     return rc ? BT_EPROTO : 0;
-}
-
-/* Commit what wt's worktree has that its HEAD has not; k->committed. */
-static int commit_worktree(const struct bt_repo_worktree *wt, const char *message,
-                           struct bt_repo_kept *k, char **why)
-{
-    git_repository *w = NULL;
-    size_t n = 0;
-    /* not searched for above: a worktree that is gone leaves its branch */
-    if (git_repository_open_ext(&w, wt->path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) != 0)
-        return 0;
-    int rc = bt_repo_changes_count(w, &n, why);
-    if (rc == 0 && n) {
-        rc = commit_all(w, message, why);
-        k->committed = rc == 0;
-    }
-    git_repository_free(w);
-    return rc;
 }
 
 /* The commit a local branch points at, with the branch. */
@@ -152,89 +140,55 @@ static int merge_commit(git_repository *repo, const struct bt_repo_worktree *wt,
     return rc;
 }
 
-/* The working tree that has branch ref checked out, opened, or NULL: the
- * repository's own, or one of its worktrees. */
-static git_repository *checked_out(git_repository *repo, git_reference *ref)
+/* What keep works on, looked up and checked before anything is written. */
+struct keep {
+    git_repository *repo;
+    git_repository *w;     /* the conversation's checkout, NULL when gone */
+    git_repository *where; /* the base's checkout, NULL when none */
+    git_reference *base_ref, *branch_ref;
+    git_commit *base, *branch;
+};
+
+static void keep_release(struct keep *p)
 {
-    const char *name = git_reference_name(ref);
+    git_commit_free(p->base);
+    git_commit_free(p->branch);
+    git_reference_free(p->base_ref);
+    git_reference_free(p->branch_ref);
+    git_repository_free(p->where);
+    git_repository_free(p->w);
+}
+
+/* The worktree's checkout, where git has it now (moved: found), when it
+ * is still one of repo's; its HEAD must be on its branch. */
+static int open_checkout(struct keep *p, const struct bt_repo_worktree *wt, char **why)
+{
+    git_worktree *reg = NULL;
+    if (git_worktree_lookup(&reg, p->repo, bt_repo_worktree_name(wt->path)) == 0 &&
+        bt_repo_is_worktree_of(p->repo, git_worktree_path(reg)))
+        git_repository_open_from_worktree(&p->w, reg);
+    git_worktree_free(reg);
+    if (!p->w)
+        return 0; /* gone: what its branch holds is kept */
     git_reference *head = NULL;
-    git_repository *w = NULL;
-    if (!git_repository_is_bare(repo) && git_repository_head(&head, repo) == 0 &&
-        strcmp(git_reference_name(head), name) == 0 &&
-        git_repository_open(&w, git_repository_workdir(repo)) == 0) {
-        git_reference_free(head);
-        return w;
-    }
+    char *name = bt_xasprintf("refs/heads/%s", wt->branch);
+    int on = git_repository_head(&head, p->w) == 0 && git_repository_head_detached(p->w) != 1 &&
+             strcmp(git_reference_name(head), name) == 0;
+    if (!on)
+        *why = bt_xasprintf("the HEAD of %s is not on its branch %s (detached, or another "
+                            "branch): `git switch %s` there first",
+                            git_repository_workdir(p->w), wt->branch, wt->branch);
     git_reference_free(head);
-    git_strarray names = {0};
-    if (git_worktree_list(&names, repo) != 0)
-        return NULL;
-    for (size_t i = 0; !w && i < names.count; i++) {
-        git_worktree *wt = NULL;
-        if (git_repository_head_for_worktree(&head, repo, names.strings[i]) == 0 &&
-            strcmp(git_reference_name(head), name) == 0 &&
-            git_worktree_lookup(&wt, repo, names.strings[i]) == 0)
-            git_repository_open_from_worktree(&w, wt);
-        git_worktree_free(wt);
-        git_reference_free(head);
-        head = NULL;
-    }
-    git_strarray_dispose(&names);
-    return w;
+    free(name);
+    return on ? 0 : -EINVAL;
 }
 
-/* Move branch ref from old to tip; where it is checked out, its files and
- * index follow as `git merge` updates them, refused (BT_ECONFLICT) before
- * anything is written when the user's edits there are in the way. */
-static int advance(git_repository *repo, git_reference *ref, git_commit *old, const git_oid *tip,
-                   struct bt_repo_kept *k, char **why)
+/* Look everything up; -EINVAL (or BT_EPROTO) with *why when keep must not
+ * go on. Nothing is written. */
+static int prepare(struct keep *p, const struct bt_repo_worktree *wt, char **why)
 {
-    git_repository *w = checked_out(repo, ref);
-    git_commit *to = NULL;
-    git_tree *baseline = NULL;
-    int rc = 0;
-    if (w) {
-        git_checkout_options o;
-        git_checkout_options_init(&o, GIT_CHECKOUT_OPTIONS_VERSION);
-        o.checkout_strategy = GIT_CHECKOUT_SAFE;
-        if (git_commit_tree(&baseline, old) != 0 || git_commit_lookup(&to, w, tip) != 0) {
-            rc = BT_EPROTO;
-            *why = bt_repo_why("cannot read the merged commit");
-        } else {
-            o.baseline = baseline;
-            int err = git_checkout_tree(w, (const git_object *)to, &o);
-            if (err == GIT_ECONFLICT) {
-                rc = BT_ECONFLICT;
-                *why = bt_xasprintf("your edits in %s are in the way of files the merge changes: "
-                                    "commit or stash them, then keep again; nothing was merged",
-                                    git_repository_workdir(w));
-            } else if (err) {
-                rc = BT_EPROTO;
-                *why = bt_repo_why("cannot update the files of the branch's checkout");
-            } else {
-                k->checkout = bt_xstrdup(git_repository_workdir(w));
-            }
-        }
-    }
-    git_reference *moved = NULL;
-    if (rc == 0 && git_reference_set_target(&moved, ref, tip, "baton keep") != 0) {
-        rc = BT_EPROTO;
-        *why = bt_repo_why("cannot move the branch");
-    }
-    git_reference_free(moved);
-    git_tree_free(baseline);
-    git_commit_free(to);
-    git_repository_free(w);
-    return rc;
-}
-
-/* Bring branch into base (both looked up); k filled. */
-static int bring_in(git_repository *repo, const struct bt_repo_worktree *wt, struct bt_repo_kept *k,
-                    char **why)
-{
-    git_reference *base_ref = NULL, *branch_ref = NULL;
-    git_commit *base = NULL, *branch = NULL;
-    int rc = branch_tip(repo, wt->base, &base_ref, &base);
+    char *filter = NULL;
+    int rc = branch_tip(p->repo, wt->base, &p->base_ref, &p->base);
     if (rc == BT_ENOTFOUND) {
         size_t n = strlen(wt->base);
         int commit = n == BT_REPO_OID_SIZE - 1 && strspn(wt->base, "0123456789abcdef") == n;
@@ -242,34 +196,76 @@ static int bring_in(git_repository *repo, const struct bt_repo_worktree *wt, str
                                      "no branch to keep it in; merge %s yourself",
                                      wt->base, wt->branch)
                       : bt_xasprintf("the branch %s it started from is gone", wt->base);
-        rc = -EINVAL;
-    } else if (rc == 0 && (rc = branch_tip(repo, wt->branch, &branch_ref, &branch)) != 0) {
-        *why = bt_xasprintf("its branch %s is gone", wt->branch);
-        rc = -EINVAL;
-    } else if (rc == 0) {
-        const git_oid *b = git_commit_id(base), *t = git_commit_id(branch);
-        git_oid tip;
-        if (git_oid_equal(b, t) || git_graph_descendant_of(repo, b, t) == 1) {
-            k->how = BT_REPO_KEPT_NONE;
-            git_oid_cpy(&tip, b);
-        } else if (git_graph_descendant_of(repo, t, b) == 1) {
-            k->how = BT_REPO_KEPT_FAST_FORWARD;
-            git_oid_cpy(&tip, t);
-            rc = advance(repo, base_ref, base, &tip, k, why);
-        } else {
-            k->how = BT_REPO_KEPT_MERGE;
-            if ((rc = merge_commit(repo, wt, base, branch, &tip, why)) == 0)
-                rc = advance(repo, base_ref, base, &tip, k, why);
-        }
-        if (rc == 0)
-            bt_repo_hex(&tip, k->commit);
-    } else {
-        *why = bt_repo_why("cannot read the branch it started from");
+        return -EINVAL;
     }
-    git_commit_free(base);
-    git_commit_free(branch);
-    git_reference_free(base_ref);
-    git_reference_free(branch_ref);
+    if (rc == 0 && (rc = branch_tip(p->repo, wt->branch, &p->branch_ref, &p->branch)) != 0) {
+        *why = bt_xasprintf("its branch %s is gone", wt->branch);
+        return -EINVAL;
+    }
+    if (rc) {
+        *why = bt_repo_why("cannot read the branches");
+        return rc;
+    }
+    if ((rc = open_checkout(p, wt, why)) != 0 || (rc = bt_repo_busy(p->repo, why)) != 0 ||
+        (rc = bt_repo_checkout_find(p->repo, p->base_ref, &p->where, why)) != 0)
+        return rc;
+    if (bt_repo_filter_used(p->repo, p->base, &filter) ||
+        bt_repo_filter_used(p->repo, p->branch, &filter)) {
+        *why =
+            bt_xasprintf("the repository runs its files through the git filter '%s' "
+                         "(git-lfs, git-crypt, ...), which libgit2 cannot run: merge %s yourself",
+                         filter, wt->branch);
+        free(filter);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* Commit what the worktree's checkout has that its HEAD has not. */
+static int commit_changes(struct keep *p, const char *message, struct bt_repo_kept *k, char **why)
+{
+    size_t n = 0;
+    int rc = p->w ? bt_repo_changes_count(p->w, &n, why) : 0;
+    if (rc || !n)
+        return rc;
+    if ((rc = commit_all(p->w, message, why)) != 0)
+        return rc;
+    k->committed = 1;
+    git_commit_free(p->branch); /* read again: the commit moved it */
+    git_reference_free(p->branch_ref);
+    p->branch = NULL;
+    p->branch_ref = NULL;
+    return 0;
+}
+
+/* Bring the branch into the base: nothing, a fast-forward or a merge. */
+static int bring_in(struct keep *p, const struct bt_repo_worktree *wt, struct bt_repo_kept *k,
+                    char **why)
+{
+    const git_oid *b = git_commit_id(p->base), *t = git_commit_id(p->branch);
+    git_oid tip, common;
+    int rc = 0;
+    if (git_oid_equal(b, t) || git_graph_descendant_of(p->repo, b, t) == 1) {
+        k->how = BT_REPO_KEPT_NONE;
+        git_oid_cpy(&tip, b);
+    } else if (git_merge_base(&common, p->repo, b, t) != 0) {
+        *why = bt_xasprintf("%s and %s have no history in common: merge them yourself", wt->branch,
+                            wt->base);
+        return -EINVAL;
+    } else if (git_graph_descendant_of(p->repo, t, b) == 1) {
+        k->how = BT_REPO_KEPT_FAST_FORWARD;
+        git_oid_cpy(&tip, t);
+    } else {
+        k->how = BT_REPO_KEPT_MERGE;
+        rc = merge_commit(p->repo, wt, p->base, p->branch, &tip, why);
+    }
+    if (rc == 0 && k->how != BT_REPO_KEPT_NONE)
+        rc = bt_repo_checkout_advance(p->repo, p->where, p->base_ref, p->base, &tip, why);
+    if (rc == 0) {
+        bt_repo_hex(&tip, k->commit);
+        if (p->where && k->how != BT_REPO_KEPT_NONE)
+            k->checkout = bt_xstrdup(git_repository_workdir(p->where));
+    }
     return rc;
 }
 
@@ -278,12 +274,27 @@ int bt_repo_keep(const struct bt_repo_worktree *wt, const char *message, struct 
 {
     *k = (struct bt_repo_kept){0};
     *why = NULL;
-    git_repository *repo = NULL;
-    int rc = bt_repo_open_gitdir(wt->repo, &repo, why);
+    struct keep p = {0};
+    int rc = bt_repo_open_gitdir(wt->repo, &p.repo, why);
+    if (rc)
+        return rc;
+    /* one keep of a repository at a time: a lock on its git directory,
+     * which leaves no file behind */
+    int lock = open(git_repository_commondir(p.repo), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (lock >= 0)
+        flock(lock, LOCK_EX);
+    rc = prepare(&p, wt, why);
     if (rc == 0)
-        rc = commit_worktree(wt, message, k, why);
+        rc = commit_changes(&p, message, k, why);
+    if (rc == 0 && k->committed && branch_tip(p.repo, wt->branch, &p.branch_ref, &p.branch) != 0) {
+        *why = bt_repo_why("cannot read the branch after the commit");
+        rc = BT_EPROTO;
+    }
     if (rc == 0)
-        rc = bring_in(repo, wt, k, why);
-    git_repository_free(repo);
+        rc = bring_in(&p, wt, k, why);
+    if (lock >= 0)
+        close(lock);
+    keep_release(&p);
+    git_repository_free(p.repo);
     return rc;
 }

@@ -24,8 +24,7 @@ void bt_repo_worktree_release(struct bt_repo_worktree *wt)
     *wt = (struct bt_repo_worktree){0};
 }
 
-/* The last component of path (a worktree's name in .git/worktrees/). */
-static const char *base_name(const char *path)
+const char *bt_repo_worktree_name(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
@@ -41,17 +40,49 @@ static const char *unusable(git_repository *repo)
     return NULL;
 }
 
+static int first_ref(const char *name, void *data)
+{
+    *(char **)data = bt_xstrdup(name + strlen("refs/heads/"));
+    return 1; /* one is enough */
+}
+
+/* A branch whose name is a directory of name's ("baton/x" for
+ * "baton/x/y"), or lies in name as a directory (owned), or NULL. */
+static char *name_clash(git_repository *repo, const char *name)
+{
+    char *found = NULL, *glob = bt_xasprintf("refs/heads/%s/*", name);
+    git_reference_foreach_glob(repo, glob, first_ref, &found);
+    free(glob);
+    for (const char *s = strchr(name, '/'); !found && s; s = strchr(s + 1, '/')) {
+        char *prefix = bt_xstrndup(name, (size_t)(s - name));
+        git_reference *ref = NULL;
+        if (git_branch_lookup(&ref, repo, prefix, GIT_BRANCH_LOCAL) == 0)
+            found = prefix;
+        else
+            free(prefix);
+        git_reference_free(ref);
+    }
+    return found;
+}
+
 /* The new branch's name (owned), or NULL with *why. */
 static char *branch_name(git_repository *repo, const char *path, const char *branch, char **why)
 {
-    char *name = branch ? bt_xstrdup(branch) : bt_xasprintf("baton/%s", base_name(path));
+    char *name =
+        branch ? bt_xstrdup(branch) : bt_xasprintf("baton/%s", bt_repo_worktree_name(path));
     int valid = 0;
     git_reference *old = NULL;
+    char *clash = NULL;
     if (git_branch_name_is_valid(&valid, name) != 0 || !valid || name[0] == '-') {
         *why = bt_xasprintf("'%s' is not a name git takes for a branch", name);
     } else if (git_branch_lookup(&old, repo, name, GIT_BRANCH_LOCAL) == 0) {
         *why = bt_xasprintf("a branch '%s' exists already: name another with --branch", name);
         git_reference_free(old);
+    } else if ((clash = name_clash(repo, name)) != NULL) {
+        *why = bt_xasprintf("a branch '%s' exists, so git cannot make '%s' (one would be a "
+                            "directory of the other): name another with --branch",
+                            clash, name);
+        free(clash);
     } else {
         return name;
     }
@@ -110,7 +141,7 @@ static int add(git_repository *repo, const char *path, const char *name, git_com
     git_worktree_add_options o;
     git_worktree_add_options_init(&o, GIT_WORKTREE_ADD_OPTIONS_VERSION);
     o.ref = ref;
-    int rc = git_worktree_add(&w, repo, base_name(path), path, &o);
+    int rc = git_worktree_add(&w, repo, bt_repo_worktree_name(path), path, &o);
     if (rc != 0) {
         *why = bt_repo_why("cannot make the worktree");
         git_branch_delete(ref);
@@ -118,6 +149,21 @@ static int add(git_repository *repo, const char *path, const char *name, git_com
     git_worktree_free(w);
     git_reference_free(ref);
     return rc ? BT_EPROTO : 0;
+}
+
+/* A repository whose files pass a git filter command libgit2 cannot run
+ * (repo-filter.c): the worktree would hold their raw form. */
+static int filters_refused(git_repository *repo, git_commit *commit, char **why)
+{
+    char *name = NULL;
+    if (!bt_repo_filter_used(repo, commit, &name))
+        return 0;
+    *why = bt_xasprintf("the repository runs its files through the git filter '%s' (git-lfs, "
+                        "git-crypt, ...), which libgit2 cannot run: the worktree would hold "
+                        "their raw form",
+                        name);
+    free(name);
+    return -EINVAL;
 }
 
 /* path must not exist; its parent is made (in a directory that exists). */
@@ -144,6 +190,24 @@ static int place_free(const char *path, char **why)
     return rc;
 }
 
+/* The worktree has dir's place only when HEAD has files there: an
+ * ignored, untracked or empty directory (or one inside .git) is not in
+ * it. Taken back, with its branch, when it has not. */
+static int has_place(struct bt_repo_worktree *wt, const char *dir, char **why)
+{
+    struct stat st;
+    if (stat(wt->cwd, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    *why = bt_xasprintf("%s is not in the repository's HEAD (ignored, untracked, empty, or in "
+                        ".git): a worktree would not have it",
+                        dir);
+    char *ignored = NULL;
+    bt_repo_worktree_remove(wt, 1, &ignored);
+    free(ignored);
+    bt_repo_worktree_release(wt);
+    return -EINVAL;
+}
+
 int bt_repo_worktree_add(const char *dir, const char *path, const char *branch,
                          struct bt_repo_worktree *wt, char **why)
 {
@@ -162,6 +226,7 @@ int bt_repo_worktree_add(const char *dir, const char *path, const char *branch,
     } else if ((name = branch_name(repo, path, branch, why)) == NULL) {
         rc = -EINVAL;
     } else if ((rc = head_of(repo, &commit, &base, why)) == 0 &&
+               (rc = filters_refused(repo, commit, why)) == 0 &&
                (rc = place_free(path, why)) == 0 &&
                (rc = add(repo, path, name, commit, why)) == 0) {
         char *place = place_in(repo, dir);
@@ -180,6 +245,7 @@ int bt_repo_worktree_add(const char *dir, const char *path, const char *branch,
         size_t n = strlen(wt->cwd);
         if (n > 1 && wt->cwd[n - 1] == '/')
             wt->cwd[n - 1] = '\0';
+        rc = has_place(wt, dir, why);
     }
     free(name);
     free(base);
@@ -213,143 +279,6 @@ int bt_repo_worktree_dirty(const char *path, int *dirty, char **why)
     if (rc == 0)
         rc = bt_repo_changes_count(repo, &n, why);
     *dirty = n > 0;
-    git_repository_free(repo);
-    return rc;
-}
-
-/* 1 if path is a worktree of repo: only then is its directory removed
- * (a directory someone put where it was is not baton's). */
-static int is_worktree_of(git_repository *repo, const char *path)
-{
-    git_repository *w = NULL;
-    int ours = git_repository_open_ext(&w, path, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) == 0 &&
-               git_repository_is_worktree(w) == 1 &&
-               strcmp(git_repository_commondir(w), git_repository_commondir(repo)) == 0;
-    git_repository_free(w);
-    return ours;
-}
-
-/* How many commits the branch br has that wt's base does not (the base
- * branch, else the commit it names, else the commit wt started from). */
-static int ahead_of_base(git_repository *repo, const struct bt_repo_worktree *wt, git_reference *br,
-                         size_t *ahead, char **why)
-{
-    git_oid base;
-    git_reference *b = NULL;
-    if (git_branch_lookup(&b, repo, wt->base, GIT_BRANCH_LOCAL) == 0) {
-        git_reference *direct = NULL;
-        int ok = git_reference_resolve(&direct, b) == 0;
-        if (ok)
-            git_oid_cpy(&base, git_reference_target(direct));
-        git_reference_free(direct);
-        git_reference_free(b);
-        if (!ok)
-            goto fail;
-    } else if (git_oid_fromstr(&base, wt->base) != 0 && git_oid_fromstr(&base, wt->start) != 0) {
-        goto fail;
-    }
-    size_t behind;
-    const git_oid *tip = git_reference_target(br);
-    if (tip && git_graph_ahead_behind(ahead, &behind, repo, tip, &base) == 0)
-        return 0;
-fail:
-    *why = bt_repo_why("cannot compare the branch with its base");
-    return BT_EPROTO;
-}
-
-/* Why wt must be kept (owned), or NULL: uncommitted changes, or commits
- * only its branch holds. */
-static char *keep_why(git_repository *repo, const struct bt_repo_worktree *wt, git_reference *br,
-                      int *rc, char **why)
-{
-    size_t n = 0, ahead = 0;
-    git_repository *w = NULL;
-    if (is_worktree_of(repo, wt->path) && git_repository_open(&w, wt->path) == 0) {
-        *rc = bt_repo_changes_count(w, &n, why);
-        git_repository_free(w);
-        if (*rc)
-            return NULL;
-        if (n)
-            return bt_xasprintf("%s has changes (%zu file%s): commit or discard them, or use "
-                                "--force",
-                                wt->path, n, n == 1 ? "" : "s");
-    }
-    if (br && (*rc = ahead_of_base(repo, wt, br, &ahead, why)) != 0)
-        return NULL;
-    if (ahead)
-        return bt_xasprintf("branch %s has %zu commit%s that %s does not: merge %s, or use "
-                            "--force",
-                            wt->branch, ahead, ahead == 1 ? "" : "s", wt->base,
-                            ahead == 1 ? "it" : "them");
-    return NULL;
-}
-
-/* Prune wt from repo, with its directory when that is still the
- * worktree. */
-static int prune(git_repository *repo, const struct bt_repo_worktree *wt, char **why)
-{
-    git_worktree *w = NULL;
-    if (git_worktree_lookup(&w, repo, base_name(wt->path)) != 0)
-        return 0; /* pruned already */
-    git_worktree_prune_options o;
-    git_worktree_prune_options_init(&o, GIT_WORKTREE_PRUNE_OPTIONS_VERSION);
-    o.flags = GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_LOCKED;
-    if (is_worktree_of(repo, wt->path))
-        o.flags |= GIT_WORKTREE_PRUNE_WORKING_TREE;
-    int rc = git_worktree_prune(w, &o);
-    git_worktree_free(w);
-    if (rc) {
-        *why = bt_repo_why("cannot remove the worktree");
-        return BT_EPROTO;
-    }
-    return 0;
-}
-
-int bt_repo_worktree_kept(const struct bt_repo_worktree *wt, char **why)
-{
-    *why = NULL;
-    git_repository *repo;
-    int rc = bt_repo_open_gitdir(wt->repo, &repo, why);
-    if (rc)
-        return rc;
-    git_reference *br = NULL;
-    if (git_branch_lookup(&br, repo, wt->branch, GIT_BRANCH_LOCAL) != 0)
-        br = NULL;
-    char *keep = keep_why(repo, wt, br, &rc, why);
-    if (keep) {
-        *why = keep;
-        rc = -EBUSY;
-    }
-    git_reference_free(br);
-    git_repository_free(repo);
-    return rc;
-}
-
-int bt_repo_worktree_remove(const struct bt_repo_worktree *wt, int force, char **why)
-{
-    *why = NULL;
-    git_repository *repo;
-    int rc = bt_repo_open_gitdir(wt->repo, &repo, why);
-    if (rc)
-        return rc;
-    git_reference *br = NULL;
-    if (git_branch_lookup(&br, repo, wt->branch, GIT_BRANCH_LOCAL) != 0)
-        br = NULL; /* gone already */
-    char *keep = force ? NULL : keep_why(repo, wt, br, &rc, why);
-    if (keep) {
-        *why = keep;
-        rc = -EBUSY;
-    }
-    if (rc == 0)
-        rc = prune(repo, wt, why);
-    /* the reference alone: git_branch_delete also drops the branch's
-     * config section (baton sets none) through a regex match that leaks
-     * in libgit2 1.5.1 (fixed by libgit2 PR #6382, in 1.6) */
-    if (rc == 0 && br && git_branch_is_checked_out(br) != 1 && git_reference_delete(br) != 0) {
-        *why = bt_repo_why("cannot delete the branch");
-        rc = BT_EPROTO;
-    }
-    git_reference_free(br);
     git_repository_free(repo);
     return rc;
 }

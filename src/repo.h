@@ -63,12 +63,15 @@ int bt_repo_worktree_dirty(const char *path, int *dirty, char **why);
 int bt_repo_worktree_kept(const struct bt_repo_worktree *wt, char **why);
 
 /* Remove the worktree wt (path, branch, base, repo as made) and its
- * branch. Kept (-EBUSY, nothing removed) unless force when it has
- * changes (bt_repo_worktree_dirty) or its branch has commits its base
- * does not (work that only the branch holds). A worktree directory that
- * is gone already is pruned from the repository all the same; a branch
- * that is gone is not an error. Nothing else of the repository is
- * touched. Returns 0, -EBUSY, or an error above. */
+ * branch. Kept (-EBUSY, nothing removed) unless force when that would
+ * lose work: it is locked; its checkout (where git has it now, if moved)
+ * has changes (bt_repo_worktree_dirty), a HEAD off its branch (detached or
+ * another branch) or initialized submodules (their repositories live in
+ * its git directory); or its branch has commits its base does not. A
+ * worktree directory that is gone already is pruned from the repository
+ * all the same; a branch that is gone is not an error, and one checked
+ * out elsewhere stays: then *why (owned) notes it with 0. Nothing else of
+ * the repository is touched. Returns 0, -EBUSY, or an error above. */
 int bt_repo_worktree_remove(const struct bt_repo_worktree *wt, int force, char **why);
 
 /* --- repo-keep.c ------------------------------------------------------ */

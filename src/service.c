@@ -27,9 +27,9 @@ static int check_cwd(const struct bt_store_conversation *conv, struct bt_service
         return 0;
     out->result = BT_SERVICE_FAILED;
     if (conv->worktree.path)
-        out->message = bt_xasprintf("the conversation's worktree %s is gone (branch %s may "
-                                    "still hold its work); nothing was sent",
-                                    conv->worktree.path, conv->worktree.branch);
+        out->message = bt_xasprintf("the conversation's worktree %s is gone (keep --prune, or "
+                                    "removed by hand); nothing was sent",
+                                    conv->worktree.path);
     else
         out->message =
             bt_xasprintf("the conversation's directory %s is gone; nothing was sent", conv->cwd);

@@ -20,7 +20,10 @@ static const char SQL_RESOLVE[] = "SELECT id FROM groups WHERE id >= ?1 AND id <
 #define GROUP_SELECT                                                                               \
     "SELECT g.id, g.name, g.created_ms, (SELECT count(*) FROM conversations c"                     \
     " WHERE c.group_id = g.id) FROM groups g"
-static const char SQL_LIST[] = GROUP_SELECT " ORDER BY g.created_ms DESC, g.id DESC LIMIT ?1";
+/* a group whose every conversation failed to be made has none: not listed */
+static const char SQL_LIST[] = GROUP_SELECT " WHERE EXISTS (SELECT 1 FROM conversations c"
+                                            " WHERE c.group_id = g.id)"
+                                            " ORDER BY g.created_ms DESC, g.id DESC LIMIT ?1";
 static const char SQL_GET[] = GROUP_SELECT " WHERE g.id = ?1";
 static const char SQL_MEMBERS[] = BT_ST_CONV_SELECT " WHERE c.group_id = ?1 ORDER BY c.rowid";
 

@@ -48,6 +48,7 @@ void bt_view_conversation(struct bt_buf *b, const struct bt_store_conversation *
     member_time(b, "updated", c->updated_ms);
     bt_buf_adds(b, ",\"worktree\":");
     bt_view_worktree(b, &c->worktree);
+    bt_json_member(b, "group", c->group[0] ? c->group : NULL);
     bt_buf_addc(b, '}');
 }
 

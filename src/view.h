@@ -26,7 +26,7 @@ typedef void (*bt_view_html_fn)(struct bt_buf *out, const char *text, size_t len
 
 /* The `baton ls --json` object: id, title, coder, model, cwd,
  * native_session_id, status, last_run, last_run_state, created, updated,
- * worktree (bt_view_worktree). */
+ * worktree (bt_view_worktree), group (its id, or null). */
 void bt_view_conversation(struct bt_buf *b, const struct bt_store_conversation *c);
 
 /* A conversation's worktree: {path, branch, base, start}, or null. */

@@ -139,7 +139,7 @@ static void test_user_edits_in_the_way(void **state)
     struct bt_test_result res;
     keep(c, &res, NULL, conv);
     assert_int_equal(res.exit_code, 1);
-    assert_non_null(strstr(res.err.data, "are in the way of files the merge changes"));
+    assert_non_null(strstr(res.err.data, "are in the way of the files it changes (a.txt)"));
     bt_test_result_release(&res);
     char *after = sh(c, "cd p && git rev-parse HEAD && git status --porcelain && cat a.txt");
     assert_string_equal(after, before);
@@ -151,6 +151,82 @@ static void test_user_edits_in_the_way(void **state)
     bt_test_result_release(&res);
     free(after);
     free(before);
+    free(conv);
+}
+
+/* Refused before anything of main is written, whatever is in the way: a
+ * staged change, an untracked file where the work adds one, another git
+ * command's index.lock, a rebase in progress. */
+static void test_in_the_way(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    char *conv = worked(c, "printf 'three\\n' >> a.txt; echo n > new.txt\n");
+    static const struct {
+        const char *make, *undo, *says;
+        int code;
+    } cases[] = {
+        {"echo staged > a.txt && git add a.txt && git checkout -- a.txt 2>/dev/null; "
+         "echo one > a.txt; printf 'one\\ntwo\\n' > a.txt",
+         "git reset -q a.txt", "(a.txt)", 1},
+        {"echo mine > new.txt", "rm new.txt", "(new.txt)", 1},
+        {"touch .git/index.lock", "rm .git/index.lock", "index.lock exists", 1},
+        {"echo x > .git/MERGE_HEAD && git rev-parse HEAD > .git/MERGE_HEAD", "rm .git/MERGE_HEAD",
+         "a merge is in progress", 2},
+    };
+    char *before = sh(c, "cd p && git rev-parse HEAD");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *cmd = bt_xasprintf("cd p && %s", cases[i].make);
+        free(sh(c, cmd));
+        free(cmd);
+        char *state_before = sh(c, "cd p && git status --porcelain && git diff --cached && "
+                                   "cat a.txt && ls");
+        struct bt_test_result res;
+        keep(c, &res, NULL, conv);
+        if (res.exit_code != cases[i].code || !strstr(res.err.data, cases[i].says))
+            fail_msg("case %zu: exit %d: %s", i, res.exit_code, res.err.data);
+        bt_test_result_release(&res);
+        char *state_after = sh(c, "cd p && git status --porcelain && git diff --cached && "
+                                  "cat a.txt && ls");
+        assert_string_equal(state_after, state_before);
+        char *head = sh(c, "cd p && git rev-parse HEAD");
+        assert_string_equal(head, before);
+        free(head);
+        free(state_after);
+        free(state_before);
+        cmd = bt_xasprintf("cd p && %s", cases[i].undo);
+        free(sh(c, cmd));
+        free(cmd);
+    }
+    /* nothing left in the way: it goes through, the staged s.txt kept */
+    struct bt_test_result res;
+    keep(c, &res, NULL, conv);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    char *got = sh(c, "cd p && git diff --cached --name-only && cat new.txt");
+    assert_string_equal(got, "s.txt\nn\n");
+    free(got);
+    free(before);
+    free(conv);
+}
+
+/* The worktree's HEAD off its branch (a coder that switched): keep and rm
+ * refuse rather than lose what was committed there. */
+static void test_head_off_branch(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    char *conv = worked(c, "git checkout -q --detach && echo d > d.txt && git add d.txt && "
+                           "git -c user.name=c -c user.email=c@e commit -qm d\n");
+    struct bt_test_result res;
+    keep(c, &res, NULL, conv);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "is not on its branch"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "rm", "-y", conv, END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "has a detached HEAD"));
+    bt_test_result_release(&res);
     free(conv);
 }
 
@@ -211,6 +287,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_merge_and_conflict, setup, teardown),
         cmocka_unit_test_setup_teardown(test_user_edits_in_the_way, setup, teardown),
         cmocka_unit_test_setup_teardown(test_base_not_checked_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_in_the_way, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_head_off_branch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

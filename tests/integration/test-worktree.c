@@ -270,6 +270,78 @@ static void test_refusals(void **state)
     free(branches);
 }
 
+/* tmpl with "{}" (if any) replaced by conv's short id (owned). */
+static char *with_id(const char *tmpl, const char *conv)
+{
+    const char *at = strstr(tmpl, "{}");
+    if (!at)
+        return bt_xstrdup(tmpl);
+    return bt_xasprintf("%.*s%.12s%s", (int)(at - tmpl), tmpl, conv, at + 2);
+}
+
+/* What git would refuse to lose, rm refuses too: a worktree moved with
+ * `git worktree move` that has changes, a locked one, one with an
+ * initialized submodule. --force removes each. */
+static void test_rm_keeps_work(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    free(sh(c, "git init -q lib && cd lib && echo l > l && " GIT " add l && " GIT
+               " commit -qm l && cd ../p && " GIT
+               " -c protocol.file.allow=always submodule --quiet add ../lib lib && " GIT
+               " commit -qm lib"));
+    static const struct {
+        const char *edit, *after, *says;
+    } cases[] = {
+        {"echo c > new.txt\n", "git -C p worktree move home/worktrees/{} moved",
+         "has changes (1 file)"},
+        {"", "git -C p worktree lock --reason 'on a stick' home/worktrees/{}",
+         "is locked: on a stick"},
+        {"git -c protocol.file.allow=always submodule --quiet update --init\n", "true",
+         "has initialized submodules"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        edits(c, cases[i].edit);
+        char *conv = run_worktree(c, "p", NULL);
+        char *cmd = with_id(cases[i].after, conv);
+        free(sh(c, cmd));
+        struct bt_test_result res;
+        baton(c, &res, NULL, 0, "rm", "-y", conv, END);
+        if (res.exit_code != 2 || !strstr(res.err.data, cases[i].says))
+            fail_msg("case %zu: exit %d: %s", i, res.exit_code, res.err.data);
+        bt_test_result_release(&res);
+        baton(c, &res, NULL, 0, "rm", "-y", "--force", conv, END);
+        assert_int_equal(res.exit_code, 0);
+        bt_test_result_release(&res);
+        free(cmd);
+        free(conv);
+    }
+    char *left = sh(c, "cd p && git worktree list | wc -l && git branch | wc -l; test -e "
+                       "../moved; echo $?");
+    assert_string_equal(left, "1\n1\n1\n");
+    free(left);
+}
+
+/* Refused before anything is made: a repository whose files pass a git
+ * filter (git-lfs, git-crypt), a directory HEAD does not have, a branch
+ * name that clashes with one as a directory. */
+static void test_refused_early(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    free(sh(c, "cd p && mkdir -p ign && echo ign/ >> .gitignore && touch ign/x && " GIT
+               " commit -qam ign && git branch baton/x"));
+    refused(c, "p/ign", NULL, "is not in the repository's HEAD");
+    refused(c, "p/.git", NULL, "is not in the repository's HEAD");
+    refused(c, "p", "baton/x/y", "a branch 'baton/x' exists, so git cannot make 'baton/x/y'");
+    free(sh(c, "cd p && git branch -D -q baton/x && git branch baton/y/z"));
+    refused(c, "p", "baton/y", "a branch 'baton/y/z' exists");
+    free(sh(c, "cd p && git config filter.rot.clean 'tr a-z n-za-m' && git config "
+               "filter.rot.smudge 'tr n-za-m a-z' && echo '*.sec filter=rot' > .gitattributes "
+               "&& echo s > x.sec && " GIT " add -A && " GIT " commit -qm sec"));
+    refused(c, "p", NULL, "the git filter 'rot'");
+}
+
 /* A detached HEAD: the worktree starts from its commit, which show says. */
 static void test_detached_head(void **state)
 {
@@ -372,6 +444,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rm_clean_and_committed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detached_head, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rm_keeps_work, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_early, setup, teardown),
         cmocka_unit_test_setup_teardown(test_odd_paths_and_submodule, setup, teardown),
         cmocka_unit_test_setup_teardown(test_worktree_gone, setup, teardown),
     };
