@@ -114,4 +114,13 @@ int bt_live_run_processes(void);
  * Prints how long baton took. */
 void bt_live_interrupt_scenario(const char *const *run_opts);
 
+/* The worktree acceptance (live-git.c), for any coder that runs shell
+ * commands: in a scratch git repository, `baton run --worktree` with
+ * run_opts and a [[shell:...]] prompt that writes a two-line file: the
+ * turn's changes name it (added, +2), the checkout is as it was; then the
+ * same prompt fanned out with fan_opts (e.g. {"-c", "pi,pi", NULL}): two
+ * conversations with the same changes; `keep` of the first brings the file
+ * into main and its checkout, `rm --force` drops the second. */
+void bt_live_worktree_scenario(const char *const *run_opts, const char *const *fan_opts);
+
 #endif

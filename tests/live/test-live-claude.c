@@ -140,6 +140,15 @@ static void test_bash_auto(void **state)
 /* The transcript path baton stores before claude starts is where claude
  * writes it, also for a directory with non-ASCII characters (claude counts
  * UTF-16 code units) and one whose name claude cuts and hashes (over 200). */
+/* A turn in its own worktree writes a file; two at once; keep one. */
+static void test_worktree(void **state)
+{
+    (void)state;
+    static const char *const run[] = {"-c", "claude", NULL};
+    static const char *const fan[] = {"-c", "claude,claude", NULL};
+    bt_live_worktree_scenario(run, fan);
+}
+
 static void test_transcript_path_of_odd_directories(void **state)
 {
     (void)state;
@@ -360,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_send_from_another_directory),
         cmocka_unit_test(test_bash_denied),
         cmocka_unit_test(test_bash_auto),
+        cmocka_unit_test(test_worktree),
         cmocka_unit_test(test_transcript_path_of_odd_directories),
         cmocka_unit_test(test_interrupt_is_quick),
         cmocka_unit_test(test_killed_mid_tool),

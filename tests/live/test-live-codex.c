@@ -171,6 +171,14 @@ static void test_shell_auto(void **state)
     bt_test_result_release(&res);
 }
 
+/* A turn in its own worktree writes a file; two at once; keep one. */
+static void test_worktree(void **state)
+{
+    (void)state;
+    static const char *const fan[] = {"-c", "codex,codex", NULL};
+    bt_live_worktree_scenario(NULL, fan);
+}
+
 static void test_shell_declined_by_default(void **state)
 {
     (void)state;
@@ -329,6 +337,7 @@ int main(void)
         cmocka_unit_test(test_handoff_tmux),
         cmocka_unit_test(test_shell_auto),
         cmocka_unit_test(test_shell_declined_by_default),
+        cmocka_unit_test(test_worktree),
         cmocka_unit_test(test_interrupt_keeps_partial_text),
         cmocka_unit_test(test_http_500_fails),
         cmocka_unit_test(test_unreachable_endpoint),

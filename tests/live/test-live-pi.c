@@ -126,6 +126,15 @@ static void test_bash_tool(void **state)
     bt_test_result_release(&res);
 }
 
+/* A turn in its own worktree writes a file; two at once; keep one. */
+static void test_worktree(void **state)
+{
+    (void)state;
+    static const char *const run[] = {"-c", "pi", "-m", MODEL, NULL};
+    static const char *const fan[] = {"-c", "pi,pi", "-m", MODEL, NULL};
+    bt_live_worktree_scenario(run, fan);
+}
+
 static void test_abort_is_quick(void **state)
 {
     (void)state;
@@ -201,6 +210,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_send_from_another_directory),
         cmocka_unit_test(test_handoff_tmux),
         cmocka_unit_test(test_bash_tool),
+        cmocka_unit_test(test_worktree),
         cmocka_unit_test(test_abort_is_quick),
         cmocka_unit_test(test_unreachable_endpoint),
         /* pi 0.73.1 saves set_auto_retry in its settings.json: the run with

@@ -337,6 +337,7 @@ lane_two() {
     integration integration-changes          # libgit2 in every turn
     integration integration-worktree         # worktrees made and pruned
     integration integration-keep             # commits, merges, checkouts
+    integration integration-fanout           # groups, parallel workers
     # baton acp's threads (a turn per prompt) under memcheck; without the
     # ACP SDK (BATON_TEST_ACP_SDK) the suite says it is skipped, and so
     # does this gate
