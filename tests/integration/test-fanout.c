@@ -50,10 +50,12 @@ static void test_two_in_worktrees(void **state)
     baton(c, &res, NULL, 0, "run", "-c", "codex,codex", "--worktree", "--json", "-C", p,
           "Say hello banana", END);
     assert_int_equal(res.exit_code, 0);
-    char *ids[8];
+    char *ids[8] = {NULL};
     size_t n;
     conversations_of(res.out.data, ids, &n);
     assert_int_equal(n, 2);
+    assert_non_null(ids[0]);
+    assert_non_null(ids[1]);
     /* two turn.completed, each with its own worktree's w.txt */
     const char *at = res.out.data;
     int completed = 0;

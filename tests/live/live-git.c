@@ -95,13 +95,14 @@ void bt_live_worktree_scenario(const char *const *run_opts, const char *const *f
     struct bt_test_result res;
     baton_in(repo, run, run_opts, prompt, &res);
     assert_int_equal(res.exit_code, 0);
-    char *ids[4];
+    char *ids[4] = {NULL};
     size_t n;
     char *got = changes_of(res.out.data, ids, &n);
     assert_int_equal(n, 1);
     assert_string_equal(got, "made.txt added +2 -0\n");
     free(got);
     free(ids[0]);
+    ids[0] = NULL;
     bt_test_result_release(&res);
     char *status = sh_in(repo, "git status --porcelain && git worktree list | wc -l");
     assert_string_equal(status, "2\n");
@@ -113,6 +114,8 @@ void bt_live_worktree_scenario(const char *const *run_opts, const char *const *f
     assert_int_equal(res.exit_code, 0);
     got = changes_of(res.out.data, ids, &n);
     assert_int_equal(n, 2);
+    assert_non_null(ids[0]);
+    assert_non_null(ids[1]);
     assert_string_equal(got, "made.txt added +2 -0\nmade.txt added +2 -0\n");
     assert_string_not_equal(ids[0], ids[1]);
     bt_test_result_release(&res);
