@@ -5,7 +5,8 @@
  * from (src/repo.h, bt_repo_keep): the worktree's changes committed on its
  * branch, then a fast-forward or a merge commit; a conflict leaves the
  * base as it was. --prune then removes the worktree and its branch, whose
- * work the base holds now.
+ * work the base holds now, and in a group (run -c a,b,c) the other
+ * conversations' worktrees and branches, the results not kept.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +57,7 @@ static const char *how_name(enum bt_repo_kept_how how)
 }
 
 static void say_json(const struct bt_store_conversation *c, const struct bt_repo_kept *k,
-                     int pruned)
+                     int pruned, const struct bt_strv *others)
 {
     struct bt_buf b = BT_BUF_INIT;
     bt_buf_addc(&b, '{');
@@ -67,7 +68,13 @@ static void say_json(const struct bt_store_conversation *c, const struct bt_repo
     bt_json_member(&b, "commit", k->commit);
     bt_buf_addf(&b, ",\"committed\":%s", k->committed ? "true" : "false");
     bt_json_member(&b, "checkout", k->checkout);
-    bt_buf_addf(&b, ",\"pruned\":%s}\n", pruned ? "true" : "false");
+    bt_buf_addf(&b, ",\"pruned\":%s,\"pruned_others\":[", pruned ? "true" : "false");
+    for (size_t i = 0; i < others->n; i++) {
+        if (i)
+            bt_buf_addc(&b, ',');
+        bt_json_quote(&b, others->v[i], strlen(others->v[i]));
+    }
+    bt_buf_adds(&b, "]}\n");
     fputs(b.data, stdout);
     bt_buf_release(&b);
 }
@@ -92,8 +99,39 @@ static void say(const struct bt_store_conversation *c, const struct bt_repo_kept
     }
 }
 
+/* --prune in a group: the other conversations' worktrees and branches go,
+ * with what they hold (keeping one result means dropping the others);
+ * their conversations stay. Those removed are named in *done. */
+static int prune_others(struct bt_store *s, const struct bt_store_conversation *c, int quiet,
+                        struct bt_strv *done)
+{
+    struct bt_store_group g;
+    struct bt_store_conversation *v = NULL;
+    size_t n = 0;
+    if (!c->group[0] || bt_store_group_get(s, c->group, &g, &v, &n) != 0)
+        return 0;
+    int code = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(v[i].id, c->id) == 0 || !v[i].worktree.path)
+            continue;
+        if (v[i].last_run_state == BT_STORE_RUN_RUNNING) {
+            fprintf(stderr, "baton: kept the worktree of %.12s (%s): a turn of it runs\n", v[i].id,
+                    v[i].coder);
+            continue;
+        }
+        int rc = bt_cmd_worktree_remove(&v[i], 1, quiet);
+        if (rc == 0)
+            bt_strv_push(done, v[i].id);
+        code = code ? code : rc;
+    }
+    bt_store_conversation_list_free(v, n);
+    bt_store_group_release(&g);
+    return code;
+}
+
 /* Keep c's work; the exit code. */
-static int keep(const struct bt_store_conversation *c, const struct keep_args *a)
+static int keep(struct bt_store *s, const struct bt_store_conversation *c,
+                const struct keep_args *a)
 {
     if (!c->worktree.path)
         return bt_cmd_fail(BT_EXIT_USAGE,
@@ -116,13 +154,18 @@ static int keep(const struct bt_store_conversation *c, const struct keep_args *a
                            k.committed ? " (its changes are committed on its branch)" : "");
     if (rc == 0 && !a->json)
         say(c, &k);
+    struct bt_strv others;
+    bt_strv_init(&others);
     if (rc == 0 && a->prune) {
         fflush(stdout);
         code = bt_cmd_worktree_remove(c, 0, a->json);
         pruned = code == 0;
+        int other = pruned ? prune_others(s, c, a->json, &others) : 0;
+        code = code ? code : other;
     }
     if (rc == 0 && a->json)
-        say_json(c, &k, pruned);
+        say_json(c, &k, pruned, &others);
+    bt_strv_release(&others);
     bt_repo_kept_release(&k);
     free(message);
     free(why);
@@ -145,7 +188,7 @@ int bt_cmd_keep(int argc, char **argv)
             rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id,
                              bt_store_errmsg(s));
         else
-            rc = keep(&c, &a);
+            rc = keep(s, &c, &a);
     }
     bt_store_conversation_release(&c);
     bt_store_close(s);

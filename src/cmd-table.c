@@ -182,11 +182,13 @@ static const struct bt_opt diff_opts[] = {
 static const struct bt_opt keep_opts[] = {
     {.id = 'p',
      .name = "prune",
-     .help = "then remove the worktree and its branch (the base\nholds their work now)"},
+     .help = "then remove the worktree and its branch (the base\nholds their work now) and, in a "
+             "group, the other\nconversations' worktrees and branches with their\nwork"},
     {.id = 'j',
      .name = "json",
-     .help = "{conversation, branch, base, how, commit, committed,\ncheckout, pruned} as one JSON "
-             "object"},
+     .help = "{conversation, branch, base, how, commit, committed,\ncheckout, pruned, "
+             "pruned_others} as "
+             "one JSON object"},
     {0}};
 
 static const struct bt_opt group_opts[] = {

@@ -4,8 +4,9 @@
  * a,b --worktree`) through the baton binary: one conversation per coder,
  * each in its own worktree, run in parallel in detached workers, all in
  * one group; --json streams every member's events, each naming its
- * conversation; the group's table and `baton group ls|show`; keep brings
- * one result home; a coder that is unknown or not installed.
+ * conversation; the group's table and `baton group ls|show`; keep --prune
+ * brings one result home and drops the others; a coder that is unknown or
+ * not installed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,17 +99,25 @@ static void test_two_in_worktrees(void **state)
     assert_non_null(strstr(res.out.data, in_group));
     bt_test_result_release(&res);
 
-    /* keep the first: w.txt in main; the second goes with --force */
-    baton(c, &res, NULL, 0, "keep", ids[0], END);
+    /* keep the first with --prune: w.txt in main, both worktrees gone */
+    baton(c, &res, NULL, 0, "keep", "--prune", "--json", ids[0], END);
     assert_int_equal(res.exit_code, 0);
+    cJSON *k = cJSON_Parse(res.out.data);
+    assert_non_null(k);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "pruned")));
+    cJSON *others = cJSON_GetObjectItemCaseSensitive(k, "pruned_others");
+    assert_int_equal(cJSON_GetArraySize(others), 1);
+    assert_string_equal(cJSON_GetArrayItem(others, 0)->valuestring, ids[1]);
+    cJSON_Delete(k);
     bt_test_result_release(&res);
-    char *got = sh(c, "cd p && git show main:w.txt && cat w.txt");
-    assert_string_equal(got, "w\nw\n");
+    char *got = sh(c, "cd p && git show main:w.txt && cat w.txt && git worktree list | wc -l && "
+                      "git branch | wc -l");
+    assert_string_equal(got, "w\nw\n1\n1\n");
     free(got);
-    baton(c, &res, NULL, 0, "rm", "-y", "--force", ids[1], END);
+    baton(c, &res, NULL, 0, "rm", "-y", ids[1], END); /* nothing of it left to lose */
     assert_int_equal(res.exit_code, 0);
     bt_test_result_release(&res);
-    baton(c, &res, NULL, 0, "rm", "-y", "--force", ids[0], END);
+    baton(c, &res, NULL, 0, "rm", "-y", ids[0], END);
     assert_int_equal(res.exit_code, 0);
     bt_test_result_release(&res);
     baton(c, &res, NULL, 0, "group", "ls", END); /* gone with its last conversation */

@@ -119,8 +119,8 @@ void bt_live_interrupt_scenario(const char *const *run_opts);
  * run_opts and a [[shell:...]] prompt that writes a two-line file: the
  * turn's changes name it (added, +2), the checkout is as it was; then the
  * same prompt fanned out with fan_opts (e.g. {"-c", "pi,pi", NULL}): two
- * conversations with the same changes; `keep` of the first brings the file
- * into main and its checkout, `rm --force` drops the second. */
+ * conversations with the same changes; `keep --prune` of the first brings
+ * the file into main and its checkout and removes both worktrees. */
 void bt_live_worktree_scenario(const char *const *run_opts, const char *const *fan_opts);
 
 #endif
