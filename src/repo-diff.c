@@ -18,25 +18,15 @@
 
 #include <git2/sys/repository.h> /* git_repository_set_index: the cache as the index */
 
-/* Skip what cannot be a file of the snapshot: a directory (an untracked
- * repository inside, which libgit2 1.5.1 refuses as an "invalid path"
- * where git would record it as a gitlink). */
-static int add_path(const char *path, const char *spec, void *data)
-{
-    (void)spec;
-    (void)data;
-    size_t n = strlen(path);
-    return n && path[n - 1] == '/' ? 1 : 0;
-}
-
 /* The cache of snapshots of repo: an index file of baton's own in
- * cache_dir, named after the repository (FNV-1a of its git directory),
+ * cache_dir, named after the working tree (FNV-1a of its own git
+ * directory: each worktree of a repository has its own files),
  * whose entries' file times spare the next snapshot re-reading files
  * that did not change. Owned path. */
 static char *cache_path(git_repository *repo, const char *cache_dir)
 {
     uint64_t h = 1469598103934665603ULL;
-    for (const unsigned char *p = (const unsigned char *)git_repository_commondir(repo); *p; p++)
+    for (const unsigned char *p = (const unsigned char *)git_repository_path(repo); *p; p++)
         h = (h ^ *p) * 1099511628211ULL;
     return bt_xasprintf("%s/%016llx.index", cache_dir, (unsigned long long)h);
 }
@@ -86,14 +76,39 @@ static int snapshot_index(git_repository *repo, const char *cache_dir, git_index
     return git_repository_index(idx, repo);
 }
 
+/* Bring idx to the working tree: what one pass over it (a diff of the
+ * index to the files: one stat a file, where git_index_add_all and
+ * _update_all take one each) finds added, modified or deleted. An
+ * untracked directory that comes whole ("sub/") is a repository inside,
+ * which libgit2 1.5.1 refuses to add as an "invalid path" where git would
+ * record a gitlink: left out. */
+static int update_from_worktree(git_repository *repo, git_index *idx)
+{
+    git_diff_options o;
+    git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+    o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+              GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_UPDATE_INDEX;
+    git_diff *d = NULL;
+    int rc = git_diff_index_to_workdir(&d, repo, idx, &o);
+    for (size_t i = 0; rc == 0 && i < git_diff_num_deltas(d); i++) {
+        const git_diff_delta *e = git_diff_get_delta(d, i);
+        const char *path = e->new_file.path;
+        size_t n = strlen(path);
+        if (e->status == GIT_DELTA_DELETED)
+            rc = git_index_remove_bypath(idx, e->old_file.path);
+        else if (n && path[n - 1] != '/')
+            rc = git_index_add_bypath(idx, path);
+    }
+    git_diff_free(d);
+    return rc;
+}
+
 /* idx with the working tree as it is: untracked files that are not
  * ignored added, modified ones updated, deleted ones gone. */
 static int index_of_worktree(git_repository *repo, const char *cache_dir, git_index **idx,
                              char **cache, char **why)
 {
-    if (snapshot_index(repo, cache_dir, idx, cache) != 0 ||
-        git_index_add_all(*idx, NULL, GIT_INDEX_ADD_DEFAULT, add_path, NULL) != 0 ||
-        git_index_update_all(*idx, NULL, NULL, NULL) != 0) {
+    if (snapshot_index(repo, cache_dir, idx, cache) != 0 || update_from_worktree(repo, *idx) != 0) {
         *why = bt_repo_why("cannot read the working tree");
         git_index_free(*idx);
         *idx = NULL;

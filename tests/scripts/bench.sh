@@ -302,6 +302,37 @@ if want fixed; then
         "fake coder alone: ${frss:-failed}" "-" "< 8 MiB" fixed
 fi
 
+# ---- 1a'. the same turn in a git repository: its two snapshots ------------------
+# every turn in a git working tree snapshots it before and after (src/repo.h):
+# libgit2 reads the tree through baton's own index cache, so the cost grows
+# with the files there, stat'ed each time
+make_repo() { # DIR FILES: a committed repository of FILES small files
+    local d=$1 n=$2 i f
+    mkdir -p "$d" && (cd "$d" && git init -q &&
+        for ((i = 0; i < n / 100; i++)); do
+            mkdir "d$i" && for ((f = 0; f < 100; f++)); do echo "line $f" >"d$i/f$f.txt"; done
+        done && git add -A && git -c user.name=b -c user.email=b@example.org commit -qm files)
+}
+if want fixed; then
+    section "a turn in a git repository: the snapshots before and after it"
+    make_repo "$run/git-1k" 1000 && make_repo "$run/git-20k" 20000
+    "$bt/bench-time" -n 21 -w 3 -T "$tsv" \
+        "baton run, no git" -e "FAKE_CODER_REPLAY=$text_replay" -e "BATON_CODEX_BIN=$fake" \
+        -e "BATON_HOME=$run/home-git" -E "$run/fixed.err" -C "$run/work" \
+        -- "$baton" "${baton_turn[@]}" ";" \
+        "baton run, git, 1,000 files" -r "baton run, no git" -e "FAKE_CODER_REPLAY=$text_replay" \
+        -e "BATON_CODEX_BIN=$fake" -e "BATON_HOME=$run/home-git" -E "$run/fixed.err" \
+        -C "$run/git-1k" -- "$baton" "${baton_turn[@]}" ";" \
+        "baton run, git, 20,000 files" -r "baton run, no git" -e "FAKE_CODER_REPLAY=$text_replay" \
+        -e "BATON_CODEX_BIN=$fake" -e "BATON_HOME=$run/home-git" -E "$run/fixed.err" \
+        -C "$run/git-20k" -- "$baton" "${baton_turn[@]}" ";"
+    for n in "1,000" "20,000"; do
+        row "a turn in a git repository of $n files (two snapshots)" \
+            "$(ms "baton run, git, $n files")" "no git: $(ms "baton run, no git")" \
+            "$(vs "baton run, git, $n files")" "-" fixed
+    done
+fi
+
 # ---- 1b. where the fixed turn's time goes ------------------------------------
 
 if want steps; then
