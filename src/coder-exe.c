@@ -225,12 +225,15 @@ static int probe_start(uv_loop_t *loop, const struct bt_coder_command *cmd, stru
         .on_done = probe_done,
         .data = p,
     };
+    /* the signals are watched before the command starts: one that comes
+     * while it starts (a slow baton, under memcheck) is heard, not the
+     * default action that would end baton */
+    for (size_t i = 0; i < BT_ARRAY_SIZE(stop_signals); i++)
+        uv_signal_start(&p->signals[i], probe_signal, stop_signals[i]);
     int rc = bt_proc_spawn(loop, &o, &p->proc);
     if (rc == 0 && cmd->input && bt_proc_write(p->proc, cmd->input, strlen(cmd->input)) != 0)
         bt_proc_stop(p->proc, 0, 200); /* gone at once: it hears nothing */
     if (rc == 0) {
-        for (size_t i = 0; i < BT_ARRAY_SIZE(stop_signals); i++)
-            uv_signal_start(&p->signals[i], probe_signal, stop_signals[i]);
         uv_timer_start(&p->timer, probe_timeout, cmd->bound_ms, 0);
         if (cmd->stop)
             uv_timer_start(&p->watch, probe_watch, 0, BT_CODER_STOP_LOOK_MS);
