@@ -3,7 +3,9 @@
 #include "repo-int.h"
 
 #include <pthread.h>
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "error.h"
@@ -21,10 +23,63 @@ char *bt_repo_why(const char *what)
     return bt_xasprintf("%s: %s", what, e && e->message ? e->message : "libgit2 failed");
 }
 
+/* 1 if d is a ceiling of GIT_CEILING_DIRECTORIES (ceilings, colon
+ * separated): the search stops before it. */
+static int is_ceiling(const char *d, const char *ceilings)
+{
+    size_t n = strlen(d);
+    for (const char *c = ceilings; c && *c;) {
+        size_t k = strcspn(c, ":");
+        while (k > 1 && c[k - 1] == '/')
+            k--;
+        if (k == n && strncmp(c, d, n) == 0)
+            return 1;
+        c += strcspn(c, ":");
+        c += *c == ':';
+    }
+    return 0;
+}
+
+/* 0 when no directory from dir up (to a ceiling) holds a .git or is a
+ * git directory itself, so there is no repository; 1 when there may be
+ * one (libgit2 decides). Asked first because starting libgit2 is not
+ * free: Debian's loads and parses every system CA certificate for its TLS
+ * (mbedTLS) at git_libgit2_init, milliseconds a process that a turn
+ * outside git need not pay. */
+static int may_be_repo(const char *dir)
+{
+    char *d = realpath(dir, NULL);
+    const char *ceilings = getenv("GIT_CEILING_DIRECTORIES");
+    int maybe = d == NULL; /* cannot tell: libgit2 will */
+    for (size_t n = d ? strlen(d) : 0; d && !maybe;) {
+        struct stat st;
+        char *git = bt_xasprintf("%s/.git", n ? d : "");
+        char *head = bt_xasprintf("%s/HEAD", n ? d : "");
+        char *objects = bt_xasprintf("%s/objects", n ? d : "");
+        maybe = lstat(git, &st) == 0 || (stat(head, &st) == 0 && stat(objects, &st) == 0);
+        free(objects);
+        free(head);
+        free(git);
+        char *slash = strrchr(d, '/');
+        if (maybe || !slash || n == 0)
+            break;
+        *slash = '\0';
+        n = strlen(d);
+        if (is_ceiling(n ? d : "/", ceilings))
+            break;
+    }
+    free(d);
+    return maybe;
+}
+
 int bt_repo_open(const char *dir, git_repository **repo, char **why)
 {
-    pthread_once(&once, init);
     *repo = NULL;
+    if (!may_be_repo(dir)) {
+        *why = bt_xasprintf("%s is not in a git repository", dir);
+        return BT_ENOTFOUND;
+    }
+    pthread_once(&once, init);
     /* found as git finds it: up from dir, not into GIT_CEILING_DIRECTORIES
      * (git(1) ENVIRONMENT), nor across a file system unless
      * GIT_DISCOVERY_ACROSS_FILESYSTEM (libgit2 reads that one itself) */
