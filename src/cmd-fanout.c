@@ -88,6 +88,15 @@ static int split(const char *list, struct fanout *f)
     }
 }
 
+/* SIGINT, SIGTERM, SIGHUP set interrupted. */
+static void hear_signals(void)
+{
+    struct sigaction sa = {.sa_handler = on_interrupt};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 /* Make each member's conversation (and worktree), its prompt queued. */
 static void make_conversations(struct fanout *f, const struct bt_service_turn *base)
 {
@@ -100,7 +109,9 @@ static void make_conversations(struct fanout *f, const struct bt_service_turn *b
         t.queue = BT_STORE_QUEUE_ALWAYS;
         t.on_event = NULL;
         t.on_tick = NULL;
-        if (bt_service_run(f->s, &t, &out) != 0) {
+        int rc = bt_service_run(f->s, &t, &out);
+        hear_signals(); /* a version probe's libuv handlers leave the default */
+        if (rc != 0) {
             m->failure = out.message ? out.message : bt_xstrdup("it could not start");
             m->code = bt_cmd_exit_service(&out);
             m->code = m->code ? m->code : BT_EXIT_FAILED;
@@ -272,6 +283,15 @@ static int follow(struct fanout *f)
     }
 }
 
+/* 1 if a member's conversation was made. */
+static int started(const struct fanout *f)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (f->m[i].conv[0])
+            return 1;
+    return 0;
+}
+
 /* The group side by side, from the store. */
 static void table(struct fanout *f)
 {
@@ -336,8 +356,17 @@ int bt_cmd_fanout(struct bt_store *s, const struct bt_service_turn *t, const cha
     struct fanout f = {.s = s, .json = json};
     f.m = bt_xcalloc(strlen(coders) / 2 + 1, sizeof *f.m);
     int rc = split(coders, &f);
+    if (rc == 0 && t->branch)
+        rc = bt_cmd_fail(BT_EXIT_USAGE, "--branch names one branch: with several coders each "
+                                        "gets its own, baton/<short id>");
     if (rc == 0 && bt_store_group_create(s, t->prompt, f.group) != 0)
         rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot make the group: %s", bt_store_errmsg(s));
+    /* from here a signal is heard, not the default action: the members
+     * are all made and started before following stops */
+    struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term, old_hup;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
     if (rc == 0) {
         if (!t->worktree)
             fprintf(stderr,
@@ -347,25 +376,26 @@ int bt_cmd_fanout(struct bt_store *s, const struct bt_service_turn *t, const cha
         make_conversations(&f, t);
         start_workers(&f, t);
         int followed = 0;
-        if (detach) {
+        if (!started(&f)) { /* none started: no group to show */
+            bt_store_group_delete_empty(s, f.group);
+            f.group[0] = '\0';
+        } else if (detach) {
             say_detached(&f);
         } else {
             f.live = !json && isatty(STDOUT_FILENO);
-            struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term;
-            sigaction(SIGINT, &sa, &old_int);
-            sigaction(SIGTERM, &sa, &old_term);
             followed = follow(&f);
-            sigaction(SIGINT, &old_int, NULL);
-            sigaction(SIGTERM, &old_term, NULL);
             if (followed == BT_EXIT_CANCELLED)
                 fprintf(stderr, "baton: stopped following; the turns go on in their workers\n");
             if (!json && followed != BT_EXIT_STDOUT_CLOSED)
                 table(&f);
         }
         rc = outcome(&f, followed);
-        if (!json)
+        if (!json && f.group[0])
             fprintf(stderr, "group %s (`baton group show %.12s`)\n", f.group, f.group);
     }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     for (size_t i = 0; i < f.n; i++)
         free(f.m[i].failure);
     free(f.m);

@@ -119,10 +119,9 @@ static int prune_others(struct bt_store *s, const struct bt_store_conversation *
                     v[i].coder);
             continue;
         }
-        int rc = bt_cmd_worktree_remove(&v[i], 1, quiet);
-        if (rc == 0)
+        /* one the user moved, locked or worked in is kept, and said */
+        if (bt_cmd_worktree_remove(&v[i], BT_REPO_DROP_WORK, quiet) == 0)
             bt_strv_push(done, v[i].id);
-        code = code ? code : rc;
     }
     bt_store_conversation_list_free(v, n);
     bt_store_group_release(&g);
@@ -158,7 +157,7 @@ static int keep(struct bt_store *s, const struct bt_store_conversation *c,
     bt_strv_init(&others);
     if (rc == 0 && a->prune) {
         fflush(stdout);
-        code = bt_cmd_worktree_remove(c, 0, a->json);
+        code = bt_cmd_worktree_remove(c, BT_REPO_DROP_NOTHING, a->json);
         pruned = code == 0;
         int other = pruned ? prune_others(s, c, a->json, &others) : 0;
         code = code ? code : other;

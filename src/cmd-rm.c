@@ -418,7 +418,7 @@ static int remove_all(struct bt_store *s, const char *id, const struct plan *p)
     put_line(stdout, r.conv.title);
     int rc = remove_run_files(s, &r);
     int snap = remove_snapshots(&r.conv);
-    int wt = bt_cmd_worktree_remove(&r.conv, p->force, 0);
+    int wt = bt_cmd_worktree_remove(&r.conv, p->force ? BT_REPO_DROP_ALL : BT_REPO_DROP_NOTHING, 0);
     rc = rc ? rc : snap ? snap : wt;
     int src = remove_session_files(p);
     if (p->cmd.n) {

@@ -43,13 +43,13 @@ int bt_cmd_worktree_check(const struct bt_store_conversation *c, int force, stru
     return code;
 }
 
-int bt_cmd_worktree_remove(const struct bt_store_conversation *c, int force, int quiet)
+int bt_cmd_worktree_remove(const struct bt_store_conversation *c, enum bt_repo_drop drop, int quiet)
 {
     if (!c->worktree.path)
         return 0;
     struct bt_repo_worktree wt = bt_cmd_worktree_of(c);
     char *why = NULL;
-    int rc = bt_repo_worktree_remove(&wt, force, &why), code = 0;
+    int rc = bt_repo_worktree_drop(&wt, drop, &why), code = 0;
     if (rc == 0 && !quiet) {
         fputs(why ? "removed what was left of worktree " : "removed worktree ", stdout);
         bt_term_write(stdout, wt.path, strlen(wt.path));

@@ -19,8 +19,10 @@ struct bt_repo_worktree bt_cmd_worktree_of(const struct bt_store_conversation *c
  * its branch has) and force is 0. */
 int bt_cmd_worktree_check(const struct bt_store_conversation *c, int force, struct bt_strv *notes);
 
-/* Remove c's worktree and branch (force: with what they hold), saying so
- * on stdout unless quiet; 0, or exit 1 with the reason on stderr. */
-int bt_cmd_worktree_remove(const struct bt_store_conversation *c, int force, int quiet);
+/* Remove c's worktree and branch, losing what drop allows (repo.h),
+ * saying so on stdout unless quiet; 0, or exit 1 with the reason on
+ * stderr. */
+int bt_cmd_worktree_remove(const struct bt_store_conversation *c, enum bt_repo_drop drop,
+                           int quiet);
 
 #endif

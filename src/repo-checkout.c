@@ -6,7 +6,7 @@
  * `git merge` updates it, only when none of the user's edits (staged,
  * unstaged or untracked) touch the paths the move changes: checked first,
  * so a refusal writes nothing, and a failure half-way puts those paths
- * back.
+ * back. Ignored files count as the user's too.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -103,10 +103,16 @@ static void paths_of(git_diff *d, struct bt_strv *v)
     }
 }
 
-/* 1 if a and b name the same path, or one is a directory above the other. */
+/* 1 if a and b name the same path, or one is a directory above the other
+ * (a directory may come as "dir/"). */
 static int overlap(const char *a, const char *b)
 {
-    size_t n = strlen(a), m = strlen(b), k = n < m ? n : m;
+    size_t n = strlen(a), m = strlen(b);
+    while (n > 1 && a[n - 1] == '/')
+        n--;
+    while (m > 1 && b[m - 1] == '/')
+        m--;
+    size_t k = n < m ? n : m;
     return strncmp(a, b, k) == 0 && (n == m || (n < m ? b[n] : a[m]) == '/');
 }
 
@@ -118,7 +124,9 @@ static char *edits_in_the_way(git_repository *w, git_tree *old, const struct bt_
     git_diff *staged = NULL, *unstaged = NULL;
     git_diff_options o;
     git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
-    o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS;
+    /* ignored files too (a cache, a local .env): git merge would overwrite
+     * them, and no snapshot holds them; an ignored directory comes whole */
+    o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_INCLUDE_IGNORED;
     struct bt_strv mine;
     bt_strv_init(&mine);
     if (git_repository_index(&idx, w) == 0 &&

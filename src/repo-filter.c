@@ -5,7 +5,9 @@
  * filters (line endings, ident), not the clean/smudge/process commands of
  * gitattributes(5) "filter", so where one is in use (git-lfs, git-crypt)
  * what baton would check out or commit is the raw form: pointer files,
- * or a secret in plain text.
+ * or a secret in plain text. The attributes looked at: every
+ * .gitattributes of a commit's tree, $GIT_DIR/info/attributes, and the
+ * user's own file (core.attributesFile).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +87,28 @@ static const char *used_in_file(const char *path, const struct bt_strv *d)
     return found;
 }
 
+/* The user's attributes file: core.attributesFile (~/ expanded), else
+ * $XDG_CONFIG_HOME/git/attributes, else ~/.config/git/attributes (git's
+ * gitattributes(5)); owned, or NULL. */
+static char *global_attributes(git_repository *repo)
+{
+    git_config *cfg = NULL;
+    git_buf v = {0};
+    char *path = NULL;
+    const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+    if (git_repository_config_snapshot(&cfg, repo) == 0 &&
+        git_config_get_string_buf(&v, cfg, "core.attributesFile") == 0 && v.size)
+        path = strncmp(v.ptr, "~/", 2) == 0 && home ? bt_xasprintf("%s/%s", home, v.ptr + 2)
+                                                    : bt_xstrdup(v.ptr);
+    else if (xdg && *xdg)
+        path = bt_xasprintf("%s/git/attributes", xdg);
+    else if (home)
+        path = bt_xasprintf("%s/.config/git/attributes", home);
+    git_buf_dispose(&v);
+    git_config_free(cfg);
+    return path;
+}
+
 int bt_repo_filter_used(git_repository *repo, git_commit *commit, char **name)
 {
     struct bt_strv d;
@@ -99,6 +123,11 @@ int bt_repo_filter_used(git_repository *repo, git_commit *commit, char **name)
         char *info = bt_xasprintf("%sinfo/attributes", git_repository_commondir(repo));
         w.found = used_in_file(info, &d);
         free(info);
+    }
+    if (d.n && !w.found) { /* the user's own: core.attributesFile, else git's default */
+        char *global = global_attributes(repo);
+        w.found = global ? used_in_file(global, &d) : NULL;
+        free(global);
     }
     if (w.found)
         *name = bt_xstrdup(w.found);

@@ -46,7 +46,8 @@ int bt_repo_checkout_advance(git_repository *repo, git_repository *w, git_refere
                              git_commit *old, const git_oid *tip, char **why);
 
 /* 1 with *name (owned) when a .gitattributes of commit's tree (or the
- * repository's info/attributes) gives files a filter with a clean, smudge
+ * repository's info/attributes, or the user's core.attributesFile) gives
+ * files a filter with a clean, smudge
  * or process command configured (git-lfs, git-crypt): libgit2 runs none
  * of those, so what it writes would be raw. */
 int bt_repo_filter_used(git_repository *repo, git_commit *commit, char **name);

@@ -168,8 +168,12 @@ static int open_checkout(struct keep *p, const struct bt_repo_worktree *wt, char
         bt_repo_is_worktree_of(p->repo, git_worktree_path(reg)))
         git_repository_open_from_worktree(&p->w, reg);
     git_worktree_free(reg);
-    if (!p->w)
-        return 0; /* gone: what its branch holds is kept */
+    if (!p->w) {
+        *why = bt_xasprintf("its worktree %s is gone (or is not baton's any more): what its "
+                            "branch holds can be merged with `git merge %s`",
+                            wt->path, wt->branch);
+        return -EINVAL;
+    }
     git_reference *head = NULL;
     char *name = bt_xasprintf("refs/heads/%s", wt->branch);
     int on = git_repository_head(&head, p->w) == 0 && git_repository_head_detached(p->w) != 1 &&

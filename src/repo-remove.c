@@ -72,7 +72,7 @@ static int has_entries(const char *dir)
 /* Why the checkout w of wt must be kept (owned), or NULL: its HEAD not on
  * its branch, initialized submodules, changes. */
 static char *checkout_keeps(git_repository *w, const struct bt_repo_worktree *wt, const char *path,
-                            int *rc, char **why)
+                            int work_ok, int *rc, char **why)
 {
     git_reference *head = NULL;
     char *name = bt_xasprintf("refs/heads/%s", wt->branch), *keep = NULL;
@@ -89,7 +89,7 @@ static char *checkout_keeps(git_repository *w, const struct bt_repo_worktree *wt
         keep = bt_xasprintf("%s has initialized submodules, whose repositories (and commits) "
                             "live only in it: use --force to remove them",
                             path);
-    else if ((*rc = bt_repo_changes_count(w, &n, why)) == 0 && n)
+    else if (!work_ok && (*rc = bt_repo_changes_count(w, &n, why)) == 0 && n)
         keep = bt_xasprintf("%s has changes (%zu file%s): commit or discard them, or use --force",
                             path, n, n == 1 ? "" : "s");
     git_reference_free(head);
@@ -102,7 +102,7 @@ static char *checkout_keeps(git_repository *w, const struct bt_repo_worktree *wt
  * (where git has it now: a moved worktree is found), or commits only its
  * branch holds. */
 static char *keep_why(git_repository *repo, const struct bt_repo_worktree *wt, git_reference *br,
-                      int *rc, char **why)
+                      int work_ok, int *rc, char **why)
 {
     size_t ahead = 0;
     git_worktree *reg = NULL;
@@ -111,16 +111,22 @@ static char *keep_why(git_repository *repo, const struct bt_repo_worktree *wt, g
         git_buf reason = {0};
         const char *path = git_worktree_path(reg);
         git_repository *w = NULL;
-        if (git_worktree_is_locked(&reason, reg) > 0)
+        int locked = git_worktree_is_locked(&reason, reg) > 0;
+        while (reason.size &&
+               (reason.ptr[reason.size - 1] == '\n' || reason.ptr[reason.size - 1] == '\r'))
+            reason.ptr[--reason.size] = '\0';
+        if (locked)
             keep = bt_xasprintf("%s is locked%s%s: `git worktree unlock %s` first, or use --force",
                                 path, reason.size ? ": " : "", reason.size ? reason.ptr : "", path);
+        else if (work_ok && strcmp(path, wt->path) != 0)
+            keep = bt_xasprintf("it was moved to %s: remove it there yourself", path);
         else if (bt_repo_is_worktree_of(repo, path) && git_repository_open(&w, path) == 0)
-            keep = checkout_keeps(w, wt, path, rc, why);
+            keep = checkout_keeps(w, wt, path, work_ok, rc, why);
         git_repository_free(w);
         git_buf_dispose(&reason);
         git_worktree_free(reg);
     }
-    if (keep || *rc)
+    if (keep || *rc || work_ok)
         return keep;
     if (br && (*rc = ahead_of_base(repo, wt, br, &ahead, why)) != 0)
         return NULL;
@@ -163,7 +169,7 @@ int bt_repo_worktree_kept(const struct bt_repo_worktree *wt, char **why)
     git_reference *br = NULL;
     if (git_branch_lookup(&br, repo, wt->branch, GIT_BRANCH_LOCAL) != 0)
         br = NULL;
-    char *keep = keep_why(repo, wt, br, &rc, why);
+    char *keep = keep_why(repo, wt, br, 0, &rc, why);
     if (keep) {
         *why = keep;
         rc = -EBUSY;
@@ -175,6 +181,11 @@ int bt_repo_worktree_kept(const struct bt_repo_worktree *wt, char **why)
 
 int bt_repo_worktree_remove(const struct bt_repo_worktree *wt, int force, char **why)
 {
+    return bt_repo_worktree_drop(wt, force ? BT_REPO_DROP_ALL : BT_REPO_DROP_NOTHING, why);
+}
+
+int bt_repo_worktree_drop(const struct bt_repo_worktree *wt, enum bt_repo_drop drop, char **why)
+{
     *why = NULL;
     git_repository *repo;
     int rc = bt_repo_open_gitdir(wt->repo, &repo, why);
@@ -183,7 +194,9 @@ int bt_repo_worktree_remove(const struct bt_repo_worktree *wt, int force, char *
     git_reference *br = NULL;
     if (git_branch_lookup(&br, repo, wt->branch, GIT_BRANCH_LOCAL) != 0)
         br = NULL; /* gone already */
-    char *keep = force ? NULL : keep_why(repo, wt, br, &rc, why);
+    char *keep = drop == BT_REPO_DROP_ALL
+                     ? NULL
+                     : keep_why(repo, wt, br, drop == BT_REPO_DROP_WORK, &rc, why);
     if (keep) {
         *why = keep;
         rc = -EBUSY;

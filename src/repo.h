@@ -74,6 +74,18 @@ int bt_repo_worktree_kept(const struct bt_repo_worktree *wt, char **why);
  * the repository is touched. Returns 0, -EBUSY, or an error above. */
 int bt_repo_worktree_remove(const struct bt_repo_worktree *wt, int force, char **why);
 
+/* What bt_repo_worktree_drop may lose. */
+enum bt_repo_drop {
+    BT_REPO_DROP_NOTHING, /* as bt_repo_worktree_remove without force */
+    BT_REPO_DROP_WORK,    /* the work in it and on its branch (a result not
+                             kept), but not what the user did to it: moved,
+                             locked, a HEAD off its branch, submodules */
+    BT_REPO_DROP_ALL,     /* as with force */
+};
+
+/* bt_repo_worktree_remove with what it may lose said. */
+int bt_repo_worktree_drop(const struct bt_repo_worktree *wt, enum bt_repo_drop drop, char **why);
+
 /* --- repo-keep.c ------------------------------------------------------ */
 
 enum bt_repo_kept_how {

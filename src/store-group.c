@@ -25,6 +25,8 @@ static const char SQL_LIST[] = GROUP_SELECT " WHERE EXISTS (SELECT 1 FROM conver
                                             " WHERE c.group_id = g.id)"
                                             " ORDER BY g.created_ms DESC, g.id DESC LIMIT ?1";
 static const char SQL_GET[] = GROUP_SELECT " WHERE g.id = ?1";
+static const char SQL_DELETE_EMPTY[] = "DELETE FROM groups WHERE id = ?1 AND NOT EXISTS"
+                                       " (SELECT 1 FROM conversations WHERE group_id = ?1)";
 static const char SQL_MEMBERS[] = BT_ST_CONV_SELECT " WHERE c.group_id = ?1 ORDER BY c.rowid";
 
 void bt_store_group_release(struct bt_store_group *g)
@@ -165,4 +167,13 @@ int bt_store_group_get(struct bt_store *s, const char *id, struct bt_store_group
         *n = 0;
     }
     return rc;
+}
+
+int bt_store_group_delete_empty(struct bt_store *s, const char *id)
+{
+    sqlite3_stmt *q = bt_st_write_sql(s, SQL_DELETE_EMPTY);
+    if (!q)
+        return BT_ESTORE;
+    bt_st_bind_text(q, 1, id);
+    return bt_st_run(s, q, "delete an empty group");
 }

@@ -258,6 +258,9 @@ int bt_store_group_create(struct bt_store *s, const char *name, char id[BT_ID_SI
  * a full id. BT_ENOTFOUND, BT_EAMBIGUOUS as bt_store_conversation_resolve. */
 int bt_store_group_resolve(struct bt_store *s, const char *text, char id[BT_ID_SIZE]);
 
+/* Delete group id if it has no conversation (none could be made). */
+int bt_store_group_delete_empty(struct bt_store *s, const char *id);
+
 /* Groups, newest first (at most limit, 0 = all): *out an array of *n
  * (free with bt_store_group_list_free). */
 int bt_store_group_list(struct bt_store *s, size_t limit, struct bt_store_group **out, size_t *n);

@@ -172,12 +172,62 @@ static void test_bad_coders(void **state)
     assert_string_equal(res.out.data, "");
     bt_test_result_release(&res);
 
+    baton(c, &res, NULL, 0, "run", "-c", "codex,codex", "--worktree", "--branch", "b", "-C", c->dir,
+          "hi", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "--branch names one branch"));
+    bt_test_result_release(&res);
+
     setenv_kv(c, "BATON_PI_BIN=/nonexistent/pi");
+    baton(c, &res, NULL, 0, "run", "-c", "pi,pi", "-C", c->dir, "Say hello banana", END);
+    assert_int_equal(res.exit_code, 3);
+    assert_null(strstr(res.err.data, "group ")); /* none started: no group */
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "group", "ls", "--json", END);
+    assert_string_equal(res.out.data, "");
+    bt_test_result_release(&res);
     baton(c, &res, NULL, 0, "run", "-c", "codex,pi", "-C", c->dir, "Say hello banana", END);
     assert_int_equal(res.exit_code, 3);
     assert_non_null(strstr(res.err.data, "baton: pi: "));
     assert_non_null(strstr(res.out.data, "codex completed"));
     bt_test_result_release(&res);
+}
+
+/* keep --prune drops the other results, but not a worktree the user moved
+ * or locked: those are kept and said. */
+static void test_prune_spares_the_users(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    edits(c, "echo w > w.txt\n");
+    char *p = path_in(c, "p");
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "-c", "codex,codex,codex", "--worktree", "--json", "-C", p,
+          "Say hello banana", END);
+    assert_int_equal(res.exit_code, 0);
+    char *ids[8] = {NULL};
+    size_t n;
+    conversations_of(res.out.data, ids, &n);
+    assert_int_equal(n, 3);
+    assert_non_null(ids[2]);
+    bt_test_result_release(&res);
+    char *cmd = bt_xasprintf("git -C p worktree move home/worktrees/%.12s moved && git -C p "
+                             "worktree lock home/worktrees/%.12s",
+                             ids[1], ids[2]);
+    free(sh(c, cmd));
+    baton(c, &res, NULL, 0, "keep", "--prune", "--json", ids[0], END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "\"pruned_others\":[]"));
+    assert_non_null(strstr(res.err.data, "it was moved to"));
+    assert_non_null(strstr(res.err.data, "is locked"));
+    bt_test_result_release(&res);
+    char *left = sh(c, "test -f p/moved/w.txt && echo kept && git -C p worktree list | wc -l");
+    assert_string_equal(left, "kept\n3\n");
+    free(left);
+    free(cmd);
+    for (size_t i = 0; i < n; i++)
+        free(ids[i]);
+    free(p);
 }
 
 /* --detach: the members as started, then followed by attach. */
@@ -210,6 +260,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_human_and_shared, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_coders, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detach, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prune_spares_the_users, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,7 +161,8 @@ static void test_in_the_way(void **state)
 {
     struct ctx *c = *state;
     repo_and_coder(c);
-    char *conv = worked(c, "printf 'three\\n' >> a.txt; echo n > new.txt\n");
+    char *conv = worked(c, "printf 'three\\n' >> a.txt; echo n > new.txt; echo w > w.log; git "
+                           "add -f w.log\n");
     static const struct {
         const char *make, *undo, *says;
         int code;
@@ -170,6 +171,7 @@ static void test_in_the_way(void **state)
          "echo one > a.txt; printf 'one\\ntwo\\n' > a.txt",
          "git reset -q a.txt", "(a.txt)", 1},
         {"echo mine > new.txt", "rm new.txt", "(new.txt)", 1},
+        {"echo mine > w.log", "rm w.log", "(w.log)", 1}, /* ignored, the user's all the same */
         {"touch .git/index.lock", "rm .git/index.lock", "index.lock exists", 1},
         {"echo x > .git/MERGE_HEAD && git rev-parse HEAD > .git/MERGE_HEAD", "rm .git/MERGE_HEAD",
          "a merge is in progress", 2},
@@ -264,6 +266,15 @@ static void test_refusals(void **state)
     keep(c, &res, NULL, "nosuchconv");
     assert_int_equal(res.exit_code, 2);
     bt_test_result_release(&res);
+    char *gone = worked(c, "echo g > g.txt\n");
+    char *cmd = bt_xasprintf("rm -rf home/worktrees/%.12s", gone);
+    free(sh(c, cmd));
+    free(cmd);
+    keep(c, &res, NULL, gone);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "is gone"));
+    bt_test_result_release(&res);
+    free(gone);
     free(sh(c, "cd p && git checkout -q --detach"));
     char *detached = worked(c, "echo d > d.txt\n");
     char *head = sh(c, "cd p && git rev-parse HEAD");

@@ -340,6 +340,16 @@ static void test_refused_early(void **state)
                "filter.rot.smudge 'tr n-za-m a-z' && echo '*.sec filter=rot' > .gitattributes "
                "&& echo s > x.sec && " GIT " add -A && " GIT " commit -qm sec"));
     refused(c, "p", NULL, "the git filter 'rot'");
+    /* declared in the user's own attributes file, not the repository */
+    free(sh(c, "mkdir -p xdg/git && echo '*.sec filter=rot' > xdg/git/attributes && " GIT
+               " init -q q && cd q && git config filter.rot.clean 'tr a-z n-za-m' && echo s > "
+               "x.sec && " GIT " add -A && " GIT " commit -qm sec"));
+    char *xdg = path_in(c, "xdg");
+    char *kv = bt_xasprintf("XDG_CONFIG_HOME=%s", xdg);
+    setenv_kv(c, kv);
+    refused(c, "q", NULL, "the git filter 'rot'");
+    free(kv);
+    free(xdg);
 }
 
 /* A detached HEAD: the worktree starts from its commit, which show says. */
