@@ -126,7 +126,8 @@ static char *edits_in_the_way(git_repository *w, git_tree *old, const struct bt_
     git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
     /* ignored files too (a cache, a local .env): git merge would overwrite
      * them, and no snapshot holds them; an ignored directory comes whole */
-    o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_INCLUDE_IGNORED;
+    o.flags =
+        GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_INCLUDE_IGNORED;
     struct bt_strv mine;
     bt_strv_init(&mine);
     if (git_repository_index(&idx, w) == 0 &&
