@@ -118,11 +118,13 @@ class BrowserCase(ServeCase):
 
     def until(self, pred, what, d=None, timeout=20):
         """pred()'s first true value; a page in the middle of a redraw
-        (an element replaced under us) is just not there yet."""
+        (an element replaced under us) is just not there yet, and so is
+        one not drawn yet (a query's empty list indexed: ASan CI of
+        7a07b4f polled a streaming answer before the page drew it)."""
         def safe():
             try:
                 return pred()
-            except WebDriverException:
+            except (WebDriverException, IndexError):
                 return None
         try:
             return wait_for(safe, timeout, what)
@@ -140,7 +142,7 @@ class BrowserCase(ServeCase):
         while True:
             try:
                 return fn()
-            except StaleElementReferenceException:
+            except (StaleElementReferenceException, IndexError):
                 if time.monotonic() > end:
                     raise
                 time.sleep(0.05)
