@@ -102,15 +102,14 @@ static void say(const struct bt_store_conversation *c, const struct bt_repo_kept
 /* --prune in a group: the other conversations' worktrees and branches go,
  * with what they hold (keeping one result means dropping the others);
  * their conversations stay. Those removed are named in *done. */
-static int prune_others(struct bt_store *s, const struct bt_store_conversation *c, int quiet,
-                        struct bt_strv *done)
+static void prune_others(struct bt_store *s, const struct bt_store_conversation *c, int quiet,
+                         struct bt_strv *done)
 {
     struct bt_store_group g;
     struct bt_store_conversation *v = NULL;
     size_t n = 0;
     if (!c->group[0] || bt_store_group_get(s, c->group, &g, &v, &n) != 0)
-        return 0;
-    int code = 0;
+        return;
     for (size_t i = 0; i < n; i++) {
         if (strcmp(v[i].id, c->id) == 0 || !v[i].worktree.path)
             continue;
@@ -125,7 +124,6 @@ static int prune_others(struct bt_store *s, const struct bt_store_conversation *
     }
     bt_store_conversation_list_free(v, n);
     bt_store_group_release(&g);
-    return code;
 }
 
 /* Keep c's work; the exit code. */
@@ -159,8 +157,8 @@ static int keep(struct bt_store *s, const struct bt_store_conversation *c,
         fflush(stdout);
         code = bt_cmd_worktree_remove(c, BT_REPO_DROP_NOTHING, a->json);
         pruned = code == 0;
-        int other = pruned ? prune_others(s, c, a->json, &others) : 0;
-        code = code ? code : other;
+        if (pruned)
+            prune_others(s, c, a->json, &others);
     }
     if (rc == 0 && a->json)
         say_json(c, &k, pruned, &others);

@@ -159,17 +159,29 @@ static int prune(git_repository *repo, const struct bt_repo_worktree *wt, char *
     return 1;
 }
 
-int bt_repo_worktree_kept(const struct bt_repo_worktree *wt, char **why)
+/* Open wt's repository, look its branch up (*br NULL when gone) and say
+ * why it must be kept as drop allows (*keep, owned, NULL: it may go). */
+static int judge(const struct bt_repo_worktree *wt, enum bt_repo_drop drop, git_repository **repo,
+                 git_reference **br, char **keep, char **why)
 {
-    *why = NULL;
-    git_repository *repo;
-    int rc = bt_repo_open_gitdir(wt->repo, &repo, why);
+    *why = *keep = NULL;
+    *br = NULL;
+    int rc = bt_repo_open_gitdir(wt->repo, repo, why);
     if (rc)
         return rc;
+    if (git_branch_lookup(br, *repo, wt->branch, GIT_BRANCH_LOCAL) != 0)
+        *br = NULL; /* gone already */
+    if (drop != BT_REPO_DROP_ALL)
+        *keep = keep_why(*repo, wt, *br, drop == BT_REPO_DROP_WORK, &rc, why);
+    return rc;
+}
+
+int bt_repo_worktree_kept(const struct bt_repo_worktree *wt, char **why)
+{
+    git_repository *repo = NULL;
     git_reference *br = NULL;
-    if (git_branch_lookup(&br, repo, wt->branch, GIT_BRANCH_LOCAL) != 0)
-        br = NULL;
-    char *keep = keep_why(repo, wt, br, 0, &rc, why);
+    char *keep;
+    int rc = judge(wt, BT_REPO_DROP_NOTHING, &repo, &br, &keep, why);
     if (keep) {
         *why = keep;
         rc = -EBUSY;
@@ -186,17 +198,12 @@ int bt_repo_worktree_remove(const struct bt_repo_worktree *wt, int force, char *
 
 int bt_repo_worktree_drop(const struct bt_repo_worktree *wt, enum bt_repo_drop drop, char **why)
 {
-    *why = NULL;
-    git_repository *repo;
-    int rc = bt_repo_open_gitdir(wt->repo, &repo, why);
-    if (rc)
-        return rc;
+    git_repository *repo = NULL;
     git_reference *br = NULL;
-    if (git_branch_lookup(&br, repo, wt->branch, GIT_BRANCH_LOCAL) != 0)
-        br = NULL; /* gone already */
-    char *keep = drop == BT_REPO_DROP_ALL
-                     ? NULL
-                     : keep_why(repo, wt, br, drop == BT_REPO_DROP_WORK, &rc, why);
+    char *keep;
+    int rc = judge(wt, drop, &repo, &br, &keep, why);
+    if (rc && !repo)
+        return rc;
     if (keep) {
         *why = keep;
         rc = -EBUSY;
