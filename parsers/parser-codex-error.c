@@ -5,6 +5,7 @@
  */
 #include "parser-codex-error.h"
 
+#include <ctype.h>
 #include <string.h>
 
 #include "event.h"
@@ -82,4 +83,24 @@ enum bt_error_kind bt_codex_error_kind(const cJSON *err)
         if (strcmp(error_kinds[i].info, name) == 0)
             return error_kinds[i].kind;
     return BT_ERROR_KIND_MODEL_ERROR;
+}
+
+/* needle (lower case) in hay, ignoring the case of hay */
+static int has_word(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == needle[i])
+            i++;
+        if (i == n)
+            return 1;
+    }
+    return 0;
+}
+
+int bt_codex_thread_gone(const char *message)
+{
+    return message &&
+           (has_word(message, "no rollout found") || has_word(message, "thread not found"));
 }

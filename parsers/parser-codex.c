@@ -11,24 +11,29 @@
 #include <string.h>
 
 #include "error.h"
+#include "parser-codex-agents.h"
 #include "parser-codex-error.h"
 #include "json.h"
 
 struct codex_parser {
     struct bt_usage turn_usage; /* sum of `last` breakdowns in this turn */
     int usage_seen;
-    int ended;                     /* turn/completed seen */
-    enum bt_error_kind error_kind; /* from the last non-retry error notification */
-    char *error_message;           /* its message; NULL: none seen */
-    char *turn_id;                 /* this turn's id, from turn/start or turn/started */
-    char *item_id;                 /* the last item started, and a one-line summary of */
-    char *item_summary;            /* it, for approval requests that name only the id */
+    int ended;                      /* turn/completed seen */
+    enum bt_error_kind error_kind;  /* from the last non-retry error notification */
+    char *error_message;            /* its message; NULL: none seen */
+    char *thread_id;                /* the conversation's thread, from thread/start|resume */
+    char *turn_id;                  /* this turn's id, from turn/start or turn/started */
+    const char *subagent;           /* the sub-agent thread of the line being read, or NULL */
+    struct bt_codex_agents *agents; /* the sub-agent threads seen */
+    char *item_id;                  /* the last item started, and a one-line summary of */
+    char *item_summary;             /* it, for approval requests that name only the id */
 };
 
 static void *codex_create(void)
 {
     struct codex_parser *p = bt_xcalloc(1, sizeof(*p));
     bt_usage_init(&p->turn_usage);
+    p->agents = bt_codex_agents_new();
     return p;
 }
 
@@ -38,7 +43,9 @@ static void codex_destroy(void *st)
     if (!p)
         return;
     free(p->error_message);
+    free(p->thread_id);
     free(p->turn_id);
+    bt_codex_agents_free(p->agents);
     free(p->item_id);
     free(p->item_summary);
     free(p);
@@ -122,11 +129,22 @@ static void join_strings(const cJSON *arr, struct bt_buf *out)
 static char *fill_item(const cJSON *it, struct bt_item *out, struct bt_buf *text)
 {
     static const char *const file_keys[] = {"changes"};
-    static const char *const tool_keys[] = {"server", "tool", "arguments", "result", "error"};
+    /* mcp and dynamic tools; collabAgentToolCall's (spawnAgent, wait, ...)
+     * name the agents' threads and their states */
+    static const char *const tool_keys[] = {
+        "server", "tool",   "arguments",         "result",       "error",
+        "prompt", "status", "receiverThreadIds", "agentsStates", "senderThreadId"};
     static const char *const search_keys[] = {"action", "results"};
     out->status = item_status(bt_json_str(it, "status"));
     switch (out->kind) {
-    case BT_ITEM_MESSAGE:
+    case BT_ITEM_MESSAGE: {
+        /* MessagePhase: commentary | final_answer | partial_answer */
+        const char *phase = bt_json_str(it, "phase");
+        if (phase && (strcmp(phase, "commentary") == 0 || strcmp(phase, "final_answer") == 0))
+            out->phase = phase;
+        out->text = bt_json_str(it, "text");
+        break;
+    }
     case BT_ITEM_PLAN: out->text = bt_json_str(it, "text"); break;
     case BT_ITEM_REASONING:
         join_strings(cJSON_GetObjectItemCaseSensitive(it, "summary"), text);
@@ -209,6 +227,7 @@ static void on_item(struct codex_parser *p, const cJSON *params, enum bt_event_t
     struct bt_event ev;
     bt_event_init(&ev, type);
     ev.item.id = id;
+    ev.item.subagent = p->subagent;
     if (item_kind(itype, &ev.item.kind) != 0) {
         bt_parser_warn(sink, "unknown_item", "unknown codex item type", itype, strlen(itype));
         ev.item.kind = BT_ITEM_OTHER;
@@ -225,13 +244,16 @@ static void on_item(struct codex_parser *p, const cJSON *params, enum bt_event_t
         ev.item.status = type == BT_EVENT_ITEM_COMPLETED ? "completed" : "in_progress";
     if (type == BT_EVENT_ITEM_STARTED)
         remember_item(p, id, &ev.item, it);
+    if (p->subagent && type == BT_EVENT_ITEM_COMPLETED && ev.item.kind == BT_ITEM_MESSAGE)
+        bt_codex_agents_message(p->agents, p->subagent, ev.item.text);
     emit(sink, &ev);
     cJSON_free(detail);
     cJSON_free(changes);
     bt_buf_release(&text);
 }
 
-static void on_delta(const cJSON *params, enum bt_item_kind kind, const struct bt_parser_sink *sink)
+static void on_delta(const struct codex_parser *p, const cJSON *params, enum bt_item_kind kind,
+                     const struct bt_parser_sink *sink)
 {
     const char *id = bt_json_str(params, "itemId");
     const char *delta = bt_json_str(params, "delta");
@@ -241,6 +263,7 @@ static void on_delta(const cJSON *params, enum bt_item_kind kind, const struct b
     bt_event_init(&ev, BT_EVENT_ITEM_DELTA);
     ev.item.id = id;
     ev.item.kind = kind;
+    ev.item.subagent = p->subagent;
     ev.delta = delta;
     ev.delta_len = strlen(delta);
     emit(sink, &ev);
@@ -299,7 +322,8 @@ static void remember_error(struct codex_parser *p, const cJSON *err)
 {
     const char *msg = err ? bt_json_str(err, "message") : NULL;
     free(p->error_message);
-    p->error_kind = bt_codex_error_kind(err);
+    p->error_kind =
+        bt_codex_thread_gone(msg) ? BT_ERROR_KIND_RESUME_FAILED : bt_codex_error_kind(err);
     p->error_message = msg ? bt_xstrdup(msg) : NULL;
 }
 
@@ -425,7 +449,8 @@ static int in_list(const char *const *list, size_t n, const char *method)
     return 0;
 }
 
-static void on_plan(const cJSON *params, const struct bt_parser_sink *sink)
+static void on_plan(const struct codex_parser *p, const cJSON *params,
+                    const struct bt_parser_sink *sink)
 {
     static const char *const keys[] = {"plan", "explanation"};
     struct bt_buf text = BT_BUF_INIT;
@@ -443,6 +468,7 @@ static void on_plan(const cJSON *params, const struct bt_parser_sink *sink)
     char *id = bt_xasprintf("plan-%s", turn ? turn : "turn");
     ev.item.id = id;
     ev.item.kind = BT_ITEM_PLAN;
+    ev.item.subagent = p->subagent;
     ev.item.status = "completed";
     ev.item.text = text.data;
     ev.item.text_len = text.len;
@@ -453,20 +479,57 @@ static void on_plan(const cJSON *params, const struct bt_parser_sink *sink)
     bt_buf_release(&text);
 }
 
+/* A sub-agent thread's notification that is not about its items: its
+ * turn's start and end become its subagent item; its usage is not the
+ * turn's; its errors are its own (a warning). 1: handled here. */
+static int on_subagent_note(struct codex_parser *p, const char *m, const cJSON *params,
+                            const struct bt_parser_sink *sink)
+{
+    if (strcmp(m, "turn/started") == 0) {
+        bt_codex_agents_turn_started(p->agents, p->subagent, sink);
+    } else if (strcmp(m, "turn/completed") == 0) {
+        bt_codex_agents_turn_completed(p->agents, p->subagent, bt_json_obj(params, "turn"), sink);
+    } else if (strcmp(m, "thread/started") == 0) {
+        bt_codex_agents_thread(p->agents, p->subagent, bt_json_obj(params, "thread"));
+    } else if (strcmp(m, "error") == 0) {
+        const char *msg = bt_json_str(bt_json_obj(params, "error"), "message");
+        char *text = bt_xasprintf("codex sub-agent %s: %s", p->subagent, msg ? msg : "error");
+        bt_parser_warn(sink, "coder", text, NULL, 0);
+        free(text);
+    } else if (strcmp(m, "thread/tokenUsage/updated") != 0) {
+        return 0;
+    }
+    return 1;
+}
+
+/* An item notification of the conversation's own thread for a turn that is
+ * not this one (the thread's next turn, started by codex itself when a
+ * sub-agent reports back): not this turn's work. */
+static int other_turn(const struct codex_parser *p, const char *m, const cJSON *params)
+{
+    const char *turn = bt_json_str(params, "turnId");
+    return !p->subagent && p->turn_id && turn && strcmp(turn, p->turn_id) != 0 &&
+           strncmp(m, "item/", 5) == 0;
+}
+
 static int on_notification(struct codex_parser *p, const char *m, const cJSON *params,
                            const struct bt_parser_sink *sink, const char *raw, size_t raw_len)
 {
-    if (strcmp(m, "item/agentMessage/delta") == 0)
-        on_delta(params, BT_ITEM_MESSAGE, sink);
+    if (p->subagent && on_subagent_note(p, m, params, sink))
+        return 0;
+    if (other_turn(p, m, params))
+        bt_parser_warn(sink, "protocol", "codex sent an item of another turn", raw, raw_len);
+    else if (strcmp(m, "item/agentMessage/delta") == 0)
+        on_delta(p, params, BT_ITEM_MESSAGE, sink);
     else if (strcmp(m, "item/reasoning/summaryTextDelta") == 0 ||
              strcmp(m, "item/reasoning/textDelta") == 0)
-        on_delta(params, BT_ITEM_REASONING, sink);
+        on_delta(p, params, BT_ITEM_REASONING, sink);
     else if (strcmp(m, "item/commandExecution/outputDelta") == 0)
-        on_delta(params, BT_ITEM_COMMAND, sink);
+        on_delta(p, params, BT_ITEM_COMMAND, sink);
     else if (strcmp(m, "item/fileChange/outputDelta") == 0)
-        on_delta(params, BT_ITEM_FILE_CHANGE, sink);
+        on_delta(p, params, BT_ITEM_FILE_CHANGE, sink);
     else if (strcmp(m, "item/plan/delta") == 0)
-        on_delta(params, BT_ITEM_PLAN, sink);
+        on_delta(p, params, BT_ITEM_PLAN, sink);
     else if (strcmp(m, "item/started") == 0)
         on_item(p, params, BT_EVENT_ITEM_STARTED, sink, raw, raw_len);
     else if (strcmp(m, "item/completed") == 0)
@@ -474,12 +537,13 @@ static int on_notification(struct codex_parser *p, const char *m, const cJSON *p
     else if (strcmp(m, "thread/tokenUsage/updated") == 0)
         on_usage(p, params, sink);
     else if (strcmp(m, "turn/plan/updated") == 0)
-        on_plan(params, sink);
+        on_plan(p, params, sink);
     else if (strcmp(m, "error") == 0)
         on_error_note(p, params, sink);
-    else if (strcmp(m, "turn/started") == 0)
-        set_turn(p, bt_json_str(bt_json_obj(params, "turn"), "id"));
-    else if (strcmp(m, "turn/completed") == 0)
+    else if (strcmp(m, "turn/started") == 0) {
+        if (!p->turn_id) /* turn/start's answer names it first; another is not ours */
+            set_turn(p, bt_json_str(bt_json_obj(params, "turn"), "id"));
+    } else if (strcmp(m, "turn/completed") == 0)
         on_turn_completed(p, params, sink);
     else if (strcmp(m, "configWarning") == 0 || strcmp(m, "warning") == 0 ||
              strcmp(m, "deprecationNotice") == 0 || strcmp(m, "guardianWarning") == 0) {
@@ -576,12 +640,26 @@ static void on_response(struct codex_parser *p, const cJSON *msg, const struct b
         const cJSON *thread = bt_json_obj(res, "thread");
         const cJSON *turn = bt_json_obj(res, "turn");
         rs->session_id = thread ? bt_json_str(thread, "id") : NULL;
+        if (rs->session_id && !p->thread_id)
+            p->thread_id = bt_xstrdup(rs->session_id);
         rs->turn_id = turn ? bt_json_str(turn, "id") : NULL;
         set_turn(p, rs->turn_id);
     }
     sink->signal(sink->data, &sig);
     if (res)
         signal_version(bt_json_str(res, "userAgent"), sink);
+}
+
+/* The sub-agent thread a notification is about: its threadId (thread/
+ * started: its thread's id) when that is not the conversation's own
+ * thread; NULL for the own thread, before it is known, and for a line that
+ * names no thread. */
+static const char *foreign_thread(const struct codex_parser *p, const cJSON *params)
+{
+    const char *t = bt_json_str(params, "threadId");
+    if (!t)
+        t = bt_json_str(bt_json_obj(params, "thread"), "id");
+    return t && p->thread_id && strcmp(t, p->thread_id) != 0 ? t : NULL;
 }
 
 static void codex_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink)
@@ -603,6 +681,8 @@ static void codex_line(void *st, char *line, size_t len, const struct bt_parser_
     const char *m = bt_json_str(msg, "method");
     const cJSON *params = bt_json_obj(msg, "params");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+    if (m && !id)
+        p->subagent = foreign_thread(p, params);
     if (m && id)
         on_request(p, msg, m, params, sink);
     else if (m && on_notification(p, m, params, sink, line, len) != 0)
@@ -611,6 +691,7 @@ static void codex_line(void *st, char *line, size_t len, const struct bt_parser_
         on_response(p, msg, sink);
     else if (!m)
         bt_parser_warn(sink, "protocol", "codex message with neither method nor id", line, len);
+    p->subagent = NULL; /* it pointed into msg */
     cJSON_Delete(msg);
 }
 

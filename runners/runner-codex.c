@@ -16,6 +16,7 @@
 
 #include "coder.h"
 #include "error.h"
+#include "parser-codex-error.h"
 #include "parser-codex.h"
 
 struct codex_runner {
@@ -233,7 +234,9 @@ static void on_thread(struct codex_runner *r, const struct bt_signal_response *s
         bt_buf_addf(&msg, "codex could not %s the thread%s%s", resumed ? "resume" : "start",
                     sig->error_message ? ": " : "", sig->error_message ? sig->error_message : "");
         bt_runner_fail(sink,
-                       resumed ? BT_ERROR_KIND_RESUME_FAILED : BT_ERROR_KIND_PROTOCOL_MISMATCH,
+                       resumed || bt_codex_thread_gone(sig->error_message)
+                           ? BT_ERROR_KIND_RESUME_FAILED
+                           : BT_ERROR_KIND_PROTOCOL_MISMATCH,
                        msg.data);
         bt_buf_release(&msg);
         return;
@@ -269,7 +272,12 @@ static void on_response(struct codex_runner *r, const struct bt_signal_response 
             struct bt_buf msg = BT_BUF_INIT;
             bt_buf_addf(&msg, "codex refused the turn: %s",
                         sig->error_message ? sig->error_message : "no reason given");
-            bt_runner_fail(sink, BT_ERROR_KIND_PROTOCOL_MISMATCH, msg.data);
+            /* a thread that is gone is resume_failed, whichever step says so */
+            bt_runner_fail(sink,
+                           bt_codex_thread_gone(sig->error_message)
+                               ? BT_ERROR_KIND_RESUME_FAILED
+                               : BT_ERROR_KIND_PROTOCOL_MISMATCH,
+                           msg.data);
             bt_buf_release(&msg);
         } else if (sig->turn_id) {
             free(r->turn_id);

@@ -1,9 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * answer: the answer text of a turn, built from its message items: the
- * final texts of completed message items joined by a blank line, then the
- * deltas of a message item that was cut short. The turn engine builds it
- * live; crash recovery rebuilds it from the stored events, by the same rule.
+ * answer: the answer text of a turn (turn.completed final_text), built from
+ * the message items of the turn's own agent. The turn engine builds it
+ * live; crash recovery and the queue rebuild it from the stored events, by
+ * the same rule:
+ *
+ *   - items of a sub-agent (item.subagent set) are never part of it;
+ *   - when the coder marks its final answer (codex agentMessage `phase:
+ *     "final_answer"`, codex-cli 0.171.0), the answer is the last such
+ *     message: commentary before tool calls and earlier answers of a
+ *     steered turn are left out;
+ *   - otherwise the texts of the unmarked messages, joined by a blank line;
+ *   - a turn that ended with commentary only (cut short before its answer)
+ *     keeps that commentary, joined likewise;
+ *   - a message cut short (deltas, no item.completed) counts with its
+ *     partial text, in its place.
  */
 #ifndef BT_ANSWER_H
 #define BT_ANSWER_H
@@ -13,19 +24,36 @@
 #include "event.h"
 #include "util.h"
 
+enum bt_answer_phase {
+    BT_ANSWER_PLAIN,      /* the coder does not say (every coder but codex) */
+    BT_ANSWER_COMMENTARY, /* a preamble: not the answer while there is one */
+    BT_ANSWER_FINAL,      /* the coder's final answer: the last one wins */
+};
+
+struct bt_answer_mark {
+    char *id;                   /* a message item whose item.started named a phase */
+    enum bt_answer_phase phase; /* that phase */
+};
+
 struct bt_answer {
-    struct bt_buf text; /* completed message texts, joined */
-    char *msg_id;       /* message item being streamed, or NULL */
-    struct bt_buf msg;  /* its deltas so far */
-    char *done_id;      /* the last message item that completed */
+    struct bt_buf text;           /* completed unmarked message texts, joined */
+    struct bt_buf commentary;     /* completed commentary texts, joined */
+    struct bt_buf final;          /* the last completed final answer */
+    int final_seen;               /* a final answer completed */
+    char *msg_id;                 /* message item being streamed, or NULL */
+    enum bt_answer_phase phase;   /* its phase */
+    struct bt_buf msg;            /* its deltas so far */
+    char *done_id;                /* the last message item that completed */
+    struct bt_answer_mark *marks; /* phases from item.started, for the deltas */
+    size_t nmarks, marks_cap;
 };
 
 void bt_answer_init(struct bt_answer *a);
 void bt_answer_release(struct bt_answer *a);
 
-/* Take one event into account (only message item.delta / item.completed
- * matter; others are ignored). A delta of a message that completed already
- * is ignored. */
+/* Take one event into account (only message item.started, item.delta and
+ * item.completed of the turn's own agent matter; others are ignored). A
+ * delta of a message that completed already is ignored. */
 void bt_answer_add(struct bt_answer *a, const struct bt_event *ev);
 
 /* The same for a stored event's JSON text (as bt_event_to_json wrote it);

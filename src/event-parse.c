@@ -507,6 +507,8 @@ static int parse_item(struct ctx *c, const cJSON *j, struct bt_event *ev)
     rc |= get_str(it, "cwd", &item->cwd);
     rc |= get_int(c, it, "item", "exit_code", &item->exit_code);
     rc |= get_str(it, "name", &item->name);
+    rc |= get_str(it, "subagent", &item->subagent);
+    rc |= get_str(it, "phase", &item->phase);
     const cJSON *detail;
     rc |= get_obj(it, "detail", &detail);
     if (rc)

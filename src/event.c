@@ -137,6 +137,8 @@ static void put_item(struct bt_buf *b, const struct bt_item *it, int full)
     bt_buf_adds(b, "\"id\":");
     bt_json_quote(b, it->id ? it->id : "", it->id ? strlen(it->id) : 0);
     put_str(b, "kind", bt_item_kind_name(it->kind));
+    if (it->subagent) /* on deltas too: a reader keeps a sub-agent's text apart */
+        put_str(b, "subagent", it->subagent);
     if (!full)
         goto out;
     if (it->status)
@@ -151,6 +153,8 @@ static void put_item(struct bt_buf *b, const struct bt_item *it, int full)
         put_int(b, "exit_code", it->exit_code);
     if (it->name)
         put_str(b, "name", it->name);
+    if (it->phase)
+        put_str(b, "phase", it->phase);
     if (it->detail_json && it->detail_json[0] == '{') {
         put_key(b, "detail");
         bt_buf_adds(b, it->detail_json);

@@ -47,6 +47,7 @@ enum bt_event_type {
     X(TOOL_CALL, "tool_call")                                                                      \
     X(WEB_SEARCH, "web_search")                                                                    \
     X(PLAN, "plan")                                                                                \
+    X(SUBAGENT, "subagent")                                                                        \
     X(OTHER, "other")
 
 enum bt_item_kind {
@@ -94,6 +95,16 @@ struct bt_item {
      * move_to?, diff? (unified hunks), old_text?, new_text?}] with what the
      * coder gave (docs/events.md) */
     const char *changes_json;
+    /* the sub-agent this item belongs to, NULL for the turn's own agent:
+     * codex the sub-agent's thread id (its notifications' threadId),
+     * claude the id of the Task/Agent tool call that started it
+     * (parent_tool_use_id). A BT_ITEM_SUBAGENT item has this same id as
+     * its own id. Never part of the turn's answer (docs/events.md). */
+    const char *subagent;
+    /* message items: "commentary" (a preamble before tool calls) or
+     * "final_answer", when the coder says (codex agentMessage `phase`,
+     * codex-cli 0.171.0); NULL otherwise */
+    const char *phase;
 };
 
 struct bt_event {
