@@ -34,9 +34,10 @@ struct block {
 struct tool {
     char *id;
     enum bt_item_kind kind;
-    char *name;    /* tool name, or the file path / query the item names */
-    char *command; /* Bash: the command line */
-    char *plan;    /* TodoWrite: its todos as plan lines, "[status] content" */
+    char *name;     /* tool name, or the file path / query the item names */
+    char *command;  /* Bash: the command line */
+    char *plan;     /* TodoWrite: its todos as plan lines, "[status] content" */
+    char *subagent; /* the sub-agent that uses it (its Task's id); NULL: the main agent */
 };
 
 struct claude_parser {
@@ -45,6 +46,7 @@ struct claude_parser {
     struct block blocks[MAX_BLOCKS];
     struct tool tools[MAX_TOOLS];
     char *api_error;        /* "error" of the last synthetic assistant message */
+    const char *subagent;   /* the line's parent_tool_use_id (a sub-agent's), or NULL */
     int64_t context_tokens; /* last request: input + cache + output */
 };
 
@@ -72,6 +74,7 @@ static void tool_clear(struct tool *t)
     free(t->name);
     free(t->command);
     free(t->plan);
+    free(t->subagent);
     memset(t, 0, sizeof(*t));
 }
 
@@ -155,6 +158,8 @@ static enum bt_item_kind tool_kind(const char *name)
         {"WebSearch", BT_ITEM_WEB_SEARCH},
         {"WebFetch", BT_ITEM_WEB_SEARCH},
         {"TodoWrite", BT_ITEM_PLAN},
+        {"Task", BT_ITEM_SUBAGENT},  /* a sub-agent: its messages name it in */
+        {"Agent", BT_ITEM_SUBAGENT}, /* parent_tool_use_id (Task's later name) */
     };
     for (size_t i = 0; name && i < BT_ARRAY_SIZE(map); i++)
         if (strcmp(map[i].name, name) == 0)
@@ -172,6 +177,9 @@ static const char *tool_label(enum bt_item_kind kind, const char *name, const cJ
                                             : bt_json_str(input, "notebook_path");
     else if (kind == BT_ITEM_WEB_SEARCH)
         s = bt_json_str(input, "query") ? bt_json_str(input, "query") : bt_json_str(input, "url");
+    else if (kind == BT_ITEM_SUBAGENT) /* Task {description, prompt, subagent_type} */
+        s = bt_json_str(input, "description") ? bt_json_str(input, "description")
+                                              : bt_json_str(input, "subagent_type");
     return s ? s : name;
 }
 
@@ -253,12 +261,16 @@ static void tool_started(struct claude_parser *p, const char *id, const char *na
         t->command = bt_xstrdup(bt_json_str(input, "command"));
     if (t->kind == BT_ITEM_PLAN)
         t->plan = todo_plan(input);
+    /* a sub-agent's own item is tagged with it; a sub-agent with itself */
+    const char *owner = t->kind == BT_ITEM_SUBAGENT ? t->id : p->subagent;
+    t->subagent = owner ? bt_xstrdup(owner) : NULL;
     char *detail = input ? cJSON_PrintUnformatted(input) : NULL;
     char *changes = t->kind == BT_ITEM_FILE_CHANGE ? tool_changes(name, input) : NULL;
     struct bt_event ev;
     bt_event_init(&ev, BT_EVENT_ITEM_STARTED);
     ev.item.id = t->id;
     ev.item.kind = t->kind;
+    ev.item.subagent = t->subagent;
     ev.item.status = "in_progress";
     ev.item.name = t->name;
     ev.item.command = t->command;
@@ -321,6 +333,7 @@ static void on_user(struct claude_parser *p, const cJSON *msg, const struct bt_p
         bt_event_init(&ev, BT_EVENT_ITEM_COMPLETED);
         ev.item.id = t->id;
         ev.item.kind = t->kind;
+        ev.item.subagent = t->subagent;
         ev.item.status = !failed ? "completed" : rejected(msg, t->id) ? "declined" : "failed";
         ev.item.name = t->name;
         ev.item.command = t->command;
@@ -354,6 +367,7 @@ static void block_event(struct claude_parser *p, struct block *b, int64_t index,
     bt_event_init(&ev, type);
     ev.item.id = id;
     ev.item.kind = b->kind == 'r' ? BT_ITEM_REASONING : BT_ITEM_MESSAGE;
+    ev.item.subagent = p->subagent;
     ev.item.status = type == BT_EVENT_ITEM_COMPLETED ? "completed" : "in_progress";
     if (type == BT_EVENT_ITEM_DELTA) {
         ev.delta = delta;
@@ -461,6 +475,12 @@ static void on_stream_event(struct claude_parser *p, const cJSON *msg,
     const char *type = bt_json_str(ev, "type");
     if (!type)
         return;
+    if (p->subagent) {
+        /* a sub-agent's stream: its blocks would mix with the main agent's
+         * (the same indexes); its whole messages follow as `assistant` */
+        progress(sink);
+        return;
+    }
     if (strcmp(type, "message_start") == 0) {
         p->message++;
         bt_json_set_str(&p->message_id,
@@ -488,7 +508,8 @@ static void on_assistant(struct claude_parser *p, const cJSON *msg,
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(msg, "message");
     const char *id = bt_json_str(m, "id");
     if (bt_json_str(msg, "error")) {
-        bt_json_set_str(&p->api_error, bt_json_str(msg, "error"));
+        if (!p->subagent) /* a sub-agent's failure is its Task's result, not the turn's */
+            bt_json_set_str(&p->api_error, bt_json_str(msg, "error"));
         return;
     }
     const cJSON *b;
@@ -498,7 +519,7 @@ static void on_assistant(struct claude_parser *p, const cJSON *msg,
         if (type && strcmp(type, "tool_use") == 0) /* no-op when streamed */
             tool_started(p, bt_json_str(b, "id"), bt_json_str(b, "name"),
                          cJSON_GetObjectItemCaseSensitive(b, "input"), sink);
-        else if (type && (!id || !p->message_id || strcmp(id, p->message_id) != 0) &&
+        else if (type && (p->subagent || !id || !p->message_id || strcmp(id, p->message_id) != 0) &&
                  (strcmp(type, "text") == 0 || strcmp(type, "thinking") == 0)) {
             struct block blk = {.kind = type[1] == 'h' ? 'r' : 'm', .text = BT_BUF_INIT};
             const char *text = bt_json_str(b, type[1] == 'h' ? "thinking" : "text");
@@ -628,6 +649,9 @@ static void on_system(struct claude_parser *p, const cJSON *msg, const char *lin
 static int dispatch(struct claude_parser *p, const cJSON *msg, const char *type, const char *line,
                     size_t len, const struct bt_parser_sink *sink)
 {
+    /* A sub-agent's message (Task/Agent tool, claude 2.1.332) names the
+     * tool use that started it; the main agent's has null there. */
+    p->subagent = bt_json_str(msg, "parent_tool_use_id");
     if (strcmp(type, "stream_event") == 0)
         on_stream_event(p, msg, sink);
     else if (strcmp(type, "assistant") == 0)
@@ -667,6 +691,7 @@ static void claude_line(void *st, char *line, size_t len, const struct bt_parser
         bt_parser_warn(sink, "protocol", "claude wrote a message without a type", line, len);
     else if (dispatch(p, msg, t, line, len, sink) != 0)
         bt_parser_warn(sink, "unknown_method", "unknown claude message", line, len);
+    p->subagent = NULL; /* it pointed into msg */
     cJSON_Delete(msg);
 }
 
