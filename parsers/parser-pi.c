@@ -596,6 +596,8 @@ static int dispatch(struct pi_parser *p, const cJSON *msg, const char *type,
         on_retry(p, msg, type[11] == 's', sink);
     else if (strncmp(type, "compaction_", 11) == 0)
         on_compaction(p, msg, type[11] == 's', sink);
+    else if (strncmp(type, "auto_compaction_", 16) == 0) /* their name before pi 0.73 */
+        on_compaction(p, msg, type[16] == 's', sink);
     else if (strcmp(type, "extension_ui_request") == 0)
         on_ui_request(msg, sink);
     else if (strcmp(type, "extension_error") == 0)
