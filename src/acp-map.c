@@ -266,6 +266,10 @@ int bt_acp_map_event(struct bt_acp_map *m, const struct bt_event *ev, cJSON *upd
     case BT_EVENT_ITEM_COMPLETED:
         if (!ev->item.id)
             return 0;
+        /* a sub-agent's work, its words and plan too, is a tool call of
+         * the turn, never the agent's own message or plan */
+        if (ev->item.subagent)
+            return on_tool(m, ev, updates);
         switch (ev->item.kind) {
         case BT_ITEM_MESSAGE:
         case BT_ITEM_REASONING: return on_text(m, ev, updates);

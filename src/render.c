@@ -72,7 +72,8 @@ static void summary(struct bt_render *r, const char *fmt, ...)
 
 static void delta(struct bt_render *r, const struct bt_event *ev)
 {
-    if (ev->item.kind != BT_ITEM_MESSAGE || !ev->delta_len)
+    /* a sub-agent's words are not the answer: its item's line says it ended */
+    if (ev->item.kind != BT_ITEM_MESSAGE || !ev->delta_len || ev->item.subagent)
         return;
     bt_term_write(r->out, ev->delta, ev->delta_len);
     r->mid_line = ev->delta[ev->delta_len - 1] != '\n';
@@ -87,6 +88,8 @@ static void completed_item(struct bt_render *r, const struct bt_item *it)
     const char *st = it->status && strcmp(it->status, "completed") != 0 ? it->status : NULL;
     const char *cmd = it->command ? it->command : "";
     const char *name = it->name ? it->name : "";
+    /* what a sub-agent did, marked as its own */
+    const char *who = it->subagent && it->kind != BT_ITEM_SUBAGENT ? "sub-agent " : "";
     /* the approval's line said it; one line per declined action */
     if (st && strcmp(st, "declined") == 0 && r->declined > 0) {
         r->declined--;
@@ -95,13 +98,18 @@ static void completed_item(struct bt_render *r, const struct bt_item *it)
     switch (it->kind) {
     case BT_ITEM_COMMAND:
         if (st)
-            summary(r, "%s: %s", st, cmd);
+            summary(r, "%s%s: %s", who, st, cmd);
         else
-            summary(r, "ran %s%s", cmd, code);
+            summary(r, "%sran %s%s", who, cmd, code);
         break;
-    case BT_ITEM_FILE_CHANGE: summary(r, "changed files%s%s", st ? " — " : "", st ? st : ""); break;
-    case BT_ITEM_TOOL_CALL: summary(r, "tool %s%s", name, st ? " (failed)" : ""); break;
-    case BT_ITEM_WEB_SEARCH: summary(r, "searched %s", name); break;
+    case BT_ITEM_FILE_CHANGE:
+        summary(r, "%schanged files%s%s", who, st ? " — " : "", st ? st : "");
+        break;
+    case BT_ITEM_TOOL_CALL: summary(r, "%stool %s%s", who, name, st ? " (failed)" : ""); break;
+    case BT_ITEM_WEB_SEARCH: summary(r, "%ssearched %s", who, name); break;
+    case BT_ITEM_SUBAGENT:
+        summary(r, "sub-agent %s%s", it->name ? it->name : it->id, st ? " (failed)" : " done");
+        break;
     default: break;
     }
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // conv-tools.js: a run's tool activity as one line per item (command,
-// file change, tool call, search, reasoning, approval), each opening onto
-// its output.
+// file change, tool call, search, reasoning, sub-agent, approval), each
+// opening onto its output; what a sub-agent did is marked as its own.
 
 import { el, shortPath } from './util.js';
 import { state } from './state.js';
@@ -90,13 +90,19 @@ function toolLine(it, cwd) {
     kind = 'search';
     what = it.name || 'web search';
     break;
-  case 'reasoning': {
-    // its first line; the whole text when opened
+  case 'reasoning':
+  case 'message': {
+    // its first line; the whole text when opened (a message here is a
+    // sub-agent's: the turn's own are its answer)
     const text = (typeof it.text === 'string' && it.text) || it.output || '';
-    kind = 'thought';
-    what = text.trim().split('\n', 1)[0] || 'thinking';
+    kind = it.kind === 'message' ? 'said' : 'thought';
+    what = text.trim().split('\n', 1)[0] || (it.kind === 'message' ? 'message' : 'thinking');
     break;
   }
+  case 'subagent':
+    kind = 'agent';
+    what = it.name || 'sub-agent';
+    break;
   case 'approval':
     kind = 'ask';
     what = [it.akind, it.summary].filter(Boolean).join(': ');
@@ -105,6 +111,8 @@ function toolLine(it, cwd) {
   default:
     break;
   }
+  // a sub-agent's own work, under the sub-agent's line
+  if (it.subagent && it.kind !== 'subagent') kind = `\u21b3 ${kind}`;
   return { kind, what, status, label };
 }
 

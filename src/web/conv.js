@@ -43,7 +43,8 @@ function liveEvent(ev) {
   else if (ev.type === 'turn.completed' && (running || !known)) {
     scheduleDetail();
     scheduleList();
-  } else if (ev.type === 'item.completed' && ev.item && ev.item.kind === 'message' && running) {
+  } else if (ev.type === 'item.completed' && ev.item && ev.item.kind === 'message' && !ev.item.subagent &&
+             running) {
     scheduleDetail();
   } else if (ev.type === 'usage') {
     const u = ev;

@@ -6,7 +6,13 @@
 import { state } from './state.js';
 
 // items shown as one-line activity with expandable output
-const TOOL_KINDS = new Set(['command', 'file_change', 'tool_call', 'web_search', 'reasoning']);
+const TOOL_KINDS = new Set(['command', 'file_change', 'tool_call', 'web_search', 'reasoning', 'subagent']);
+
+// an item shown as activity: a tool's, or anything a sub-agent did (its
+// messages are its own, never the turn's answer: docs/events.md)
+function isActivity(item) {
+  return TOOL_KINDS.has(item.kind) || typeof item.subagent === 'string';
+}
 
 // a run's record, made at its first event
 export function act(run) {
@@ -54,28 +60,29 @@ export function applyEvent(ev) {
   case 'item.started':
   case 'item.completed':
     if (!item) break;
-    if (item.kind === 'message') {
+    if (item.kind === 'message' && !item.subagent) {
       const m = a.msgs.get(item.id) || { text: '', open: true };
       if (ev.type === 'item.completed') {
         if (typeof item.text === 'string') m.text = item.text;
         m.open = false;
       }
       a.msgs.set(item.id, m);
-    } else if (TOOL_KINDS.has(item.kind)) {
+    } else if (isActivity(item)) {
       upsert(a, `i:${item.id}`, {
         kind: item.kind, status: item.status, command: item.command, cwd: item.cwd,
         exit_code: item.exit_code, name: item.name, text: item.text, detail: item.detail,
+        subagent: item.subagent,
       });
     }
     break;
   case 'item.delta':
     if (!item || typeof ev.text !== 'string') break;
-    if (item.kind === 'message') {
+    if (item.kind === 'message' && !item.subagent) {
       const m = a.msgs.get(item.id) || { text: '', open: true };
       m.text += ev.text;
       a.msgs.set(item.id, m);
-    } else if (TOOL_KINDS.has(item.kind)) {
-      upsert(a, `i:${item.id}`, { kind: item.kind }).output += ev.text;
+    } else if (isActivity(item)) {
+      upsert(a, `i:${item.id}`, { kind: item.kind, subagent: item.subagent }).output += ev.text;
     }
     break;
   case 'approval.requested':
