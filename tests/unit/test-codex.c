@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "parser-codex-error.h"
 #include "rig.h"
 #include "runner-codex.h"
 
@@ -296,6 +297,54 @@ static void test_failed_turn_kind(void **state)
     bt_test_rig_release(&r);
 }
 
+/* A sub-agent's thread on the same connection (its own threadId): its turn
+ * is an item of kind subagent, its usage is not the turn's, its
+ * turn/started and turn/completed neither set nor end the turn. */
+static void test_subagent_thread_kept_apart(void **state)
+{
+    (void)state;
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_start(&r);
+    bt_test_rig_line(&r, "{\"id\":1,\"result\":{\"userAgent\":\"x\"}}");
+    bt_test_rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"T\"}}}");
+    bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"turn\":{\"id\":\"t\"}}}");
+    bt_buf_reset(&r.events);
+    bt_test_rig_line(&r, "{\"method\":\"thread/started\",\"params\":{\"thread\":{\"id\":\"C\","
+                         "\"parentThreadId\":\"T\",\"agentNickname\":\"Ada\"}}}");
+    bt_test_rig_line(&r, "{\"method\":\"turn/started\",\"params\":{\"threadId\":\"C\","
+                         "\"turn\":{\"id\":\"ct\"}}}");
+    bt_test_rig_line(&r, "{\"method\":\"item/completed\",\"params\":{\"threadId\":\"C\","
+                         "\"turnId\":\"ct\",\"item\":{\"type\":\"agentMessage\",\"id\":\"m\","
+                         "\"text\":\"child\"}}}");
+    bt_test_rig_line(&r,
+                     "{\"method\":\"thread/tokenUsage/updated\",\"params\":{\"threadId\":"
+                     "\"C\",\"turnId\":\"ct\",\"tokenUsage\":{\"last\":{\"outputTokens\":5}}}}");
+    bt_test_rig_line(&r, "{\"method\":\"error\",\"params\":{\"threadId\":\"C\",\"error\":"
+                         "{\"message\":\"child failed\"},\"willRetry\":false}}");
+    bt_test_rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"threadId\":\"C\","
+                         "\"turn\":{\"id\":\"ct\",\"status\":\"failed\"}}}");
+    assert_int_equal(r.ended, 0);
+    assert_string_equal(r.events.data, "item.started/subagent|item.completed/message:"
+                                       "completed|warning:coder|item.completed/subagent:failed|");
+    /* the parent's own turn still ends it, completed (the child's error is
+     * not the turn's) */
+    bt_test_rig_line(&r, "{\"method\":\"turn/completed\",\"params\":{\"threadId\":\"T\","
+                         "\"turn\":{\"id\":\"t\",\"status\":\"completed\"}}}");
+    assert_int_equal(r.ended, 1);
+    assert_int_equal(r.status, BT_TURN_COMPLETED);
+    bt_test_rig_release(&r);
+}
+
+static void test_thread_gone_words(void **state)
+{
+    (void)state;
+    assert_true(bt_codex_thread_gone("no rollout found for thread id 019a"));
+    assert_true(bt_codex_thread_gone("Thread not found: 019a"));
+    assert_false(bt_codex_thread_gone("stream disconnected before completion"));
+    assert_false(bt_codex_thread_gone(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +361,8 @@ int main(void)
         cmocka_unit_test(test_usage_counts_validated),
         cmocka_unit_test(test_unknown_turn_status_is_failure),
         cmocka_unit_test(test_failed_turn_kind),
+        cmocka_unit_test(test_subagent_thread_kept_apart),
+        cmocka_unit_test(test_thread_gone_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

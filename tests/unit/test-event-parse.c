@@ -161,6 +161,17 @@ static void assert_event_round_trip(const struct bt_event *ev)
         if (ev->item.text)
             assert_memory_equal(back.item.text, ev->item.text, ev->item.text_len);
     }
+    if (ev->type >= BT_EVENT_ITEM_STARTED && ev->type <= BT_EVENT_ITEM_COMPLETED) {
+        /* a sub-agent's tag on every item event, the phase on whole ones */
+        if (ev->item.subagent)
+            assert_string_equal(back.item.subagent, ev->item.subagent);
+        else
+            assert_null(back.item.subagent);
+        if (ev->item.phase && ev->type != BT_EVENT_ITEM_DELTA)
+            assert_string_equal(back.item.phase, ev->item.phase);
+        else
+            assert_null(back.item.phase);
+    }
     if (ev->type == BT_EVENT_ITEM_DELTA && ev->delta) {
         assert_int_equal(back.delta_len, ev->delta_len);
         assert_memory_equal(back.delta, ev->delta, ev->delta_len);
@@ -280,6 +291,11 @@ static void test_items_round_trip(void **state)
             ev.delta = nul_text;
             ev.delta_len = NUL_TEXT_LEN;
             assert_event_round_trip(&ev);
+            ev.item.subagent = "019a-thread \"child\"";
+            ev.item.phase = "commentary";
+            assert_event_round_trip(&ev);
+            ev.item.subagent = NULL;
+            ev.item.phase = NULL;
             ev.item.text = "";
             ev.item.text_len = 0;
             ev.delta = "";
