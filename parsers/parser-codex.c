@@ -165,6 +165,12 @@ static char *fill_item(const cJSON *it, struct bt_item *out, struct bt_buf *text
     case BT_ITEM_WEB_SEARCH:
         out->name = bt_json_str(it, "query");
         return bt_parser_detail(it, search_keys, BT_ARRAY_SIZE(search_keys));
+    case BT_ITEM_OTHER: { /* subAgentActivity {agentThreadId, agentPath, kind} */
+        static const char *const agent_keys[] = {"agentThreadId", "agentPath", "kind"};
+        if (bt_json_str(it, "agentPath"))
+            out->name = bt_json_str(it, "agentPath");
+        return bt_parser_detail(it, agent_keys, BT_ARRAY_SIZE(agent_keys));
+    }
     default: break;
     }
     return NULL;
