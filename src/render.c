@@ -87,7 +87,7 @@ static void completed_item(struct bt_render *r, const struct bt_item *it)
         snprintf(code, sizeof(code), " (exit %lld)", (long long)it->exit_code);
     const char *st = it->status && strcmp(it->status, "completed") != 0 ? it->status : NULL;
     const char *cmd = it->command ? it->command : "";
-    const char *name = it->name ? it->name : "";
+    const char *name = it->name ? it->name : it->kind == BT_ITEM_SUBAGENT ? it->id : "";
     /* what a sub-agent did, marked as its own */
     const char *who = it->subagent && it->kind != BT_ITEM_SUBAGENT ? "sub-agent " : "";
     /* the approval's line said it; one line per declined action */
@@ -107,9 +107,7 @@ static void completed_item(struct bt_render *r, const struct bt_item *it)
         break;
     case BT_ITEM_TOOL_CALL: summary(r, "%stool %s%s", who, name, st ? " (failed)" : ""); break;
     case BT_ITEM_WEB_SEARCH: summary(r, "%ssearched %s", who, name); break;
-    case BT_ITEM_SUBAGENT:
-        summary(r, "sub-agent %s%s", it->name ? it->name : it->id, st ? " (failed)" : " done");
-        break;
+    case BT_ITEM_SUBAGENT: summary(r, "sub-agent %s%s", name, st ? " (failed)" : " done"); break;
     default: break;
     }
 }
