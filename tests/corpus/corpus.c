@@ -50,8 +50,11 @@ struct corpus_case {
     char *stdin_text;
     char *coder;     /* "codex" (default), "pi", "claude", or an ACP coder */
     int expect_exit; /* -1: not checked */
-    char *status, *error_kind, *error_contains, *final_text, *final_contains, *stdout_lacks;
-    char *stdout_has;
+    char *status, *error_kind, *error_contains, *final_text, *final_contains;
+    char *stdout_lacks[MAX_LIST]; /* every one is checked */
+    int nlacks;
+    char *stdout_has[MAX_LIST];
+    int nhas;
     struct count counts[MAX_LIST];
     int ncounts;
 };
@@ -117,10 +120,10 @@ static void parse_line(struct corpus_case *c, const char *line)
         c->final_contains = v;
     else if ((v = value_of(line, "expect-error-contains")))
         c->error_contains = v;
-    else if ((v = value_of(line, "expect-stdout-lacks")))
-        c->stdout_lacks = v;
-    else if ((v = value_of(line, "expect-stdout-has")))
-        c->stdout_has = v;
+    else if ((v = value_of(line, "expect-stdout-lacks")) && c->nlacks < MAX_LIST)
+        c->stdout_lacks[c->nlacks++] = v;
+    else if ((v = value_of(line, "expect-stdout-has")) && c->nhas < MAX_LIST)
+        c->stdout_has[c->nhas++] = v;
     else if ((v = value_of(line, "expect-count")) && c->ncounts < MAX_LIST) {
         if (parse_count(v, &c->counts[c->ncounts]) == 0)
             c->ncounts++;
@@ -348,10 +351,12 @@ static void run_case(void **state)
         json |= strcmp(c->args[i], "--json") == 0;
     if (json)
         check_stream(c, res.out.data);
-    if (c->stdout_lacks)
-        assert_null(strstr(res.out.data, c->stdout_lacks));
-    if (c->stdout_has && !strstr(res.out.data, c->stdout_has))
-        fail_msg("stdout lacks '%s':\n%s", c->stdout_has, res.out.data);
+    for (int i = 0; i < c->nlacks; i++)
+        if (strstr(res.out.data, c->stdout_lacks[i]))
+            fail_msg("stdout has '%s':\n%s", c->stdout_lacks[i], res.out.data);
+    for (int i = 0; i < c->nhas; i++)
+        if (!strstr(res.out.data, c->stdout_has[i]))
+            fail_msg("stdout lacks '%s':\n%s", c->stdout_has[i], res.out.data);
     check_group_gone(c, home);
     bt_test_result_release(&res);
     for (int i = 0; env[i]; i++)
@@ -378,8 +383,10 @@ static int release_case(void **state)
     free(c->final_text);
     free(c->final_contains);
     free(c->error_contains);
-    free(c->stdout_lacks);
-    free(c->stdout_has);
+    for (int i = 0; i < c->nlacks; i++)
+        free(c->stdout_lacks[i]);
+    for (int i = 0; i < c->nhas; i++)
+        free(c->stdout_has[i]);
     return 0;
 }
 
