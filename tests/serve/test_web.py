@@ -11,7 +11,8 @@ when it ends; a follow-up queued and taken back, then one that waits and
 is sent; cancel and retry; handoff (the command of `baton handoff
 --print`), a forced send to a handed-off conversation, delete; the
 server stopped and started again on its port, the page reconnecting and
-showing a turn the CLI sends; the phone layout at 375 px. Every prompt
+showing a turn the CLI sends; a turn with a sub-agent, its work shown as
+the sub-agent's and never as the answer; the phone layout at 375 px. Every prompt
 holds markup that must stay text. After each test the browser's console
 may hold no Content-Security-Policy refusal and no uncaught error.
 
@@ -20,6 +21,7 @@ missing (tests/scripts/deps.sh installs them); a chromium that is there
 but does not start fails. Screenshots of each step are saved in
 build/web-shots/ (BATON_WEB_SHOTS=DIR: in DIR).
 """
+import json
 import os
 import shutil
 import subprocess
@@ -426,6 +428,37 @@ class Web(BrowserCase):
         self.until(lambda: [e.text for e in self.q(".msg.user .body")][-1:] == ["from the cli"],
                    "the CLI's prompt")
         self.until(lambda: self.answers() == [ANSWER, ANSWER], "the CLI's turn's answer")
+
+    def test_9_subagent_work_apart(self):
+        """A codex turn whose sub-agent thread ran on the same connection
+        (the stream of corpus case codex-subagent-02, sent by the CLI):
+        the answer is the parent's final answer only; the sub-agent and
+        what it did are activity lines (the agent, then its work marked
+        with an arrow), its words never in the answer."""
+        case = servetest.TOP / "tests/corpus/cases/codex-subagent-02-child-ends-first.case"
+        replay = os.path.join(self.home.dir, "subagent.jsonl")
+        with open(replay, "w", encoding="utf-8") as f:
+            f.write(case.read_text(encoding="utf-8").split("--- stdout\n", 1)[1])
+        saved = dict(self.home.env)
+        self.home.env["FAKE_CODER_REPLAY"] = replay
+        self.home.env.pop("FAKE_CODER_PAUSE_AFTER", None)
+        try:
+            out = self.home.baton("run", "--json", "Count the files with a helper").stdout
+        finally:
+            self.home.env.clear()
+            self.home.env.update(saved)
+        conv = json.loads(out.decode().splitlines()[0])["conversation"]
+        self.sign_in()
+        self.open_conv(conv)
+        self.until(lambda: self.answers() == ["There are two files."], "the parent's answer")
+        def lines():
+            return [(t.find_element(By.CSS_SELECTOR, ".kind").text,
+                     t.find_element(By.CSS_SELECTOR, ".what").text) for t in self.q(".tool")]
+        want = [("tool", "spawnAgent"), ("agent", "Counter"), ("\u21b3 said", "CHILD WORDS"),
+                ("\u21b3 $", "/bin/bash -lc ls")]
+        self.until(lambda: all(w in self.read(lines) for w in want), "the sub-agent's lines")
+        self.assertNotIn("CHILD WORDS", " ".join(self.answers()))
+        self.shot("desktop-subagent")
 
     def test_8_phone_width(self):
         conv, _ = self.create("on a phone")
