@@ -112,6 +112,44 @@ static void test_tools(void **state)
     bt_acp_map_release(&m);
 }
 
+/* A sub-agent (codex thread, claude Task) and its work: tool calls of the
+ * turn, never the agent's message chunks or plan. */
+static void test_subagent(void **state)
+{
+    (void)state;
+    struct bt_acp_map m;
+    bt_acp_map_init(&m);
+    struct bt_event ev = item(BT_EVENT_ITEM_STARTED, "th2", BT_ITEM_SUBAGENT);
+    ev.item.subagent = "th2";
+    ev.item.name = "Counter";
+    ev.item.status = "in_progress";
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"th2\",\"title\":\"Counter\","
+           "\"kind\":\"other\",\"status\":\"in_progress\"}]");
+    ev = item(BT_EVENT_ITEM_DELTA, "m9", BT_ITEM_MESSAGE);
+    ev.item.subagent = "th2";
+    ev.delta = "child";
+    ev.delta_len = 5;
+    expect(&m, &ev, "[]");
+    ev = item(BT_EVENT_ITEM_COMPLETED, "m9", BT_ITEM_MESSAGE);
+    ev.item.subagent = "th2";
+    ev.item.status = "completed";
+    ev.item.text = "child";
+    ev.item.text_len = 5;
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"m9\",\"title\":\"message\","
+           "\"kind\":\"other\",\"status\":\"completed\",\"content\":[{\"type\":\"content\","
+           "\"content\":{\"type\":\"text\",\"text\":\"child\"}}]}]");
+    ev = item(BT_EVENT_ITEM_COMPLETED, "p9", BT_ITEM_PLAN);
+    ev.item.subagent = "th2";
+    ev.item.status = "completed";
+    char *got = map(&m, &ev);
+    assert_null(strstr(got, "\"sessionUpdate\":\"plan\""));
+    assert_non_null(strstr(got, "\"tool_call\""));
+    free(got);
+    bt_acp_map_release(&m);
+}
+
 static void test_plan(void **state)
 {
     (void)state;
@@ -239,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_message_deltas_then_the_rest),
         cmocka_unit_test(test_tools),
         cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_subagent),
         cmocka_unit_test(test_file_change_diffs),
         cmocka_unit_test(test_usage_and_the_rest),
     };
