@@ -11,8 +11,8 @@
 
 #include "json.h"
 
-/* A bound on what one parser remembers: codex limits spawned agents per
- * session (agents.max_threads, 6 by default in codex-cli 0.171.0). */
+/* A bound on what one parser remembers (input-driven: a coder could name
+ * any number of threads); far above the handful of agents a turn spawns. */
 #define BT_CODEX_MAX_AGENTS 64
 
 struct agent {
@@ -62,7 +62,7 @@ static void set(char **field, const char *s)
     *field = s ? bt_xstrdup(s) : NULL;
 }
 
-void bt_codex_agents_thread(struct bt_codex_agents *a, const char *thread, const cJSON *t)
+static void on_thread(struct bt_codex_agents *a, const char *thread, const cJSON *t)
 {
     struct agent *g = find(a, thread);
     if (!g)
@@ -98,8 +98,8 @@ static void emit_item(const struct agent *g, const char *thread, enum bt_event_t
     sink->event(sink->data, &ev);
 }
 
-void bt_codex_agents_turn_started(struct bt_codex_agents *a, const char *thread,
-                                  const struct bt_parser_sink *sink)
+static void turn_started(struct bt_codex_agents *a, const char *thread,
+                         const struct bt_parser_sink *sink)
 {
     struct agent *g = find(a, thread);
     if (g)
@@ -107,8 +107,8 @@ void bt_codex_agents_turn_started(struct bt_codex_agents *a, const char *thread,
     emit_item(g, thread, BT_EVENT_ITEM_STARTED, "in_progress", NULL, sink);
 }
 
-void bt_codex_agents_turn_completed(struct bt_codex_agents *a, const char *thread,
-                                    const cJSON *turn, const struct bt_parser_sink *sink)
+static void turn_completed(struct bt_codex_agents *a, const char *thread, const cJSON *turn,
+                           const struct bt_parser_sink *sink)
 {
     const char *status = bt_json_str(turn, "status");
     cJSON *d = cJSON_CreateObject();
@@ -131,4 +131,32 @@ void bt_codex_agents_message(struct bt_codex_agents *a, const char *thread, cons
     struct agent *g = find(a, thread);
     if (g && text)
         set(&g->text, text);
+}
+
+const char *bt_codex_agents_thread_of(const char *own, const cJSON *params)
+{
+    const char *t = bt_json_str(params, "threadId");
+    if (!t)
+        t = bt_json_str(bt_json_obj(params, "thread"), "id");
+    return t && own && strcmp(t, own) != 0 ? t : NULL;
+}
+
+int bt_codex_agents_note(struct bt_codex_agents *a, const char *thread, const char *method,
+                         const cJSON *params, const struct bt_parser_sink *sink)
+{
+    if (strcmp(method, "turn/started") == 0) {
+        turn_started(a, thread, sink);
+    } else if (strcmp(method, "turn/completed") == 0) {
+        turn_completed(a, thread, bt_json_obj(params, "turn"), sink);
+    } else if (strcmp(method, "thread/started") == 0) {
+        on_thread(a, thread, bt_json_obj(params, "thread"));
+    } else if (strcmp(method, "error") == 0) {
+        const char *msg = bt_json_str(bt_json_obj(params, "error"), "message");
+        char *text = bt_xasprintf("codex sub-agent %s: %s", thread, msg ? msg : "error");
+        bt_parser_warn(sink, "coder", text, NULL, 0);
+        free(text);
+    } else if (strcmp(method, "thread/tokenUsage/updated") != 0) {
+        return 0;
+    }
+    return 1;
 }

@@ -30,21 +30,27 @@ struct bt_codex_agents;
 struct bt_codex_agents *bt_codex_agents_new(void);
 void bt_codex_agents_free(struct bt_codex_agents *a);
 
-/* thread/started of a sub-agent thread: remember its name (`agentNickname`,
- * `agentRole`, else the thread_spawn `agent_path` of its source). */
-void bt_codex_agents_thread(struct bt_codex_agents *a, const char *thread,
-                            const struct cJSON *thread_obj);
+/* The sub-agent thread a notification is about: its `threadId`
+ * (thread/started: its thread's id) when that is not own, the
+ * conversation's thread (from the thread/start or thread/resume answer);
+ * NULL for the own thread, while own is not known (NULL), and for a
+ * notification that names no thread. Points into params. */
+const char *bt_codex_agents_thread_of(const char *own, const struct cJSON *params);
 
-/* A sub-agent's turn/started: item.started of kind subagent. */
-void bt_codex_agents_turn_started(struct bt_codex_agents *a, const char *thread,
-                                  const struct bt_parser_sink *sink);
-
-/* A sub-agent's turn/completed: item.completed of kind subagent, status
- * completed for turn.status completed, else failed (interrupted, failed or
- * unknown: detail.status says which), text its last message, detail
- * {thread, status, error}. */
-void bt_codex_agents_turn_completed(struct bt_codex_agents *a, const char *thread,
-                                    const struct cJSON *turn, const struct bt_parser_sink *sink);
+/* A notification of the sub-agent thread `thread` that is not about its
+ * items (those are the parser's, tagged with the thread):
+ * - thread/started: its name is remembered (`agentNickname`, `agentRole`,
+ *   else the thread_spawn `agent_nickname` or `agent_path` of its source);
+ * - turn/started: item.started of kind subagent (id and subagent: thread);
+ * - turn/completed: item.completed of kind subagent, status completed for
+ *   turn.status completed, else failed (interrupted, failed or unknown:
+ *   detail.status says which), text its last message, detail {thread,
+ *   status, error};
+ * - error: a `coder` warning naming the sub-agent (not the turn's error);
+ * - thread/tokenUsage/updated: nothing (not the turn's usage).
+ * Returns 1 when it was one of these, 0 for the parser to handle. */
+int bt_codex_agents_note(struct bt_codex_agents *a, const char *thread, const char *method,
+                         const struct cJSON *params, const struct bt_parser_sink *sink);
 
 /* A sub-agent's agentMessage completed: its text is the sub-agent's latest
  * word, the text of its item when its turn completes. */

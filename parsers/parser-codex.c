@@ -485,29 +485,6 @@ static void on_plan(const struct codex_parser *p, const cJSON *params,
     bt_buf_release(&text);
 }
 
-/* A sub-agent thread's notification that is not about its items: its
- * turn's start and end become its subagent item; its usage is not the
- * turn's; its errors are its own (a warning). 1: handled here. */
-static int on_subagent_note(struct codex_parser *p, const char *m, const cJSON *params,
-                            const struct bt_parser_sink *sink)
-{
-    if (strcmp(m, "turn/started") == 0) {
-        bt_codex_agents_turn_started(p->agents, p->subagent, sink);
-    } else if (strcmp(m, "turn/completed") == 0) {
-        bt_codex_agents_turn_completed(p->agents, p->subagent, bt_json_obj(params, "turn"), sink);
-    } else if (strcmp(m, "thread/started") == 0) {
-        bt_codex_agents_thread(p->agents, p->subagent, bt_json_obj(params, "thread"));
-    } else if (strcmp(m, "error") == 0) {
-        const char *msg = bt_json_str(bt_json_obj(params, "error"), "message");
-        char *text = bt_xasprintf("codex sub-agent %s: %s", p->subagent, msg ? msg : "error");
-        bt_parser_warn(sink, "coder", text, NULL, 0);
-        free(text);
-    } else if (strcmp(m, "thread/tokenUsage/updated") != 0) {
-        return 0;
-    }
-    return 1;
-}
-
 /* An item notification of the conversation's own thread for a turn that is
  * not this one (the thread's next turn, started by codex itself when a
  * sub-agent reports back): not this turn's work. */
@@ -521,7 +498,7 @@ static int other_turn(const struct codex_parser *p, const char *m, const cJSON *
 static int on_notification(struct codex_parser *p, const char *m, const cJSON *params,
                            const struct bt_parser_sink *sink, const char *raw, size_t raw_len)
 {
-    if (p->subagent && on_subagent_note(p, m, params, sink))
+    if (p->subagent && bt_codex_agents_note(p->agents, p->subagent, m, params, sink))
         return 0;
     if (other_turn(p, m, params))
         bt_parser_warn(sink, "protocol", "codex sent an item of another turn", raw, raw_len);
@@ -656,18 +633,6 @@ static void on_response(struct codex_parser *p, const cJSON *msg, const struct b
         signal_version(bt_json_str(res, "userAgent"), sink);
 }
 
-/* The sub-agent thread a notification is about: its threadId (thread/
- * started: its thread's id) when that is not the conversation's own
- * thread; NULL for the own thread, before it is known, and for a line that
- * names no thread. */
-static const char *foreign_thread(const struct codex_parser *p, const cJSON *params)
-{
-    const char *t = bt_json_str(params, "threadId");
-    if (!t)
-        t = bt_json_str(bt_json_obj(params, "thread"), "id");
-    return t && p->thread_id && strcmp(t, p->thread_id) != 0 ? t : NULL;
-}
-
 static void codex_line(void *st, char *line, size_t len, const struct bt_parser_sink *sink)
 {
     struct codex_parser *p = st;
@@ -688,7 +653,7 @@ static void codex_line(void *st, char *line, size_t len, const struct bt_parser_
     const cJSON *params = bt_json_obj(msg, "params");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
     if (m && !id)
-        p->subagent = foreign_thread(p, params);
+        p->subagent = bt_codex_agents_thread_of(p->thread_id, params);
     if (m && id)
         on_request(p, msg, m, params, sink);
     else if (m && on_notification(p, m, params, sink, line, len) != 0)
