@@ -42,10 +42,8 @@ static int has_any(const char *text, const char *const *words)
 }
 
 /* What agents and the model APIs behind them say (Gemini REST, OpenAI
- * Chat Completions, Node's fetch). */
-static const char *const rate_words[] = {
-    "429", "rate limit", "rate_limit", "resource_exhausted", "quota", "too many requests", NULL,
-};
+ * Chat Completions, Node's fetch); a rate limit's words are every coder's
+ * (bt_error_text_rate_limited). */
 static const char *const context_words[] = {
     "context window",
     "context length",
@@ -85,7 +83,7 @@ enum bt_error_kind bt_acp_text_kind(const struct bt_acp_profile *p, const char *
         return BT_ERROR_KIND_NONE;
     if (has_any(text, p->auth_patterns) || has_any(text, auth_words))
         return BT_ERROR_KIND_AUTH_REQUIRED;
-    if (has_any(text, rate_words))
+    if (bt_error_text_rate_limited(text))
         return BT_ERROR_KIND_RATE_LIMITED;
     if (has_any(text, context_words))
         return BT_ERROR_KIND_CONTEXT_EXCEEDED;
