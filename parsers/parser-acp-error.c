@@ -110,7 +110,6 @@ void bt_acp_parser_diagnose(void *st, const char *tail, size_t tail_len, int64_t
                             int signal, enum bt_error_kind *kind, struct bt_buf *msg)
 {
     const struct bt_acp_profile *p = *(const struct bt_acp_profile *const *)st;
-    (void)tail_len;
     enum bt_error_kind k = signal ? BT_ERROR_KIND_NONE : bt_acp_text_kind(p, tail);
     if (k == BT_ERROR_KIND_AUTH_REQUIRED) {
         *kind = k;
@@ -124,6 +123,13 @@ void bt_acp_parser_diagnose(void *st, const char *tail, size_t tail_len, int64_t
                     : k == BT_ERROR_KIND_CONTEXT_EXCEEDED ? "the conversation is over the "
                                                             "model's context window"
                                                           : "the model endpoint was not reached");
+        /* the agent's own line with it: a reset time it gives is kept */
+        struct bt_buf line = BT_BUF_INIT;
+        enum bt_error_kind said = k;
+        bt_acp_parser_explain(st, tail, tail_len, &said, &line);
+        if (line.len)
+            bt_buf_addf(msg, " (%s)", line.data);
+        bt_buf_release(&line);
         return;
     }
     *kind = BT_ERROR_KIND_CODER_CRASHED;

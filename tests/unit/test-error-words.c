@@ -149,6 +149,19 @@ static void test_coders(void **state)
             bt_buf_release(&msg);
             c->parser->destroy(st);
         }
+        /* an agent that exits with its limit on stderr: the reset time it
+         * gives stays in the reason */
+        static const char tail[] = "Loaded cached credentials.\nError: You have exhausted your "
+                                   "capacity on this model. Your quota will reset after "
+                                   "4h34m3s.\n";
+        void *st = c->parser->create();
+        enum bt_error_kind kind = BT_ERROR_KIND_CODER_CRASHED;
+        struct bt_buf msg = BT_BUF_INIT;
+        c->parser->diagnose(st, tail, strlen(tail), 1, 0, &kind, &msg);
+        assert_int_equal(kind, BT_ERROR_KIND_RATE_LIMITED);
+        assert_non_null(strstr(msg.data, "reset after 4h34m3s"));
+        bt_buf_release(&msg);
+        c->parser->destroy(st);
     }
 }
 
