@@ -42,10 +42,8 @@ static int has_any(const char *text, const char *const *words)
 }
 
 /* What agents and the model APIs behind them say (Gemini REST, OpenAI
- * Chat Completions, Node's fetch). */
-static const char *const rate_words[] = {
-    "429", "rate limit", "rate_limit", "resource_exhausted", "quota", "too many requests", NULL,
-};
+ * Chat Completions, Node's fetch); a rate limit's words are every coder's
+ * (bt_error_text_rate_limited). */
 static const char *const context_words[] = {
     "context window",
     "context length",
@@ -85,7 +83,7 @@ enum bt_error_kind bt_acp_text_kind(const struct bt_acp_profile *p, const char *
         return BT_ERROR_KIND_NONE;
     if (has_any(text, p->auth_patterns) || has_any(text, auth_words))
         return BT_ERROR_KIND_AUTH_REQUIRED;
-    if (has_any(text, rate_words))
+    if (bt_error_text_rate_limited(text))
         return BT_ERROR_KIND_RATE_LIMITED;
     if (has_any(text, context_words))
         return BT_ERROR_KIND_CONTEXT_EXCEEDED;
@@ -112,7 +110,6 @@ void bt_acp_parser_diagnose(void *st, const char *tail, size_t tail_len, int64_t
                             int signal, enum bt_error_kind *kind, struct bt_buf *msg)
 {
     const struct bt_acp_profile *p = *(const struct bt_acp_profile *const *)st;
-    (void)tail_len;
     enum bt_error_kind k = signal ? BT_ERROR_KIND_NONE : bt_acp_text_kind(p, tail);
     if (k == BT_ERROR_KIND_AUTH_REQUIRED) {
         *kind = k;
@@ -126,6 +123,13 @@ void bt_acp_parser_diagnose(void *st, const char *tail, size_t tail_len, int64_t
                     : k == BT_ERROR_KIND_CONTEXT_EXCEEDED ? "the conversation is over the "
                                                             "model's context window"
                                                           : "the model endpoint was not reached");
+        /* the agent's own line with it: a reset time it gives is kept */
+        struct bt_buf line = BT_BUF_INIT;
+        enum bt_error_kind said = k;
+        bt_acp_parser_explain(st, tail, tail_len, &said, &line);
+        if (line.len)
+            bt_buf_addf(msg, " (%s)", line.data);
+        bt_buf_release(&line);
         return;
     }
     *kind = BT_ERROR_KIND_CODER_CRASHED;

@@ -466,7 +466,7 @@ static void end_with_stop(struct acp_parser *a, const char *stop, const struct b
          "the agent stopped at its limit of model requests in one turn (max_turn_requests)"},
         {"refusal", BT_TURN_FAILED, "the model refused to answer (refusal)"},
     };
-    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END};
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .turn_end = {.drain = 1}};
     struct bt_signal_turn_end *end = &sig.turn_end;
     size_t i = 0;
     while (i < BT_ARRAY_SIZE(map) && (!stop || strcmp(map[i].reason, stop) != 0))
@@ -513,7 +513,7 @@ static void end_with_error(struct acp_parser *a, const cJSON *err,
                                                : NULL;
     if (details && (!m || !strstr(m, details)))
         bt_buf_addf(&msg, " (%s)", details);
-    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END};
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .turn_end = {.drain = 1}};
     sig.turn_end.status = bt_json_int(err, "code") == -32800 ? BT_TURN_CANCELLED : BT_TURN_FAILED;
     if (sig.turn_end.status == BT_TURN_FAILED) {
         sig.turn_end.error_kind = bt_acp_error_kind(a->profile, err);
@@ -533,7 +533,7 @@ static void end_with_prose(struct acp_parser *a, const struct bt_parser_sink *si
 {
     const char *text = a->held_text.data + strlen("Error: ");
     enum bt_error_kind kind = bt_acp_text_kind(a->profile, text);
-    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END};
+    struct bt_signal sig = {.type = BT_SIGNAL_TURN_END, .turn_end = {.drain = 1}};
     sig.turn_end.status = BT_TURN_FAILED;
     sig.turn_end.error_kind = kind ? kind : BT_ERROR_KIND_MODEL_ERROR;
     sig.turn_end.message = text;
@@ -561,8 +561,9 @@ static void on_response(struct acp_parser *a, const cJSON *msg, const struct bt_
             end_with_prose(a, sink);
             return;
         }
+        /* the message stays open: its tail may come after the answer,
+         * while the end drains (turn_end.drain); finish closes it */
         flush_held(a, sink, 0);
-        close_open(a, sink);
         if (usage)
             on_prompt_usage(a, usage, sink);
         if (err || !res)
@@ -576,7 +577,10 @@ static void on_response(struct acp_parser *a, const cJSON *msg, const struct bt_
     struct bt_signal sig = {.type = BT_SIGNAL_RESPONSE};
     struct bt_signal_response *rs = &sig.response;
     rs->id = id;
-    rs->is_error = err || !res;
+    /* JSON-RPC 2.0 lets a result be any value, null included: an agent
+     * that answers session/load or session/resume with `null` loaded it.
+     * Only an error, or no result member at all, is a failure. */
+    rs->is_error = err || !cJSON_GetObjectItemCaseSensitive(msg, "result");
     rs->error_code = err ? bt_json_int(err, "code") : 0;
     rs->error_message = err ? bt_json_str(err, "message") : NULL;
     rs->session_id = res ? bt_json_str(res, "sessionId") : NULL;

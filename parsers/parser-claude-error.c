@@ -26,6 +26,8 @@ enum bt_error_kind bt_claude_error_kind(const char *api_error, const cJSON *res,
     if (text && (strstr(text, "Connection error") || strstr(text, "ECONNREFUSED") ||
                  strstr(text, "Unable to connect")))
         return BT_ERROR_KIND_NETWORK_ERROR;
+    if (bt_error_text_rate_limited(text)) /* "Claude AI usage limit reached|<epoch>" */
+        return BT_ERROR_KIND_RATE_LIMITED;
     return BT_ERROR_KIND_MODEL_ERROR;
 }
 

@@ -498,10 +498,28 @@ static void on_stream_event(struct claude_parser *p, const cJSON *msg,
     }
 }
 
+/* The complete text of a streamed block, from the assistant message that
+ * claude 2.1.332 sends for it before its content_block_stop: the block's
+ * item.completed carries it, so a delta that was lost or cut does not
+ * stay in the answer (the engine warns when they differ, turn.c). The
+ * message does not name the block's index: it is the last open block of
+ * its kind. */
+static void block_repair(struct claude_parser *p, int kind, const char *text)
+{
+    for (size_t i = MAX_BLOCKS; text && i-- > 0;) {
+        struct block *b = &p->blocks[i];
+        if (b->kind == kind) {
+            bt_buf_reset(&b->text);
+            bt_buf_adds(&b->text, text);
+            return;
+        }
+    }
+}
+
 /* An assistant message: one finished content block. Streamed blocks were
- * shown already; a message that was not streamed (no partial messages, or
- * a tool use claude made up) is shown from here. A synthetic API error
- * names its kind in "error". */
+ * shown already (their complete text repairs them); a message that was
+ * not streamed (no partial messages, or a tool use claude made up) is
+ * shown from here. A synthetic API error names its kind in "error". */
 static void on_assistant(struct claude_parser *p, const cJSON *msg,
                          const struct bt_parser_sink *sink)
 {
@@ -516,10 +534,15 @@ static void on_assistant(struct claude_parser *p, const cJSON *msg,
     cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(m, "content"))
     {
         const char *type = bt_json_str(b, "type");
+        int streamed = id && p->message_id && strcmp(id, p->message_id) == 0;
         if (type && strcmp(type, "tool_use") == 0) /* no-op when streamed */
             tool_started(p, bt_json_str(b, "id"), bt_json_str(b, "name"),
                          cJSON_GetObjectItemCaseSensitive(b, "input"), sink);
-        else if (type && (p->subagent || !id || !p->message_id || strcmp(id, p->message_id) != 0) &&
+        else if (type && streamed && !p->subagent &&
+                 (strcmp(type, "text") == 0 || strcmp(type, "thinking") == 0))
+            block_repair(p, type[1] == 'h' ? 'r' : 'm',
+                         bt_json_str(b, type[1] == 'h' ? "thinking" : "text"));
+        else if (type && (p->subagent || !streamed) &&
                  (strcmp(type, "text") == 0 || strcmp(type, "thinking") == 0)) {
             struct block blk = {.kind = type[1] == 'h' ? 'r' : 'm', .text = BT_BUF_INIT};
             const char *text = bt_json_str(b, type[1] == 'h' ? "thinking" : "text");

@@ -80,8 +80,14 @@ enum bt_error_kind bt_codex_error_kind(const cJSON *err)
     if (err && unreachable(err, name, detail))
         return BT_ERROR_KIND_NETWORK_ERROR;
     for (size_t i = 0; name && i < BT_ARRAY_SIZE(error_kinds); i++)
-        if (strcmp(error_kinds[i].info, name) == 0)
+        if (strcmp(error_kinds[i].info, name) == 0 &&
+            error_kinds[i].kind != BT_ERROR_KIND_MODEL_ERROR)
             return error_kinds[i].kind;
+    /* a usage limit without its codexErrorInfo (an older or newer codex,
+     * a retried 429 as responseTooManyFailedAttempts): the words say it */
+    if (err && (bt_error_text_rate_limited(bt_json_str(err, "message")) ||
+                bt_error_text_rate_limited(bt_json_str(err, "additionalDetails"))))
+        return BT_ERROR_KIND_RATE_LIMITED;
     return BT_ERROR_KIND_MODEL_ERROR;
 }
 

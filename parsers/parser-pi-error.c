@@ -41,7 +41,7 @@ enum bt_error_kind bt_pi_error_kind(const char *msg)
     for (size_t i = 0; i < BT_ARRAY_SIZE(unreachable); i++)
         if (strstr(msg, unreachable[i]))
             return BT_ERROR_KIND_NETWORK_ERROR;
-    if (has_status(msg, "429") || strstr(msg, "rate limit") || strstr(msg, "Rate limit"))
+    if (bt_error_text_rate_limited(msg))
         return BT_ERROR_KIND_RATE_LIMITED;
     if (has_status(msg, "401") || has_status(msg, "403") || strstr(msg, "API key") ||
         strstr(msg, "api key"))

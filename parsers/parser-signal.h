@@ -85,6 +85,12 @@ struct bt_signal_turn_end {
     int unexplained;               /* 1 (FAILED only): the protocol said the turn failed but
                                       not why (an ACP end_turn with no output at all): the
                                       engine asks the parser's explain op to read stderr */
+    int drain;                     /* 1: final once the coder has said nothing for
+                                      BT_TURN_DRAIN_MS (at most BT_TURN_DRAIN_MAX_MS after
+                                      it): what it still says belongs to the turn (ACP:
+                                      session/update notifications written after the
+                                      session/prompt answer); then the parser's finish op
+                                      closes what is open, so it must be idempotent */
 };
 
 /* RETRY: the coder is retrying a failed model request (codex `error` with

@@ -45,7 +45,9 @@ struct bt_parser_ops {
      * dropped), NUL-terminated at line[len] and writable. It is text:
      * valid UTF-8 with no NUL byte, because the engine replaces each NUL
      * byte and each invalid sequence with U+FFFD first (so len may exceed
-     * the bytes read) and emits an invalid_text warning. Never fails, and
+     * the bytes read) and emits an invalid_text warning; it rewrites each
+     * JSON escape \u0000 as \ufffd too (json.h, bt_json_nul_replace), so a
+     * decoded string (cJSON's, jscan's) never ends early at a NUL. Never fails, and
      * must not crash on other bytes either (the fuzz targets feed them):
      * what it cannot use becomes a warning event carrying the raw text. */
     void (*line)(void *st, char *line, size_t len, const struct bt_parser_sink *sink);

@@ -3,6 +3,7 @@
 #include "acp-map.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 struct bt_acp_map_item {
     char *id;
     size_t sent;   /* message, reasoning: bytes of text sent */
+    uint64_t hash; /* ... and their FNV-1a hash, to tell a completion that repairs them */
     int announced; /* a tool: its tool_call went out */
     char *changes; /* a file change: its changes, from the event that had them */
 };
@@ -72,17 +74,42 @@ cJSON *bt_acp_map_user_text(const char *text)
     return chunk("user_message_chunk", text, text ? strlen(text) : 0);
 }
 
-/* message and reasoning: what of the text has not been sent yet. */
+#define FNV_OFFSET 14695981039346656037u
+#define FNV_PRIME 1099511628211u
+
+static uint64_t fnv(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * FNV_PRIME;
+    return h;
+}
+
+/* message and reasoning: what of the text has not been sent yet. A
+ * complete text that does not begin with what was streamed (a delta was
+ * lost or cut; docs/events.md, `repaired`) cannot be patched, as ACP
+ * chunks only append: it follows whole, after a blank line, so the
+ * editor's transcript ends with the right text. */
 static int on_text(struct bt_acp_map *m, const struct bt_event *ev, cJSON *updates)
 {
     const char *kind =
         ev->item.kind == BT_ITEM_MESSAGE ? "agent_message_chunk" : "agent_thought_chunk";
     struct bt_acp_map_item *it = item_of(m, ev->item.id);
+    if (!it->sent)
+        it->hash = FNV_OFFSET;
     const char *text = NULL;
     size_t len = 0;
     if (ev->type == BT_EVENT_ITEM_DELTA) {
         text = ev->delta;
         len = ev->delta_len;
+    } else if (ev->type == BT_EVENT_ITEM_COMPLETED && ev->item.text && it->sent &&
+               (ev->item.text_len < it->sent ||
+                fnv(FNV_OFFSET, ev->item.text, it->sent) != it->hash)) {
+        struct bt_buf whole = BT_BUF_INIT;
+        bt_buf_adds(&whole, "\n\n");
+        bt_buf_add(&whole, ev->item.text, ev->item.text_len);
+        cJSON_AddItemToArray(updates, chunk(kind, whole.data, whole.len));
+        bt_buf_release(&whole);
+        return 1;
     } else if (ev->type == BT_EVENT_ITEM_COMPLETED && ev->item.text &&
                ev->item.text_len > it->sent) {
         text = ev->item.text + it->sent;
@@ -90,6 +117,7 @@ static int on_text(struct bt_acp_map *m, const struct bt_event *ev, cJSON *updat
     }
     if (!text || !len)
         return 0;
+    it->hash = fnv(it->hash, text, len);
     it->sent += len;
     cJSON_AddItemToArray(updates, chunk(kind, text, len));
     return 1;

@@ -124,6 +124,15 @@ void bt_answer_add(struct bt_answer *a, const struct bt_event *ev)
     }
 }
 
+int bt_answer_repairs(const struct bt_answer *a, const struct bt_event *ev)
+{
+    const struct bt_item *it = &ev->item;
+    if (ev->type != BT_EVENT_ITEM_COMPLETED || it->kind != BT_ITEM_MESSAGE || !it->text ||
+        !same(a->msg_id, it->id))
+        return 0;
+    return it->text_len != a->msg.len || memcmp(it->text, a->msg.data, a->msg.len) != 0;
+}
+
 void bt_answer_add_json(struct bt_answer *a, const char *json, size_t len)
 {
     struct bt_event ev;

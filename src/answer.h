@@ -56,6 +56,11 @@ void bt_answer_release(struct bt_answer *a);
  * delta of a message that completed already is ignored. */
 void bt_answer_add(struct bt_answer *a, const struct bt_event *ev);
 
+/* 1 if ev is the item.completed of the message item whose deltas are
+ * being streamed, with a text that differs from them (a delta was lost or
+ * cut): its text, the complete message, is what bt_answer_add keeps. */
+int bt_answer_repairs(const struct bt_answer *a, const struct bt_event *ev);
+
 /* The same for a stored event's JSON text (as bt_event_to_json wrote it);
  * what does not parse is ignored. */
 void bt_answer_add_json(struct bt_answer *a, const char *json, size_t len);

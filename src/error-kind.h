@@ -48,4 +48,25 @@ const char *bt_error_kind_name(enum bt_error_kind k);
  * space is not the kind. */
 enum bt_error_kind bt_error_kind_parse(const char *name);
 
+/* 1 if a coder's error text (may be NULL) speaks of a rate limit, a usage
+ * limit or a quota: one table for every coder, ASCII case ignored, e.g.
+ * codex 0.171.0 "You've hit your usage limit. … try again at 3:05 PM" and
+ * codexErrorInfo "usageLimitExceeded", claude "Claude AI usage limit
+ * reached|1760000000" and "5-hour limit reached ∙ resets 3pm", gemini
+ * "Quota exceeded for quota metric …" and "RESOURCE_EXHAUSTED", OpenAI
+ * and Anthropic APIs behind pi and opencode "429 Too Many Requests",
+ * "Rate limit reached", "insufficient_quota", copilot "you've hit a rate
+ * limit … try again in 46 minutes". An HTTP status 429 counts on its own
+ * only (not inside a longer number such as a port). The table:
+ * error-kind.c. A parser checks this after what its coder says more
+ * precisely (an auth failure, a context overflow, an unreachable host). */
+int bt_error_text_rate_limited(const char *text);
+
+/* text with a reset time it gives as seconds since the epoch after a
+ * '|' (claude's "Claude AI usage limit reached|1760000000", Claude Code
+ * 1.x and 2.x) made readable: "Claude AI usage limit reached (resets
+ * 2025-10-09 08:53 UTC)". Owned; NULL when text (may be NULL) holds no
+ * such time: it is kept as it is, with any reset time it says in words. */
+char *bt_error_text_readable(const char *text);
+
 #endif

@@ -85,6 +85,21 @@ int bt_json_has_nul(const char *text, size_t len)
     return 0;
 }
 
+size_t bt_json_nul_replace(char *text, size_t len)
+{
+    size_t n = 0;
+    char *end = text + len;
+    /* memchr: coders' lines run to megabytes and hold few backslashes */
+    for (char *p = memchr(text, '\\', len); p && p + 1 < end;
+         p = p + 2 < end ? memchr(p + 2, '\\', (size_t)(end - p - 2)) : NULL) {
+        if (p[1] == 'u' && end - p >= 6 && memcmp(p + 2, "0000", 4) == 0) {
+            memcpy(p + 2, "fffd", 4);
+            n++;
+        }
+    }
+    return n;
+}
+
 const char *bt_json_str(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);

@@ -26,6 +26,15 @@ cJSON *bt_json_parse(const char *text, size_t len, const char **end);
  * \u0000: cJSON's strings end at it, so "a\u0000b" would read as "a". */
 int bt_json_has_nul(const char *text, size_t len);
 
+/* Rewrite each escape \u0000 in the JSON text (len bytes, writable) as
+ * \ufffd in place, the same length: cJSON's strings end at a NUL, so a
+ * coder's "a\u0000b" would read as "a" and the rest of its text would be
+ * lost; it reads as "a\xEF\xBF\xBDb" (U+FFFD) instead, as raw NUL bytes
+ * and invalid UTF-8 do (docs/events.md, invalid_text). An escaped
+ * backslash before "u0000" ("\\u0000", the six characters themselves)
+ * is left alone. Returns the number of escapes replaced. */
+size_t bt_json_nul_replace(char *text, size_t len);
+
 /* The string member key of o, or NULL. o may be NULL. */
 const char *bt_json_str(const cJSON *o, const char *key);
 

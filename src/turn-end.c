@@ -20,10 +20,27 @@ void bt_turn_end_clear_pending(struct bt_turn *t)
     uv_timer_stop(&t->settle);
 }
 
+/* A second end (claude's second `result`, codex's second turn/completed of
+ * the turn, pi's agent_end after the end, an ACP prompt answered again)
+ * changes nothing: the first end and its usage stand; the first repeat
+ * is said. */
+static void end_again(struct bt_turn *t)
+{
+    if (t->ends_after_end++)
+        return;
+    struct bt_event w;
+    bt_event_init(&w, BT_EVENT_WARNING);
+    w.kind = "protocol";
+    w.message = "the coder ended the turn again after its end; the later end is ignored";
+    bt_turn_emit(t, &w);
+}
+
 void bt_turn_end_now(struct bt_turn *t, const struct bt_signal_turn_end *end)
 {
-    if (t->ended)
+    if (t->ended) {
+        end_again(t);
         return;
+    }
     t->ended = 1;
     t->end_status = end->status;
     t->end_kind = end->error_kind;
@@ -42,19 +59,37 @@ static void end_pending(struct bt_turn *t)
 {
     if (!t->pending.set)
         return;
-    struct bt_signal_turn_end end = {
-        .status = t->pending.status, .error_kind = t->pending.kind, .message = t->pending.message};
+    struct bt_signal_turn_end end = {.status = t->pending.status,
+                                     .error_kind = t->pending.kind,
+                                     .message = t->pending.message,
+                                     .unexplained = t->pending.unexplained};
     bt_turn_end_now(t, &end);
     bt_turn_end_clear_pending(t);
 }
 
+/* A drained end: the parser closes what is still open (a message whose
+ * tail came after the answer) while its items still count, then it ends. */
+static void end_drained(struct bt_turn *t)
+{
+    if (t->pending.set && t->pending.drain && t->o->coder->parser->finish)
+        t->o->coder->parser->finish(t->parser, &t->sink);
+    end_pending(t);
+}
+
 static void on_settle(uv_timer_t *h)
 {
-    end_pending(h->data);
+    end_drained(h->data);
+}
+
+void bt_turn_end_drain_now(struct bt_turn *t)
+{
+    if (t->pending.set && t->pending.drain)
+        end_drained(t);
 }
 
 /* A coder that may retry after an end (pi's auto-retry) says so within
- * BT_TURN_SETTLE_MS; until then the end waits. */
+ * BT_TURN_SETTLE_MS; until then the end waits. An end that drains (ACP)
+ * waits for BT_TURN_DRAIN_MS of quiet instead. */
 void bt_turn_end_hold(struct bt_turn *t, const struct bt_signal_turn_end *end)
 {
     bt_turn_end_clear_pending(t);
@@ -62,7 +97,21 @@ void bt_turn_end_hold(struct bt_turn *t, const struct bt_signal_turn_end *end)
     t->pending.status = end->status;
     t->pending.kind = end->error_kind;
     t->pending.message = end->message ? bt_xstrdup(end->message) : NULL;
-    uv_timer_start(&t->settle, on_settle, BT_TURN_SETTLE_MS, 0);
+    t->pending.unexplained = end->unexplained;
+    t->pending.drain = end->drain;
+    t->pending.drain_until = bt_mono_ms() + BT_TURN_DRAIN_MAX_MS;
+    uv_timer_start(&t->settle, on_settle, end->drain ? BT_TURN_DRAIN_MS : BT_TURN_SETTLE_MS, 0);
+}
+
+void bt_turn_end_heard(struct bt_turn *t)
+{
+    if (!t->pending.set || !t->pending.drain || t->replay)
+        return;
+    int64_t left = t->pending.drain_until - bt_mono_ms();
+    if (left < 0)
+        left = 0;
+    uv_timer_start(&t->settle, on_settle,
+                   left < BT_TURN_DRAIN_MS ? (uint64_t)left : BT_TURN_DRAIN_MS, 0);
 }
 
 /* ---- the final status ----------------------------------------------- */
@@ -117,6 +166,17 @@ static void explain_end(struct bt_turn *t, struct bt_buf *why)
     free(tail_z);
 }
 
+/* The kind of a failure the coder gave no more precise kind for: a rate
+ * or usage limit when its words say so, for every coder alike
+ * (bt_error_text_rate_limited). */
+static enum bt_error_kind kind_from_words(enum bt_error_kind kind, const char *message)
+{
+    if ((kind == BT_ERROR_KIND_NONE || kind == BT_ERROR_KIND_MODEL_ERROR) &&
+        bt_error_text_rate_limited(message))
+        return BT_ERROR_KIND_RATE_LIMITED;
+    return kind;
+}
+
 static void settle_from_end(struct bt_turn *t, struct bt_turn_result *res)
 {
     const char *name = t->o->coder->name;
@@ -125,10 +185,14 @@ static void settle_from_end(struct bt_turn *t, struct bt_turn_result *res)
         return;
     struct bt_buf msg = BT_BUF_INIT;
     bt_buf_addf(&msg, "%s could not complete the turn", name);
-    if (t->end_message)
-        bt_buf_addf(&msg, ": %s", t->end_message);
+    if (t->end_message) {
+        /* a reset time the coder gives is kept, made readable */
+        char *readable = bt_error_text_readable(t->end_message);
+        bt_buf_addf(&msg, ": %s", readable ? readable : t->end_message);
+        free(readable);
+    }
     explain_end(t, &msg);
-    set_failure(res, t->end_kind, bt_buf_detach(&msg, NULL));
+    set_failure(res, kind_from_words(t->end_kind, msg.data), bt_buf_detach(&msg, NULL));
 }
 
 /* A turn that ended without the coder's end: why, from the parser's
@@ -164,7 +228,7 @@ static void settle(struct bt_turn *t, struct bt_turn_result *res)
     case BT_TURN_STOP_STALL:
         bt_duration_format((int64_t)t->o->idle_timeout_ms, dur);
         if (retry)
-            set_failure(res, t->progress.retry_kind,
+            set_failure(res, kind_from_words(t->progress.retry_kind, retry),
                         bt_xasprintf("%s was retrying with no progress for %s and was stopped: %s",
                                      name, dur, retry));
         else
@@ -221,11 +285,13 @@ static void settle_replay(struct bt_turn *t, struct bt_turn_result *res)
 
 void bt_turn_end_finish(struct bt_turn *t, struct bt_turn_result *res)
 {
-    if (t->pending.set && !t->ended) /* the coder left before it could retry */
-        end_pending(t);
+    /* the rest of the stream first: while an end is only tentative (or
+     * drains), what the coder said last still belongs to the turn */
     bt_framer_finish(&t->framer);
     if (t->o->coder->parser->finish)
         t->o->coder->parser->finish(t->parser, &t->sink);
+    if (t->pending.set && !t->ended) /* the coder left before it could retry */
+        end_pending(t);
     if (t->replay) {
         settle_replay(t, res);
     } else if (!t->spawn_failed) {

@@ -45,8 +45,11 @@ struct bt_turn {
         enum bt_turn_status status;
         enum bt_error_kind kind;
         char *message;
-    } pending;          /* a tentative end, see bt_turn_end_hold */
-    char *session_path; /* native session file, when the coder names one */
+        int drain;           /* an end that drains: final once the coder is quiet */
+        int64_t drain_until; /* bt_mono_ms by which the drain ends */
+        int unexplained;     /* as turn_end.unexplained */
+    } pending;               /* a tentative end, see bt_turn_end_hold */
+    char *session_path;      /* native session file, when the coder names one */
     uv_signal_t signals[BT_TURN_N_STOP_SIGNALS];
     int ended;        /* the coder's terminal event was seen */
     int version_seen; /* the coder named its version */
@@ -60,6 +63,8 @@ struct bt_turn {
         int count;
     } warned[16];        /* warnings per kind, for WARNINGS_PER_KIND */
     int items_after_end; /* item events dropped after the terminal event */
+    int usage_after_end; /* usage events dropped after the terminal event */
+    int ends_after_end;  /* terminal events ignored after the first */
     enum bt_turn_status end_status;
     enum bt_error_kind end_kind;
     char *end_message;
@@ -93,6 +98,12 @@ void bt_turn_end_now(struct bt_turn *t, const struct bt_signal_turn_end *end);
 /* A tentative end: it becomes the end after BT_TURN_SETTLE_MS unless
  * bt_turn_end_clear_pending (a retry began) comes first. */
 void bt_turn_end_hold(struct bt_turn *t, const struct bt_signal_turn_end *end);
+/* The coder said something while an end drains: the drain waits on, up
+ * to its bound. */
+void bt_turn_end_heard(struct bt_turn *t);
+/* An end that drains is the end now (a stop came while it drained: the
+ * turn had ended as the coder said). */
+void bt_turn_end_drain_now(struct bt_turn *t);
 /* Forget a tentative end. */
 void bt_turn_end_clear_pending(struct bt_turn *t);
 /* Spawning failed with rc: settle *res (not_installed, resume_failed or

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "json.h"
 #include "perf.h"
 #include "runfile.h"
 #include "turn-int.h"
@@ -91,6 +92,30 @@ static void progressed(struct bt_turn *t)
         uv_timer_again(&t->idle);
 }
 
+static void warn_protocol(struct bt_turn *t, const char *message)
+{
+    struct bt_event w;
+    bt_event_init(&w, BT_EVENT_WARNING);
+    w.kind = "protocol";
+    w.message = message;
+    bt_turn_emit(t, &w);
+}
+
+/* The streamed deltas of a message differed from its complete text. */
+static void warn_text_repaired(struct bt_turn *t, const char *item_id)
+{
+    struct bt_event w;
+    bt_event_init(&w, BT_EVENT_WARNING);
+    w.kind = "repaired";
+    char *msg = bt_xasprintf("the streamed text of message %.200s differed from its complete text "
+                             "(a delta was lost or cut); the complete text is the item's and the "
+                             "answer's",
+                             item_id);
+    w.message = msg;
+    bt_turn_emit(t, &w);
+    free(msg);
+}
+
 static void sink_event(void *data, const struct bt_event *ev)
 {
     struct bt_turn *t = data;
@@ -100,17 +125,22 @@ static void sink_event(void *data, const struct bt_event *ev)
         progressed(t);
     if (t->ended && is_item_event(ev->type)) {
         /* the answer is final once the coder said the turn ended */
-        if (t->items_after_end++ == 0) {
-            struct bt_event w;
-            bt_event_init(&w, BT_EVENT_WARNING);
-            w.kind = "protocol";
-            w.message = "the coder sent items after the turn ended; they are ignored";
-            bt_turn_emit(t, &w);
-        }
+        if (t->items_after_end++ == 0)
+            warn_protocol(t, "the coder sent items after the turn ended; they are ignored");
         return;
     }
+    if (t->ended && ev->type == BT_EVENT_USAGE) {
+        /* so is its usage: a second result's usage is not a new request
+         * of this turn, and would replace or add to the turn's totals */
+        if (t->usage_after_end++ == 0)
+            warn_protocol(t, "the coder reported usage after the turn ended; it is not counted");
+        return;
+    }
+    int repaired = bt_answer_repairs(&t->answer, ev);
     struct bt_event copy = *ev;
     bt_turn_emit(t, &copy);
+    if (repaired) /* no corrective delta: item.completed and final_text hold the whole text */
+        warn_text_repaired(t, ev->item.id);
 }
 
 /* ---- writing to the coder ------------------------------------------- */
@@ -140,6 +170,7 @@ static void begin_stop(struct bt_turn *t, enum bt_turn_stop why)
 {
     if (!t->proc || t->done)
         return;
+    bt_turn_end_drain_now(t);
     if (t->ended) {
         if (why == BT_TURN_STOP_CANCEL)
             bt_proc_stop(t->proc, 0, bt_turn_grace(t));
@@ -162,7 +193,7 @@ static void sink_signal(void *data, const struct bt_signal *sig)
         progressed(t);
     if (sig->type == BT_SIGNAL_RETRY || sig->type == BT_SIGNAL_PROGRESS)
         return;
-    if (sig->type == BT_SIGNAL_TURN_END && sig->turn_end.tentative) {
+    if (sig->type == BT_SIGNAL_TURN_END && (sig->turn_end.tentative || sig->turn_end.drain)) {
         bt_turn_end_hold(t, &sig->turn_end);
         return;
     }
@@ -207,22 +238,39 @@ static void answered(struct bt_turn *t)
 
 /* ---- reading from the coder ----------------------------------------- */
 
+static void warn_text(struct bt_turn *t, const char *message, const char *line, size_t len)
+{
+    struct bt_event w;
+    bt_event_init(&w, BT_EVENT_WARNING);
+    w.kind = "invalid_text";
+    w.message = message;
+    w.raw = line;
+    w.raw_len = bt_utf8_cut(line, len, 4096);
+    sink_event(t, &w);
+}
+
 /* Parsers see text only: NUL bytes and invalid UTF-8 from the coder are
- * replaced by U+FFFD first, and reported. */
+ * replaced by U+FFFD first, and reported; so is the escape \u0000 inside
+ * its JSON, at which every parser's strings would end (json.h). */
 static void on_line(void *data, char *line, size_t len)
 {
     struct bt_turn *t = data;
+    bt_turn_end_heard(t);
+    if (bt_json_has_nul(line, len)) {
+        char *orig = bt_xmalloc(len + 1); /* the warning shows what the coder wrote */
+        memcpy(orig, line, len + 1);
+        if (bt_json_nul_replace(line, len))
+            warn_text(t,
+                      "the coder wrote an escaped NUL character (\\u0000); it was replaced by "
+                      "U+FFFD and the text after it kept",
+                      orig, len);
+        free(orig);
+    }
     if (!memchr(line, '\0', len) && bt_utf8_invalid_at(line, len) == len) {
         t->o->coder->parser->line(t->parser, line, len, &t->sink);
         return;
     }
-    struct bt_event w;
-    bt_event_init(&w, BT_EVENT_WARNING);
-    w.kind = "invalid_text";
-    w.message = "the coder wrote bytes that are not UTF-8 text; they were replaced";
-    w.raw = line;
-    w.raw_len = bt_utf8_cut(line, len, 4096);
-    sink_event(t, &w);
+    warn_text(t, "the coder wrote bytes that are not UTF-8 text; they were replaced", line, len);
     char *clean = bt_utf8_sanitize(line, len, NULL);
     t->o->coder->parser->line(t->parser, clean, strlen(clean), &t->sink);
     free(clean);

@@ -33,6 +33,15 @@ struct bt_turn;
  * with auto_retry_start right after agent_end. */
 #define BT_TURN_SETTLE_MS 1500
 
+/* How long an end that drains (parser-signal.h, turn_end.drain) waits for
+ * the coder to go quiet, in ms, and its bound from the end on: an ACP
+ * agent may write the last session/update notifications of a turn (a
+ * message's tail, usage_update) just after its session/prompt answer
+ * (gemini-cli, opencode and copilot send them from other tasks than the
+ * answer's). */
+#define BT_TURN_DRAIN_MS 200
+#define BT_TURN_DRAIN_MAX_MS 1000
+
 /* Bounds of the raw copies of a run's stdout and stderr (run files), in
  * bytes of the stream (the files hold them compressed). */
 #define BT_TURN_RAW_OUT_MAX ((uint64_t)1 << 30) /* 1 GiB */

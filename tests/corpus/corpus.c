@@ -37,6 +37,27 @@ struct count {
     int n;
 };
 
+/* The values of a header line that may come more than once. */
+struct list {
+    char *v[MAX_LIST];
+    int n;
+};
+
+static int list_add(struct list *l, char *v)
+{
+    if (l->n == MAX_LIST)
+        return -1;
+    l->v[l->n++] = v;
+    return 0;
+}
+
+static void list_release(struct list *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i]);
+    l->n = 0;
+}
+
 struct corpus_case {
     char *path, *name;
     char *replay; /* path of a replay file, or NULL */
@@ -50,11 +71,8 @@ struct corpus_case {
     char *stdin_text;
     char *coder;     /* "codex" (default), "pi", "claude", or an ACP coder */
     int expect_exit; /* -1: not checked */
-    char *status, *error_kind, *error_contains, *final_text, *final_contains;
-    char *stdout_lacks[MAX_LIST]; /* every one is checked */
-    int nlacks;
-    char *stdout_has[MAX_LIST];
-    int nhas;
+    char *status, *error_kind, *final_text, *final_contains;
+    struct list error_contains, stdout_lacks, stdout_has; /* each line one more to check */
     struct count counts[MAX_LIST];
     int ncounts;
 };
@@ -91,10 +109,35 @@ static int parse_count(const char *v, struct count *c)
     return 0;
 }
 
+/* A line that may come more than once, each one more check: 1 if line
+ * was one. */
+static int list_line(struct corpus_case *c, const char *line)
+{
+    const struct {
+        const char *key;
+        struct list *list;
+    } lists[] = {
+        {"expect-error-contains", &c->error_contains},
+        {"expect-stdout-lacks", &c->stdout_lacks},
+        {"expect-stdout-has", &c->stdout_has},
+    };
+    for (size_t i = 0; i < BT_ARRAY_SIZE(lists); i++) {
+        char *v = value_of(line, lists[i].key);
+        if (!v)
+            continue;
+        if (list_add(lists[i].list, v)) {
+            free(v);
+            fail_msg("%s: more than %d lines %s", c->name, MAX_LIST, lists[i].key);
+        }
+        return 1;
+    }
+    return 0;
+}
+
 static void parse_line(struct corpus_case *c, const char *line)
 {
     char *v;
-    if (line[0] == '#' || line[0] == '\0')
+    if (line[0] == '#' || line[0] == '\0' || list_line(c, line))
         return;
     if ((v = value_of(line, "replay")))
         c->replay = bt_xasprintf("%s/%s", BT_SOURCE_DIR, v), free(v);
@@ -118,12 +161,6 @@ static void parse_line(struct corpus_case *c, const char *line)
         c->final_text = v;
     else if ((v = value_of(line, "expect-final-contains")))
         c->final_contains = v;
-    else if ((v = value_of(line, "expect-error-contains")))
-        c->error_contains = v;
-    else if ((v = value_of(line, "expect-stdout-lacks")) && c->nlacks < MAX_LIST)
-        c->stdout_lacks[c->nlacks++] = v;
-    else if ((v = value_of(line, "expect-stdout-has")) && c->nhas < MAX_LIST)
-        c->stdout_has[c->nhas++] = v;
     else if ((v = value_of(line, "expect-count")) && c->ncounts < MAX_LIST) {
         if (parse_count(v, &c->counts[c->ncounts]) == 0)
             c->ncounts++;
@@ -278,10 +315,10 @@ static void check_stream(const struct corpus_case *c, const char *out)
         assert_string_equal(bt_test_jstr(end, "final_text"), c->final_text);
     if (c->final_contains)
         assert_non_null(strstr(bt_test_jstr(end, "final_text"), c->final_contains));
-    if (c->error_contains) {
+    for (int i = 0; i < c->error_contains.n; i++) {
         const char *error = bt_test_jstr(end, "error");
-        assert_non_null(error);
-        assert_non_null(strstr(error, c->error_contains));
+        if (!error || !strstr(error, c->error_contains.v[i]))
+            fail_msg("error lacks '%s': %s", c->error_contains.v[i], error ? error : "(none)");
     }
     check_counts(c, lines, n);
     bt_test_lines_free(lines, n);
@@ -351,12 +388,12 @@ static void run_case(void **state)
         json |= strcmp(c->args[i], "--json") == 0;
     if (json)
         check_stream(c, res.out.data);
-    for (int i = 0; i < c->nlacks; i++)
-        if (strstr(res.out.data, c->stdout_lacks[i]))
-            fail_msg("stdout has '%s':\n%s", c->stdout_lacks[i], res.out.data);
-    for (int i = 0; i < c->nhas; i++)
-        if (!strstr(res.out.data, c->stdout_has[i]))
-            fail_msg("stdout lacks '%s':\n%s", c->stdout_has[i], res.out.data);
+    for (int i = 0; i < c->stdout_lacks.n; i++)
+        if (strstr(res.out.data, c->stdout_lacks.v[i]))
+            fail_msg("stdout has '%s':\n%s", c->stdout_lacks.v[i], res.out.data);
+    for (int i = 0; i < c->stdout_has.n; i++)
+        if (!strstr(res.out.data, c->stdout_has.v[i]))
+            fail_msg("stdout lacks '%s':\n%s", c->stdout_has.v[i], res.out.data);
     check_group_gone(c, home);
     bt_test_result_release(&res);
     for (int i = 0; env[i]; i++)
@@ -382,11 +419,9 @@ static int release_case(void **state)
     free(c->error_kind);
     free(c->final_text);
     free(c->final_contains);
-    free(c->error_contains);
-    for (int i = 0; i < c->nlacks; i++)
-        free(c->stdout_lacks[i]);
-    for (int i = 0; i < c->nhas; i++)
-        free(c->stdout_has[i]);
+    list_release(&c->error_contains);
+    list_release(&c->stdout_lacks);
+    list_release(&c->stdout_has);
     return 0;
 }
 

@@ -38,6 +38,13 @@
  *                     on a model stream it found invalid)
  *   [empty-stderr]    as [empty], after two stderr lines: a notice, then
  *                     "Error: … 429 … quota …"
+ *   [late]            a thought and "Hello, ", the answer end_turn, then
+ *                     (right after it) "world." and a usage_update
+ *   [twice]           the default answer, then the prompt answered again
+ *   [nul]             a message chunk "Hello,\u0000 world." (an escaped NUL
+ *                     in the JSON text), stopReason end_turn
+ *   [usage-limit]     an error response "You've hit your usage limit. Try
+ *                     again at 3:05 PM."
  *
  * Environment:
  *   FAKE_ACP_VERSION=<text>  what --version prints (default "0.61.0")
@@ -46,6 +53,8 @@
  *   FAKE_ACP_LOG=<file>      append every stdin line received
  *   FAKE_ACP_SESSION_ID=<id> the id session/new gives (default
  *                            "fake-session-1")
+ *   FAKE_ACP_NULL_RESULT     session/load and session/resume answer with
+ *                            the result null (JSON-RPC allows any value)
  *
  * `fake-acp session delete ID` is opencode's command deleting a session
  * (opencode-ai 1.18.33): it removes the file FAKE_ACP_SESSIONS/ID, prints
@@ -321,6 +330,27 @@ static void prompt(const char *id, const char *text)
         respond_error(id, -32603, "[API Error: 429 Too Many Requests]", NULL);
         return;
     }
+    if (strstr(text, "[usage-limit]")) {
+        respond_error(id, -32603, "You've hit your usage limit. Try again at 3:05 PM.", NULL);
+        return;
+    }
+    if (strstr(text, "[late]")) {
+        chunk("agent_thought_chunk", "thinking it over");
+        chunk("agent_message_chunk", default_answer[0]);
+        end(id, "end_turn");
+        chunk("agent_message_chunk", default_answer[1]);
+        update("{\"sessionUpdate\":\"usage_update\",\"used\":1200,\"size\":128000}");
+        return;
+    }
+    if (strstr(text, "[nul]")) {
+        /* raw: cJSON cannot hold the NUL it would have to escape */
+        printf("{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"sessionId\":"
+               "\"fake-session-1\",\"update\":{\"sessionUpdate\":\"agent_message_chunk\","
+               "\"content\":{\"type\":\"text\",\"text\":\"Hello,\\u0000 world.\"}}}}\n");
+        fflush(stdout);
+        end(id, "end_turn");
+        return;
+    }
     if (strstr(text, "[auth]")) {
         respond_error(id, -32000, "Authentication required", NULL);
         return;
@@ -349,6 +379,8 @@ static void prompt(const char *id, const char *text)
     }
     answer_text();
     end(id, strstr(text, "[bogus-stop]") ? "sleepy" : "end_turn");
+    if (strstr(text, "[twice]"))
+        end(id, "end_turn");
 }
 
 static void initialize(const char *id)
@@ -393,9 +425,10 @@ static void handle(cJSON *m)
         /* the history comes back as updates before the answer */
         chunk("user_message_chunk", "an old prompt");
         chunk("agent_message_chunk", "OLD ANSWER FROM HISTORY");
-        respond(id, cJSON_CreateObject());
-    } else if (strcmp(method, "session/resume") == 0 ||
-               strcmp(method, "session/set_config_option") == 0) {
+        respond(id, getenv("FAKE_ACP_NULL_RESULT") ? cJSON_CreateNull() : cJSON_CreateObject());
+    } else if (strcmp(method, "session/resume") == 0) {
+        respond(id, getenv("FAKE_ACP_NULL_RESULT") ? cJSON_CreateNull() : cJSON_CreateObject());
+    } else if (strcmp(method, "session/set_config_option") == 0) {
         respond(id, cJSON_CreateObject());
     } else if (strcmp(method, "session/prompt") == 0) {
         const cJSON *p = params ? cJSON_GetObjectItem(params, "prompt") : NULL;

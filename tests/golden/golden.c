@@ -55,11 +55,16 @@ static void on_signal(void *data, const struct bt_signal *sig)
     if (sig->type == BT_SIGNAL_TURN_END) {
         const struct bt_signal_turn_end *e = &sig->turn_end;
         const char *kind = bt_error_kind_name(e->error_kind);
-        r->ended |= !e->tentative;
+        /* an end that drains: the rest of the recording, written right
+         * after it, still counts; then finish closes what is open */
+        r->ended |= !e->tentative && !e->drain;
         r->unexplained = e->unexplained;
         bt_buf_addf(&r->events, "#turn-end%s status=%s kind=%s message=%s\n",
-                    e->tentative ? " (tentative)" : "", bt_turn_status_name(e->status),
-                    kind ? kind : "-", e->message ? e->message : "-");
+                    e->tentative ? " (tentative)"
+                    : e->drain   ? " (drain)"
+                                 : "",
+                    bt_turn_status_name(e->status), kind ? kind : "-",
+                    e->message ? e->message : "-");
         return;
     }
     if (sig->type == BT_SIGNAL_TURN_RESUMED) {

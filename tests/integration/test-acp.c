@@ -5,7 +5,8 @@
  * session and the replayed history is not shown, session/resume is
  * preferred when offered, an agent that can do neither fails as
  * resume_failed before anything touches the session, gemini refuses to
- * resume (its session/load damages the stored session), Ctrl-C sends
+ * resume (its session/load damages the stored session), a `null` result
+ * to session/load or session/resume is a success, Ctrl-C sends
  * session/cancel and a permission asked after it is answered cancelled,
  * and handoff --print resumes the ACP session id.
  */
@@ -121,6 +122,29 @@ static void test_resume_preferred(void **state)
     free(conv);
 }
 
+/* JSON-RPC lets a result be null: an agent that answers session/load or
+ * session/resume so has the session loaded, and the turn goes on. */
+static void test_null_session_result(void **state)
+{
+    struct ctx *c = *state;
+    char *conv = first_turn(c);
+    setenv_kv(c, "FAKE_ACP_NULL_RESULT=1");
+    for (int resume = 0; resume < 2; resume++) {
+        if (resume)
+            setenv_kv(c, "FAKE_ACP_RESUME=1");
+        struct bt_test_result res;
+        char *got = later_turn(c, conv, 0, &res);
+        assert_has(got, resume ? "\"method\":\"session/resume\"" : "\"method\":\"session/load\"");
+        assert_has(res.out.data, "\"resumed\":true");
+        assert_has(res.out.data, "\"status\":\"completed\"");
+        assert_has(res.out.data, "\"final_text\":\"Hello, world.\"");
+        assert_null(strstr(res.out.data, "resume_failed"));
+        free(got);
+        bt_test_result_release(&res);
+    }
+    free(conv);
+}
+
 static void test_no_resume_capability(void **state)
 {
     struct ctx *c = *state;
@@ -184,6 +208,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_load_drops_replayed_history, acp_setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_preferred, acp_setup, teardown),
+        cmocka_unit_test_setup_teardown(test_null_session_result, acp_setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_resume_capability, acp_setup, teardown),
         cmocka_unit_test_setup_teardown(test_gemini_refuses_resume, acp_setup, teardown),
         cmocka_unit_test_setup_teardown(test_ctrl_c_cancels, acp_setup, teardown),

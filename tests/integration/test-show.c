@@ -4,7 +4,8 @@
  * and tests/fake-coder: the text of a turn while it streams, the coder's
  * real exit status or signal and the end of its stderr (--debug), and the
  * per-conversation queue numbers that `send`, `show` and `rm-queued`
- * share.
+ * share, and a coder's escaped NUL (\u0000) kept past in the store's
+ * text as `show` and `show --json` read it.
  *
  * A turn that must stay running replays fixtures/codex/0.171.0/text.jsonl
  * with FAKE_CODER_HANG_AFTER=13: the fake writes the answer's first three
@@ -417,14 +418,53 @@ static void test_queue_numbers(void **state)
     free(b);
 }
 
+/* codex writes "You\u0000 said" in its deltas and its complete message:
+ * what the store keeps, and so what `show` and `show --json` print, goes
+ * on after the NUL (as U+FFFD). */
+static void test_show_escaped_nul(void **state)
+{
+    struct ctx *c = *state;
+    size_t len;
+    char *rec = bt_read_file(FIXTURES "/text.jsonl", &len);
+    assert_non_null(rec);
+    struct bt_buf out = BT_BUF_INIT;
+    const char *p = rec;
+    for (const char *at; (at = strstr(p, "ou said:")); p = at + strlen("ou said:")) {
+        bt_buf_add(&out, p, (size_t)(at - p));
+        bt_buf_adds(&out, "ou\\u0000 said:");
+    }
+    bt_buf_adds(&out, p);
+    char *path = path_in(c, "nul.jsonl");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(out.data, 1, out.len, f), out.len);
+    fclose(f);
+    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
+    setenv_kv(c, kv);
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--json", "Say hello banana", END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    char *text = show(c, NULL, conv);
+    assert_non_null(strstr(text, "Hello! You\xEF\xBF\xBD said: Say hello banana"));
+    free(text);
+    char *json = show(c, "--json", conv);
+    assert_non_null(strstr(json, "Hello! You\xEF\xBF\xBD said: Say hello banana"));
+    free(json);
+    free(conv);
+    free(kv);
+    free(path);
+    bt_buf_release(&out);
+    free(rec);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_show_while_streaming),
-        T(test_show_debug_failed),
-        T(test_show_debug_interrupted),
-        T(test_queue_numbers),
+        T(test_show_while_streaming), T(test_show_debug_failed), T(test_show_debug_interrupted),
+        T(test_queue_numbers),        T(test_show_escaped_nul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

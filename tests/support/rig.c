@@ -41,6 +41,7 @@ static void on_signal(void *data, const struct bt_signal *sig)
         r->ended++;
         const char *kind = bt_error_kind_name(sig->turn_end.error_kind);
         r->status = sig->turn_end.status;
+        r->drain = sig->turn_end.drain;
         snprintf(r->error_kind, sizeof(r->error_kind), "%s", kind ? kind : "");
         snprintf(r->message, sizeof(r->message), "%s",
                  sig->turn_end.message ? sig->turn_end.message : "");
@@ -77,6 +78,12 @@ void bt_test_rig_line(struct bt_test_rig *r, const char *line)
     char *copy = bt_xstrdup(line);
     r->coder->parser->line(r->parser, copy, strlen(copy), &r->sink);
     free(copy);
+}
+
+void bt_test_rig_finish(struct bt_test_rig *r)
+{
+    if (r->coder->parser->finish)
+        r->coder->parser->finish(r->parser, &r->sink);
 }
 
 void bt_test_rig_release(struct bt_test_rig *r)

@@ -20,6 +20,7 @@ struct bt_test_rig {
     struct bt_buf writes;         /* lines for the coder's stdin */
     struct bt_buf text;           /* the deltas of message items */
     int ended;                    /* how many TURN_END signals */
+    int drain;                    /* the last TURN_END drains (turn_end.drain) */
     enum bt_turn_status status;   /* the last TURN_END's */
     char error_kind[64];          /* its error kind's name, "" for none */
     char message[256];            /* its message, "" for none */
@@ -34,6 +35,9 @@ void bt_test_rig_init(struct bt_test_rig *r, const char *coder, enum bt_approval
 void bt_test_rig_start(struct bt_test_rig *r);
 /* Feed one line (copied: the parser may write into it) to the parser. */
 void bt_test_rig_line(struct bt_test_rig *r, const char *line);
+/* The parser's finish op, as the engine calls it when a drained end
+ * becomes the end or the stream ends. */
+void bt_test_rig_finish(struct bt_test_rig *r);
 void bt_test_rig_release(struct bt_test_rig *r);
 
 #endif

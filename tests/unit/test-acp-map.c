@@ -70,6 +70,50 @@ static void test_message_deltas_then_the_rest(void **state)
     bt_acp_map_release(&m);
 }
 
+/* A completed text that does not begin with what was streamed (a delta
+ * lost: docs/events.md, `repaired`): ACP chunks only append, so the
+ * whole text follows after a blank line; never its tail misaligned. */
+static void test_message_repaired(void **state)
+{
+    (void)state;
+    struct bt_acp_map m;
+    bt_acp_map_init(&m);
+    struct bt_event ev = item(BT_EVENT_ITEM_DELTA, "m1", BT_ITEM_MESSAGE);
+    ev.delta = "Hello! Y";
+    ev.delta_len = 8;
+    free(map(&m, &ev));
+    ev.delta = "a";
+    ev.delta_len = 1;
+    free(map(&m, &ev));
+    ev = item(BT_EVENT_ITEM_COMPLETED, "m1", BT_ITEM_MESSAGE);
+    ev.item.text = "Hello! You said: banana";
+    ev.item.text_len = strlen(ev.item.text);
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\","
+           "\"text\":\"\\n\\nHello! You said: banana\"}}]");
+    /* shorter than what was streamed (a delta doubled) */
+    ev = item(BT_EVENT_ITEM_DELTA, "m2", BT_ITEM_MESSAGE);
+    ev.delta = "abab";
+    ev.delta_len = 4;
+    free(map(&m, &ev));
+    ev = item(BT_EVENT_ITEM_COMPLETED, "m2", BT_ITEM_MESSAGE);
+    ev.item.text = "ab";
+    ev.item.text_len = 2;
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"agent_message_chunk\",\"content\":{\"type\":\"text\","
+           "\"text\":\"\\n\\nab\"}}]");
+    /* the same text as streamed: nothing more */
+    ev = item(BT_EVENT_ITEM_DELTA, "m3", BT_ITEM_MESSAGE);
+    ev.delta = "ok";
+    ev.delta_len = 2;
+    free(map(&m, &ev));
+    ev = item(BT_EVENT_ITEM_COMPLETED, "m3", BT_ITEM_MESSAGE);
+    ev.item.text = "ok";
+    ev.item.text_len = 2;
+    expect(&m, &ev, "[]");
+    bt_acp_map_release(&m);
+}
+
 static void test_tools(void **state)
 {
     (void)state;
@@ -275,6 +319,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_message_deltas_then_the_rest),
+        cmocka_unit_test(test_message_repaired),
         cmocka_unit_test(test_tools),
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_subagent),

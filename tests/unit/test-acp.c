@@ -245,6 +245,42 @@ static void test_resume_rule(void **state)
     bt_test_rig_release(&r);
 }
 
+/* A `null` result (JSON-RPC 2.0 allows any value) to session/load or
+ * session/resume is a success: the prompt follows on the session asked
+ * for. A response with no result and no error is still a failure. */
+static void test_null_session_result(void **state)
+{
+    (void)state;
+    static const char *const inits[] = {INIT_LOAD, INIT_RESUME};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(inits); i++) {
+        struct bt_test_rig r;
+        rig_init(&r, "opencode", BT_APPROVAL_DENY, "s-9");
+        bt_test_rig_line(&r, inits[i]);
+        bt_test_rig_line(&r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":null}");
+        assert_int_equal(r.ended, 0);
+        cJSON *m = last_write(&r);
+        assert_string_equal(jstr(m, "method"), "session/prompt");
+        assert_string_equal(jstr(m, "params.sessionId"), "s-9");
+        cJSON_Delete(m);
+        assert_non_null(strstr(r.events.data, "session.started|"));
+        bt_test_rig_release(&r);
+    }
+    struct bt_test_rig r;
+    rig_init(&r, "opencode", BT_APPROVAL_DENY, "s-9");
+    bt_test_rig_line(&r, INIT_LOAD);
+    bt_test_rig_line(&r, "{\"jsonrpc\":\"2.0\",\"id\":2}");
+    assert_int_equal(r.ended, 1);
+    assert_string_equal(r.error_kind, "resume_failed");
+    bt_test_rig_release(&r);
+    /* session/new must name its session: null is not one */
+    rig_init(&r, "opencode", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_line(&r, INIT_LOAD);
+    bt_test_rig_line(&r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":null}");
+    assert_int_equal(r.ended, 1);
+    assert_string_equal(r.error_kind, "protocol_mismatch");
+    bt_test_rig_release(&r);
+}
+
 static void test_handshake_failures(void **state)
 {
     (void)state;
@@ -467,7 +503,14 @@ static void test_stop_reasons_and_errors(void **state)
         assert_int_equal(r.status, cases[i].status);
         if (r.status == BT_TURN_FAILED)
             assert_string_equal(r.error_kind, cases[i].kind);
-        /* the message streamed so far is complete before the end */
+        /* the end drains: an update written right after the answer still
+         * belongs to the turn; then the message streamed so far is
+         * complete */
+        assert_int_equal(r.drain, 1);
+        assert_null(strstr(r.events.data, "item.completed/message"));
+        bt_test_rig_line(&r, CHUNK("agent_message_chunk", " tail"));
+        assert_string_equal(r.text.data, "text tail");
+        bt_test_rig_finish(&r);
         assert_non_null(strstr(r.events.data, "item.completed/message:completed|"));
         /* a repeated answer changes nothing */
         bt_test_rig_line(&r, cases[i].response);
@@ -527,6 +570,7 @@ static void test_prose_errors(void **state)
                          "\"inputTokens\":1,\"outputTokens\":2}}}");
     assert_int_equal(r.status, BT_TURN_COMPLETED);
     assert_string_equal(r.text.data, "Error: 42 is not a type");
+    bt_test_rig_finish(&r);
     assert_non_null(strstr(r.events.data, "item.completed/message:completed|"));
     bt_test_rig_release(&r);
 
@@ -692,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_handshake_new_session),
         cmocka_unit_test(test_interrupt_before_prompt),
         cmocka_unit_test(test_resume_rule),
+        cmocka_unit_test(test_null_session_result),
         cmocka_unit_test(test_handshake_failures),
         cmocka_unit_test(test_model_config_option),
         cmocka_unit_test(test_permission_by_policy),

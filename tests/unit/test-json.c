@@ -70,11 +70,32 @@ static void test_nul(void **state)
     assert_false(bt_json_has_nul("\\u000", 5));
 }
 
+/* bt_json_nul_replace: each escaped NUL becomes U+FFFD, in place, and the
+ * text after it reads; an escaped backslash before "u0000" is text. */
+static void test_nul_replace(void **state)
+{
+    (void)state;
+    char s[] = "{\"s\":\"a\\u0000b\\\\u0000c\\u0000\"}";
+    size_t len = strlen(s);
+    assert_int_equal(bt_json_nul_replace(s, len), 2);
+    assert_int_equal(strlen(s), len);
+    assert_string_equal(s, "{\"s\":\"a\\ufffdb\\\\u0000c\\ufffd\"}");
+    cJSON *j = bt_json_parse(s, len, NULL);
+    assert_string_equal(bt_json_str(j, "s"), "a\xEF\xBF\xBD"
+                                             "b\\u0000c\xEF\xBF\xBD");
+    cJSON_Delete(j);
+    char none[] = "{\"s\":\"\\u0001\\\\\"}";
+    assert_int_equal(bt_json_nul_replace(none, strlen(none)), 0);
+    char cut[] = "\\u000";
+    assert_int_equal(bt_json_nul_replace(cut, strlen(cut)), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_surrogates),
         cmocka_unit_test(test_nul),
+        cmocka_unit_test(test_nul_replace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
