@@ -91,9 +91,37 @@ static void complete(struct bt_answer *a, enum bt_answer_phase phase, const char
     }
 }
 
+/* Whether an item of the turn's own agent is work (a command, a tool, a
+ * sub-agent…) rather than words: what the agent said before it was a
+ * preamble, not its answer. */
+static int is_work(const struct bt_event *ev)
+{
+    const struct bt_item *it = &ev->item;
+    if (ev->type != BT_EVENT_ITEM_STARTED && ev->type != BT_EVENT_ITEM_COMPLETED)
+        return 0;
+    if (it->kind == BT_ITEM_SUBAGENT) /* the sub-agent item names itself (event.h) */
+        return !it->subagent || same(it->subagent, it->id);
+    return !it->subagent && it->kind != BT_ITEM_MESSAGE && it->kind != BT_ITEM_REASONING &&
+           it->kind != BT_ITEM_PLAN;
+}
+
+/* The unmarked messages so far were a preamble to work: commentary now,
+ * the one being streamed too. */
+static void preamble(struct bt_answer *a)
+{
+    join(&a->commentary, a->text.data, a->text.len);
+    bt_buf_reset(&a->text);
+    if (a->msg_id && a->phase == BT_ANSWER_PLAIN) {
+        a->phase = BT_ANSWER_COMMENTARY;
+        mark(a, a->msg_id, BT_ANSWER_COMMENTARY);
+    }
+}
+
 void bt_answer_add(struct bt_answer *a, const struct bt_event *ev)
 {
     const struct bt_item *it = &ev->item;
+    if (is_work(ev))
+        preamble(a);
     if (it->kind != BT_ITEM_MESSAGE || !it->id || it->subagent)
         return;
     enum bt_answer_phase phase = phase_of(it->phase);

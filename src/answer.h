@@ -10,9 +10,13 @@
  *     "final_answer"`, codex-cli 0.171.0), the answer is the last such
  *     message: commentary before tool calls and earlier answers of a
  *     steered turn are left out;
- *   - otherwise the texts of the unmarked messages, joined by a blank line;
- *   - a turn that ended with commentary only (cut short before its answer)
- *     keeps that commentary, joined likewise;
+ *   - otherwise the texts of the unmarked messages after the agent's last
+ *     work (an item that is not a message, reasoning or plan: a command,
+ *     tool call, file change, web search, sub-agent), joined by a blank
+ *     line: what it said before a tool call was a preamble (claude -p
+ *     2.1.332 likewise prints the last message as its `result`);
+ *   - a turn that ended with commentary or preambles only (cut short
+ *     before its answer) keeps them, joined likewise;
  *   - a message cut short (deltas, no item.completed) counts with its
  *     partial text, in its place.
  */

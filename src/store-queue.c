@@ -42,9 +42,10 @@ static const char SQL_NUMBER_OF[] = "SELECT queue_no FROM messages WHERE convers
 static const char SQL_WAITING[] = "SELECT queue_no FROM messages WHERE conversation = ?1"
                                   " AND state = 'queued' AND role = 'user' ORDER BY seq";
 /* only the events answer.h reads: a long turn's tool output is skipped */
-static const char SQL_ANSWER_EVENTS[] = "SELECT data FROM events WHERE run = ?1"
-                                        " AND type IN ('item.delta', 'item.completed')"
-                                        " ORDER BY seq";
+static const char SQL_ANSWER_EVENTS[] =
+    "SELECT data FROM events WHERE run = ?1"
+    " AND type IN ('item.started', 'item.delta', 'item.completed')"
+    " ORDER BY seq";
 
 /* --- submitting a turn -------------------------------------------------- */
 

@@ -155,7 +155,7 @@ static int recover_run(struct bt_store *s, const struct candidate *c, int64_t no
 
 static int add_to_answer(void *data, const struct bt_store_event *ev)
 {
-    if (strcmp(ev->type, "item.delta") == 0 || strcmp(ev->type, "item.completed") == 0)
+    if (strncmp(ev->type, "item.", 5) == 0) /* started, delta, completed: answer.h */
         bt_answer_add_json(data, ev->data, ev->len);
     return 0;
 }

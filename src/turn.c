@@ -29,7 +29,8 @@ _Static_assert(BT_ARRAY_SIZE(stop_signals) == BT_TURN_N_STOP_SIGNALS, "stop sign
 /* Keep what the result needs: the answer text, usage, session id. */
 static void track(struct bt_turn *t, const struct bt_event *ev)
 {
-    if (ev->type == BT_EVENT_ITEM_DELTA || ev->type == BT_EVENT_ITEM_COMPLETED) {
+    if (ev->type == BT_EVENT_ITEM_STARTED || ev->type == BT_EVENT_ITEM_DELTA ||
+        ev->type == BT_EVENT_ITEM_COMPLETED) {
         bt_answer_add(&t->answer, ev);
     } else if (ev->type == BT_EVENT_USAGE) {
         t->usage = ev->usage;

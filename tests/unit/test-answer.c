@@ -52,6 +52,25 @@ static void expect(struct bt_answer *a, struct bt_answer *b, const char *want)
     free(y);
 }
 
+/* One work item's event (a command, a sub-agent…) into a and b. */
+static void work(struct bt_answer *a, struct bt_answer *b, enum bt_event_type type,
+                 enum bt_item_kind kind, const char *id, const char *subagent)
+{
+    struct bt_event ev;
+    bt_event_init(&ev, type);
+    ev.run = "r";
+    ev.conversation = "c";
+    ev.seq = 1;
+    ev.item.id = id;
+    ev.item.kind = kind;
+    ev.item.subagent = subagent;
+    bt_answer_add(a, &ev);
+    struct bt_buf json = BT_BUF_INIT;
+    bt_event_to_json(&ev, &json);
+    bt_answer_add_json(b, json.data, json.len);
+    bt_buf_release(&json);
+}
+
 #define S BT_EVENT_ITEM_STARTED
 #define D BT_EVENT_ITEM_DELTA
 #define C BT_EVENT_ITEM_COMPLETED
@@ -125,10 +144,56 @@ static void test_unmarked_beats_commentary(void **state)
     bt_answer_release(&b);
 }
 
+/* What the agent said before its last work was a preamble (claude, pi, the
+ * ACP agents mark no phase): the answer is what came after it. */
+static void test_preamble_before_work_left_out(void **state)
+{
+    (void)state;
+    struct bt_answer a, b;
+    bt_answer_init(&a);
+    bt_answer_init(&b);
+    msg(&a, &b, C, "m1", "I will look.", NULL, NULL);
+    work(&a, &b, S, BT_ITEM_COMMAND, "t1", NULL);
+    expect(&a, &b, "I will look."); /* nothing after the work yet */
+    work(&a, &b, C, BT_ITEM_COMMAND, "t1", NULL);
+    msg(&a, &b, D, "m2", "Two fi", NULL, NULL);
+    expect(&a, &b, "Two fi");
+    msg(&a, &b, C, "m2", "Two files.", NULL, NULL);
+    msg(&a, &b, C, "m3", "Done.", NULL, NULL);
+    expect(&a, &b, "Two files.\n\nDone.");
+    /* a message streamed when work starts was a preamble too */
+    msg(&a, &b, D, "m4", "Now edit", NULL, NULL);
+    work(&a, &b, S, BT_ITEM_FILE_CHANGE, "t2", NULL);
+    msg(&a, &b, C, "m4", "Now editing.", NULL, NULL);
+    msg(&a, &b, C, "m5", "Edited.", NULL, NULL);
+    expect(&a, &b, "Edited.");
+    bt_answer_release(&a);
+    bt_answer_release(&b);
+}
+
+/* A sub-agent item (it names itself) is the turn's work; what the
+ * sub-agent does inside is not. */
+static void test_subagent_is_work_its_tools_are_not(void **state)
+{
+    (void)state;
+    struct bt_answer a, b;
+    bt_answer_init(&a);
+    bt_answer_init(&b);
+    msg(&a, &b, C, "m1", "I will ask a helper.", NULL, NULL);
+    work(&a, &b, S, BT_ITEM_SUBAGENT, "task", "task");
+    msg(&a, &b, C, "m2", "Hello.", NULL, NULL);
+    work(&a, &b, S, BT_ITEM_COMMAND, "ls", "task"); /* the sub-agent's */
+    expect(&a, &b, "Hello.");
+    bt_answer_release(&a);
+    bt_answer_release(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_messages_joined),
+        cmocka_unit_test(test_preamble_before_work_left_out),
+        cmocka_unit_test(test_subagent_is_work_its_tools_are_not),
         cmocka_unit_test(test_subagent_messages_left_out),
         cmocka_unit_test(test_last_final_answer),
         cmocka_unit_test(test_unmarked_beats_commentary),
