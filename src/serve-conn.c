@@ -211,7 +211,7 @@ int bt_serve_conn_listen(struct bt_serve *srv, const struct sockaddr_storage *sa
             close(fd);
         return -1;
     }
-    struct sockaddr_storage got;
+    struct sockaddr_storage got = *sa; /* the port asked for, if the kernel cannot say */
     len = sizeof got;
     getsockname(fd, (struct sockaddr *)&got, &len);
     srv->port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port

@@ -119,7 +119,7 @@ static int by_name(const void *a, const void *b)
  * are (the number only spaces out the looks of the waiters far back). */
 static int ahead_of(const char *wait, const char *mine)
 {
-    DIR *d = opendir(wait);
+    DIR *d = mine ? opendir(wait) : NULL;
     if (!d)
         return 0;
     char **names = NULL;
@@ -135,7 +135,8 @@ static int ahead_of(const char *wait, const char *mine)
         names[n++] = bt_xstrdup(e->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, by_name);
+    if (n > 1)
+        qsort(names, n, sizeof *names, by_name);
     size_t stale = 0;
     int live = 0;
     for (size_t i = 0; i < n; i++) {
