@@ -8,7 +8,8 @@ a second turn waits (`waiting` in GET /v1/conversations, the detail's run,
 `baton ls`, `baton ls --json` and `baton show`) with no coder started,
 and a turn of `baton run --detach` with BATON_MAX_TURNS=1 waits behind it
 too; each starts once the one before it ended, in the order they asked; a
-waiting turn cancelled ends cancelled without its coder ever starting; a
+waiting turn cancelled (through the API, and with `baton cancel`) ends
+cancelled without its coder ever starting; a
 worker killed while its turn runs frees its slot for the next.
 """
 import json
@@ -114,6 +115,13 @@ class Turns(ServeCase):
         self.assertEqual(evs[0]["status"], "cancelled")
         self.assertIn("never started", evs[0]["error"])
         self.assertIsNone(self.run_of(conv2, run2)["coder_version"])
+        # and with `baton cancel`, which waits for the run to end
+        conv3, run3 = self.create("cancelled by the CLI while it waits")
+        self.assert_waiting(conv3, run3)
+        p = self.home.baton("cancel", conv3)
+        self.assertIn(f"run {run3} of {conv3} ended cancelled", p.stderr.decode())
+        evs = events_of(self.home, conv3)
+        self.assertEqual([(e["type"], e["status"]) for e in evs], [("turn.completed", "cancelled")])
         # the first turn was never disturbed, and the slot goes on working
         self.assertEqual(self.state_in_list(conv1), "running")
         self.home.gate.release()
