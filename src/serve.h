@@ -28,7 +28,7 @@
 #define BT_SERVE_TOKEN_HEX 64            /* the token: 32 random bytes in hex */
 #define BT_SERVE_BODY_MAX (4u << 20)     /* a request body: 413 beyond */
 #define BT_SERVE_SPARE 16                /* past that, up to this many more get a 503 */
-#define BT_SERVE_CONNECTIONS 256         /* open connections: 503 beyond */
+#define BT_SERVE_CONNECTIONS 256         /* open connections (serve-conn.c says how) */
 #define BT_SERVE_IDLE_S 60               /* a connection idle this long closes */
 #define BT_SERVE_HEADER_S 15             /* a request's headers take at most this long */
 #define BT_SERVE_URI_MAX 8192            /* a request target: 414 beyond */
