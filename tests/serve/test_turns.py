@@ -5,7 +5,8 @@ at once"; src/slot.h).
 
 A serve started with --max-turns 1 and the fake coder held at its pause:
 a second turn waits (`waiting` in GET /v1/conversations, the detail's run,
-`baton ls`, `baton ls --json` and `baton show`) with no coder started,
+`baton ls`, `baton ls --json`, `baton show`, and `baton attach` says so)
+with no coder started,
 and a turn of `baton run --detach` with BATON_MAX_TURNS=1 waits behind it
 too; each starts once the one before it ended, in the order they asked; a
 waiting turn cancelled (through the API, and with `baton cancel`) ends
@@ -71,6 +72,15 @@ class Turns(ServeCase):
         self.assertIn(f"[run {run}: waiting", debug)
         # no coder started: not one event of the run
         self.assertIsNone(self.detail(conv)["last_event"])
+        # attach says why nothing comes (stopped at once: it would follow)
+        p = subprocess.Popen(servetest.baton_argv(["attach", conv]), env=self.home.env,
+                             cwd=self.home.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            line = p.stderr.readline().decode()
+        finally:
+            p.send_signal(signal.SIGINT)
+            p.communicate(timeout=30)
+        self.assertIn("waits for a turn slot", line)
 
     def test_waiting_turns_start_in_order(self):
         conv1, run1 = self.first_held()
