@@ -189,6 +189,9 @@ int bt_cmd_attach(int argc, char **argv)
         goto out;
     }
     bt_render_init(&f.render, stdout, stderr);
+    if (!f.json && run.waiting) /* nothing comes until then: say why */
+        fprintf(stderr, "baton: the turn waits for a turn slot (at most BATON_MAX_TURNS detached "
+                        "turns run at once); it starts when one is free\n");
     struct sigaction sa = {.sa_handler = on_interrupt};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

@@ -21,6 +21,7 @@
 #include "proc.h"
 #include "rebuild.h"
 #include "store.h"
+#include "view.h"
 
 int bt_cmd_open_store(struct bt_store **s)
 {
@@ -120,7 +121,7 @@ void bt_cmd_print_conversation(const struct bt_store_conversation *c)
 {
     char ts[48];
     bt_time_local(c->updated_ms, ts);
-    const char *state = c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : "new";
+    const char *state = c->last_run[0] ? bt_view_run_state(c->last_run_state, c->waiting) : "new";
     if (c->status != BT_STORE_CONV_ACTIVE)
         state = bt_store_conv_status_name(c->status);
     printf("%.12s  %-6s %-11s %s  ", c->id, c->coder, state, ts);

@@ -117,6 +117,8 @@ static const char *const files[] = {
     "(`baton show --raw` prints the last run's stdout)",
     "$BATON_HOME/worker.log",
     "errors of detached workers (--detach, queued turns)",
+    "$BATON_HOME/turns/",
+    "the lock files of turn slots (BATON_MAX_TURNS)",
     NULL,
 };
 
@@ -161,6 +163,10 @@ static void man_environment(struct bt_buf *b)
         "the default store, codex's sessions (~/.codex) and pi's (~/.pi/agent)",
         "PATH",
         "where the coders' executables are looked up",
+        "BATON_MAX_TURNS",
+        "how many detached workers (--detach, fan-out, baton serve) run their coders at "
+        "once, 1 to 4096; the others wait, in order. Default: two per core, at most one "
+        "per 256 MiB of memory, at least two",
         NULL,
     };
     man_tagged(b, env);

@@ -66,7 +66,7 @@ int bt_cmd_member_of(struct bt_store *s, const struct bt_store_conversation *c,
     if (bt_store_run_list(s, c->id, &r, &n) != 0)
         return BT_ESTORE;
     if (c->last_run[0])
-        m->state = bt_store_run_state_name(c->last_run_state);
+        m->state = bt_view_run_state(c->last_run_state, c->waiting);
     sum_runs(r, n, m);
     sum_changes(c, r, n, m);
     bt_store_run_list_free(r, n);

@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "store.h"
+#include "view.h"
 
 #define DEFAULT_LIMIT 50
 #define MAX_LIMIT 1000000
@@ -30,7 +31,7 @@ static void print_json(struct bt_cmd_list *l, const struct bt_store_search_hit *
     bt_json_member(&b, "coder", c->coder);
     bt_json_member(&b, "status", bt_store_conv_status_name(c->status));
     bt_json_member(&b, "last_run_state",
-                   c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : NULL);
+                   c->last_run[0] ? bt_view_run_state(c->last_run_state, c->waiting) : NULL);
     bt_time_rfc3339(c->updated_ms, ts);
     bt_json_member(&b, "updated", ts);
     bt_json_member(&b, "snippet", h->snippet);

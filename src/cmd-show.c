@@ -187,7 +187,7 @@ static void print_run(struct bt_store *s, const char *run)
     struct bt_store_run r;
     if (bt_store_run_get(s, run, &r) != 0)
         return;
-    printf("  [run %s: %s, %s %s", r.id, bt_store_run_state_name(r.state), r.coder,
+    printf("  [run %s: %s, %s %s", r.id, bt_view_run_state(r.state, r.waiting), r.coder,
            r.coder_version ? r.coder_version : "?");
     print_exit(&r);
     if (r.error_kind)
@@ -248,6 +248,8 @@ static void print_human(struct bt_store *s, const struct bt_store_conversation *
         printf("\n%s", user ? "you" : c->coder);
         if (m->state == BT_STORE_MSG_QUEUED) /* the number rm-queued takes */
             printf(" (queued as #%lld)", (long long)m->queue_no);
+        else if (m->state == BT_STORE_MSG_STREAMING && c->waiting && !strcmp(m->run, c->last_run))
+            printf(" (waiting for a turn slot: no coder runs yet)");
         else if (m->state == BT_STORE_MSG_STREAMING)
             printf(" (streaming: the text so far)");
         else if (m->state != BT_STORE_MSG_COMPLETE)

@@ -59,6 +59,11 @@ static const struct bt_opt serve_opts[] = {
      .name = "ping",
      .value = "S",
      .help = "seconds between keepalive pings on event streams\n(default 15, at most 30)"},
+    {.id = 'T',
+     .name = "max-turns",
+     .value = "N",
+     .help = "turns whose coders run at once (its workers and\nevery other detached one); "
+             "more wait, in order\n(default $BATON_MAX_TURNS, else from the cores\nand memory)"},
     {0},
 };
 

@@ -110,6 +110,7 @@ int bt_cmd_worker(int argc, char **argv)
     n.fd = notify ? NOTIFY_FD : -1;
     t.on_run = notify_run;
     t.data = &n;
+    t.slot = 1; /* every turn of a worker takes a turn slot (slot.h) */
     struct bt_store *s = NULL;
     if ((rc = bt_cmd_open_store(&s)) != 0) {
         notify_end(&n, rc, "cannot open the store");

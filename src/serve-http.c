@@ -94,9 +94,7 @@ static int refuse(struct bt_serve_req *r, enum MHD_Result *ret)
     const char *origin = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Origin");
     const char *length =
         MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const union MHD_DaemonInfo *open =
-        MHD_get_daemon_info(r->srv->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    if (open && open->num_connections > BT_SERVE_CONNECTIONS) {
+    if (bt_serve_conn_over(r->srv)) {
         bt_serve_sse_probe(r->srv); /* closed streams may hold slots */
         *ret = bt_serve_fail(r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
                              "the server has %d connections open, its most; try again",
@@ -122,6 +120,15 @@ static int refuse(struct bt_serve_req *r, enum MHD_Result *ret)
     else
         return 0;
     return 1;
+}
+
+/* The query of uri holds an escaped NUL: MHD unescapes its parameters
+ * into C strings, so "?q=a%00b" would be read as "a", the rest dropped
+ * unseen (as a NUL in a body is refused, serve-api.c). */
+static int query_nul(const char *uri)
+{
+    const char *q = strchr(uri, '?');
+    return q && (strstr(q, "%00") != NULL);
 }
 
 void *bt_serve_http_uri(void *cls, const char *uri, struct MHD_Connection *c)
@@ -166,10 +173,17 @@ enum MHD_Result bt_serve_http_access(void *cls, struct MHD_Connection *c, const 
         r->method = method;
         /* MHD ends the request target where the version begins; a NUL
          * before that would hide the rest of the path from us */
+        bt_serve_conn_headers_in(c);
         if (version && r->uri_at && version > r->uri_at &&
             (size_t)(version - r->uri_at) != r->uri_len + 1)
             return bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request",
                                  "the request target holds a NUL byte");
+        if (r->uri_len > BT_SERVE_URI_MAX)
+            return bt_serve_fail(r, MHD_HTTP_URI_TOO_LONG, "uri_too_long",
+                                 "the request target is over %u bytes", BT_SERVE_URI_MAX);
+        if (query_nul(r->uri))
+            return bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                                 "a query parameter holds a NUL byte (%%00)");
         return refuse(r, &ret) ? ret : MHD_YES;
     }
     if (*upload_size) {
@@ -186,8 +200,9 @@ enum MHD_Result bt_serve_http_access(void *cls, struct MHD_Connection *c, const 
 void bt_serve_http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                              enum MHD_RequestTerminationCode toe)
 {
-    (void)cls, (void)c, (void)toe;
+    (void)cls, (void)toe;
     struct bt_serve_req *r = *con_cls;
+    bt_serve_conn_request_done(c);
     if (!r)
         return;
     bt_serve_api_forget(r);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * serve-main: baton-serve, the program `baton serve` runs (cmd-serve.c):
- * `baton serve [--listen HOST:PORT] [--allow-remote] [--ping S]`, the HTTP
+ * `baton serve [--listen HOST:PORT] [--allow-remote] [--ping S]
+ * [--max-turns N]`, the HTTP
  * + SSE API and web page (serve.h, docs/api.md). Its options are the
  * serve command's of the CLI's table; workers it starts are the baton
  * beside it.
@@ -16,6 +17,7 @@
 #include "cmd-turn.h"
 #include "cmd.h"
 #include "serve.h"
+#include "slot.h"
 
 /* "HOST:PORT" or "[V6]:PORT" into host (owned by buf) and port. */
 static int parse_listen(const char *text, char *buf, size_t cap, int *port)
@@ -61,6 +63,15 @@ static int serve(int argc, char **argv, const char *baton)
             o.host = host;
             break;
         case 'R': o.allow_remote = 1; break;
+        case 'T': {
+            int n;
+            if (bt_slot_parse(a.value, &n) != 0)
+                return bt_args_fail(&a, "--max-turns takes a number from 1 to %d, not '%s'",
+                                    BT_SLOT_MAX, a.value);
+            /* the workers read it (slot.h): they inherit the environment */
+            setenv("BATON_MAX_TURNS", a.value, 1);
+            break;
+        }
         case 'p':
             if (bt_cmd_parse_seconds(a.value, &o.ping_ms) != 0 || o.ping_ms == 0 ||
                 o.ping_ms > 30000)

@@ -24,24 +24,22 @@
 #include "store-follow.h"
 #include "store.h"
 
-static void service(struct bt_serve *srv);
-
 static void on_mhd_timer(uv_timer_t *t)
 {
-    service(t->data);
+    bt_serve_service(t->data);
 }
 
 static void on_mhd_poll(uv_poll_t *p, int status, int events)
 {
     (void)status, (void)events;
-    service(p->data);
+    bt_serve_service(p->data);
 }
 
 /* Let MHD do what it can now, then wait for its next timeout. A timeout
  * of 0 means it has more to do at once (streams woken together are sent
  * over several runs): run it again now, not in 1 ms steps, but a bounded
  * number of times so the loop's other handles are not starved. */
-static void service(struct bt_serve *srv)
+void bt_serve_service(struct bt_serve *srv)
 {
     MHD_UNSIGNED_LONG_LONG ms = 0;
     int more = 0;
@@ -83,7 +81,7 @@ static void scan(struct bt_serve *srv, int force)
         bt_serve_sse_wake(srv, NULL);
     }
     bt_store_event_changed(srv->store, srv->rowid, on_changed, srv);
-    service(srv);
+    bt_serve_service(srv);
 }
 
 /* A notice can come between a commit's write to the -wal file and the
@@ -130,7 +128,8 @@ static void on_beat(uv_timer_t *t)
         srv->next_ping_ms = now + (int64_t)srv->ping_ms;
     scan(srv, 1);
     bt_serve_sse_beat(srv, ping);
-    service(srv);
+    bt_serve_conn_beat(srv);
+    bt_serve_service(srv);
 }
 
 static void on_signal(uv_signal_t *sig, int signum)
@@ -142,16 +141,19 @@ static void on_signal(uv_signal_t *sig, int signum)
 }
 
 /* libmicrohttpd's messages, but not that a client went away (every event
- * stream ends so when its page closes), nor those of its start: a failed
- * start is said once, by baton ("Failed to bind to port 0" named the port
- * given in MHD's own argument, not the one asked for). */
+ * stream ends so when its page closes; a connection shut down for its
+ * header deadline or its slot reads as one), nor its answers to bad
+ * requests (the client's business, not the operator's), nor those of its
+ * start: a failed start is said once, by baton ("Failed to bind to port 0"
+ * named the port given in MHD's own argument, not the one asked for). */
 static BT_PRINTF(2, 0) void log_mhd(void *cls, const char *fmt, va_list ap)
 {
     struct bt_serve *srv = cls;
     char msg[1024];
     vsnprintf(msg, sizeof msg, fmt, ap);
     if (!srv->mhd || strstr(msg, "no longer available") || strstr(msg, "reset by") ||
-        strstr(msg, "Broken pipe"))
+        strstr(msg, "Broken pipe") || strstr(msg, "connection closure") ||
+        strstr(msg, "incomplete request") || strstr(msg, "HTTP response code is"))
         return;
     fprintf(stderr, "baton serve: %s", msg);
 }
@@ -186,25 +188,32 @@ static int start_daemon(struct bt_serve *srv, const struct bt_serve_opts *o, cha
     struct sockaddr_storage sa;
     if (resolve(o, &sa, why) != 0)
         return -1;
-    /* MHD's default on POSIX is SO_REUSEADDR alone: a restart binds past
-     * TIME_WAIT, while a second server on a port in use fails (with
-     * SO_REUSEPORT the kernel would split connections between the two) */
+    char *reason = NULL;
+    if (bt_serve_conn_listen(srv, &sa, &reason) != 0) {
+        *why = bt_xasprintf("cannot listen on %s:%d: %s", o->host, o->port, reason);
+        free(reason);
+        return -1;
+    }
+    /* serve accepts (serve-conn.c) and hands MHD each connection; MHD's
+     * limit is never what refuses one. Its buffer per connection holds a
+     * request target up to BT_SERVE_URI_MAX and its headers, so that a
+     * longer target reaches us and gets our JSON 414 (MHD answers one
+     * that does not fit with its own page) */
     unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
-                     (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+                     MHD_USE_NO_LISTEN_SOCKET | (sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     srv->mhd = MHD_start_daemon(
         flags, 0, NULL, NULL, bt_serve_http_access, srv, MHD_OPTION_EXTERNAL_LOGGER, log_mhd, srv,
-        MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_URI_LOG_CALLBACK, bt_serve_http_uri, srv,
-        MHD_OPTION_NOTIFY_COMPLETED, bt_serve_http_completed, srv, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)(BT_SERVE_CONNECTIONS + BT_SERVE_SPARE), MHD_OPTION_CONNECTION_TIMEOUT,
+        MHD_OPTION_URI_LOG_CALLBACK, bt_serve_http_uri, srv, MHD_OPTION_NOTIFY_COMPLETED,
+        bt_serve_http_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, bt_serve_conn_notify, srv,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(BT_SERVE_CONNECTIONS + BT_SERVE_SPARE),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)BT_SERVE_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
         (unsigned)BT_SERVE_IDLE_S, MHD_OPTION_END);
     if (!srv->mhd) {
-        *why = bt_xasprintf("cannot listen on %s:%d: %s", o->host, o->port,
+        *why = bt_xasprintf("cannot serve on %s:%d: %s", o->host, o->port,
                             errno ? strerror(errno) : "libmicrohttpd refused");
         return -1;
     }
-    const union MHD_DaemonInfo *port = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_BIND_PORT);
     const union MHD_DaemonInfo *ep = MHD_get_daemon_info(srv->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-    srv->port = port ? port->port : o->port;
     uv_poll_init(&srv->loop, &srv->mhd_poll, ep->epoll_fd);
     srv->mhd_poll.data = srv;
     uv_poll_start(&srv->mhd_poll, UV_READABLE, on_mhd_poll);
@@ -257,6 +266,7 @@ static void announce(const struct bt_serve *srv)
 static void stop(struct bt_serve *srv)
 {
     srv->stopping = 1;
+    bt_serve_conn_close(srv);
     bt_serve_sse_close_all(srv);
     bt_serve_api_stop(srv);
     bt_serve_cli_stop(srv);
@@ -270,8 +280,8 @@ static void stop(struct bt_serve *srv)
 
 int bt_serve_run(const struct bt_serve_opts *o)
 {
-    struct bt_serve srv = {.ping_ms = o->ping_ms ? o->ping_ms : BT_SERVE_PING_MS,
-                           .baton = o->baton};
+    struct bt_serve srv = {
+        .ping_ms = o->ping_ms ? o->ping_ms : BT_SERVE_PING_MS, .baton = o->baton, .listen_fd = -1};
     char *why = NULL;
     int rc = bt_cmd_open_store(&srv.store);
     if (rc)
@@ -287,6 +297,7 @@ int bt_serve_run(const struct bt_serve_opts *o)
         rc = bt_cmd_fail(o->allow_remote || strstr(why, "--allow-remote") == NULL ? BT_EXIT_FAILED
                                                                                   : BT_EXIT_USAGE,
                          "%s", why);
+        bt_serve_conn_close(&srv);
         uv_walk(&srv.loop, close_handle, NULL);
         uv_run(&srv.loop, UV_RUN_DEFAULT);
         uv_loop_close(&srv.loop);
@@ -299,7 +310,7 @@ int bt_serve_run(const struct bt_serve_opts *o)
     uint64_t beat = srv.ping_ms < BT_SERVE_CHECK_MS ? srv.ping_ms : BT_SERVE_CHECK_MS;
     uv_timer_start(&srv.beat, on_beat, beat, beat);
     announce(&srv);
-    service(&srv);
+    bt_serve_service(&srv);
     uv_run(&srv.loop, UV_RUN_DEFAULT);
     stop(&srv);
 out:

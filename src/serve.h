@@ -13,6 +13,7 @@
  *   serve-api.c    the handlers that change conversations
  *   serve-sse.c    event streams
  *   serve-token.c  the token file
+ *   serve-conn.c   the listen socket, the connection limit, header deadlines
  */
 #ifndef BT_SERVE_H
 #define BT_SERVE_H
@@ -27,8 +28,11 @@
 #define BT_SERVE_TOKEN_HEX 64            /* the token: 32 random bytes in hex */
 #define BT_SERVE_BODY_MAX (4u << 20)     /* a request body: 413 beyond */
 #define BT_SERVE_SPARE 16                /* past that, up to this many more get a 503 */
-#define BT_SERVE_CONNECTIONS 256         /* open connections: 503 beyond */
+#define BT_SERVE_CONNECTIONS 256         /* open connections (serve-conn.c says how) */
 #define BT_SERVE_IDLE_S 60               /* a connection idle this long closes */
+#define BT_SERVE_HEADER_S 15             /* a request's headers take at most this long */
+#define BT_SERVE_URI_MAX 8192            /* a request target: 414 beyond */
+#define BT_SERVE_MEMORY (64u << 10)      /* MHD's buffer per connection: the target and headers */
 #define BT_SERVE_PING_MS 15000           /* default beat of pings on streams */
 #define BT_SERVE_CHECK_MS 1000           /* the fallback read of the store */
 #define BT_SERVE_STREAM_CHUNK (64 << 10) /* bytes a stream reads ahead */
@@ -39,6 +43,7 @@ struct bt_store;
 struct bt_serve_stream;
 struct bt_serve_cli;
 struct bt_serve_job;
+struct bt_serve_conn;
 
 struct bt_serve_opts {
     const char *host;  /* listen address: a name or a numeric address */
@@ -51,11 +56,16 @@ struct bt_serve_opts {
 struct bt_serve {
     uv_loop_t loop;
     struct MHD_Daemon *mhd;
-    uv_poll_t mhd_poll;   /* the daemon's epoll fd */
-    uv_timer_t mhd_timer; /* the daemon's own timeouts */
-    uv_fs_event_t watch;  /* $BATON_HOME: the store's -wal changes */
-    uv_timer_t scan;      /* a change was seen: read it on the next turn */
-    uv_timer_t beat;      /* BT_SERVE_CHECK_MS: fallback read, pings, owners */
+    uv_poll_t mhd_poll;          /* the daemon's epoll fd */
+    uv_poll_t listen_poll;       /* our listen socket (serve-conn.c) */
+    int listen_fd;               /* it, or -1 */
+    struct bt_serve_conn *conns; /* every connection MHD holds */
+    int nconns;                  /* how many */
+    int nshut;                   /* of those, shut down and not yet closed by MHD */
+    uv_timer_t mhd_timer;        /* the daemon's own timeouts */
+    uv_fs_event_t watch;         /* $BATON_HOME: the store's -wal changes */
+    uv_timer_t scan;             /* a change was seen: read it on the next turn */
+    uv_timer_t beat;             /* BT_SERVE_CHECK_MS: fallback read, pings, owners */
     uv_signal_t sigint, sigterm;
     struct bt_store *store;
     char token[BT_SERVE_TOKEN_HEX + 1];
@@ -98,6 +108,30 @@ struct bt_serve_req {
  * with the token on stdout (one line), the token file on stderr. Returns an
  * exit code (cmd-exit.h). */
 int bt_serve_run(const struct bt_serve_opts *o);
+
+/* serve.c: let MHD do what it can now (after a change it does not see
+ * through its epoll fd: a connection added or shut down). */
+void bt_serve_service(struct bt_serve *srv);
+
+/* serve-conn.c: listen on sa (SO_REUSEADDR, not SO_REUSEPORT; IPv6 only
+ * for an IPv6 address) and accept on the loop; sets srv->port and
+ * srv->listen_fd. 0, or -1 with *why (owned) the system's reason. */
+int bt_serve_conn_listen(struct bt_serve *srv, const struct sockaddr_storage *sa, char **why);
+/* Stop accepting and close the listen socket. */
+void bt_serve_conn_close(struct bt_serve *srv);
+/* MHD's connection notice (MHD_OPTION_NOTIFY_CONNECTION): track it. */
+void bt_serve_conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe);
+/* A request's headers are in (its first access call): no header deadline
+ * until it is done. */
+void bt_serve_conn_headers_in(struct MHD_Connection *c);
+/* A request is done: the connection's next request has BT_SERVE_HEADER_S. */
+void bt_serve_conn_request_done(struct MHD_Connection *c);
+/* 1 when more than BT_SERVE_CONNECTIONS connections are open (the spare
+ * ones, answered 503). */
+int bt_serve_conn_over(const struct bt_serve *srv);
+/* The beat: shut down the connections past their header deadline. */
+void bt_serve_conn_beat(struct bt_serve *srv);
 
 /* serve-token.c: read $BATON_HOME/serve.token, or make it (0600) on the
  * first start. Refuses a token file others can read, or one that is not 64

@@ -5,6 +5,7 @@
  * prompt queued) and the settings a run of queued messages takes. The
  * turn itself: service-turn.c.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,6 +13,9 @@
 #include "error.h"
 #include "perf.h"
 #include "service-int.h"
+#include "slot.h"
+
+#define WAIT_CANCELLED "cancelled while it waited for a turn slot; the coder never started"
 
 static int store_error(struct bt_store *s, struct bt_service_outcome *out, int rc)
 {
@@ -104,8 +108,79 @@ static struct bt_service_turn turn_settings(const struct bt_service_turn *t, int
     return eff;
 }
 
+struct slot_wait {
+    struct bt_store *s;
+    const char *run;
+};
+
+/* A cancel of the waiting run (baton cancel, serve's cancel). */
+static int slot_stop(void *data)
+{
+    struct slot_wait *w = data;
+    int requested = 0;
+    bt_store_run_cancel_requested(w->s, w->run, &requested);
+    return requested;
+}
+
+/* The end of a run cancelled before its coder started: its one event,
+ * turn.completed (cancelled), and its record. */
+static void end_waiting(struct bt_store *s, const char *conv, const char *run, int64_t started_ms,
+                        struct bt_service_outcome *out)
+{
+    int64_t now = bt_now_ms();
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_TURN_COMPLETED);
+    ev.seq = 1;
+    ev.run = run;
+    ev.conversation = conv;
+    ev.ts_ms = now;
+    ev.status = BT_TURN_CANCELLED;
+    ev.message = WAIT_CANCELLED;
+    ev.final_text = "";
+    ev.duration_ms = now - started_ms;
+    ev.exit_code = BT_UNKNOWN;
+    struct bt_buf json = BT_BUF_INIT;
+    bt_event_to_json(&ev, &json);
+    struct bt_store_event se = {.run = run,
+                                .seq = 1,
+                                .type = bt_event_type_name(ev.type),
+                                .ts_ms = now,
+                                .data = json.data,
+                                .len = json.len};
+    int rc = bt_store_event_append(s, &se);
+    bt_buf_release(&json);
+    if (rc == 0)
+        rc = bt_store_run_finish(s, run,
+                                 &(struct bt_store_run_end){.state = BT_STORE_RUN_CANCELLED,
+                                                            .exit_code = BT_UNKNOWN,
+                                                            .error_text = WAIT_CANCELLED});
+    if (rc)
+        store_error(s, out, rc);
+    else
+        out->result = BT_SERVICE_TURN;
+    out->status = BT_TURN_CANCELLED;
+}
+
+/* Wait for a turn slot for run: 0 with it held (or none to hold: the
+ * turns directory cannot be used, said on stderr, and the turn goes on
+ * unbounded rather than never), 1 when the run was cancelled meanwhile. */
+static int wait_slot(struct bt_store *s, const char *run, struct bt_slot *slot)
+{
+    const char *bad = NULL;
+    int limit = bt_slot_limit(&bad);
+    if (bad)
+        fprintf(stderr, "baton: BATON_MAX_TURNS is a number from 1 to %d, not '%s'; %d it is\n",
+                BT_SLOT_MAX, bad, limit);
+    struct slot_wait w = {s, run};
+    int rc = bt_slot_take(bt_store_home(s), run, limit, slot_stop, NULL, &w, slot);
+    if (rc < 0)
+        fprintf(stderr, "baton: cannot use %s/%s to bound the turns running at once: %s\n",
+                bt_store_home(s), BT_SLOT_DIR, bt_strerror(rc));
+    return rc == 1;
+}
+
 /* Submit rn (start a run or queue its prompt) and, if a run started, run
- * its turn. */
+ * its turn (once it has a turn slot, when t asks for one). */
 static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
                    struct bt_service_coder *l, const struct bt_service_turn *t,
                    const struct bt_store_run_new *rn, struct bt_service_outcome *out)
@@ -126,7 +201,13 @@ static int do_turn(struct bt_store *s, const struct bt_store_conversation *conv,
         memcpy(out->run, sub.run, BT_ID_SIZE);
         if (t->on_run)
             t->on_run(t->data, conv->id, out->run);
-        rc = bt_service_turn_run(s, conv, l, &eff, sub.prompt, out);
+        struct bt_slot slot = BT_SLOT_INIT;
+        int64_t asked = bt_now_ms();
+        if (t->slot && wait_slot(s, out->run, &slot))
+            end_waiting(s, conv->id, out->run, asked, out);
+        else
+            rc = bt_service_turn_run(s, conv, l, &eff, sub.prompt, out);
+        bt_slot_release(&slot);
         bt_store_queued_count(s, conv->id, &out->waiting);
     } else {
         submit_failed(s, conv, rn, rc, out);

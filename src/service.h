@@ -46,6 +46,10 @@ struct bt_service_turn {
     uint64_t idle_timeout_ms;  /* 0 = none */
     int force;                 /* send, retry: even to a conversation handed
                                   off to its coder's terminal UI */
+    int slot;                  /* take a turn slot (slot.h) before the coder
+                                  starts: a detached worker's turns. Its run
+                                  reads as waiting until one is free; a cancel
+                                  meanwhile ends it cancelled, no coder started */
     enum bt_store_queue queue; /* run, send: NEVER/IF_BUSY run the turn here
                                   (send queues the prompt while another turn
                                   runs); ALWAYS only stores the prompt as

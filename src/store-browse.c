@@ -189,7 +189,7 @@ int bt_store_search(struct bt_store *s, const char *text, size_t limit,
         }
         struct bt_store_search_hit *h = &(*out)[(*n)++];
         memset(h, 0, sizeof *h);
-        bt_st_read_conversation(q, &h->conv); /* its first 18 columns */
+        bt_st_read_conversation(s, q, &h->conv); /* its first 18 columns */
         h->message = bt_st_col_i64(q, 18, 0);
     }
     for (size_t i = 0; rc == 0 && i < *n; i++)

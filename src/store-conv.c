@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "slot.h"
 #include "util.h"
 
 /* --- SQL ---------------------------------------------------------------- */
@@ -87,7 +88,7 @@ void bt_store_conversation_release(struct bt_store_conversation *c)
     memset(c, 0, sizeof *c);
 }
 
-void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c)
+void bt_st_read_conversation(struct bt_store *s, sqlite3_stmt *q, struct bt_store_conversation *c)
 {
     bt_st_col_id(q, 0, c->id);
     c->title = bt_st_col_str0(q, 1);
@@ -107,6 +108,7 @@ void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c)
     c->worktree.start = bt_st_col_str(q, 15);
     c->worktree.repo = bt_st_col_str(q, 16);
     bt_st_col_id(q, 17, c->group);
+    c->waiting = c->last_run_state == BT_STORE_RUN_RUNNING && bt_slot_waiting(s->home, c->last_run);
 }
 
 int bt_store_conversation_create(struct bt_store *s, const struct bt_store_conversation_new *o,
@@ -157,7 +159,7 @@ int bt_store_conversation_get(struct bt_store *s, const char *id, struct bt_stor
     int rc = bt_st_step(s, q, "get conversation");
     if (rc != 1)
         return rc ? rc : bt_st_fail(s, BT_ENOTFOUND, "no conversation '%s'", id);
-    bt_st_read_conversation(q, out);
+    bt_st_read_conversation(s, q, out);
     return bt_st_done(q, 0);
 }
 
@@ -253,7 +255,7 @@ int bt_store_conversation_list(struct bt_store *s, size_t limit, struct bt_store
             cap = cap ? cap * 2 : 16;
             *out = bt_xrealloc(*out, cap * sizeof **out);
         }
-        bt_st_read_conversation(q, &(*out)[(*n)++]);
+        bt_st_read_conversation(s, q, &(*out)[(*n)++]);
     }
     if (rc) {
         bt_store_conversation_list_free(*out, *n);

@@ -138,7 +138,7 @@ static int members(struct bt_store *s, const char *id, struct bt_store_conversat
             *v = bt_xrealloc(*v, cap * sizeof **v);
         }
         memset(&(*v)[*n], 0, sizeof **v);
-        bt_st_read_conversation(q, &(*v)[(*n)++]);
+        bt_st_read_conversation(s, q, &(*v)[(*n)++]);
     }
     return rc;
 }

@@ -128,7 +128,9 @@ int bt_st_id_prefix(const char *text, char buf[BT_ID_SIZE]);
  * BT_ST_CONV_SELECT: id, title, coder, model, cwd, native session id and
  * path, status, created, updated, last run id and state, then
  * BT_ST_WORKTREE_COLUMNS. */
-void bt_st_read_conversation(sqlite3_stmt *q, struct bt_store_conversation *c);
+/* Fill c from a row; s: to know whether its last run waits for a turn
+ * slot (slot.h). */
+void bt_st_read_conversation(struct bt_store *s, sqlite3_stmt *q, struct bt_store_conversation *c);
 
 /* store-open.c. Before SQLite opens the db: make the home and runs/
  * (0700), create a missing db file 0600, and refuse a db, -wal or -shm that

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "slot.h"
 #include "proc.h"
 #include "util.h"
 
@@ -282,7 +283,7 @@ static void read_run_usage(sqlite3_stmt *q, struct bt_usage *u)
 }
 
 /* Fill r from a RUN_SELECT row. */
-static void read_run(sqlite3_stmt *q, struct bt_store_run *r)
+static void read_run(struct bt_store *s, sqlite3_stmt *q, struct bt_store_run *r)
 {
     bt_st_col_id(q, 0, r->id);
     bt_st_col_id(q, 1, r->conversation);
@@ -311,6 +312,7 @@ static void read_run(sqlite3_stmt *q, struct bt_store_run *r)
     r->stop_stage = (int)bt_st_col_i64(q, 30, -1);
     r->tree_start = bt_st_col_str(q, 31);
     r->tree_end = bt_st_col_str(q, 32);
+    r->waiting = r->state == BT_STORE_RUN_RUNNING && bt_slot_waiting(s->home, r->id);
 }
 
 /* Run a RUN_SELECT statement with ?1 = key and read its row. */
@@ -327,7 +329,7 @@ static int get_run(struct bt_store *s, const char *which, const char *key, struc
                   : bt_st_fail(
                         s, BT_ENOTFOUND,
                         which == SQL_RUN_GET ? "no run '%s'" : "conversation '%s' has no run", key);
-    read_run(q, out);
+    read_run(s, q, out);
     return bt_st_done(q, 0);
 }
 
@@ -358,7 +360,7 @@ int bt_store_run_list(struct bt_store *s, const char *conversation, struct bt_st
             *out = bt_xrealloc(*out, cap * sizeof **out);
         }
         memset(&(*out)[*n], 0, sizeof **out);
-        read_run(q, &(*out)[(*n)++]);
+        read_run(s, q, &(*out)[(*n)++]);
     }
     if (rc) {
         bt_store_run_list_free(*out, *n);

@@ -168,6 +168,8 @@ struct bt_store_conversation {
     int64_t updated_ms;                     /* last activity (see docs/store.md) */
     char last_run[BT_ID_SIZE];              /* newest run's id, "" if none */
     enum bt_store_run_state last_run_state; /* its state, NONE if no run */
+    int waiting;                            /* that run is running, but its worker
+                                               waits for a turn slot (slot.h) */
     struct bt_store_worktree worktree;      /* its own worktree, if any */
     char group[BT_ID_SIZE];                 /* its group's id, "" if none */
 };
@@ -363,6 +365,8 @@ struct bt_store_run {
     char *tree_start;              /* its git working tree's snapshot before it
                                       (a tree id, src/repo.h); NULL: none */
     char *tree_end;                /* and after it; NULL: none */
+    int waiting;                   /* running, but its worker waits for a turn
+                                      slot (slot.h): no coder started yet */
 };
 
 void bt_store_run_release(struct bt_store_run *r);

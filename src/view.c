@@ -31,6 +31,11 @@ static void member_int(struct bt_buf *b, const char *key, int64_t v)
         bt_buf_addf(b, ",\"%s\":%lld", key, (long long)v);
 }
 
+const char *bt_view_run_state(enum bt_store_run_state state, int waiting)
+{
+    return state == BT_STORE_RUN_RUNNING && waiting ? "waiting" : bt_store_run_state_name(state);
+}
+
 void bt_view_conversation(struct bt_buf *b, const struct bt_store_conversation *c)
 {
     bt_buf_addc(b, '{');
@@ -43,7 +48,7 @@ void bt_view_conversation(struct bt_buf *b, const struct bt_store_conversation *
     bt_json_member(b, "status", bt_store_conv_status_name(c->status));
     bt_json_member(b, "last_run", c->last_run[0] ? c->last_run : NULL);
     bt_json_member(b, "last_run_state",
-                   c->last_run[0] ? bt_store_run_state_name(c->last_run_state) : NULL);
+                   c->last_run[0] ? bt_view_run_state(c->last_run_state, c->waiting) : NULL);
     member_time(b, "created", c->created_ms);
     member_time(b, "updated", c->updated_ms);
     bt_buf_adds(b, ",\"worktree\":");
@@ -116,7 +121,7 @@ void bt_view_run(struct bt_buf *b, const struct bt_store_run *r)
     bt_buf_addc(b, '{');
     bt_json_member(b, "id", r->id);
     bt_buf_addf(b, ",\"turn\":%lld", (long long)r->turn);
-    bt_json_member(b, "state", bt_store_run_state_name(r->state));
+    bt_json_member(b, "state", bt_view_run_state(r->state, r->waiting));
     bt_json_member(b, "coder", r->coder);
     bt_json_member(b, "coder_version", r->coder_version);
     bt_json_member(b, "model", r->model);

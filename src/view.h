@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 
+#include "store.h"
 #include "util.h"
 
 struct bt_coder;
@@ -23,6 +24,12 @@ struct bt_store_worktree;
 
 /* Text into HTML for a message's "html" member (serve: markdown.h). */
 typedef void (*bt_view_html_fn)(struct bt_buf *out, const char *text, size_t len);
+
+/* The state word of a run for people and programs: the store's, or
+ * "waiting" for a running run whose worker waits for a turn slot (slot.h;
+ * BATON_MAX_TURNS): it holds the conversation as a running run does, but
+ * no coder runs yet. Static strings. */
+const char *bt_view_run_state(enum bt_store_run_state state, int waiting);
 
 /* The `baton ls --json` object: id, title, coder, model, cwd,
  * native_session_id, status, last_run, last_run_state, created, updated,

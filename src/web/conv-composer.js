@@ -54,6 +54,10 @@ function tickWorking() {
   const t = Date.parse(d.running.started);
   const s = Number.isNaN(t) ? 0 : Math.max(0, Math.round((Date.now() - t) / 1000));
   const cancelling = d.running.cancel_requested || state.cancelling === d.running.id;
-  $('working-text').textContent = `${cancelling ? 'cancelling' : 'working'} · ${s < 60 ? `${s}s` : `${Math.floor(s / 60)}m ${s % 60}s`}`;
+  // waiting for a turn slot (BATON_MAX_TURNS) until its first event comes
+  const a = state.acts.get(d.running.id);
+  const waiting = d.running.state === 'waiting' && !(a && a.lastSeq);
+  const doing = cancelling ? 'cancelling' : waiting ? 'waiting for a turn slot' : 'working';
+  $('working-text').textContent = `${doing} · ${s < 60 ? `${s}s` : `${Math.floor(s / 60)}m ${s % 60}s`}`;
 }
 setInterval(tickWorking, 1000);

@@ -31,7 +31,7 @@ export function scheduleList(ms = 300) {
 }
 
 function convState(c) {
-  if (c.last_run_state === 'running') return 'running';
+  if (c.last_run_state === 'running' || c.last_run_state === 'waiting') return c.last_run_state;
   if (c.status === 'transferred') return 'transferred';
   return c.last_run_state || 'none';
 }
@@ -49,6 +49,7 @@ export function renderList() {
     const st = el('span', 'st');
     st.dataset.state = convState(c);
     st.title = c.status === 'transferred' ? `handed off; last turn ${c.last_run_state || 'none'}`
+                                          : c.last_run_state === 'waiting' ? 'waiting for a turn slot'
                                           : (c.last_run_state || 'no turn yet');
     const time = el('span', 'time', relTime(c.updated));
     time.dataset.ts = c.updated;

@@ -294,7 +294,7 @@ py_suite() { # NAME SCRIPT: a Python suite of tests/serve or tests/acp
         BATON_FAKE_CODER="$build/tests/fake-coder/fake-coder" BATON_TEST_TMPDIR="$build" \
         PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$top/$2"
 }
-serve_suite() { # api or sse
+serve_suite() { # api, sse, security or turns
     py_suite "serve-$1" "tests/serve/test_$1.py"
 }
 
@@ -307,6 +307,8 @@ lane_one() {
     integration integration-overhead # 200
     integration integration-service  # 107
     serve_suite api                  # 91
+    # serve's own accept, the connection limit, header deadlines
+    serve_suite security
     # the store-failure shim (LD_PRELOAD) reaches the baton under memcheck too
     integration integration-rebuild # 44
     # measured 2026-12-04 beside the other lane's suites: 238 and 72 s
@@ -328,6 +330,7 @@ lane_two() {
     integration integration-cli              # 90
     integration integration-handoff          # 87
     serve_suite sse                          # 77
+    serve_suite turns                        # turn slots: waiting, cancel
     integration integration-watchdog         # 52
     integration integration-store-files      # 36
     crash_recovery                           # 9

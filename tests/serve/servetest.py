@@ -284,11 +284,12 @@ class Home:
         """Let every run end: open the gate, wait, cancel what still runs."""
         self.gate.release()
         try:
-            wait_for(lambda: all(c["last_run_state"] != "running" for c in self.ls()),
+            wait_for(lambda: all(c["last_run_state"] not in ("running", "waiting")
+                                 for c in self.ls()),
                      timeout, "every run to end")
         except AssertionError:
             for c in self.ls():
-                if c["last_run_state"] == "running":
+                if c["last_run_state"] in ("running", "waiting"):
                     self.baton("cancel", c["id"], check=False)
 
     def cleanup(self, failed=False):

@@ -11,9 +11,14 @@ input (400) and other media types (415), with nothing stored (checked
 with the CLI on the same home); --listen on a non-loopback address
 without --allow-remote (exit 2); a port in use (exit 1); the token
 file; clients that send half a request or never read do not hold up
-others; the connection limit; SIGTERM and SIGINT.
+others; more clients stuck in their headers than the connection limit
+(the oldest let go, never a listen backlog), headers sent byte by byte
+(closed at the header deadline), the connection limit of streams; an
+escaped NUL in a query (400) and a target over 8192 bytes (414), both
+JSON; SIGTERM and SIGINT.
 """
 import os
+import select
 import signal
 import socket
 import stat
@@ -403,23 +408,85 @@ class Security(ServeCase):
             for sock in held:
                 sock.close()
 
-    def test_connection_limit(self):
-        """256 connections at most: the next one is answered 503 at once
-        (docs/api.md), and serve answers again once they close."""
+    def test_slow_clients_over_the_limit(self):
+        """More clients that never finish their headers than the 256
+        connections serve holds (and the 16 spare): later requests are not
+        left in the listen backlog; each new one takes the slot of the
+        client that has waited longest for its headers (docs/api.md,
+        "Limits")."""
         held = []
         try:
-            for _ in range(256):
-                sock = socket.create_connection(("127.0.0.1", self.serve.port), timeout=5)
+            for _ in range(300):
+                sock = socket.create_connection(("127.0.0.1", self.serve.port), timeout=10)
                 sock.sendall(b"GET /v1/coders HTTP/1.1\r\n")
                 held.append(sock)
-            time.sleep(0.5)
-            r = self.client.get("/v1/coders", timeout=10)
-            self.api.check_error(r, 503, "unavailable", "GET", "/v1/coders")
+            for _ in range(3):
+                self.api.check(self.client.get("/v1/coders", timeout=20), "GET", "/v1/coders",
+                               200)
+            # the oldest were let go: each reads its end (nothing was answered)
+            for sock in held[:300 - 256]:
+                sock.settimeout(20)
+                try:
+                    self.assertEqual(sock.recv(4096), b"")
+                except ConnectionResetError:
+                    pass
         finally:
             for sock in held:
                 sock.close()
-        wait_for(lambda: self.client.get("/v1/coders").status == 200, 10,
-                 "serve to answer again once the connections closed")
+
+    def test_headers_byte_by_byte_closed(self):
+        """A client that sends its headers a byte a second keeps no slot:
+        the connection is closed once its 15 s for headers are over, long
+        before the 60 s idle timeout could (it is never idle)."""
+        sock = socket.create_connection(("127.0.0.1", self.serve.port), timeout=5)
+        self.addCleanup(sock.close)
+        sock.sendall(b"GET /v1/coders HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        sent, closed = 0, False
+        for _ in range(90):  # a bound for "does not hang", not a timing
+            ready, _, _ = select.select([sock], [], [], 1.0)
+            if ready:
+                try:
+                    got = sock.recv(4096)
+                except ConnectionResetError:
+                    got = b""
+                self.assertEqual(got, b"", "an answer to headers never finished")
+                closed = True
+                break
+            try:
+                sock.sendall(b"a")
+            except (BrokenPipeError, ConnectionResetError):
+                closed = True
+                break
+            sent += 1
+        self.assertTrue(closed, "a client trickling its headers was kept 90 s")
+        self.assertGreater(sent, 5, "closed before it trickled: not the header deadline")
+        self.api.check(self.client.get("/v1/coders"), "GET", "/v1/coders", 200)
+
+    def test_query_nul(self):
+        """An escaped NUL in a query parameter is a 400, as in bodies:
+        libmicrohttpd would hand the parameter on cut at the NUL."""
+        c = self.conv
+        before = self.stored()
+        for t in ("/v1/conversations?q=a%00b", "/v1/conversations?limit=1%00",
+                  "/v1/coders?x=%00", f"/v1/conversations/{c}/events?after=%00",
+                  f"/v1/conversations/{c}?x=1&y=%00", "/v1/openapi.json?x=%00"):
+            with self.subTest(target=t):
+                self.api.check_error(self.client.get(t), 400, "bad_request")
+        r = self.client.post(f"/v1/conversations/{c}/cancel?x=%00", None)
+        self.api.check_error(r, 400, "bad_request")
+        self.assertEqual(self.stored(), before)
+
+    def test_uri_too_long(self):
+        """A request target over 8192 bytes is a 414 with the JSON error
+        object, as every other error."""
+        for t in ("/v1/conversations?q=" + "a" * 9000, "/v1/conversations/" + "a" * 9000,
+                  "/v1/coders?" + "x=" * 10000, "/v1/coders?" + "x=1&" * 500 + "y" * 8000):
+            with self.subTest(length=len(t)):
+                self.api.check_error(self.client.get(t), 414, "uri_too_long")
+        r = self.client.get("/v1/conversations?q=" + "a" * 9000)
+        self.api.check_error(r, 414, "uri_too_long", "GET", "/v1/conversations")
+        self.api.check(self.client.get("/v1/conversations?q=" + "a" * 8000), "GET",
+                       "/v1/conversations", 200)
 
 
 class Slots(ServeCase):
@@ -449,8 +516,9 @@ class Slots(ServeCase):
 
 
 class Idle(ServeCase):
-    """A connection that moves no data for 60 s is closed (half a request
-    lets go of it so); a stream with pings is never that idle."""
+    """A connection that moves no data for 60 s is closed (half a body
+    lets go of it so: its headers are in, so the 15 s for headers do not
+    apply); a stream with pings is never that idle."""
 
     home_name = "idle"
     serve_args = ("--ping", "25")
@@ -458,7 +526,11 @@ class Idle(ServeCase):
     def test_idle_connections_closed_streams_kept(self):
         half = socket.create_connection(("127.0.0.1", self.serve.port), timeout=5)
         self.addCleanup(half.close)
-        half.sendall(b"GET /v1/coders HTTP/1.1\r\nHost: 127.0.0.1")
+        half.sendall(httpc.build("POST", "/v1/login",
+                                 [("Host", self.client.host),
+                                  ("Authorization", f"Bearer {self.serve.token}"),
+                                  ("Content-Type", "application/json"),
+                                  ("Content-Length", "100")], b'{"x":'))
         s = self.client.stream("/v1/events")
         self.addCleanup(s.close)
         self.api.check(s.response, "GET", "/v1/events", 200)

@@ -12,7 +12,8 @@ is sent; cancel and retry; handoff (the command of `baton handoff
 --print`), a forced send to a handed-off conversation, delete; the
 server stopped and started again on its port, the page reconnecting and
 showing a turn the CLI sends; a turn with a sub-agent, its work shown as
-the sub-agent's and never as the answer; the phone layout at 375 px. Every prompt
+the sub-agent's and never as the answer; the phone layout at 375 px; with
+--max-turns 1, a second turn shown waiting, then run. Every prompt
 holds markup that must stay text. After each test the browser's console
 may hold no Content-Security-Policy refusal and no uncaught error.
 
@@ -488,6 +489,32 @@ class Web(BrowserCase):
             self.assert_console_clean(d)
         finally:
             d.quit()
+
+
+class WebTurns(BrowserCase):
+    """A serve with --max-turns 1: a turn beyond it shows as waiting (the
+    list's dot, the working line), then runs once the first ends."""
+
+    home_name = "web-turns"
+    serve_args = ("--max-turns", "1")
+
+    def test_waiting_turn(self):
+        self.sign_in()
+        self.home.gate.hold()
+        conv1, run1 = self.create("the first turn")
+        self.held(conv1, run1)
+        conv2, _ = self.create("the turn that waits")
+        self.until(lambda: self.st_of(conv2) == "waiting", "the waiting dot in the list")
+        self.assertEqual(self.st_of(conv1), "running")
+        self.open_conv(conv2)
+        self.until(lambda: self.shown("working") and
+                   self.el("working-text").text.startswith("waiting for a turn slot"),
+                   "the waiting line")
+        self.assertTrue(self.shown("cancel-btn"))
+        self.shot("desktop-waiting")
+        self.home.gate.release()
+        self.until(lambda: self.answers()[-1:] == [ANSWER], "the answer once it ran")
+        self.until(lambda: self.st_of(conv2) == "completed", "the completed dot")
 
 
 if __name__ == "__main__":
