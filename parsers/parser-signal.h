@@ -68,6 +68,15 @@ struct bt_signal_request {
                                   `params.permissions` as JSON text for
                                   item/permissions/requestApproval; pi's first
                                   `options` entry (a select); NULL otherwise */
+    const char *questions_json; /* user_input: the questions as the event's
+                                   `questions` array (docs/events.md), JSON text;
+                                   codex requestUserInput `params.questions` ids
+                                   as `id`; NULL when the coder gave none */
+    int stopping;               /* set by the turn engine, never by a parser: 1
+                                   once baton began stopping the turn (the
+                                   interrupt is written or about to be), so the
+                                   request is declined as cancelled whatever the
+                                   policy (bt_runner_accepts) */
 };
 
 /* TURN_END: the turn is over as far as the coder is concerned. codex:

@@ -192,6 +192,11 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
         put_str(b, "summary", ev->summary);
         if (ev->item.id)
             put_str(b, "item_id", ev->item.id);
+        if (ev->type == BT_EVENT_APPROVAL_REQUESTED && ev->questions_json &&
+            ev->questions_json[0] == '[') {
+            put_key(b, "questions");
+            bt_buf_adds(b, ev->questions_json);
+        }
         if (ev->type == BT_EVENT_APPROVAL_RESOLVED) {
             put_str(b, "decision", ev->decision);
             put_str(b, "by", ev->by);
