@@ -362,7 +362,8 @@ static const char *deny_message(const struct bt_signal_request *rq, const char *
         return "the user stopped the turn";
     if (bt_runner_is_question(rq))
         return BT_RUNNER_NO_ANSWER;
-    return strcmp(by, "user") == 0 ? "the user declined this" : "baton's approval policy denies this";
+    return strcmp(by, "user") == 0 ? "the user declined this"
+                                   : "baton's approval policy denies this";
 }
 
 /* can_use_tool by policy: auto allows with the input unchanged, deny

@@ -204,11 +204,10 @@ int bt_runner_is_question(const struct bt_signal_request *rq);
 /* What every coder is told when it asks the user a question during a turn:
  * nobody can answer before the turn ends, the user may answer with the
  * next message. */
-#define BT_RUNNER_NO_ANSWER                                                                     \
-    "Nobody can answer this question during this turn: baton runs it without a person at "     \
-    "the keyboard. Do not wait for an answer; finish the turn (say what you would need to "     \
+#define BT_RUNNER_NO_ANSWER                                                                        \
+    "Nobody can answer this question during this turn: baton runs it without a person at "         \
+    "the keyboard. Do not wait for an answer; finish the turn (say what you would need to "        \
     "know), and the user can answer with their next message."
-
 
 struct cJSON;
 /* Append msg as one JSON line to out, and free msg. */

@@ -582,8 +582,8 @@ static int parse_payload(struct ctx *c, const cJSON *j, struct bt_event *ev)
         rc |= get_str(j, "decision", &ev->decision);
         rc |= get_str(j, "by", &ev->by);
         if (rc == 0) /* approvals have no changes: its slot holds the questions */
-            rc = get_json_text(j, "questions", cJSON_IsArray, &c->doc->changes,
-                               &ev->questions_json);
+            rc =
+                get_json_text(j, "questions", cJSON_IsArray, &c->doc->changes, &ev->questions_json);
         break;
     case BT_EVENT_USAGE: rc |= get_usage(c, j, NULL, &ev->usage); break;
     case BT_EVENT_WARNING:
