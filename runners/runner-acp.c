@@ -296,9 +296,29 @@ static void on_permission(struct acp_runner *r, const struct bt_signal_request *
     bt_parser_approval(sink, sig, accept && option ? "accept" : "decline", by);
 }
 
+/* elicitation/create: a question nobody can answer during the turn,
+ * declined (cancelled after the stop): CreateElicitationResponse
+ * {action} of @agentclientprotocol/sdk 2.4.0. */
+static void on_elicitation(struct acp_runner *r, const struct bt_signal_request *sig,
+                           struct bt_buf *out, const struct bt_parser_sink *sink)
+{
+    struct bt_signal_request rq = *sig;
+    rq.stopping |= r->cancelled;
+    const char *by;
+    (void)bt_runner_accepts(r->cfg, &rq, &by); /* never accepts a question */
+    cJSON *result = cJSON_CreateObject();
+    cJSON_AddStringToObject(result, "action", strcmp(by, "cancel") == 0 ? "cancel" : "decline");
+    bt_runner_answer(sig, "2.0", result, out);
+    bt_parser_approval(sink, sig, "decline", by);
+}
+
 static void on_request(struct acp_runner *r, const struct bt_signal_request *sig,
                        struct bt_buf *out, const struct bt_parser_sink *sink)
 {
+    if (bt_runner_is_question(sig)) {
+        on_elicitation(r, sig, out, sink);
+        return;
+    }
     if (sig->approval_kind) {
         on_permission(r, sig, out, sink);
         return;

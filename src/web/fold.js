@@ -81,7 +81,9 @@ export function applyEvent(ev) {
   case 'approval.requested':
   case 'approval.resolved':
     upsert(a, `a:${ev.item_id || ev.seq}`, {
-      kind: 'approval', summary: ev.summary, akind: ev.kind, decision: ev.decision,
+      kind: 'approval', summary: ev.summary, akind: ev.kind, decision: ev.decision, by: ev.by,
+      // a question the coder asked (kind user_input): its text and options
+      questions: Array.isArray(ev.questions) ? ev.questions : undefined,
     });
     break;
   default:
