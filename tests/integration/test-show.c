@@ -467,10 +467,11 @@ static void test_show_question(void **state)
     char *conv = conversation_of(res.out.data);
     bt_test_result_release(&res);
     char *out = show(c, NULL, conv);
-    assert_non_null(strstr(out, "\ncodex:\ntick 001. tick 002. \n"
-                                "asked you (nobody could answer during the turn; answer it "
-                                "with your next message):\n"
-                                "  DB: Which database? [SQLite (one file) / Postgres (a server)]\n"));
+    assert_non_null(strstr(out,
+                           "\ncodex:\ntick 001. tick 002. \n"
+                           "asked you (nobody could answer during the turn; answer it "
+                           "with your next message):\n"
+                           "  DB: Which database? [SQLite (one file) / Postgres (a server)]\n"));
     free(out);
     free(conv);
     free(kv);
@@ -481,11 +482,8 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_show_while_streaming),
-        T(test_show_debug_failed),
-        T(test_show_debug_interrupted),
-        T(test_queue_numbers),
-        T(test_show_question),
+        T(test_show_while_streaming), T(test_show_debug_failed), T(test_show_debug_interrupted),
+        T(test_queue_numbers),        T(test_show_question),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
