@@ -281,7 +281,7 @@ static void do_elicit(const char *id)
     const cJSON *action = res ? cJSON_GetObjectItemCaseSensitive(res, "action") : NULL;
     char text[128];
     snprintf(text, sizeof(text), "elicitation: %s",
-             cJSON_IsString(action) ? action->valuestring : "no action");
+             action && cJSON_IsString(action) ? action->valuestring : "no action");
     chunk("agent_message_chunk", text);
     cJSON_Delete(a);
     end(id, "end_turn");
