@@ -525,11 +525,15 @@ static const char *approval_kind(enum bt_item_kind k)
 static char *ask_questions(const cJSON *input)
 {
     cJSON *qs = NULL;
-    const cJSON *q;
-    cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(input, "questions"))
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(input, "questions"), *q;
+    if (!cJSON_IsArray(list))
+        list = NULL;
+    cJSON_ArrayForEach(q, list)
+    {
         bt_parser_question(&qs, NULL, bt_json_str(q, "header"), bt_json_str(q, "question"),
                            cJSON_GetObjectItemCaseSensitive(q, "options"),
                            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "multiSelect")));
+    }
     return bt_parser_changes_text(qs);
 }
 

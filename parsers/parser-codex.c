@@ -520,11 +520,15 @@ static char *questions_of(const char *m, const cJSON *params)
 {
     cJSON *qs = NULL;
     if (strcmp(m, "item/tool/requestUserInput") == 0) {
-        const cJSON *q;
-        cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(params, "questions"))
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(params, "questions"), *q;
+        if (!cJSON_IsArray(list))
+            list = NULL;
+        cJSON_ArrayForEach(q, list)
+        {
             bt_parser_question(&qs, bt_json_str(q, "id"), bt_json_str(q, "header"),
                                bt_json_str(q, "question"),
                                cJSON_GetObjectItemCaseSensitive(q, "options"), 0);
+        }
     } else if (strcmp(m, "mcpServer/elicitation/request") == 0) {
         bt_parser_question(&qs, NULL, bt_json_str(params, "serverName"),
                            bt_json_str(params, "message"), NULL, 0);
