@@ -51,7 +51,8 @@ struct corpus_case {
     char *coder;     /* "codex" (default), "pi", "claude", or an ACP coder */
     int expect_exit; /* -1: not checked */
     char *status, *error_kind, *error_contains, *final_text, *final_contains, *stdout_lacks;
-    char *stdout_has;
+    char *stdout_has[MAX_LIST]; /* every expect-stdout-has, each checked */
+    int nhas;
     struct count counts[MAX_LIST];
     int ncounts;
 };
@@ -119,8 +120,8 @@ static void parse_line(struct corpus_case *c, const char *line)
         c->error_contains = v;
     else if ((v = value_of(line, "expect-stdout-lacks")))
         c->stdout_lacks = v;
-    else if ((v = value_of(line, "expect-stdout-has")))
-        c->stdout_has = v;
+    else if ((v = value_of(line, "expect-stdout-has")) && c->nhas < MAX_LIST)
+        c->stdout_has[c->nhas++] = v;
     else if ((v = value_of(line, "expect-count")) && c->ncounts < MAX_LIST) {
         if (parse_count(v, &c->counts[c->ncounts]) == 0)
             c->ncounts++;
@@ -350,8 +351,9 @@ static void run_case(void **state)
         check_stream(c, res.out.data);
     if (c->stdout_lacks)
         assert_null(strstr(res.out.data, c->stdout_lacks));
-    if (c->stdout_has && !strstr(res.out.data, c->stdout_has))
-        fail_msg("stdout lacks '%s':\n%s", c->stdout_has, res.out.data);
+    for (int i = 0; i < c->nhas; i++)
+        if (!strstr(res.out.data, c->stdout_has[i]))
+            fail_msg("stdout lacks '%s':\n%s", c->stdout_has[i], res.out.data);
     check_group_gone(c, home);
     bt_test_result_release(&res);
     for (int i = 0; env[i]; i++)
@@ -379,7 +381,8 @@ static int release_case(void **state)
     free(c->final_contains);
     free(c->error_contains);
     free(c->stdout_lacks);
-    free(c->stdout_has);
+    for (int i = 0; i < c->nhas; i++)
+        free(c->stdout_has[i]);
     return 0;
 }
 
