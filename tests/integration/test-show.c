@@ -452,8 +452,9 @@ static char *question_replay(struct ctx *c)
 }
 
 /* A question codex asked during a turn (under --approval auto, which
- * never answers one) is in the transcript under the answer, with its
- * options and that nobody could answer it during the turn. */
+ * never answers one) is printed as the turn runs and is in the transcript
+ * under the answer, with its options and that nobody could answer it
+ * during the turn. */
 static void test_show_question(void **state)
 {
     struct ctx *c = *state;
@@ -465,6 +466,14 @@ static void test_show_question(void **state)
     assert_int_equal(res.exit_code, 0);
     assert_non_null(strstr(res.out.data, "\"decision\":\"decline\",\"by\":\"policy\""));
     char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    /* the human output of a turn says it as it comes */
+    baton(c, &res, NULL, 0, "send", "--approval", "auto", conv, "Ask again", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "• question: DB: Which database? [SQLite (one file) / "
+                                         "Postgres (a server)]\n• not answered: nobody could "
+                                         "answer during the turn; answer it with your next "
+                                         "message\n"));
     bt_test_result_release(&res);
     char *out = show(c, NULL, conv);
     assert_non_null(strstr(out,
