@@ -66,8 +66,9 @@ struct bt_signal_request {
     const char *item_id;        /* codex `params.itemId`; NULL if none (pi) */
     const char *params_json;    /* what an accepting answer needs: codex
                                    `params.permissions` as JSON text for
-                                   item/permissions/requestApproval; pi's first
-                                   `options` entry (a select); NULL otherwise */
+                                   item/permissions/requestApproval; claude's
+                                   can_use_tool `input`; ACP's `options`; NULL
+                                   otherwise */
     const char *questions_json; /* user_input: the questions as the event's
                                    `questions` array (docs/events.md), JSON text;
                                    codex requestUserInput `params.questions` ids

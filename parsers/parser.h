@@ -114,7 +114,7 @@ void bt_parser_question(struct cJSON **questions, const char *id, const char *he
                         const char *text, const struct cJSON *options, int multiple);
 
 /* Emit approval.requested (decision NULL) or approval.resolved (decided
- * by `by`: "policy", the default for NULL, or "user") for a REQUEST
+ * by `by`: "policy", the default for NULL, "user" or "cancel") for a REQUEST
  * signal: its approval kind, summary, item id and, for requested, its
  * request id and questions. */
 void bt_parser_approval(const struct bt_parser_sink *sink, const struct bt_signal_request *rq,
