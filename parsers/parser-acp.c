@@ -439,6 +439,17 @@ static void on_request(struct acp_parser *a, const cJSON *msg, const char *metho
         const cJSON *opts = params ? cJSON_GetObjectItemCaseSensitive(params, "options") : NULL;
         rq->params_json = options = cJSON_IsArray(opts) ? cJSON_PrintUnformatted(opts) : NULL;
         bt_parser_approval(sink, rq, NULL, NULL);
+    } else if (strcmp(method, "elicitation/create") == 0) {
+        /* the agent asks the user (CreateElicitationRequest {message, mode}
+         * of @agentclientprotocol/sdk 2.4.0, schema v1): a question, although
+         * baton advertises no elicitation capability */
+        const char *message = params ? bt_json_str(params, "message") : NULL;
+        cJSON *qs = NULL;
+        bt_parser_question(&qs, NULL, NULL, message ? message : method, NULL, 0);
+        rq->approval_kind = "user_input";
+        rq->summary = message ? message : method;
+        rq->questions_json = options = bt_parser_changes_text(qs);
+        bt_parser_approval(sink, rq, NULL, NULL);
     } else {
         rq->summary = method;
     }

@@ -118,7 +118,7 @@ static void send_init(const char *session_id, const char *version,
 
 static void send_request(const char *request_id_json, const char *subtype, const char *kind,
                          const char *summary, const char *item_id, const char *input_json,
-                         const struct bt_parser_sink *sink)
+                         const char *questions_json, const struct bt_parser_sink *sink)
 {
     struct bt_signal sig = {.type = BT_SIGNAL_REQUEST,
                             .request = {.request_id = request_id_json,
@@ -126,7 +126,8 @@ static void send_request(const char *request_id_json, const char *subtype, const
                                         .approval_kind = kind,
                                         .summary = summary,
                                         .item_id = item_id,
-                                        .params_json = input_json}};
+                                        .params_json = input_json,
+                                        .questions_json = questions_json}};
     sink->signal(sink->data, &sig);
 }
 
@@ -562,6 +563,24 @@ static const char *approval_kind(enum bt_item_kind k)
     return k == BT_ITEM_COMMAND ? "command" : k == BT_ITEM_FILE_CHANGE ? "file_change" : "other";
 }
 
+/* The AskUserQuestion tool's questions, as text (owned, cJSON_free):
+ * input.questions [{question, header, options: [{label, description}],
+ * multiSelect}] (Claude Code 2.1.332); NULL when there are none. */
+static char *ask_questions(const cJSON *input)
+{
+    cJSON *qs = NULL;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(input, "questions"), *q;
+    if (!cJSON_IsArray(list))
+        list = NULL;
+    cJSON_ArrayForEach(q, list)
+    {
+        bt_parser_question(&qs, NULL, bt_json_str(q, "header"), bt_json_str(q, "question"),
+                           cJSON_GetObjectItemCaseSensitive(q, "options"),
+                           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "multiSelect")));
+    }
+    return bt_parser_changes_text(qs);
+}
+
 /* Every control_request becomes a REQUEST signal, so the runner answers it
  * (an unanswered one stalls the turn); can_use_tool is also an approval. */
 static void on_control_request(const cJSON *msg, const struct bt_parser_sink *sink)
@@ -579,23 +598,35 @@ static void on_control_request(const cJSON *msg, const struct bt_parser_sink *si
         subtype = "";
     }
     char *id = cJSON_PrintUnformatted(rid);
-    char *input = NULL;
+    char *input = NULL, *questions = NULL;
     const char *kind = NULL, *summary = subtype;
     if (strcmp(subtype, "can_use_tool") == 0) {
         const char *tool = bt_json_str(req, "tool_name");
-        input = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(req, "input"));
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(req, "input");
+        input = cJSON_PrintUnformatted(in);
         kind = approval_kind(tool_kind(tool));
         summary = bt_json_str(req, "description") ? bt_json_str(req, "description")
                   : tool                          ? tool
                                                   : subtype;
+        if (tool && strcmp(tool, "AskUserQuestion") == 0) { /* a question, not a permission */
+            kind = "user_input";
+            questions = ask_questions(in);
+            const char *first = bt_json_str(
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(in, "questions"), 0),
+                "question");
+            summary = first ? first : summary;
+        }
         struct bt_event ev;
         bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
         ev.approval_kind = kind;
         ev.summary = summary;
         ev.request_id = id;
+        ev.questions_json = questions;
         sink->event(sink->data, &ev);
     }
-    send_request(id, subtype, kind, summary, bt_json_str(req, "tool_use_id"), input, sink);
+    send_request(id, subtype, kind, summary, bt_json_str(req, "tool_use_id"), input, questions,
+                 sink);
+    cJSON_free(questions);
     cJSON_free(input);
     cJSON_free(id);
 }

@@ -558,6 +558,31 @@ static const char *approval_kind(const char *m)
     return NULL;
 }
 
+/* The questions of a user_input request, as text (owned, cJSON_free):
+ * item/tool/requestUserInput's params.questions [{id, header, question,
+ * options: [{label, description}]}]; mcpServer/elicitation/request's
+ * message, headed by its serverName (codex-cli 0.171.0
+ * generate-json-schema). NULL when there are none. */
+static char *questions_of(const char *m, const cJSON *params)
+{
+    cJSON *qs = NULL;
+    if (strcmp(m, "item/tool/requestUserInput") == 0) {
+        const cJSON *list = cJSON_GetObjectItemCaseSensitive(params, "questions"), *q;
+        if (!cJSON_IsArray(list))
+            list = NULL;
+        cJSON_ArrayForEach(q, list)
+        {
+            bt_parser_question(&qs, bt_json_str(q, "id"), bt_json_str(q, "header"),
+                               bt_json_str(q, "question"),
+                               cJSON_GetObjectItemCaseSensitive(q, "options"), 0);
+        }
+    } else if (strcmp(m, "mcpServer/elicitation/request") == 0) {
+        bt_parser_question(&qs, NULL, bt_json_str(params, "serverName"),
+                           bt_json_str(params, "message"), NULL, 0);
+    }
+    return bt_parser_changes_text(qs);
+}
+
 static void on_request(struct codex_parser *p, const cJSON *msg, const char *m, const cJSON *params,
                        const struct bt_parser_sink *sink)
 {
@@ -574,6 +599,11 @@ static void on_request(struct codex_parser *p, const cJSON *msg, const char *m, 
         summary = bt_json_str(params, "reason");
     if (!summary && params)
         summary = bt_json_str(params, "message");
+    char *qj = params ? questions_of(m, params) : NULL;
+    rq->questions_json = qj;
+    cJSON *first = qj ? cJSON_Parse(qj) : NULL;
+    if (!summary && first) /* a question: its first one */
+        summary = bt_json_str(cJSON_GetArrayItem(first, 0), "text");
     rq->summary = summary ? summary : m;
     char *pj = NULL;
     if (params && strcmp(m, "item/permissions/requestApproval") == 0)
@@ -586,9 +616,12 @@ static void on_request(struct codex_parser *p, const cJSON *msg, const char *m, 
         ev.summary = rq->summary;
         ev.item.id = rq->item_id;
         ev.request_id = id;
+        ev.questions_json = qj;
         emit(sink, &ev);
     }
     sink->signal(sink->data, &sig);
+    cJSON_Delete(first);
+    cJSON_free(qj);
     cJSON_free(pj);
     cJSON_free(id);
 }

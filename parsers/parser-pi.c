@@ -533,18 +533,20 @@ static void on_ui_request(const cJSON *msg, const struct bt_parser_sink *sink)
     struct bt_signal sig = {.type = BT_SIGNAL_REQUEST,
                             .request = {.request_id = rid, .method = method}};
     struct bt_signal_request *rq = &sig.request;
-    rq->approval_kind = "user_input";
     rq->summary = title ? title : method;
-    const cJSON *options = cJSON_GetObjectItemCaseSensitive(msg, "options");
-    const cJSON *first = cJSON_GetArrayItem(options, 0);
-    rq->params_json = cJSON_IsString(first) ? first->valuestring : NULL; /* select: first option */
-    struct bt_event ev;
-    bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
-    ev.approval_kind = rq->approval_kind;
-    ev.summary = rq->summary;
-    ev.request_id = rid;
-    sink->event(sink->data, &ev);
+    char *questions = NULL;
+    if (strcmp(method, "confirm") == 0) { /* yes or no: an approval */
+        rq->approval_kind = "other";
+    } else { /* select (from options), input, editor: the user's words */
+        cJSON *qs = NULL;
+        bt_parser_question(&qs, NULL, NULL, rq->summary,
+                           cJSON_GetObjectItemCaseSensitive(msg, "options"), 0);
+        rq->approval_kind = "user_input";
+        rq->questions_json = questions = bt_parser_changes_text(qs);
+    }
+    bt_parser_approval(sink, rq, NULL, NULL);
     sink->signal(sink->data, &sig);
+    cJSON_free(questions);
     cJSON_free(rid);
 }
 

@@ -57,17 +57,27 @@ struct bt_signal_response {
  * codex: a JSON-RPC request {id, method, params}; pi: an
  * {"type":"extension_ui_request", id, method, title, options} dialog. */
 struct bt_signal_request {
-    const char *request_id;    /* the coder's `id` as JSON text, echoed in the answer */
-    const char *method;        /* codex `method`; pi `method` (select, confirm, input, editor) */
-    const char *approval_kind; /* what an approval is about (command, file_change,
-                                  permissions, user_input); NULL: not an approval */
-    const char *summary;       /* one line for the approval events (codex params.command,
-                                  reason or message, pi `title`; else the method) */
-    const char *item_id;       /* codex `params.itemId`; NULL if none (pi) */
-    const char *params_json;   /* what an accepting answer needs: codex
-                                  `params.permissions` as JSON text for
-                                  item/permissions/requestApproval; pi's first
-                                  `options` entry (a select); NULL otherwise */
+    const char *request_id;     /* the coder's `id` as JSON text, echoed in the answer */
+    const char *method;         /* codex `method`; pi `method` (select, confirm, input, editor) */
+    const char *approval_kind;  /* what an approval is about (command, file_change,
+                                   permissions, user_input); NULL: not an approval */
+    const char *summary;        /* one line for the approval events (codex params.command,
+                                   reason or message, pi `title`; else the method) */
+    const char *item_id;        /* codex `params.itemId`; NULL if none (pi) */
+    const char *params_json;    /* what an accepting answer needs: codex
+                                   `params.permissions` as JSON text for
+                                   item/permissions/requestApproval; claude's
+                                   can_use_tool `input`; ACP's `options`; NULL
+                                   otherwise */
+    const char *questions_json; /* user_input: the questions as the event's
+                                   `questions` array (docs/events.md), JSON text;
+                                   codex requestUserInput `params.questions` ids
+                                   as `id`; NULL when the coder gave none */
+    int stopping;               /* set by the turn engine, never by a parser: 1
+                                   once baton began stopping the turn (the
+                                   interrupt is written or about to be), so the
+                                   request is declined as cancelled whatever the
+                                   policy (bt_runner_accepts) */
 };
 
 /* TURN_END: the turn is over as far as the coder is concerned. codex:

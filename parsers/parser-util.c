@@ -73,6 +73,7 @@ void bt_parser_approval(const struct bt_parser_sink *sink, const struct bt_signa
         ev.by = by ? by : "policy";
     } else {
         ev.request_id = rq->request_id;
+        ev.questions_json = rq->questions_json;
     }
     sink->event(sink->data, &ev);
 }
@@ -100,6 +101,48 @@ char *bt_parser_changes_text(cJSON *changes)
     char *s = changes && changes->child ? cJSON_PrintUnformatted(changes) : NULL;
     cJSON_Delete(changes);
     return s;
+}
+
+/* One option {label, description?} from a coder's entry, or NULL. */
+static cJSON *question_option(const cJSON *o)
+{
+    const char *label = cJSON_IsString(o) ? o->valuestring : bt_json_str(o, "label");
+    if (!label)
+        label = bt_json_str(o, "title");
+    if (!label)
+        return NULL;
+    cJSON *opt = cJSON_CreateObject();
+    cJSON_AddStringToObject(opt, "label", label);
+    const char *d = cJSON_IsObject(o) ? bt_json_str(o, "description") : NULL;
+    if (d)
+        cJSON_AddStringToObject(opt, "description", d);
+    return opt;
+}
+
+void bt_parser_question(cJSON **questions, const char *id, const char *header, const char *text,
+                        const cJSON *options, int multiple)
+{
+    if (!text)
+        return;
+    if (!*questions)
+        *questions = cJSON_CreateArray();
+    cJSON *q = cJSON_CreateObject();
+    if (id)
+        cJSON_AddStringToObject(q, "id", id);
+    if (header && *header)
+        cJSON_AddStringToObject(q, "header", header);
+    cJSON_AddStringToObject(q, "text", text);
+    cJSON *opts = cJSON_AddArrayToObject(q, "options");
+    const cJSON *list = cJSON_IsArray(options) ? options : NULL, *o;
+    cJSON_ArrayForEach(o, list)
+    {
+        cJSON *opt = question_option(o);
+        if (opt)
+            cJSON_AddItemToArray(opts, opt);
+    }
+    if (multiple)
+        cJSON_AddBoolToObject(q, "multiple", 1);
+    cJSON_AddItemToArray(*questions, q);
 }
 
 char *bt_parser_detail(const cJSON *o, const char *const *keys, size_t n)

@@ -104,10 +104,21 @@ void bt_parser_change(struct cJSON **changes, const char *path, const char *kind
                       const char *new_text);
 char *bt_parser_changes_text(struct cJSON *changes);
 
+/* A question the coder asks the user (a user_input request; event.h
+ * questions_json, docs/events.md): bt_parser_question appends one to
+ * *questions (an array made on first use): its text (NULL: the question
+ * is left out), and when given its id, header, options and whether
+ * several may be chosen (multiple). options is the coder's array: a
+ * string entry is a label (pi select), an object gives `label` (or
+ * `title`, MCP) and `description`; other entries are left out. The array
+ * becomes text with bt_parser_changes_text. */
+void bt_parser_question(struct cJSON **questions, const char *id, const char *header,
+                        const char *text, const struct cJSON *options, int multiple);
+
 /* Emit approval.requested (decision NULL) or approval.resolved (decided
- * by `by`: "policy", the default for NULL, or "user") for a REQUEST
+ * by `by`: "policy", the default for NULL, "user" or "cancel") for a REQUEST
  * signal: its approval kind, summary, item id and, for requested, its
- * request id. */
+ * request id and questions. */
 void bt_parser_approval(const struct bt_parser_sink *sink, const struct bt_signal_request *rq,
                         const char *decision, const char *by);
 

@@ -253,8 +253,10 @@ static const char *option_of(const cJSON *opts, const char *kind)
 }
 
 /* session/request_permission by policy: auto selects allow_once, deny a
- * reject_once (else reject_always: it only keeps refusing), a cancelled
- * turn answers outcome cancelled (prompt-turn, "Cancellation"). Never
+ * reject_once (else reject_always: it only keeps refusing), a request
+ * after the stop began (or one the editor left unanswered because the
+ * turn is being stopped) answers outcome cancelled (prompt-turn,
+ * "Cancellation"). Never
  * allow_always: it would change what the agent asks next time. */
 static void on_permission(struct acp_runner *r, const struct bt_signal_request *sig,
                           struct bt_buf *out, const struct bt_parser_sink *sink)
@@ -264,10 +266,12 @@ static void on_permission(struct acp_runner *r, const struct bt_signal_request *
     struct bt_runner_config policy = *r->cfg;
     if (policy.approval == BT_APPROVAL_NEVER)
         policy.approval = BT_APPROVAL_AUTO;
-    const char *by = "cancel";
-    int accept = r->cancelled ? 0 : bt_runner_accepts(&policy, sig, &by);
+    struct bt_signal_request rq = *sig;
+    rq.stopping |= r->cancelled; /* session/cancel written: the engine began stopping */
+    const char *by;
+    int accept = bt_runner_accepts(&policy, &rq, &by);
     const char *option = NULL;
-    if (!r->cancelled) {
+    if (strcmp(by, "cancel") != 0) {
         option = accept ? option_of(opts, "allow_once") : option_of(opts, "reject_once");
         if (!option && !accept)
             option = option_of(opts, "reject_always");
@@ -292,9 +296,29 @@ static void on_permission(struct acp_runner *r, const struct bt_signal_request *
     bt_parser_approval(sink, sig, accept && option ? "accept" : "decline", by);
 }
 
+/* elicitation/create: a question nobody can answer during the turn,
+ * declined (cancelled after the stop): CreateElicitationResponse
+ * {action} of @agentclientprotocol/sdk 2.4.0. */
+static void on_elicitation(struct acp_runner *r, const struct bt_signal_request *sig,
+                           struct bt_buf *out, const struct bt_parser_sink *sink)
+{
+    struct bt_signal_request rq = *sig;
+    rq.stopping |= r->cancelled;
+    const char *by;
+    (void)bt_runner_accepts(r->cfg, &rq, &by); /* never accepts a question */
+    cJSON *result = cJSON_CreateObject();
+    cJSON_AddStringToObject(result, "action", strcmp(by, "cancel") == 0 ? "cancel" : "decline");
+    bt_runner_answer(sig, "2.0", result, out);
+    bt_parser_approval(sink, sig, "decline", by);
+}
+
 static void on_request(struct acp_runner *r, const struct bt_signal_request *sig,
                        struct bt_buf *out, const struct bt_parser_sink *sink)
 {
+    if (bt_runner_is_question(sig)) {
+        on_elicitation(r, sig, out, sink);
+        return;
+    }
     if (sig->approval_kind) {
         on_permission(r, sig, out, sink);
         return;

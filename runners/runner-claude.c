@@ -355,9 +355,23 @@ static void resolved(const struct bt_signal *sig, int accept, const char *by,
     sink->event(sink->data, &ev);
 }
 
+/* Why a can_use_tool was denied, in the words the model reads. */
+static const char *deny_message(const struct bt_signal_request *rq, const char *by)
+{
+    if (strcmp(by, "cancel") == 0)
+        return "the user stopped the turn";
+    if (bt_runner_is_question(rq))
+        return BT_RUNNER_NO_ANSWER;
+    return strcmp(by, "user") == 0 ? "the user declined this"
+                                   : "baton's approval policy denies this";
+}
+
 /* can_use_tool by policy: auto allows with the input unchanged, deny
- * refuses with a sentence the model sees. Any other request gets an error
- * answer: claude waits for every one. */
+ * refuses with a sentence the model sees; a question (AskUserQuestion) is
+ * refused with the reason nobody answers it; after the stop the denial
+ * also interrupts (PermissionResult deny {message, interrupt}, Claude
+ * Code 2.1.332). Any other request gets an error answer: claude waits
+ * for every one. */
 static void on_request(struct claude_runner *r, const struct bt_signal *sig, struct bt_buf *out,
                        const struct bt_parser_sink *sink)
 {
@@ -372,11 +386,9 @@ static void on_request(struct claude_runner *r, const struct bt_signal *sig, str
             cJSON *input = sig->request.params_json ? cJSON_Parse(sig->request.params_json) : NULL;
             cJSON_AddItemToObject(resp, "updatedInput", input ? input : cJSON_CreateObject());
         } else {
-            cJSON_AddStringToObject(resp, "message",
-                                    strcmp(by, "user") == 0     ? "the user declined this"
-                                    : strcmp(by, "cancel") == 0 ? "the turn is being cancelled"
-                                                                : "baton's approval policy "
-                                                                  "denies this");
+            cJSON_AddStringToObject(resp, "message", deny_message(&sig->request, by));
+            if (strcmp(by, "cancel") == 0)
+                cJSON_AddBoolToObject(resp, "interrupt", 1);
         }
         bt_runner_put_json(out, msg);
         resolved(sig, accept, by, sink);

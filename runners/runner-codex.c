@@ -16,6 +16,7 @@
 
 #include "coder.h"
 #include "error.h"
+#include "json.h"
 #include "parser-codex-error.h"
 #include "parser-codex.h"
 
@@ -288,41 +289,62 @@ static void on_response(struct codex_runner *r, const struct bt_signal_response 
     }
 }
 
-/* The decision word for a request method under the policy. */
-static const char *decision_word(const char *method, int accept)
+/* The decision word for a request method: accept, decline, or cancel
+ * (declined because the turn is being stopped: codex interrupts the turn
+ * too, CommandExecutionRequestApprovalResponse of codex-cli 0.171.0). */
+static const char *decision_word(const char *method, int accept, int cancel)
 {
     if (strcmp(method, "execCommandApproval") == 0 || strcmp(method, "applyPatchApproval") == 0)
-        return accept ? "approved" : "denied"; /* legacy v1 ReviewDecision */
-    return accept ? "accept" : "decline";
+        /* legacy v1 ReviewDecision; "abort": do nothing until the next command */
+        return accept ? "approved" : cancel ? "abort" : "denied";
+    return accept ? "accept" : cancel ? "cancel" : "decline";
+}
+
+/* item/tool/requestUserInput: every question (by its id) answered with
+ * the one thing baton can say, that nobody can answer during this turn
+ * (ToolRequestUserInputResponse {answers: {id: {answers: [text]}}},
+ * codex-cli 0.171.0); the ids come from the question list the parser
+ * made. */
+static void no_answers(cJSON *result, const char *questions_json)
+{
+    cJSON *answers = cJSON_AddObjectToObject(result, "answers");
+    cJSON *qs = questions_json ? cJSON_Parse(questions_json) : NULL;
+    const cJSON *q;
+    cJSON_ArrayForEach(q, qs)
+    {
+        const char *id = bt_json_str(q, "id");
+        if (!id || cJSON_GetObjectItemCaseSensitive(answers, id))
+            continue;
+        cJSON *a = cJSON_AddArrayToObject(cJSON_AddObjectToObject(answers, id), "answers");
+        cJSON_AddItemToArray(a, cJSON_CreateString(BT_RUNNER_NO_ANSWER));
+    }
+    cJSON_Delete(qs);
 }
 
 static void on_request(struct codex_runner *r, const struct bt_signal_request *sig,
                        struct bt_buf *out, const struct bt_parser_sink *sink)
 {
     const char *kind = sig->approval_kind;
-    const char *by = "policy";
-    int accept = 0;
-    if (kind && strcmp(kind, "user_input") != 0)
-        accept = bt_runner_accepts(r->cfg, sig, &by);
     if (!kind) {
         bt_parser_warn(sink, "unsupported_request", "codex asked for something baton cannot answer",
                        sig->method, strlen(sig->method));
         bt_runner_answer_error(sig, NULL, -32601, "not supported by this client", out);
         return;
     }
+    const char *by;
+    int accept = bt_runner_accepts(r->cfg, sig, &by);
+    int cancel = strcmp(by, "cancel") == 0;
     cJSON *result = cJSON_CreateObject();
-    if (strcmp(kind, "permissions") == 0) {
+    if (strcmp(sig->method, "mcpServer/elicitation/request") == 0) {
+        cJSON_AddStringToObject(result, "action", cancel ? "cancel" : "decline");
+    } else if (bt_runner_is_question(sig)) {
+        no_answers(result, sig->questions_json);
+    } else if (strcmp(kind, "permissions") == 0) {
         cJSON *granted = accept && sig->params_json ? cJSON_Parse(sig->params_json) : NULL;
         cJSON_AddItemToObject(result, "permissions", granted ? granted : cJSON_CreateObject());
         cJSON_AddStringToObject(result, "scope", "turn");
-    } else if (strcmp(kind, "user_input") == 0) {
-        /* a question: no policy or permission answers it */
-        if (strcmp(sig->method, "mcpServer/elicitation/request") == 0)
-            cJSON_AddStringToObject(result, "action", "decline");
-        else
-            cJSON_AddObjectToObject(result, "answers");
     } else {
-        cJSON_AddStringToObject(result, "decision", decision_word(sig->method, accept));
+        cJSON_AddStringToObject(result, "decision", decision_word(sig->method, accept, cancel));
     }
     bt_runner_answer(sig, NULL, result, out);
     bt_parser_approval(sink, sig, accept ? "accept" : "decline", by);

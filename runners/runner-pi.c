@@ -252,32 +252,25 @@ static void on_response(struct pi_runner *r, const struct bt_signal_response *si
     /* set_auto_retry and abort acknowledgements need nothing */
 }
 
-/* Dialogs: deny (default) cancels them; auto confirms, or picks the first
- * option of a select; text input cannot be invented, so it is cancelled. */
+/* Dialogs (extension_ui_request): a confirm is an approval: auto
+ * confirms it, deny (default) cancels it. select, input and editor are
+ * questions (user_input): nobody answers them during a turn, so they are
+ * cancelled, as is every dialog after the stop (pi 0.73.1 docs/rpc.md:
+ * {"type":"extension_ui_response","id","cancelled":true}). */
 static void on_dialog(struct pi_runner *r, const struct bt_signal_request *sig, struct bt_buf *out,
                       const struct bt_parser_sink *sink)
 {
-    const char *by = "policy";
-    int answerable = strcmp(sig->method, "confirm") == 0 ||
-                     (strcmp(sig->method, "select") == 0 && sig->params_json);
-    int accept = answerable && bt_runner_accepts(r->cfg, sig, &by);
+    const char *by;
+    int accept = bt_runner_accepts(r->cfg, sig, &by) && strcmp(sig->method, "confirm") == 0;
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "type", "extension_ui_response");
     cJSON_AddItemToObject(m, "id", cJSON_Parse(sig->request_id));
-    if (accept && strcmp(sig->method, "confirm") == 0)
+    if (accept)
         cJSON_AddBoolToObject(m, "confirmed", 1);
-    else if (accept && strcmp(sig->method, "select") == 0 && sig->params_json)
-        cJSON_AddStringToObject(m, "value", sig->params_json);
     else
-        accept = 0, cJSON_AddBoolToObject(m, "cancelled", 1);
+        cJSON_AddBoolToObject(m, "cancelled", 1);
     bt_runner_put_json(out, m);
-    struct bt_event ev;
-    bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
-    ev.approval_kind = sig->approval_kind;
-    ev.summary = sig->summary;
-    ev.decision = accept ? "accept" : "decline";
-    ev.by = by;
-    sink->event(sink->data, &ev);
+    bt_parser_approval(sink, sig, accept ? "accept" : "decline", by);
 }
 
 static void pi_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *out,

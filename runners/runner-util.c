@@ -313,9 +313,25 @@ int bt_runner_session_file(const char *root, const char *path, int remove, char 
     return rc;
 }
 
+int bt_runner_is_question(const struct bt_signal_request *rq)
+{
+    return rq->approval_kind && strcmp(rq->approval_kind, "user_input") == 0;
+}
+
 int bt_runner_accepts(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,
                       const char **by)
 {
+    /* after the stop nobody is asked: the user has already said no more */
+    if (rq->stopping) {
+        *by = "cancel";
+        return 0;
+    }
+    /* a question wants words, which neither a policy nor an allow/reject
+     * choice gives */
+    if (bt_runner_is_question(rq)) {
+        *by = "policy";
+        return 0;
+    }
     int d = cfg->ask ? cfg->ask(cfg->ask_data, rq) : BT_RUNNER_ASK_NOBODY;
     if (d == BT_RUNNER_ASK_STOPPING) {
         *by = "cancel";

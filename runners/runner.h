@@ -186,12 +186,28 @@ struct bt_runner_ops {
 void bt_runner_models_add(struct bt_runner_models *m, const char *value, const char *name);
 void bt_runner_models_release(struct bt_runner_models *m);
 
-/* Whether to accept approval request rq: cfg->ask's answer when it gives
- * one, else the policy (auto accepts; deny and never decline). *by is set
- * to "user", "policy", or "cancel" (declined because the turn is being
- * stopped), as approval.resolved names who decided. */
+/* Whether to accept approval request rq. A request that came after baton
+ * began stopping the turn (rq->stopping) is declined, *by "cancel",
+ * whatever the policy and without asking anyone; a question (kind
+ * user_input) is never accepted, *by "policy": only a person's words
+ * answer it, and none can be given during a turn. Else cfg->ask's answer
+ * when it gives one, else the policy (auto accepts; deny and never
+ * decline). *by is "user", "policy" or "cancel" (also when cfg->ask says
+ * the turn is being stopped), as approval.resolved names who decided; a
+ * runner answers "cancel" in its protocol's cancelling form. */
 int bt_runner_accepts(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,
                       const char **by);
+
+/* 1 if rq is a question the coder asks the user (kind user_input). */
+int bt_runner_is_question(const struct bt_signal_request *rq);
+
+/* What every coder is told when it asks the user a question during a turn:
+ * nobody can answer before the turn ends, the user may answer with the
+ * next message. */
+#define BT_RUNNER_NO_ANSWER                                                                        \
+    "Nobody can answer this question during this turn: baton runs it without a person at "         \
+    "the keyboard. Do not wait for an answer; finish the turn (say what you would need to "        \
+    "know), and the user can answer with their next message."
 
 struct cJSON;
 /* Append msg as one JSON line to out, and free msg. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render.h"
 #include "util.h"
 
 /* One item the editor has heard of. */
@@ -282,6 +283,40 @@ static int on_usage(const struct bt_event *ev, cJSON *updates)
     return 1;
 }
 
+/* A question the coder asked the user (approval.requested of kind
+ * user_input). Nobody answers it during the turn (docs/events.md), so the
+ * editor is not asked but shown it: one tool_call that failed, titled
+ * with the first question, its questions and options as text, saying the
+ * user can answer with the next prompt. Its id is the event's run and
+ * seq, the same live and replayed. */
+static int on_question(const struct bt_event *ev, cJSON *updates)
+{
+    if (!ev->approval_kind || strcmp(ev->approval_kind, "user_input") != 0)
+        return 0;
+    struct bt_buf b = BT_BUF_INIT;
+    bt_render_questions(ev->questions_json, &b);
+    if (!b.len)
+        bt_buf_addf(&b, "%s\n", ev->summary ? ev->summary : "");
+    bt_buf_addf(&b, "(%s)", BT_RENDER_UNANSWERED);
+    char *id = bt_xasprintf("question-%s-%lld", ev->run ? ev->run : "", (long long)ev->seq);
+    char *title = bt_xasprintf("Question: %s", ev->summary ? ev->summary : "");
+    cJSON *u = cJSON_CreateObject();
+    cJSON_AddStringToObject(u, "sessionUpdate", "tool_call");
+    cJSON_AddStringToObject(u, "toolCallId", id);
+    cJSON_AddStringToObject(u, "title", title);
+    cJSON_AddStringToObject(u, "kind", "other");
+    cJSON_AddStringToObject(u, "status", "failed");
+    cJSON *block = cJSON_CreateObject();
+    cJSON_AddStringToObject(block, "type", "content");
+    cJSON_AddItemToObject(block, "content", text_block(b.data, b.len));
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(u, "content"), block);
+    cJSON_AddItemToArray(updates, u);
+    free(title);
+    free(id);
+    bt_buf_release(&b);
+    return 1;
+}
+
 int bt_acp_map_event(struct bt_acp_map *m, const struct bt_event *ev, cJSON *updates)
 {
     switch (ev->type) {
@@ -305,6 +340,7 @@ int bt_acp_map_event(struct bt_acp_map *m, const struct bt_event *ev, cJSON *upd
         default: return on_tool(m, ev, updates);
         }
     case BT_EVENT_USAGE: return on_usage(ev, updates);
+    case BT_EVENT_APPROVAL_REQUESTED: return on_question(ev, updates);
     default: return 0;
     }
 }

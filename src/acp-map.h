@@ -30,8 +30,9 @@ void bt_acp_map_init(struct bt_acp_map *m);
 void bt_acp_map_release(struct bt_acp_map *m);
 
 /* Append to updates (a cJSON array) the update objects ev becomes, in
- * order; often none (turn.*, warnings, approvals: the prompt's response
- * and session/request_permission carry those), at most two.
+ * order; often none (turn.*, warnings, approvals other than questions:
+ * the prompt's response and session/request_permission carry those), at
+ * most two.
  *   message, reasoning: agent_message_chunk / agent_thought_chunk, one per
  *     delta; an item.completed sends the text its deltas did not (all of
  *     it for a coder that does not stream).
@@ -47,6 +48,10 @@ void bt_acp_map_release(struct bt_acp_map *m);
  *     replaces what was there, and item.completed has it whole.
  *   plan: plan, one entry per line of its text ("[status] step" lines
  *     keep their status).
+ *   approval.requested of kind user_input (a question nobody can answer
+ *     during the turn): one tool_call "question-RUN-SEQ", kind other,
+ *     status failed, titled "Question: " and the summary, its questions
+ *     and options as text content.
  *   usage with context_tokens and context_window known: usage_update
  *     {used, size}; no cost: ACP's is the session's total, cost_usd
  *     the turn's (docs/events.md).

@@ -14,6 +14,7 @@
 #include "cmd-common.h"
 #include "cmd.h"
 #include "error.h"
+#include "render.h"
 #include "runfile.h"
 #include "store.h"
 #include "repo.h"
@@ -217,6 +218,40 @@ static void print_field(const char *label, const char *text)
     putchar('\n');
 }
 
+/* bt_store_event_each: the questions (user_input approval.requested) of
+ * a run, as lines on the bt_buf data. */
+static int run_question(void *data, const struct bt_store_event *sev)
+{
+    struct bt_event ev;
+    struct bt_event_doc *doc;
+    if (strcmp(sev->type, "approval.requested") != 0 ||
+        bt_event_parse(sev->data, sev->len, &ev, &doc) != 0)
+        return 0;
+    if (ev.approval_kind && strcmp(ev.approval_kind, "user_input") == 0) {
+        size_t before = ((struct bt_buf *)data)->len;
+        bt_render_questions(ev.questions_json, data);
+        if (((struct bt_buf *)data)->len == before) /* a coder that gave only a title */
+            bt_buf_addf(data, "%s\n", ev.summary ? ev.summary : "");
+    }
+    bt_event_doc_free(doc);
+    return 0;
+}
+
+/* What the coder asked the user during run and nobody could answer then:
+ * the transcript shows it under the answer, as the coder asked it. */
+static void print_questions(struct bt_store *s, const char *run)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    if (bt_store_event_each(s, run, 1, run_question, &b) == 0 && b.len) {
+        printf("asked you (%s):\n", BT_RENDER_UNANSWERED);
+        for (char *line = b.data, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+            *nl = '\0';
+            print_field("  ", line);
+        }
+    }
+    bt_buf_release(&b);
+}
+
 /* v[0..n) are the last n of total messages. */
 static void print_human(struct bt_store *s, const struct bt_store_conversation *c,
                         const struct bt_store_message *v, size_t n, size_t total, int debug)
@@ -255,6 +290,8 @@ static void print_human(struct bt_store *s, const struct bt_store_conversation *
         else if (m->state != BT_STORE_MSG_COMPLETE)
             printf(" (%s)", bt_store_msg_state_name(m->state));
         print_field(":\n", m->text);
+        if (!user && m->run[0])
+            print_questions(s, m->run);
         if (m->error_text)
             print_field("error: ", m->error_text);
         if (debug && !user && m->run[0])

@@ -12,7 +12,7 @@
  *   item.*             item {id kind status text command cwd exit_code name
  *                      detail changes}; item.delta: text -> delta
  *   approval.*         kind -> approval_kind, summary, item_id -> item.id,
- *                      decision, by
+ *                      decision, by, questions -> questions_json
  *   usage              the usage counts and cost_usd
  *   warning, error     kind message raw
  *   turn.completed     status, error_kind -> kind, error -> message,
@@ -583,6 +583,9 @@ static int parse_payload(struct ctx *c, const cJSON *j, struct bt_event *ev)
         rc |= get_str(j, "item_id", &ev->item.id);
         rc |= get_str(j, "decision", &ev->decision);
         rc |= get_str(j, "by", &ev->by);
+        if (rc == 0) /* approvals have no changes: its slot holds the questions */
+            rc =
+                get_json_text(j, "questions", cJSON_IsArray, &c->doc->changes, &ev->questions_json);
         break;
     case BT_EVENT_USAGE: rc |= get_usage(c, j, NULL, &ev->usage); break;
     case BT_EVENT_WARNING:

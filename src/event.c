@@ -167,6 +167,24 @@ out:
     bt_buf_addc(b, '}');
 }
 
+/* JSON text made by a parser (cJSON), copied with U+2028 and U+2029
+ * escaped as every other string of an event is (cJSON writes them raw;
+ * in JSON text they can only be inside a string). */
+static void put_json_text(struct bt_buf *b, const char *json)
+{
+    for (const char *p = json, *ls; *p; p = ls + 3) {
+        ls = strstr(p, "\xe2\x80");
+        while (ls && ls[2] != '\xa8' && ls[2] != '\xa9')
+            ls = strstr(ls + 2, "\xe2\x80");
+        if (!ls) {
+            bt_buf_adds(b, p);
+            return;
+        }
+        bt_buf_add(b, p, (size_t)(ls - p));
+        bt_buf_adds(b, ls[2] == '\xa8' ? "\\u2028" : "\\u2029");
+    }
+}
+
 static void put_payload(struct bt_buf *b, const struct bt_event *ev)
 {
     switch (ev->type) {
@@ -196,6 +214,11 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
         put_str(b, "summary", ev->summary);
         if (ev->item.id)
             put_str(b, "item_id", ev->item.id);
+        if (ev->type == BT_EVENT_APPROVAL_REQUESTED && ev->questions_json &&
+            ev->questions_json[0] == '[') {
+            put_key(b, "questions");
+            put_json_text(b, ev->questions_json);
+        }
         if (ev->type == BT_EVENT_APPROVAL_RESOLVED) {
             put_str(b, "decision", ev->decision);
             put_str(b, "by", ev->by);

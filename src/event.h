@@ -129,10 +129,15 @@ struct bt_event {
     const char *delta;
     size_t delta_len;
 
-    /* approval.*: kind (command, file_change, permissions, other),
-     * one-line summary, decision (accept, decline, cancel), by (policy, user) */
+    /* approval.*: kind (command, file_change, permissions, user_input,
+     * other), one-line summary, decision (accept, decline), by (policy,
+     * user, cancel) */
     const char *approval_kind, *summary, *decision, *by;
     const char *request_id; /* coder's request id, as text */
+    /* approval.requested of kind user_input: the questions, as JSON array
+     * text [{text, header?, options?: [{label, description?}], multiple?,
+     * id?}] (docs/events.md); NULL: none given */
+    const char *questions_json;
 
     /* usage, and the turn totals in turn.completed */
     struct bt_usage usage;

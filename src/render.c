@@ -7,6 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
+#include "json.h"
+#include "util.h"
+
 #define DIM "\x1b[2m"
 #define RED "\x1b[31m"
 #define YELLOW "\x1b[33m"
@@ -120,13 +125,75 @@ static void message_line(struct bt_render *r, const char *color, const char *lab
     fprintf(r->err, "%s%s: %s%s\n", c ? color : "", label, msg ? msg : "", c ? RESET : "");
 }
 
+/* One question's options, " [a (why) / b]", on out. */
+static void question_options(const cJSON *q, struct bt_buf *out)
+{
+    const cJSON *o;
+    int n = 0;
+    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(q, "options"))
+    {
+        const char *label = bt_json_str(o, "label"), *d = bt_json_str(o, "description");
+        if (!label)
+            continue;
+        bt_buf_adds(out, n++ ? " / " : " [");
+        bt_buf_adds(out, label);
+        if (d && *d)
+            bt_buf_addf(out, " (%s)", d);
+    }
+    if (n)
+        bt_buf_addc(out, ']');
+}
+
+void bt_render_questions(const char *questions_json, struct bt_buf *out)
+{
+    cJSON *qs = questions_json ? cJSON_Parse(questions_json) : NULL;
+    const cJSON *list = cJSON_IsArray(qs) ? qs : NULL, *q;
+    cJSON_ArrayForEach(q, list)
+    {
+        const char *text = bt_json_str(q, "text"), *header = bt_json_str(q, "header");
+        if (!text)
+            continue;
+        if (header && *header)
+            bt_buf_addf(out, "%s: ", header);
+        bt_buf_adds(out, text);
+        question_options(q, out);
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "multiple")))
+            bt_buf_adds(out, " (one or more)");
+        bt_buf_addc(out, '\n');
+    }
+    cJSON_Delete(qs);
+}
+
+/* A question the coder asked: its lines, one summary each. */
+static void question(struct bt_render *r, const struct bt_event *ev)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    bt_render_questions(ev->questions_json, &b);
+    if (!b.len)
+        bt_buf_addf(&b, "%s\n", ev->summary ? ev->summary : "");
+    for (char *line = b.data, *nl; line && (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+        *nl = '\0';
+        summary(r, "question: %s", line);
+    }
+    bt_buf_release(&b);
+}
+
 void bt_render_event(struct bt_render *r, const struct bt_event *ev)
 {
     clear_spinner(r);
     switch (ev->type) {
     case BT_EVENT_ITEM_DELTA: delta(r, ev); break;
     case BT_EVENT_ITEM_COMPLETED: completed_item(r, &ev->item); break;
+    case BT_EVENT_APPROVAL_REQUESTED:
+        if (ev->approval_kind && strcmp(ev->approval_kind, "user_input") == 0)
+            question(r, ev);
+        break;
     case BT_EVENT_APPROVAL_RESOLVED: {
+        if (ev->approval_kind && strcmp(ev->approval_kind, "user_input") == 0 &&
+            strcmp(ev->by ? ev->by : "", "cancel") != 0) {
+            summary(r, "not answered: %s", BT_RENDER_UNANSWERED);
+            break;
+        }
         int yes = ev->decision && strcmp(ev->decision, "accept") == 0;
         r->declined += !yes;
         summary(r, "%s by %s: %s", yes ? "approved" : "declined", ev->by ? ev->by : "policy",

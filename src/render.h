@@ -26,6 +26,16 @@ struct bt_render {
 /* Decides colour and spinner from isatty() and NO_COLOR. */
 void bt_render_init(struct bt_render *r, FILE *out, FILE *err);
 void bt_render_event(struct bt_render *r, const struct bt_event *ev);
+/* Append to out the questions of a user_input approval.requested
+ * (event.h questions_json) for a person to read, one line each: the
+ * header, the text, and the options with their descriptions,
+ * "DB: Which database? [SQLite (one file) / Postgres (a server)]"; a
+ * question that allows several choices says "(one or more)". Nothing for
+ * NULL or text that is not an array. */
+struct bt_buf;
+void bt_render_questions(const char *questions_json, struct bt_buf *out);
+/* What a person is told of a question nobody could answer. */
+#define BT_RENDER_UNANSWERED "nobody could answer during the turn; answer it with your next message"
 /* Advance the spinner (call every ~100 ms). */
 void bt_render_tick(struct bt_render *r);
 

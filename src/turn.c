@@ -218,7 +218,12 @@ static void sink_signal(void *data, const struct bt_signal *sig)
         free(t->session_path);
         t->session_path = bt_xstrdup(sig->response.session_path);
     }
-    t->o->coder->runner->on_signal(t->runner, sig, &t->wbuf, &t->sink);
+    struct bt_signal marked = *sig;
+    if (sig->type == BT_SIGNAL_REQUEST)
+        /* a request that comes after the stop began is the coder's, not the
+         * user's: every runner declines it as cancelled (bt_runner_accepts) */
+        marked.request.stopping = t->stop != BT_TURN_STOP_NONE;
+    t->o->coder->runner->on_signal(t->runner, &marked, &t->wbuf, &t->sink);
     flush_writes(t);
     if (sig->type == BT_SIGNAL_REQUEST)
         answered(t);

@@ -104,6 +104,12 @@ function toolLine(it, cwd) {
     what = it.name || 'sub-agent';
     break;
   case 'approval':
+    if (it.akind === 'user_input') {
+      // a question nobody could answer during the turn: the user answers next
+      const q = Array.isArray(it.questions) && it.questions[0];
+      return { kind: 'question', what: (q && q.text) || it.summary || 'a question',
+               status: it.decision ? 'declined' : 'in_progress', label: 'not answered' };
+    }
     kind = 'ask';
     what = [it.akind, it.summary].filter(Boolean).join(': ');
     return { kind, what, status: it.decision === 'accept' ? 'completed' : it.decision ? 'declined' : 'in_progress',
@@ -114,6 +120,19 @@ function toolLine(it, cwd) {
   // a sub-agent's own work, under the sub-agent's line
   if (it.subagent && it.kind !== 'subagent') kind = `\u21b3 ${kind}`;
   return { kind, what, status, label };
+}
+
+// A question's lines, as `baton show` prints them: header, text, options.
+function questionLines(it) {
+  const qs = Array.isArray(it.questions) ? it.questions : [];
+  if (!qs.length) return [it.summary || ''];
+  return qs.map((q) => {
+    const opts = (Array.isArray(q.options) ? q.options : [])
+      .filter((o) => o && typeof o.label === 'string')
+      .map((o) => (o.description ? `${o.label} (${o.description})` : o.label));
+    return `${q.header ? `${q.header}: ` : ''}${q.text || ''}${opts.length ? ` [${opts.join(' / ')}]` : ''}`
+      + `${q.multiple ? ' (one or more)' : ''}`;
+  });
 }
 
 function toolOutput(it) {
@@ -137,9 +156,13 @@ function toolOutput(it) {
     }
     if (!parts.length && it.detail) parts.push(JSON.stringify(it.detail, null, 2));
     if (it.text) parts.push(it.text);
+  } else if (it.kind === 'approval' && it.akind === 'user_input') {
+    parts.push(...questionLines(it));
+    parts.push(it.by === 'cancel' ? 'not answered: the turn was stopped'
+      : 'not answered: nobody could answer during the turn; answer it with your next message');
   } else if (it.kind === 'approval') {
     parts.push(it.summary || '');
-    if (it.decision) parts.push(`decision: ${it.decision} (by policy)`);
+    if (it.decision) parts.push(`decision: ${it.decision} (by ${it.by || 'policy'})`);
   } else {
     if (it.text || it.output) parts.push(it.text || it.output);
     if (it.detail) parts.push(JSON.stringify(it.detail, null, 2));

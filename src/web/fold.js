@@ -19,7 +19,7 @@ export function act(run) {
   let a = state.acts.get(run);
   if (!a) {
     a = { lastSeq: 0, items: new Map(), order: [], msgs: new Map(), loading: false,
-          done: false, status: null, usage: null };
+          done: false, status: null, usage: null, asking: null };
     state.acts.set(run, a);
   }
   return a;
@@ -86,11 +86,19 @@ export function applyEvent(ev) {
     }
     break;
   case 'approval.requested':
-  case 'approval.resolved':
-    upsert(a, `a:${ev.item_id || ev.seq}`, {
-      kind: 'approval', summary: ev.summary, akind: ev.kind, decision: ev.decision,
+  case 'approval.resolved': {
+    // one row per request: the coder is answered before it goes on, so a
+    // resolution without an item id closes the request just before it
+    let key = ev.item_id ? `a:${ev.item_id}` : `a:${ev.seq}`;
+    if (!ev.item_id && ev.type === 'approval.resolved' && a.asking) key = a.asking;
+    a.asking = ev.type === 'approval.requested' ? key : null;
+    upsert(a, key, {
+      kind: 'approval', summary: ev.summary, akind: ev.kind, decision: ev.decision, by: ev.by,
+      // a question the coder asked (kind user_input): its text and options
+      questions: Array.isArray(ev.questions) ? ev.questions : undefined,
     });
     break;
+  }
   default:
     break;
   }

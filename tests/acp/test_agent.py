@@ -135,6 +135,45 @@ class Prompt(AgentCase):
         self.assertEqual(tools[1]["toolCallId"], tools[0]["toolCallId"])
         self.assertEqual(tools[1]["status"], "failed", "declined")
 
+    def test_question_shown_not_asked(self):
+        """codex asks the user (requestUserInput) under --approval auto: the
+        editor is not asked to allow it but shown it, one failed tool call
+        with the question and its options; the turn ends normally, the
+        stored request declined by the policy."""
+        lines = (FIXTURES / "interrupt.jsonl").read_text().splitlines(keepends=True)
+        ask = ('{"id":0,"method":"item/tool/requestUserInput","params":{"threadId":"t",'
+               '"turnId":"u","itemId":"call_q","isBlocking":true,"questions":[{"id":"db",'
+               '"header":"DB","question":"Which database?","options":[{"label":"SQLite",'
+               '"description":"one file"},{"label":"Postgres","description":"a server"}]}]}}\n')
+        replay = Path(self.home.dir) / "question.jsonl"
+        replay.write_text("".join(lines[:12]) + ask
+                          + lines[15].replace('"interrupted"', '"completed"'))
+        self.home.env["FAKE_CODER_REPLAY"] = str(replay)
+        a = self.agent("--approval", "auto")
+        sid = a.new_session()
+        id = a.send("session/prompt", {"sessionId": sid, "prompt": [
+            {"type": "text", "text": "Ask me"}]})
+        updates = []
+        while True:
+            msg = a.next(30)
+            self.assertNotEqual(msg.get("method"), "session/request_permission", msg)
+            if "method" in msg:
+                updates.append(msg["params"]["update"])
+            else:
+                self.assertEqual(msg["id"], id)
+                self.assertEqual(msg["result"], {"stopReason": "end_turn"})
+                break
+        (q,) = [u for u in updates if u.get("toolCallId", "").startswith("question-")]
+        self.assertEqual(q["sessionUpdate"], "tool_call")
+        self.assertEqual(q["title"], "Question: Which database?")
+        self.assertEqual((q["kind"], q["status"]), ("other", "failed"))
+        self.assertEqual(q["content"], [{"type": "content", "content": {
+            "type": "text", "text": "DB: Which database? [SQLite (one file) / Postgres (a server)]"
+            "\n(nobody could answer during the turn; answer it with your next message)"}}])
+        ev = [json.loads(x) for x in self.home.attach_lines(sid) if '"approval.resolved"' in x]
+        self.assertEqual([(e["kind"], e["decision"], e["by"]) for e in ev],
+                         [("user_input", "decline", "policy")])
+
     def test_file_change_as_diff(self):
         """codex's recorded file change (a new file): a tool_call of kind
         edit with the file as its title and location, and ACP diff content

@@ -21,6 +21,9 @@
  *   [cancel]          a chunk, then waits for session/cancel; after it, a
  *                     session/request_permission; the answer to it goes to
  *                     stderr; stopReason cancelled
+ *   [elicit]          asks the user (elicitation/create, form mode); the
+ *                     answer is "elicitation: ACTION", the action that came
+ *                     back
  *   [hang]            a chunk, then never answers the prompt (not even after
  *                     session/cancel)
  *   [orphan]          as [hang], and first forks a child that ignores
@@ -275,6 +278,24 @@ static void do_cancel(const char *id)
     end(id, "cancelled");
 }
 
+/* [elicit]: asks the user (elicitation/create, form mode) and says in
+ * its answer which action came back. */
+static void do_elicit(const char *id)
+{
+    cJSON *a = ask(11, "elicitation/create",
+                   "{\"sessionId\":\"fake-session-1\",\"mode\":\"form\",\"message\":"
+                   "\"Which colour?\",\"requestedSchema\":{\"type\":\"object\","
+                   "\"properties\":{\"colour\":{\"type\":\"string\"}}}}");
+    const cJSON *res = a ? cJSON_GetObjectItemCaseSensitive(a, "result") : NULL;
+    const cJSON *action = res ? cJSON_GetObjectItemCaseSensitive(res, "action") : NULL;
+    char text[128];
+    snprintf(text, sizeof(text), "elicitation: %s",
+             action && cJSON_IsString(action) ? action->valuestring : "no action");
+    chunk("agent_message_chunk", text);
+    cJSON_Delete(a);
+    end(id, "end_turn");
+}
+
 static void orphan(void)
 {
     if (fork() == 0) {
@@ -320,6 +341,10 @@ static void prompt(const char *id, const char *text)
     }
     if (strstr(text, "[cancel]")) {
         do_cancel(id);
+        return;
+    }
+    if (strstr(text, "[elicit]")) {
+        do_elicit(id);
         return;
     }
     if (strstr(text, "[error]")) {

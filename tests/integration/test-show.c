@@ -4,8 +4,9 @@
  * and tests/fake-coder: the text of a turn while it streams, the coder's
  * real exit status or signal and the end of its stderr (--debug), and the
  * per-conversation queue numbers that `send`, `show` and `rm-queued`
- * share, and a coder's escaped NUL (\u0000) kept past in the store's
- * text as `show` and `show --json` read it.
+ * share, a coder's escaped NUL (\u0000) kept past in the store's
+ * text as `show` and `show --json` read it, and the questions a coder
+ * asked that nobody could answer.
  *
  * A turn that must stay running replays fixtures/codex/0.171.0/text.jsonl
  * with FAKE_CODER_HANG_AFTER=13: the fake writes the answer's first three
@@ -459,12 +460,83 @@ static void test_show_escaped_nul(void **state)
     free(rec);
 }
 
+/* ---- questions the coder asked --------------------------------------- */
+
+/* A replay of codex asking the user (item/tool/requestUserInput) in the
+ * middle of interrupt.jsonl's turn, which then completes: written into
+ * the test's directory, its path returned (caller frees). */
+static char *question_replay(struct ctx *c)
+{
+    FILE *in = fopen(FIXTURES "/interrupt.jsonl", "r");
+    char *path = path_in(c, "question.jsonl");
+    FILE *out = fopen(path, "w");
+    assert_non_null(in);
+    assert_non_null(out);
+    char line[8192];
+    for (int n = 1; fgets(line, sizeof(line), in); n++) {
+        char *st = strstr(line, "\"interrupted\"");
+        if (n == 13)
+            fputs("{\"id\":0,\"method\":\"item/tool/requestUserInput\",\"params\":{"
+                  "\"threadId\":\"t\",\"turnId\":\"u\",\"itemId\":\"call_q\","
+                  "\"isBlocking\":true,\"questions\":[{\"id\":\"db\",\"header\":\"DB\","
+                  "\"question\":\"Which database?\",\"options\":[{\"label\":\"SQLite\","
+                  "\"description\":\"one file\"},{\"label\":\"Postgres\","
+                  "\"description\":\"a server\"}]}]}}\n",
+                  out);
+        if (n <= 12 || n == 16) {
+            if (st) /* the turn completes rather than being interrupted */
+                memcpy(st, "\"completed\"  ", 13);
+            fputs(line, out);
+        }
+    }
+    fclose(in);
+    fclose(out);
+    return path;
+}
+
+/* A question codex asked during a turn (under --approval auto, which
+ * never answers one) is printed as the turn runs and is in the transcript
+ * under the answer, with its options and that nobody could answer it
+ * during the turn. */
+static void test_show_question(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *path = question_replay(c);
+    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
+    setenv_kv(c, kv);
+    baton(c, &res, NULL, 0, "run", "--json", "--approval", "auto", "Ask me", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "\"decision\":\"decline\",\"by\":\"policy\""));
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    /* the human output of a turn says it as it comes */
+    baton(c, &res, NULL, 0, "send", "--approval", "auto", conv, "Ask again", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "• question: DB: Which database? [SQLite (one file) / "
+                                         "Postgres (a server)]\n• not answered: nobody could "
+                                         "answer during the turn; answer it with your next "
+                                         "message\n"));
+    bt_test_result_release(&res);
+    char *out = show(c, NULL, conv);
+    assert_non_null(strstr(out,
+                           "\ncodex:\ntick 001. tick 002. \n"
+                           "asked you (nobody could answer during the turn; answer it "
+                           "with your next message):\n"
+                           "  DB: Which database? [SQLite (one file) / Postgres (a server)]\n"));
+    free(out);
+    free(conv);
+    free(kv);
+    free(path);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_show_while_streaming), T(test_show_debug_failed), T(test_show_debug_interrupted),
         T(test_queue_numbers),        T(test_show_escaped_nul),
+        T(test_show_question),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,6 +137,39 @@ static void test_bash_auto(void **state)
     bt_test_lines_free(lines, n);
 }
 
+/* claude asks the user (its AskUserQuestion tool, through can_use_tool)
+ * under --approval auto: a user_input request with the question and its
+ * options, never allowed; claude hands the model baton's reason, and the
+ * turn completes. */
+static void test_question_not_answered(void **state)
+{
+    (void)state;
+    cJSON **lines;
+    const char *args[] = {"--approval", "auto", "[[ask:Which colour?]]", NULL};
+    size_t n = run_json(args, 0, &lines);
+    assert_string_equal(bt_live_status(lines, n), "completed");
+    const cJSON *rq = bt_live_first(lines, n, "approval.requested");
+    assert_non_null(rq);
+    assert_string_equal(bt_test_jstr(rq, "kind"), "user_input");
+    assert_string_equal(bt_test_jstr(rq, "summary"), "Which colour?");
+    const cJSON *q = cJSON_GetArrayItem(cJSON_GetObjectItem(rq, "questions"), 0);
+    assert_non_null(q);
+    assert_string_equal(bt_test_jstr(q, "text"), "Which colour?");
+    assert_string_equal(bt_test_jstr(q, "header"), "Choice");
+    const cJSON *opts = cJSON_GetObjectItem(q, "options");
+    assert_int_equal(cJSON_GetArraySize(opts), 2);
+    assert_string_equal(bt_test_jstr(cJSON_GetArrayItem(opts, 0), "label"), "Yes");
+    assert_string_equal(bt_test_jstr(cJSON_GetArrayItem(opts, 1), "description"), "stop here");
+    const cJSON *res = bt_live_first(lines, n, "approval.resolved");
+    assert_non_null(res);
+    assert_string_equal(bt_test_jstr(res, "decision"), "decline");
+    assert_string_equal(bt_test_jstr(res, "by"), "policy");
+    /* the stand-in answers with the first line of what the tool gave back */
+    const cJSON *end = lines[n - 1];
+    assert_non_null(strstr(bt_test_jstr(end, "final_text"), "Nobody can answer this question"));
+    bt_test_lines_free(lines, n);
+}
+
 /* The transcript path baton stores before claude starts is where claude
  * writes it, also for a directory with non-ASCII characters (claude counts
  * UTF-16 code units) and one whose name claude cuts and hashes (over 200). */
@@ -369,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_send_from_another_directory),
         cmocka_unit_test(test_bash_denied),
         cmocka_unit_test(test_bash_auto),
+        cmocka_unit_test(test_question_not_answered),
         cmocka_unit_test(test_worktree),
         cmocka_unit_test(test_transcript_path_of_odd_directories),
         cmocka_unit_test(test_interrupt_is_quick),

@@ -335,6 +335,7 @@ lane_two() {
     integration integration-store-files      # 36
     crash_recovery                           # 9
     integration integration-show             # 164
+    integration integration-approval         # requests after Ctrl-C and cancel
     integration integration-rm               # 64
     integration integration-acp              # 27
     integration integration-changes          # libgit2 in every turn

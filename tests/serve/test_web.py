@@ -490,6 +490,50 @@ class Web(BrowserCase):
         finally:
             d.quit()
 
+    def test_9_question_shown_not_asked(self):
+        """A question claude asked (AskUserQuestion: no item id) under
+        --approval auto is one row of its run, `question`, not answered;
+        opened, its header, text, options and that nobody could answer it
+        during the turn."""
+        script = os.path.join(self.home.dir, "claude-asks")
+        text = servetest.TOP / "fixtures/claude/2.1.332/text.jsonl"
+        ask = ('{"type":"control_request","request_id":"ask-1","request":{"subtype":'
+               '"can_use_tool","tool_name":"AskUserQuestion","input":{"questions":[{'
+               '"question":"Which database?","header":"DB","options":[{"label":"SQLite",'
+               '"description":"one file"},{"label":"Postgres","description":"a server"}],'
+               '"multiSelect":false}]},"tool_use_id":"toolu_ask"}}')
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\n"
+                    '[ "$1" = --version ] && { echo "2.1.332 (Claude Code)"; exit 0; }\n'
+                    f"read -r prompt; head -1 '{text}'\n"
+                    f"echo '{ask}'\n"
+                    f"read -r answer; tail -1 '{text}'\ncat >/dev/null\n")
+        os.chmod(script, 0o755)
+        saved = dict(self.home.env)
+        self.home.env["BATON_CLAUDE_BIN"] = script
+        try:
+            out = self.home.baton("run", "-c", "claude", "--json", "--approval", "auto",
+                                  "Ask me").stdout.decode()
+        finally:
+            self.home.env.clear()
+            self.home.env.update(saved)
+        conv = json.loads(out.splitlines()[0])["conversation"]
+        self.sign_in()
+        self.open_conv(conv)
+        rows = lambda: self.q(".tool[data-kind='approval']")
+        self.until(lambda: len(rows()) == 1 and rows()[0].get_attribute("data-status") == "declined",
+                   "the question's row")
+        self.assertEqual(self.read(lambda: [e.text for e in rows()[0].find_elements(
+            By.CSS_SELECTOR, "summary > span")]), ["question", "Which database?", "not answered"])
+        rows()[0].find_element(By.CSS_SELECTOR, "summary").click()
+        self.until(lambda: rows()[0].find_element(By.CSS_SELECTOR, "pre.out").text,
+                   "the question's text")
+        self.assertEqual(self.read(lambda: rows()[0].find_element(By.CSS_SELECTOR, "pre.out").text),
+                         "DB: Which database? [SQLite (one file) / Postgres (a server)]\n"
+                         "not answered: nobody could answer during the turn; answer it with "
+                         "your next message")
+        self.shot("desktop-question")
+
 
 class WebTurns(BrowserCase):
     """A serve with --max-turns 1: a turn beyond it shows as waiting (the

@@ -284,6 +284,31 @@ static void answer_write(struct answer *a, const struct dialect *d, const char *
     }
 }
 
+/* [[ask:QUESTION]]: claude's AskUserQuestion tool (Claude Code 2.1.332)
+ * asking QUESTION with two options, whatever the dialect (only claude
+ * has that tool). */
+static void answer_ask(struct answer *a, const char *question)
+{
+    cJSON *args = cJSON_CreateObject();
+    cJSON *q = cJSON_CreateObject();
+    cJSON_AddStringToObject(q, "question", question);
+    cJSON_AddStringToObject(q, "header", "Choice");
+    cJSON *opts = cJSON_AddArrayToObject(q, "options");
+    static const char *const labels[][2] = {{"Yes", "go on"}, {"No", "stop here"}};
+    for (size_t i = 0; i < 2; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "label", labels[i][0]);
+        cJSON_AddStringToObject(o, "description", labels[i][1]);
+        cJSON_AddItemToArray(opts, o);
+    }
+    cJSON_AddBoolToObject(q, "multiSelect", 0);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(args, "questions"), q);
+    a->kind = ANSWER_TOOL_CALL;
+    a->tool_name = xstrndup("AskUserQuestion", strlen("AskUserQuestion"));
+    a->tool_args = cJSON_PrintUnformatted(args);
+    cJSON_Delete(args);
+}
+
 /* Directives that take an argument; 0 if none matched. */
 static int script_arg_directive(const char *user, const struct dialect *d, struct answer *a)
 {
@@ -293,6 +318,8 @@ static int script_arg_directive(const char *user, const struct dialect *d, struc
         answer_shell(a, d, arg);
     } else if ((arg = directive(user, "write"))) {
         answer_write(a, d, arg);
+    } else if ((arg = directive(user, "ask"))) {
+        answer_ask(a, arg);
     } else if ((arg = directive(user, "large")) && (v = parse_num(arg, 0, MAX_LARGE)) >= 0) {
         answer_text(a, large_text((size_t)v), LARGE_CHUNK);
     } else if (arg) {
@@ -328,6 +355,8 @@ static int script_http_status(const char *user)
  *   a tool output after it  → text "Tool output: <its first line>"
  *   [[shell:CMD]]           → exec_command {"cmd":CMD} / bash or Bash {"command":CMD}
  *   [[write:PATH]]          → apply_patch adding PATH / write {"path","content"}
+ *   [[ask:QUESTION]]        → AskUserQuestion {questions: [QUESTION, header
+ *                             "Choice", options Yes and No]} (claude's tool)
  *   [[large:N]]             → N bytes of text in 1 KiB deltas
  *   [[failed:CODE]]         → the stream fails with error code CODE
  *                             (response.failed / an error chunk)

@@ -47,7 +47,10 @@ static void on_signal(void *data, const struct bt_signal *sig)
                  sig->turn_end.message ? sig->turn_end.message : "");
         return;
     }
-    r->coder->runner->on_signal(r->runner, sig, &r->writes, &r->sink);
+    struct bt_signal marked = *sig;
+    if (sig->type == BT_SIGNAL_REQUEST)
+        marked.request.stopping = r->stopping;
+    r->coder->runner->on_signal(r->runner, &marked, &r->writes, &r->sink);
 }
 
 void bt_test_rig_init(struct bt_test_rig *r, const char *coder, enum bt_approval approval,

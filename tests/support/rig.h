@@ -25,6 +25,8 @@ struct bt_test_rig {
     char error_kind[64];          /* its error kind's name, "" for none */
     char message[256];            /* its message, "" for none */
     struct bt_usage usage;        /* the last usage event */
+    int stopping;                 /* set by the test: every request is marked as the
+                                     engine marks one after the stop began */
 };
 
 /* Wire coder (by name; the test fails if it is unknown) with approval and

@@ -252,6 +252,41 @@ static void test_usage_and_the_rest(void **state)
     bt_acp_map_release(&m);
 }
 
+/* A question the coder asked is shown, not asked: one failed tool call
+ * with the questions and options as text, named by run and seq; a
+ * question without a list shows its summary. */
+static void test_question(void **state)
+{
+    (void)state;
+    struct bt_acp_map m;
+    bt_acp_map_init(&m);
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
+    ev.run = "r1";
+    ev.seq = 7;
+    ev.approval_kind = "user_input";
+    ev.summary = "Which database?";
+    ev.questions_json = "[{\"header\":\"DB\",\"text\":\"Which database?\",\"options\":"
+                        "[{\"label\":\"SQLite\",\"description\":\"one file\"},{\"label\":"
+                        "\"Postgres\"}],\"multiple\":true}]";
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"question-r1-7\",\"title\":"
+           "\"Question: Which database?\",\"kind\":\"other\",\"status\":\"failed\",\"content\":"
+           "[{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":\"DB: Which "
+           "database? [SQLite (one file) / Postgres] (one or more)\\n(nobody could answer during "
+           "the turn; answer it with your next message)\"}}]}]");
+    ev.questions_json = NULL;
+    ev.summary = "Your name?";
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"question-r1-7\",\"title\":"
+           "\"Question: Your name?\",\"kind\":\"other\",\"status\":\"failed\",\"content\":"
+           "[{\"type\":\"content\",\"content\":{\"type\":\"text\",\"text\":\"Your name?\\n"
+           "(nobody could answer during the turn; answer it with your next message)\"}}]}]");
+    ev.approval_kind = "command"; /* an approval: session/request_permission asks it */
+    expect(&m, &ev, "[]");
+    bt_acp_map_release(&m);
+}
+
 /* A file change's changes as diffs: relative paths against the turn's
  * cwd, unified hunks one Diff each, sent again with the output. */
 static void test_file_change_diffs(void **state)
@@ -325,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_subagent),
         cmocka_unit_test(test_file_change_diffs),
         cmocka_unit_test(test_usage_and_the_rest),
+        cmocka_unit_test(test_question),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -163,6 +163,73 @@ static void test_auto_accepts_and_legacy_words(void **state)
     bt_test_rig_release(&r);
 }
 
+/* The "result" of the n-th line baton wrote, as JSON text (caller frees). */
+static char *result_of(const struct bt_test_rig *r, int n)
+{
+    cJSON *ans = nth_line(&r->writes, n);
+    char *text = cJSON_PrintUnformatted(cJSON_GetObjectItem(ans, "result"));
+    cJSON_Delete(ans);
+    return text;
+}
+
+static int asked; /* how often ask_yes ran */
+static int ask_yes(void *data, const struct bt_signal_request *rq)
+{
+    (void)data;
+    (void)rq;
+    asked++;
+    return BT_RUNNER_ASK_ACCEPT;
+}
+
+/* Once the turn is being stopped, every request is declined in its
+ * cancelling form under auto, and nobody is asked: cancel, the legacy
+ * abort, an elicitation's cancel; a question is answered that nobody can
+ * answer, never asked of a person either. */
+static void test_after_the_stop_and_questions(void **state)
+{
+    (void)state;
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_AUTO, NULL);
+    r.cfg.ask = ask_yes;
+    asked = 0;
+    bt_test_rig_line(&r, "{\"id\":1,\"method\":\"item/tool/requestUserInput\",\"params\":"
+                         "{\"itemId\":\"q\",\"questions\":[{\"id\":\"a\",\"header\":\"H\","
+                         "\"question\":\"Why?\",\"options\":null}]}}");
+    char *res = result_of(&r, 0);
+    assert_string_equal(res, "{\"answers\":{\"a\":{\"answers\":[\"" BT_RUNNER_NO_ANSWER "\"]}}}");
+    free(res);
+    assert_int_equal(asked, 0); /* a question is not an allow/reject choice */
+    r.stopping = 1;
+    bt_test_rig_line(&r, "{\"id\":2,\"method\":\"item/commandExecution/requestApproval\","
+                         "\"params\":{\"itemId\":\"c1\",\"command\":\"ls\"}}");
+    bt_test_rig_line(&r, "{\"id\":3,\"method\":\"execCommandApproval\",\"params\":{}}");
+    bt_test_rig_line(&r, "{\"id\":4,\"method\":\"mcpServer/elicitation/request\","
+                         "\"params\":{\"serverName\":\"s\",\"message\":\"Name?\"}}");
+    assert_int_equal(asked, 0);
+    res = result_of(&r, 1);
+    assert_string_equal(res, "{\"decision\":\"cancel\"}");
+    free(res);
+    res = result_of(&r, 2);
+    assert_string_equal(res, "{\"decision\":\"abort\"}");
+    free(res);
+    res = result_of(&r, 3);
+    assert_string_equal(res, "{\"action\":\"cancel\"}");
+    free(res);
+    assert_string_equal(r.events.data,
+                        "approval.requested:user_input:|approval.resolved:user_input:decline|"
+                        "approval.requested:command:|approval.resolved:command:decline|"
+                        "approval.requested:command:|approval.resolved:command:decline|"
+                        "approval.requested:user_input:|approval.resolved:user_input:decline|");
+    r.stopping = 0; /* before the stop, the person asked first decides */
+    bt_test_rig_line(&r, "{\"id\":5,\"method\":\"item/commandExecution/requestApproval\","
+                         "\"params\":{\"itemId\":\"c2\",\"command\":\"ls\"}}");
+    assert_int_equal(asked, 1);
+    res = result_of(&r, 4);
+    assert_string_equal(res, "{\"decision\":\"accept\"}");
+    free(res);
+    bt_test_rig_release(&r);
+}
+
 static void test_unknown_request_gets_error(void **state)
 {
     (void)state;
@@ -354,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_resume_thread),
         cmocka_unit_test(test_request_routed_by_method),
         cmocka_unit_test(test_auto_accepts_and_legacy_words),
+        cmocka_unit_test(test_after_the_stop_and_questions),
         cmocka_unit_test(test_unknown_request_gets_error),
         cmocka_unit_test(test_unknowns_and_noise),
         cmocka_unit_test(test_unsolicited_and_repeated_responses),

@@ -205,6 +205,43 @@ static void test_item_detail_and_exit(void **state)
     cJSON_Delete(j);
 }
 
+/* A question's list goes out as given, with U+2028 and U+2029 escaped as
+ * in every other string (cJSON writes them raw), other characters
+ * (an em dash shares their first two bytes) untouched; only
+ * approval.requested carries it, and it parses back to the same bytes. */
+static void test_questions(void **state)
+{
+    (void)state;
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);
+    ev.approval_kind = "user_input";
+    ev.summary = "Which?";
+    ev.questions_json = "[{\"text\":\"a\xe2\x80\xa8"
+                        "b\xe2\x80\x94"
+                        "c\xe2\x80\xa9\",\"options\":"
+                        "[{\"label\":\"x\"}]}]";
+    struct bt_buf b = BT_BUF_INIT;
+    bt_event_to_json(&ev, &b);
+    assert_non_null(strstr(b.data, ",\"questions\":[{\"text\":\"a\\u2028b\xe2\x80\x94"
+                                   "c\\u2029\","
+                                   "\"options\":[{\"label\":\"x\"}]}]}"));
+    struct bt_event back;
+    struct bt_event_doc *doc;
+    assert_int_equal(bt_event_parse(b.data, b.len, &back, &doc), 0);
+    struct bt_buf again = BT_BUF_INIT;
+    bt_event_to_json(&back, &again);
+    assert_string_equal(again.data, b.data);
+    bt_event_doc_free(doc);
+    bt_buf_release(&again);
+    bt_buf_reset(&b);
+    ev.type = BT_EVENT_APPROVAL_RESOLVED;
+    ev.decision = "decline";
+    ev.by = "policy";
+    bt_event_to_json(&ev, &b);
+    assert_null(strstr(b.data, "questions"));
+    bt_buf_release(&b);
+}
+
 /* The first invalid UTF-8 byte is found wherever it lies against the
  * eight-byte ASCII steps: every offset and length up to 40, with a bad
  * lead, a lone continuation, a cut sequence and a valid 2-, 3- and 4-byte
@@ -250,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_turn_completed),
         cmocka_unit_test(test_every_type_encodes),
         cmocka_unit_test(test_item_detail_and_exit),
+        cmocka_unit_test(test_questions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
