@@ -133,11 +133,12 @@ static void stat_of(const struct bt_repo_changes *c, struct bt_buf *out)
 }
 
 /* What diff prints for o, into out; 0, or an error with *why. */
-static int render(const char *conv, const struct diff_opts *o, const char *dir, const char *from,
-                  const char *to, struct bt_buf *out, char **why)
+static int render(const char *conv, const struct diff_opts *o, const char *dir,
+                  const char *snapshots, const char *from, const char *to, struct bt_buf *out,
+                  char **why)
 {
     if (o->json) {
-        char *changes = bt_repo_changes_summary(dir, from, to, why);
+        char *changes = bt_repo_changes_summary(dir, snapshots, from, to, why);
         if (!changes)
             return BT_EPROTO;
         bt_buf_addf(out, "{\"conversation\":\"%s\",\"turn\":", conv);
@@ -151,14 +152,14 @@ static int render(const char *conv, const struct diff_opts *o, const char *dir, 
     }
     if (o->stat) {
         struct bt_repo_changes c;
-        int rc = bt_repo_changes(dir, from, to, &c, why);
+        int rc = bt_repo_changes(dir, snapshots, from, to, &c, why);
         if (rc == 0)
             stat_of(&c, out);
         bt_repo_changes_release(&c);
         return rc;
     }
     const char *nc = getenv("NO_COLOR");
-    return bt_repo_diff(dir, from, to, isatty(STDOUT_FILENO) && !(nc && *nc), out, why);
+    return bt_repo_diff(dir, snapshots, from, to, isatty(STDOUT_FILENO) && !(nc && *nc), out, why);
 }
 
 static int diff_conversation(struct bt_store *s, const char *id, const struct diff_opts *o)
@@ -169,6 +170,7 @@ static int diff_conversation(struct bt_store *s, const char *id, const struct di
     const char *from, *to;
     char *why = NULL;
     struct bt_buf out = BT_BUF_INIT;
+    char *snapshots = bt_xasprintf("%s/snapshots", bt_store_home(s));
     int rc;
     if (bt_store_conversation_get(s, id, &conv) || bt_store_run_list(s, id, &v, &n))
         rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id, bt_store_errmsg(s));
@@ -177,10 +179,11 @@ static int diff_conversation(struct bt_store *s, const char *id, const struct di
     else if (bounds(v, n, o->turn, &from, &to) != 0)
         rc = bt_cmd_fail(BT_EXIT_FAILED,
                          "no changes were recorded for %s: its directory %s is not in a git "
-                         "repository, or the turn%s did not end with a snapshot",
+                         "repository, snapshots were off or over their bounds (turn.completed's "
+                         "changes say which), or the turn%s did not end with a snapshot",
                          o->turn ? "that turn" : "this conversation", conv.cwd, o->turn ? "" : "s");
-    else if (render(id, o, conv.worktree.repo ? conv.worktree.repo : conv.cwd, from, to, &out,
-                    &why) != 0)
+    else if (render(id, o, conv.worktree.repo ? conv.worktree.repo : conv.cwd, snapshots, from, to,
+                    &out, &why) != 0)
         rc = bt_cmd_fail(BT_EXIT_FAILED, "%s", why);
     else {
         /* the directory is shared: what changed there is not all the coder's
@@ -195,6 +198,7 @@ static int diff_conversation(struct bt_store *s, const char *id, const struct di
         rc = 0;
     }
     free(why);
+    free(snapshots);
     bt_buf_release(&out);
     bt_store_run_list_free(v, n);
     bt_store_conversation_release(&conv);

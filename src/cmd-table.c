@@ -37,6 +37,10 @@
         {.id = 'r',                                                                                \
          .name = "no-retry",                                                                       \
          .help = "no retries of failed model requests (pi, claude)"},                              \
+        {.id = 'S',                                                                                \
+         .name = "no-snapshot",                                                                    \
+         .help = "no snapshots of the git working tree: the turn\nrecords no changes "             \
+                 "(also BATON_SNAPSHOTS=0)"},                                                      \
     {                                                                                              \
         .id = 'd', .name = "detach", .help = HELP_DETACH                                           \
     }
