@@ -62,6 +62,12 @@ int bt_repo_filter_used(git_repository *repo, git_commit *commit, char **name);
 int bt_repo_store_open(const char *dir, const char *snapshots, git_repository **user,
                        git_repository **store, char **why);
 
+/* Copy into store's own objects the blobs of snapshot tree that differ
+ * from user's HEAD and that only the user's repository has (a file only
+ * its index held), so its git gc cannot take them from the snapshot.
+ * 0, or BT_EPROTO (libgit2's message). */
+int bt_repo_store_own(git_repository *user, git_repository *store, const git_oid *tree);
+
 /* Remove the empty directories under repo's <common dir>/<prefix>, the
  * prefix's own too: libgit2 leaves a deleted reference's behind. */
 void bt_repo_prune_refs_dirs(git_repository *repo, const char *prefix);

@@ -72,6 +72,7 @@ struct snap {
     size_t files;        /* the untracked files the snapshot holds */
     uint64_t bytes;      /* and their size */
     struct bt_strv adds; /* the untracked files to add, once within bounds */
+    int stale;           /* the cache names an object no database has */
 };
 
 static int tracked(struct snap *s, const char *path)
@@ -268,6 +269,12 @@ static int snapshot_in(struct snap *s, const char *dir, const char *snapshots, c
         return rc;
     if (git_index_write_tree(&tree, s->idx) != 0) {
         *why = bt_repo_why("cannot write the snapshot");
+        s->stale = s->cache != NULL;
+        return BT_EPROTO;
+    }
+    if (bt_repo_store_own(s->user, s->store, &tree) != 0) { /* a blob gone: see stale */
+        *why = bt_xstrdup("cannot keep the snapshot: a file's blob is in no object database");
+        s->stale = s->cache != NULL;
         return BT_EPROTO;
     }
     if (ref && git_reference_create(&r, s->store, ref, &tree, 1, "baton snapshot") != 0) {
@@ -281,21 +288,40 @@ static int snapshot_in(struct snap *s, const char *dir, const char *snapshots, c
     return 0;
 }
 
-int bt_repo_snapshot(const char *dir, const char *snapshots, const char *ref,
-                     char oid[BT_REPO_OID_SIZE], char **why)
+static int snapshot_once(const char *dir, const char *snapshots, const char *ref,
+                         char oid[BT_REPO_OID_SIZE], int *stale, char **why)
 {
-    *why = NULL;
-    oid[0] = '\0';
     struct snap s = {0};
     bt_strv_init(&s.adds);
     int rc = bt_repo_store_open(dir, snapshots, &s.user, &s.store, why);
     if (rc == 0)
         rc = snapshot_in(&s, dir, snapshots, ref, oid, why);
+    *stale = s.stale;
+    if (s.stale) /* the next try starts afresh from the user's index */
+        unlink(s.cache);
     bt_strv_release(&s.adds);
     git_index_free(s.idx);
     git_index_free(s.mine);
     free(s.cache);
     git_repository_free(s.store);
     git_repository_free(s.user);
+    return rc;
+}
+
+int bt_repo_snapshot(const char *dir, const char *snapshots, const char *ref,
+                     char oid[BT_REPO_OID_SIZE], char **why)
+{
+    *why = NULL;
+    oid[0] = '\0';
+    int stale = 0;
+    int rc = snapshot_once(dir, snapshots, ref, oid, &stale, why);
+    if (rc && stale) {
+        /* a blob the cache names was only in the user's repository, whose
+         * git gc pruned it (the user unstaged a file, say): once more,
+         * the cache made anew */
+        free(*why);
+        *why = NULL;
+        rc = snapshot_once(dir, snapshots, ref, oid, &stale, why);
+    }
     return rc;
 }

@@ -195,11 +195,12 @@ static int copy_tree_entry(const char *root, const git_tree_entry *e, void *data
 }
 
 /* Copy into the store what snapshot tree id needs that the user's HEAD
- * does not hold: its trees, and the blobs that differ from HEAD's (an
- * untracked .env, a modified file). Once the old reference is deleted
- * they are unreachable in the user's repository and `git gc` prunes them
- * there; what HEAD holds stays borrowed, as a new snapshot's does. */
-static void copy_snapshot(git_repository *user, struct copy *c, const git_oid *id)
+ * does not hold: the blobs that differ from HEAD's (an untracked .env, a
+ * modified file, one only the user's index held), and with trees its
+ * trees. What only the user's repository held, unreachable there (an old
+ * reference deleted, a file unstaged), its `git gc` prunes; what HEAD
+ * holds stays borrowed. */
+static void copy_snapshot(git_repository *user, struct copy *c, const git_oid *id, int trees)
 {
     git_tree *snap = NULL, *head = NULL;
     git_object *h = NULL;
@@ -210,8 +211,10 @@ static void copy_snapshot(git_repository *user, struct copy *c, const git_oid *i
     }
     if (git_revparse_single(&h, user, "HEAD^{tree}") == 0)
         head = (git_tree *)h;
-    copy_object(c, id);
-    git_tree_walk(snap, GIT_TREEWALK_PRE, copy_tree_entry, c);
+    if (trees) {
+        copy_object(c, id);
+        git_tree_walk(snap, GIT_TREEWALK_PRE, copy_tree_entry, c);
+    }
     if (git_diff_tree_to_tree(&d, user, head, snap, NULL) == 0)
         for (size_t i = 0; i < git_diff_num_deltas(d); i++) {
             const git_diff_delta *e = git_diff_get_delta(d, i);
@@ -253,7 +256,7 @@ static int migrate(git_repository *user, git_repository *store, const char *path
         if (!c.to && (git_repository_odb(&c.from, user) != 0 || own_odb(path, &c.to) != 0))
             rc = BT_EPROTO;
         if (rc == 0 && id)
-            copy_snapshot(user, &c, id);
+            copy_snapshot(user, &c, id, 1);
         if (rc == 0 && id &&
             git_reference_create(&mine, store, git_reference_name(r), id, 1,
                                  "baton: moved from the repository") != 0)
@@ -272,6 +275,17 @@ static int migrate(git_repository *user, git_repository *store, const char *path
     if (moved)
         bt_repo_prune_refs_dirs(user, "refs/baton/");
     return rc;
+}
+
+int bt_repo_store_own(git_repository *user, git_repository *store, const git_oid *tree)
+{
+    struct copy c = {0};
+    int rc = git_repository_odb(&c.from, user) || own_odb(git_repository_path(store), &c.to);
+    if (rc == 0)
+        copy_snapshot(user, &c, tree, 0);
+    git_odb_free(c.from);
+    git_odb_free(c.to);
+    return rc || c.failed ? BT_EPROTO : 0;
 }
 
 int bt_repo_store_open(const char *dir, const char *snapshots, git_repository **user,

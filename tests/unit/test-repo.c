@@ -556,6 +556,28 @@ static void test_snapshot_old_refs_moved(void **state)
     free(snaps);
 }
 
+/* A file whose blob only the user's index held (staged, then unstaged
+ * and pruned by the repository's git gc): the snapshot kept its own copy,
+ * and the next one, from the cache, is the same whole tree. */
+static void test_snapshot_staged_blob_kept(void **state)
+{
+    struct fixture *f = *state;
+    char a[BT_REPO_OID_SIZE], b[BT_REPO_OID_SIZE], *why = NULL;
+    char *snaps = at(f, "snapshots");
+    sh("cd '%s' && printf 'v2\\n' > a.txt && git add a.txt", f->repo);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, a, &why), 0);
+    sh("cd '%s' && git reset -q && git reflog expire --expire=now --all && git gc -q "
+       "--prune=now && ! git cat-file -e $(git hash-object a.txt) 2>/dev/null",
+       f->repo);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, b, &why), 0);
+    assert_null(why);
+    assert_string_equal(a, b);
+    char *text = out_of("git --git-dir=\"$(printf %%s '%s'/*)\" cat-file -p %s:a.txt", snaps, b);
+    assert_string_equal(text, "v2\n");
+    free(text);
+    free(snaps);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -570,6 +592,7 @@ int main(void)
         T(test_snapshot_untracked_policy),
         T(test_snapshot_bounds),
         T(test_snapshot_old_refs_moved),
+        T(test_snapshot_staged_blob_kept),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
