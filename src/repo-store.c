@@ -356,10 +356,12 @@ int bt_repo_refs_delete(const char *dir, const char *snapshots, const char *pref
      * files' copies) with it; else they stay until it empties */
     char *path = bt_xstrdup(git_repository_path(store));
     git_reference_iterator *all = NULL;
-    int any = git_reference_iterator_glob_new(&all, store, "refs/baton/*") != 0 ||
-              git_reference_next(&r, all) == 0;
-    if (any && all)
-        git_reference_free(r);
+    int any = 1; /* when it cannot be told: kept */
+    if (git_reference_iterator_glob_new(&all, store, "refs/baton/*") == 0) {
+        git_reference *first = NULL;
+        any = git_reference_next(&first, all) == 0;
+        git_reference_free(first);
+    }
     git_reference_iterator_free(all);
     git_repository_free(store);
     git_repository_free(user);
