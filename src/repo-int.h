@@ -75,6 +75,20 @@ void bt_repo_prune_refs_dirs(git_repository *repo, const char *prefix);
 /* Remove path and everything under it, links not followed. */
 void bt_repo_remove_tree(const char *path);
 
+/* The paths a git index file holds, sorted as git sorts them (a path
+ * of a conflict once for each stage). */
+struct bt_repo_tracked {
+    struct bt_strv paths;
+};
+
+/* Read the index file at path (versions 2 to 4; its checksum not
+ * verified) into *t (release t->paths). 0 (a missing file: none),
+ * -EINVAL when it is not such a file, -EIO. */
+int bt_repo_tracked_read(const char *path, struct bt_repo_tracked *t);
+
+/* 1 if t holds path. */
+int bt_repo_tracked_has(const struct bt_repo_tracked *t, const char *path);
+
 /* oid in hex into out. */
 void bt_repo_hex(const git_oid *oid, char out[BT_REPO_OID_SIZE]);
 

@@ -65,20 +65,23 @@ static void seed(git_repository *user, const char *snapshots, const char *path)
 /* What one snapshot is made with. */
 struct snap {
     git_repository *user, *store;
-    git_index *idx;      /* the cache, the index of the snapshot */
-    git_index *mine;     /* the user's own index, read only: what is tracked */
-    char *cache;         /* idx's file */
-    int untracked;       /* 0: untracked files are left out */
-    size_t files;        /* the untracked files the snapshot holds */
-    uint64_t bytes;      /* and their size */
-    struct bt_strv adds; /* the untracked files to add, once within bounds */
-    int stale;           /* the cache names an object no database has */
+    git_index *idx;              /* the cache, the index of the snapshot */
+    struct bt_repo_tracked mine; /* the user's own index: what is tracked */
+    git_index *mine_git;         /* the same through libgit2, when that file is
+                                    not one repo-tracked.c reads */
+    char *cache;                 /* idx's file */
+    int untracked;               /* 0: untracked files are left out */
+    size_t files;                /* the untracked files the snapshot holds */
+    uint64_t bytes;              /* and their size */
+    struct bt_strv adds;         /* the untracked files to add, once within bounds */
+    int stale;                   /* the cache names an object no database has */
 };
 
 static int tracked(struct snap *s, const char *path)
 {
     size_t at;
-    return git_index_find(&at, s->mine, path) == 0;
+    return s->mine_git ? git_index_find(&at, s->mine_git, path) == 0
+                       : bt_repo_tracked_has(&s->mine, path);
 }
 
 /* Whether the repository wants its untracked files seen: not when it says
@@ -109,10 +112,13 @@ static int untracked_wanted(git_repository *user)
  * counted. */
 static int count_cached(struct snap *s)
 {
+    size_t j = s->mine.paths.n; /* both sorted: walked together, from the end */
     for (size_t i = git_index_entrycount(s->idx); i-- > 0;) {
         const git_index_entry *e = git_index_get_byindex(s->idx, i);
-        int ignored = 0;
-        if (tracked(s, e->path))
+        int ignored = 0, c = 1;
+        while (!s->mine_git && j > 0 && (c = strcmp(s->mine.paths.v[j - 1], e->path)) > 0)
+            j--;
+        if (s->mine_git ? tracked(s, e->path) : j > 0 && c == 0)
             continue;
         if (s->untracked && git_ignore_path_is_ignored(&ignored, s->user, e->path) != 0)
             return -1;
@@ -203,7 +209,7 @@ static int check_bounds(const struct snap *s, char **why)
 static int open_indexes(struct snap *s, const char *snapshots)
 {
     char *mine = bt_xasprintf("%sindex", git_repository_path(s->user));
-    int rc = git_index_open(&s->mine, mine); /* none yet: an empty one */
+    int rc = bt_repo_tracked_read(mine, &s->mine) == 0 ? 0 : git_index_open(&s->mine_git, mine);
     free(mine);
     if (rc)
         return rc;
@@ -293,6 +299,7 @@ static int snapshot_once(const char *dir, const char *snapshots, const char *ref
 {
     struct snap s = {0};
     bt_strv_init(&s.adds);
+    bt_strv_init(&s.mine.paths);
     int rc = bt_repo_store_open(dir, snapshots, &s.user, &s.store, why);
     if (rc == 0)
         rc = snapshot_in(&s, dir, snapshots, ref, oid, why);
@@ -301,7 +308,8 @@ static int snapshot_once(const char *dir, const char *snapshots, const char *ref
         unlink(s.cache);
     bt_strv_release(&s.adds);
     git_index_free(s.idx);
-    git_index_free(s.mine);
+    git_index_free(s.mine_git);
+    bt_strv_release(&s.mine.paths);
     free(s.cache);
     git_repository_free(s.store);
     git_repository_free(s.user);

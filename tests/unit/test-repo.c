@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "error.h"
+#include "repo-int.h"
 #include "repo.h"
 #include "support.h"
 
@@ -578,6 +579,47 @@ static void test_snapshot_staged_blob_kept(void **state)
     free(snaps);
 }
 
+/* The paths of an index file read without libgit2, every version git
+ * writes (2; 3 with an intent-to-add entry's extended flags; 4 with its
+ * paths prefix-compressed), a conflict's path once a stage, as `git
+ * ls-files --stage` lists them; not an index: -EINVAL; none: empty. */
+static void test_tracked_index_versions(void **state)
+{
+    struct fixture *f = *state;
+    char *index = bt_xasprintf("%s/.git/index", f->repo);
+    sh("cd '%s' && mkdir -p 'deep/er/path' && printf z > 'deep/er/path/long name.txt' && printf "
+       "y > deep/er/b && printf w > later.txt && git add deep && git add -N later.txt",
+       f->repo);
+    for (int version = 2; version <= 4; version++) {
+        char *want = out_of("cd '%s' && git update-index --index-version %d && git ls-files "
+                            "--stage | cut -f2",
+                            f->repo, version);
+        struct bt_repo_tracked t;
+        assert_int_equal(bt_repo_tracked_read(index, &t), 0);
+        struct bt_buf got = BT_BUF_INIT;
+        for (size_t i = 0; i < t.paths.n; i++)
+            bt_buf_addf(&got, "%s\n", t.paths.v[i]);
+        assert_string_equal(got.data, want);
+        assert_true(bt_repo_tracked_has(&t, "deep/er/path/long name.txt"));
+        assert_true(bt_repo_tracked_has(&t, "later.txt"));
+        assert_false(bt_repo_tracked_has(&t, "deep/er"));
+        assert_false(bt_repo_tracked_has(&t, "zzz"));
+        bt_buf_release(&got);
+        bt_strv_release(&t.paths);
+        free(want);
+    }
+    struct bt_repo_tracked t;
+    char *bogus = at(f, "bogus"), *missing = at(f, "missing");
+    sh("printf 'DIRC\\0\\0\\0\\2\\0\\0\\0\\9' > '%s'", bogus); /* 9 entries, none there */
+    assert_int_equal(bt_repo_tracked_read(bogus, &t), -EINVAL);
+    assert_int_equal(bt_repo_tracked_read(f->repo, &t), -EIO); /* a directory */
+    assert_int_equal(bt_repo_tracked_read(missing, &t), 0);
+    assert_int_equal(t.paths.n, 0);
+    free(missing);
+    free(bogus);
+    free(index);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -593,6 +635,7 @@ int main(void)
         T(test_snapshot_bounds),
         T(test_snapshot_old_refs_moved),
         T(test_snapshot_staged_blob_kept),
+        T(test_tracked_index_versions),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
