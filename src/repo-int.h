@@ -82,8 +82,8 @@ struct bt_repo_tracked {
 };
 
 /* Read the index file at path (versions 2 to 4; its checksum not
- * verified) into *t (release t->paths). 0 (a missing file: none),
- * -EINVAL when it is not such a file, -EIO. */
+ * verified) into *t. 0 (a missing file too: none), t->paths to release;
+ * -EINVAL when it is not such a file, -EIO: nothing to release. */
 int bt_repo_tracked_read(const char *path, struct bt_repo_tracked *t);
 
 /* 1 if t holds path. */

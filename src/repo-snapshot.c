@@ -299,7 +299,6 @@ static int snapshot_once(const char *dir, const char *snapshots, const char *ref
 {
     struct snap s = {0};
     bt_strv_init(&s.adds);
-    bt_strv_init(&s.mine.paths);
     int rc = bt_repo_store_open(dir, snapshots, &s.user, &s.store, why);
     if (rc == 0)
         rc = snapshot_in(&s, dir, snapshots, ref, oid, why);

@@ -96,8 +96,12 @@ int bt_repo_tracked_read(const char *path, struct bt_repo_tracked *t)
     size_t len = 0;
     errno = 0;
     unsigned char *bytes = (unsigned char *)bt_read_file(path, &len);
-    if (!bytes)
-        return errno == ENOENT ? 0 : -EIO; /* no index yet: nothing tracked */
+    if (!bytes && errno == ENOENT)
+        return 0; /* no index yet: nothing tracked */
+    if (!bytes) {
+        bt_strv_release(&t->paths);
+        return -EIO;
+    }
     const unsigned char *end = bytes + len, *e = bytes + 12;
     uint32_t version = len >= 12 ? be32(bytes + 4) : 0;
     int rc = len < 12 || memcmp(bytes, "DIRC", 4) != 0 || version < 2 || version > 4 ? -1 : 0;

@@ -615,6 +615,7 @@ static void test_tracked_index_versions(void **state)
     assert_int_equal(bt_repo_tracked_read(f->repo, &t), -EIO); /* a directory */
     assert_int_equal(bt_repo_tracked_read(missing, &t), 0);
     assert_int_equal(t.paths.n, 0);
+    bt_strv_release(&t.paths);
     free(missing);
     free(bogus);
     free(index);
