@@ -213,6 +213,67 @@ static void test_old_refs_moved(void **state)
     free(left);
 }
 
+/* A prompt to `baton acp` (more: its options) in p, through a coprocess
+ * speaking ACP lines; the session's id, which is the conversation's. */
+static char *acp_prompt(struct ctx *c, const char *more)
+{
+    char *script = bt_xasprintf(
+        "coproc A { exec '%s' acp -c codex %s 2>acp.err; }\n"
+        "send() { printf '%%s\\n' \"$1\" >&\"${A[1]}\"; }\n"
+        /* no command substitution: a subshell has no coprocess descriptors */
+        "upto() { while read -r -t 60 got <&\"${A[0]}\"; do case $got in *'\"id\":'$1,*) "
+        "return 0;; esac; done; return 1; }\n"
+        "send '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+        "{\"protocolVersion\":1,\"clientCapabilities\":{}}}'; upto 1 || exit 1\n"
+        "send '{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{\"cwd\":\"'"
+        "\"$PWD/p\"'\",\"mcpServers\":[]}}'; upto 2 || exit 1\n"
+        "sid=${got#*\\\"sessionId\\\":\\\"}; sid=${sid%%%%\\\"*}\n"
+        "send '{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/prompt\",\"params\":"
+        "{\"sessionId\":\"'$sid'\",\"prompt\":[{\"type\":\"text\",\"text\":\"Say hello "
+        "banana\"}]}}'; upto 3 || exit 1\n"
+        "exec {A[1]}>&-; wait; printf %%s \"$sid\"\n",
+        BATON, more);
+    char *sid = sh(c, script);
+    free(script);
+    return sid;
+}
+
+/* baton acp --no-snapshot: its turns record no changes and make no
+ * store; without it, they do. */
+static void test_acp_no_snapshot(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    edits(c, "printf 'KEY=x\\n' > .env\n");
+    char *off = acp_prompt(c, "--no-snapshot");
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "diff", off, END);
+    assert_int_equal(res.exit_code, 1);
+    assert_non_null(strstr(res.err.data, "no changes were recorded"));
+    bt_test_result_release(&res);
+    char *none = sh(c, "test ! -e home/snapshots && echo none");
+    assert_string_equal(none, "none\n");
+    char *on = acp_prompt(c, "");
+    /* the coder starts at session/new, its edits before the turn: the
+     * turn's snapshots are there, the same tree */
+    baton(c, &res, NULL, 0, "diff", "--stat", on, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.out.data, " 0 files changed\n");
+    char *cmd = bt_xasprintf("git --git-dir=" STORE " for-each-ref --format='%%(refname)' "
+                             "refs/baton/%s | sed 's|/[^/]*/|/RUN/|2'",
+                             on);
+    char *refs = sh(c, cmd),
+         *want = bt_xasprintf("refs/baton/%s/RUN/end\nrefs/baton/%s/RUN/start\n", on, on);
+    assert_string_equal(refs, want);
+    free(want);
+    free(refs);
+    free(cmd);
+    bt_test_result_release(&res);
+    free(on);
+    free(none);
+    free(off);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -221,6 +282,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshots_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_refs_moved, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_acp_no_snapshot, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
