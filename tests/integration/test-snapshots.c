@@ -157,9 +157,15 @@ static void test_bounds(void **state)
     assert_string_equal(got, want); /* over before the turn: unknown too */
     cJSON_Delete(last);
     bt_test_result_release(&res);
-    baton(c, &res, NULL, 0, "diff", conv, END);
+    baton(c, &res, NULL, 0, "diff", conv, END); /* diff says why */
     assert_int_equal(res.exit_code, 1);
-    assert_non_null(strstr(res.err.data, "no changes were recorded"));
+    assert_non_null(strstr(res.err.data, "the changes of this conversation are unknown: an "
+                                         "untracked file is over the 8 MiB a snapshot takes of "
+                                         "one (docs/snapshots.md)"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "diff", "--turn", "1", conv, END);
+    assert_int_equal(res.exit_code, 1);
+    assert_non_null(strstr(res.err.data, "the changes of that turn are unknown: "));
     bt_test_result_release(&res);
     free(got);
     free(conv);
