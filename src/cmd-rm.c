@@ -388,7 +388,10 @@ static int remove_snapshots(struct bt_store *s, const struct bt_store_conversati
 {
     char *prefix = bt_xasprintf("refs/baton/%s/", c->id), *why = NULL;
     char *snapshots = bt_xasprintf("%s/snapshots", bt_store_home(s));
-    int rc = bt_repo_refs_delete(c->cwd, snapshots, prefix, &why);
+    /* a worktree's repository through its git directory: the worktree may
+     * be gone already */
+    const char *dir = c->worktree.repo ? c->worktree.repo : c->cwd;
+    int rc = bt_repo_refs_delete(dir, snapshots, prefix, &why);
     free(snapshots);
     if (rc) {
         char *note = bt_xasprintf("kept the turns' snapshots (%s* in baton's store of the git "

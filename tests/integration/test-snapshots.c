@@ -280,6 +280,30 @@ static void test_acp_no_snapshot(void **state)
     free(off);
 }
 
+/* A worktree conversation's snapshots go with rm even when the worktree
+ * directory was removed by hand first: the store is found through the
+ * repository's git directory. */
+static void test_rm_worktree_gone(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    edits(c, "printf x > made.txt\n");
+    char *conv = NULL;
+    char *got = turn(c, "p", "--worktree", &conv);
+    assert_string_equal(got, "{\"files\":[{\"path\":\"made.txt\",\"status\":\"added\",\"added\":"
+                             "1,\"removed\":0}],\"added\":1,\"removed\":0}");
+    free(sh(c, "rm -rf home/worktrees/*"));
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "rm", "-y", "--force", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    char *left = sh(c, "ls -A home/snapshots && git -C p for-each-ref refs/baton");
+    assert_string_equal(left, "");
+    free(left);
+    bt_test_result_release(&res);
+    free(got);
+    free(conv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +313,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshots_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_refs_moved, setup, teardown),
         cmocka_unit_test_setup_teardown(test_acp_no_snapshot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rm_worktree_gone, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
