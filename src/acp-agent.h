@@ -32,6 +32,7 @@ struct bt_acp_opts {
     uint64_t timeout_ms;       /* each turn; 0 = none */
     uint64_t idle_timeout_ms;  /* each turn; 0 = none */
     int no_retry;              /* ask the coder not to retry failed requests */
+    int no_snapshot;           /* no working-tree snapshots (--no-snapshot) */
     int no_model_list;         /* do not start coders to list their models */
 };
 

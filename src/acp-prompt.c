@@ -191,6 +191,7 @@ static struct bt_service_turn turn_of(struct job *j)
                                     .timeout_ms = o->timeout_ms,
                                     .idle_timeout_ms = o->idle_timeout_ms,
                                     .no_retry = o->no_retry,
+                                    .no_snapshot = o->no_snapshot,
                                     .queue = BT_STORE_QUEUE_NEVER,
                                     .ask = ask_editor,
                                     .ask_data = j,
@@ -362,6 +363,7 @@ static void queue_behind(struct bt_acp *a, const cJSON *id, struct bt_acp_sessio
                                 .timeout_ms = a->opts->timeout_ms,
                                 .idle_timeout_ms = a->opts->idle_timeout_ms,
                                 .no_retry = a->opts->no_retry,
+                                .no_snapshot = a->opts->no_snapshot,
                                 .queue = BT_STORE_QUEUE_ALWAYS};
     struct bt_service_outcome out;
     int rc = bt_service_send(a->store, se->id, &t, &out);

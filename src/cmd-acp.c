@@ -47,6 +47,7 @@ int bt_cmd_acp(int argc, char **argv)
     o.timeout_ms = t.timeout_ms;
     o.idle_timeout_ms = t.idle_timeout_ms;
     o.no_retry = t.no_retry;
+    o.no_snapshot = t.no_snapshot;
     struct bt_acp_end end = {0};
     rc = bt_acp_agent_run(&o, STDIN_FILENO, STDOUT_FILENO, &end);
     if (rc == BT_ACP_END_SIGNAL) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd-args.h"
+#include "json.h"
 #include "cmd-common.h"
 #include "cmd.h"
 #include "error.h"
@@ -47,6 +48,35 @@ static int nothing(const struct bt_store_run *v, size_t n, int64_t turn)
 {
     const char *from, *to;
     return bounds(v, n, turn, &from, &to) == 0 && strcmp(from, to) == 0;
+}
+
+/* turn.completed's changes.reason of a run whose changes are unknown
+ * (docs/events.md), in *(char **)data. */
+static int unknown_of(void *data, const struct bt_store_event *ev)
+{
+    if (strcmp(ev->type, "turn.completed") != 0)
+        return 0;
+    cJSON *j = cJSON_ParseWithLength(ev->data, ev->len);
+    const cJSON *ch = cJSON_GetObjectItemCaseSensitive(j, "changes");
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(ch, "reason");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ch, "unknown")) && cJSON_IsString(why)) {
+        free(*(char **)data);
+        *(char **)data = bt_xstrdup(why->valuestring);
+    }
+    cJSON_Delete(j);
+    return 0;
+}
+
+/* Why the last run of turn (0: any turn) has unknown changes (owned), or
+ * NULL: its untracked files were over a snapshot's bounds. */
+static char *unknown_reason(struct bt_store *s, const struct bt_store_run *v, size_t n,
+                            int64_t turn)
+{
+    char *why = NULL;
+    for (size_t i = n; i-- > 0 && !why;)
+        if (!turn || v[i].turn == turn)
+            bt_store_event_each(s, v[i].id, 1, unknown_of, &why);
+    return why;
 }
 
 static int has_turn(const struct bt_store_run *v, size_t n, int64_t turn)
@@ -133,11 +163,12 @@ static void stat_of(const struct bt_repo_changes *c, struct bt_buf *out)
 }
 
 /* What diff prints for o, into out; 0, or an error with *why. */
-static int render(const char *conv, const struct diff_opts *o, const char *dir, const char *from,
-                  const char *to, struct bt_buf *out, char **why)
+static int render(const char *conv, const struct diff_opts *o, const char *dir,
+                  const char *snapshots, const char *from, const char *to, struct bt_buf *out,
+                  char **why)
 {
     if (o->json) {
-        char *changes = bt_repo_changes_summary(dir, from, to, why);
+        char *changes = bt_repo_changes_summary(dir, snapshots, from, to, why);
         if (!changes)
             return BT_EPROTO;
         bt_buf_addf(out, "{\"conversation\":\"%s\",\"turn\":", conv);
@@ -151,14 +182,14 @@ static int render(const char *conv, const struct diff_opts *o, const char *dir, 
     }
     if (o->stat) {
         struct bt_repo_changes c;
-        int rc = bt_repo_changes(dir, from, to, &c, why);
+        int rc = bt_repo_changes(dir, snapshots, from, to, &c, why);
         if (rc == 0)
             stat_of(&c, out);
         bt_repo_changes_release(&c);
         return rc;
     }
     const char *nc = getenv("NO_COLOR");
-    return bt_repo_diff(dir, from, to, isatty(STDOUT_FILENO) && !(nc && *nc), out, why);
+    return bt_repo_diff(dir, snapshots, from, to, isatty(STDOUT_FILENO) && !(nc && *nc), out, why);
 }
 
 static int diff_conversation(struct bt_store *s, const char *id, const struct diff_opts *o)
@@ -169,18 +200,23 @@ static int diff_conversation(struct bt_store *s, const char *id, const struct di
     const char *from, *to;
     char *why = NULL;
     struct bt_buf out = BT_BUF_INIT;
+    char *snapshots = bt_xasprintf("%s/snapshots", bt_store_home(s)), *unknown = NULL;
     int rc;
     if (bt_store_conversation_get(s, id, &conv) || bt_store_run_list(s, id, &v, &n))
         rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id, bt_store_errmsg(s));
     else if (o->turn && !has_turn(v, n, o->turn))
         rc = bt_cmd_fail(BT_EXIT_USAGE, "conversation %s has no turn %lld", id, (long long)o->turn);
+    else if (bounds(v, n, o->turn, &from, &to) != 0 && (unknown = unknown_reason(s, v, n, o->turn)))
+        rc = bt_cmd_fail(BT_EXIT_FAILED, "the changes of %s are unknown: %s (docs/snapshots.md)",
+                         o->turn ? "that turn" : "this conversation", unknown);
     else if (bounds(v, n, o->turn, &from, &to) != 0)
         rc = bt_cmd_fail(BT_EXIT_FAILED,
                          "no changes were recorded for %s: its directory %s is not in a git "
-                         "repository, or the turn%s did not end with a snapshot",
+                         "repository, snapshots were off, or the turn%s did not end with a "
+                         "snapshot",
                          o->turn ? "that turn" : "this conversation", conv.cwd, o->turn ? "" : "s");
-    else if (render(id, o, conv.worktree.repo ? conv.worktree.repo : conv.cwd, from, to, &out,
-                    &why) != 0)
+    else if (render(id, o, conv.worktree.repo ? conv.worktree.repo : conv.cwd, snapshots, from, to,
+                    &out, &why) != 0)
         rc = bt_cmd_fail(BT_EXIT_FAILED, "%s", why);
     else {
         /* the directory is shared: what changed there is not all the coder's
@@ -195,6 +231,8 @@ static int diff_conversation(struct bt_store *s, const char *id, const struct di
         rc = 0;
     }
     free(why);
+    free(unknown);
+    free(snapshots);
     bt_buf_release(&out);
     bt_store_run_list_free(v, n);
     bt_store_conversation_release(&conv);

@@ -119,6 +119,10 @@ static const char *const files[] = {
     "errors of detached workers (--detach, queued turns)",
     "$BATON_HOME/turns/",
     "the lock files of turn slots (BATON_MAX_TURNS)",
+    "$BATON_HOME/snapshots/KEY/",
+    "the working-tree snapshots of one git repository (a bare repository of baton's "
+    "that reads the repository's objects through alternates): nothing is written into "
+    "the repository itself",
     NULL,
 };
 
@@ -186,6 +190,9 @@ static void man_environment(struct bt_buf *b)
         "when set (to anything), no colour even on a terminal",
         "BATON_TRACE_PERF",
         "when set, print the time of each step of a command on stderr",
+        "BATON_SNAPSHOTS",
+        "0, no, off or false: no snapshots of the git working tree, so turns record no "
+        "changes (as --no-snapshot; for baton serve and baton acp too)",
         NULL,
     };
     man_tagged(b, more);

@@ -35,8 +35,8 @@ static void sum_runs(const struct bt_store_run *r, size_t n, struct bt_cmd_membe
 }
 
 /* The changes from the first run's snapshot to the last one's. */
-static void sum_changes(const struct bt_store_conversation *c, const struct bt_store_run *r,
-                        size_t n, struct bt_cmd_member *m)
+static void sum_changes(struct bt_store *s, const struct bt_store_conversation *c,
+                        const struct bt_store_run *r, size_t n, struct bt_cmd_member *m)
 {
     const char *from = NULL, *to = NULL;
     for (size_t i = 0; i < n; i++) {
@@ -48,12 +48,14 @@ static void sum_changes(const struct bt_store_conversation *c, const struct bt_s
     struct bt_repo_changes ch = {0};
     char *why = NULL;
     const char *dir = c->worktree.repo ? c->worktree.repo : c->cwd;
-    if (from && to && bt_repo_changes(dir, from, to, &ch, &why) == 0) {
+    char *snapshots = bt_xasprintf("%s/snapshots", bt_store_home(s));
+    if (from && to && bt_repo_changes(dir, snapshots, from, to, &ch, &why) == 0) {
         m->files = (int64_t)ch.n;
         m->added = ch.added;
         m->removed = ch.removed;
     }
     bt_repo_changes_release(&ch);
+    free(snapshots);
     free(why);
 }
 
@@ -68,7 +70,7 @@ int bt_cmd_member_of(struct bt_store *s, const struct bt_store_conversation *c,
     if (c->last_run[0])
         m->state = bt_view_run_state(c->last_run_state, c->waiting);
     sum_runs(r, n, m);
-    sum_changes(c, r, n, m);
+    sum_changes(s, c, r, n, m);
     bt_store_run_list_free(r, n);
     return 0;
 }

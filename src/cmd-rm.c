@@ -381,14 +381,21 @@ static int parse(int argc, char **argv, int *yes, int *force, const char **conv)
 }
 
 /* The references that kept the conversation's working-tree snapshots
- * (refs/baton/<id>/ of the repository of its directory, src/repo.h), so
- * git can collect them: the user's branches and files are not touched. */
-static int remove_snapshots(const struct bt_store_conversation *c)
+ * (refs/baton/<id>/ of baton's store of the repository of its directory,
+ * src/repo.h; the store goes when no snapshot is left in it): the user's
+ * repository, branches and files are not touched. */
+static int remove_snapshots(struct bt_store *s, const struct bt_store_conversation *c)
 {
     char *prefix = bt_xasprintf("refs/baton/%s/", c->id), *why = NULL;
-    int rc = bt_repo_refs_delete(c->cwd, prefix, &why);
+    char *snapshots = bt_xasprintf("%s/snapshots", bt_store_home(s));
+    /* a worktree's repository through its git directory: the worktree may
+     * be gone already */
+    const char *dir = c->worktree.repo ? c->worktree.repo : c->cwd;
+    int rc = bt_repo_refs_delete(dir, snapshots, prefix, &why);
+    free(snapshots);
     if (rc) {
-        char *note = bt_xasprintf("kept the turns' snapshots (%s* in the git repository of %s): %s",
+        char *note = bt_xasprintf("kept the turns' snapshots (%s* in baton's store of the git "
+                                  "repository of %s): %s",
                                   prefix, c->cwd, why);
         put_line(stdout, note);
         free(note);
@@ -417,7 +424,7 @@ static int remove_all(struct bt_store *s, const char *id, const struct plan *p)
            plural(r.events, "event", "events"));
     put_line(stdout, r.conv.title);
     int rc = remove_run_files(s, &r);
-    int snap = remove_snapshots(&r.conv);
+    int snap = remove_snapshots(s, &r.conv);
     int wt = bt_cmd_worktree_remove(&r.conv, p->force ? BT_REPO_DROP_ALL : BT_REPO_DROP_NOTHING, 0);
     rc = rc ? rc : snap ? snap : wt;
     int src = remove_session_files(p);

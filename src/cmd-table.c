@@ -37,6 +37,10 @@
         {.id = 'r',                                                                                \
          .name = "no-retry",                                                                       \
          .help = "no retries of failed model requests (pi, claude)"},                              \
+        {.id = 'S',                                                                                \
+         .name = "no-snapshot",                                                                    \
+         .help = "no snapshots of the git working tree: the turn\nrecords no changes "             \
+                 "(also BATON_SNAPSHOTS=0)"},                                                      \
     {                                                                                              \
         .id = 'd', .name = "detach", .help = HELP_DETACH                                           \
     }
@@ -87,6 +91,10 @@ static const struct bt_opt acp_opts[] = {
     {.id = 't', .name = "timeout", .value = "S", .help = HELP_TIMEOUT},
     {.id = 'i', .name = "idle-timeout", .value = "S", .help = HELP_IDLE},
     {.id = 'r', .name = "no-retry", .help = "no retries of failed model requests (pi, claude)"},
+    {.id = 'S',
+     .name = "no-snapshot",
+     .help =
+         "no snapshots of the git working tree: turns record\nno changes (also BATON_SNAPSHOTS=0)"},
     {.id = 'L',
      .name = "no-model-list",
      .help = "do not start a coder to list its models (codex, pi):\nthe model select offers "

@@ -65,6 +65,7 @@ int bt_cmd_turn_option(const struct bt_args *a, int id, struct bt_service_turn *
 {
     switch (id) {
     case 'r': t->no_retry = 1; return 0;
+    case 'S': t->no_snapshot = 1; return 0;
     case 'a':
         if (bt_cmd_parse_approval(a->value, &t->approval))
             return bt_args_fail(a, "--approval takes deny, auto or never, not '%s'", a->value);
@@ -110,7 +111,7 @@ int bt_cmd_worker_start(const char *mode, const char *conv, const struct bt_serv
     exe[n] = '\0';
     snprintf(timeout, sizeof timeout, "%.3f", (double)t->timeout_ms / 1000.0);
     snprintf(idle, sizeof idle, "%.3f", (double)t->idle_timeout_ms / 1000.0);
-    char *argv[16];
+    char *argv[20];
     int i = 0;
     argv[i++] = exe;
     argv[i++] = "__worker";
@@ -123,6 +124,8 @@ int bt_cmd_worker_start(const char *mode, const char *conv, const struct bt_serv
     argv[i++] = idle;
     if (t->no_retry)
         argv[i++] = "--no-retry";
+    if (t->no_snapshot)
+        argv[i++] = "--no-snapshot";
     if (t->force)
         argv[i++] = "--force";
     if (notify_fd)

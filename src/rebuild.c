@@ -192,7 +192,10 @@ static int setup(struct job *j, struct bt_rebuild_report *rep)
     };
     if (!j->o->changes_json && run->tree_start && run->tree_end) {
         char *gone = NULL; /* a repository gone since: no changes, as outside git */
-        j->changes = bt_repo_changes_summary(j->conv.cwd, run->tree_start, run->tree_end, &gone);
+        char *snapshots = bt_xasprintf("%s/snapshots", bt_store_home(j->s));
+        j->changes =
+            bt_repo_changes_summary(j->conv.cwd, snapshots, run->tree_start, run->tree_end, &gone);
+        free(snapshots);
         free(gone);
     }
     j->r = (struct bt_turn_replay){.out = j->raw.data ? j->raw.data : "",

@@ -1,210 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * repo-diff: a working tree's snapshot as a git tree, and the changes
- * between two snapshots, summed up or as a unified diff (repo.h).
+ * repo-diff: the changes between two snapshots (repo-snapshot.c), summed
+ * up or as a unified diff (repo.h), read from baton's store of the
+ * repository (repo-store.c).
  */
-#include <dirent.h>
-#include <fcntl.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "error.h"
 #include "json.h"
 #include "repo-int.h"
-
-#include <git2/sys/repository.h> /* git_repository_set_index: the cache as the index */
-
-/* The cache of snapshots of repo: an index file of baton's own in
- * cache_dir, named after the working tree (FNV-1a of its own git
- * directory: each worktree of a repository has its own files),
- * whose entries' file times spare the next snapshot re-reading files
- * that did not change. Owned path. */
-static char *cache_path(git_repository *repo, const char *cache_dir)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (const unsigned char *p = (const unsigned char *)git_repository_path(repo); *p; p++)
-        h = (h ^ *p) * 1099511628211ULL;
-    return bt_xasprintf("%s/%016llx.index", cache_dir, (unsigned long long)h);
-}
-
-/* A new cache starts as a copy of the repository's index (its file times
- * spare the first snapshot reading every tracked file), when libgit2 can
- * read that index (not a split or sparse one: then it starts empty). */
-static void seed(git_repository *repo, const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) == 0)
-        return;
-    char *from = bt_xasprintf("%sindex", git_repository_path(repo));
-    size_t len = 0;
-    char *bytes = bt_read_file(from, &len);
-    git_index *probe = NULL;
-    if (bytes && git_index_open(&probe, from) == 0) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd >= 0 && write(fd, bytes, len) != (ssize_t)len)
-            unlink(path);
-        if (fd >= 0)
-            close(fd);
-    }
-    git_index_free(probe);
-    free(bytes);
-    free(from);
-}
-
-/* The index a snapshot is made with: baton's cache (cache_dir given and
- * usable), else the repository's own, loaded in memory. Either way the
- * user's index file is never written. *cache: the cache's path, when it
- * is the cache. */
-static int snapshot_index(git_repository *repo, const char *cache_dir, git_index **idx,
-                          char **cache)
-{
-    *cache = NULL;
-    if (cache_dir && (mkdir(cache_dir, 0700) == 0 || errno == EEXIST)) {
-        char *path = cache_path(repo, cache_dir);
-        seed(repo, path);
-        if (git_index_open(idx, path) == 0 && git_repository_set_index(repo, *idx) == 0) {
-            *cache = path;
-            return 0;
-        }
-        git_index_free(*idx);
-        free(path);
-    }
-    return git_repository_index(idx, repo);
-}
-
-/* Bring idx to the working tree: what one pass over it (a diff of the
- * index to the files: one stat a file, where git_index_add_all and
- * _update_all take one each) finds added, modified or deleted. An
- * untracked directory that comes whole ("sub/") is a repository inside,
- * which libgit2 1.5.1 refuses to add as an "invalid path" where git would
- * record a gitlink: left out. */
-static int update_from_worktree(git_repository *repo, git_index *idx)
-{
-    git_diff_options o;
-    git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
-    o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
-              GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_UPDATE_INDEX;
-    git_diff *d = NULL;
-    int rc = git_diff_index_to_workdir(&d, repo, idx, &o);
-    for (size_t i = 0; rc == 0 && i < git_diff_num_deltas(d); i++) {
-        const git_diff_delta *e = git_diff_get_delta(d, i);
-        const char *path = e->new_file.path;
-        size_t n = strlen(path);
-        if (e->status == GIT_DELTA_DELETED)
-            rc = git_index_remove_bypath(idx, e->old_file.path);
-        else if (n && path[n - 1] != '/')
-            rc = git_index_add_bypath(idx, path);
-    }
-    git_diff_free(d);
-    return rc;
-}
-
-/* idx with the working tree as it is: untracked files that are not
- * ignored added, modified ones updated, deleted ones gone. */
-static int index_of_worktree(git_repository *repo, const char *cache_dir, git_index **idx,
-                             char **cache, char **why)
-{
-    if (snapshot_index(repo, cache_dir, idx, cache) != 0 || update_from_worktree(repo, *idx) != 0) {
-        *why = bt_repo_why("cannot read the working tree");
-        git_index_free(*idx);
-        *idx = NULL;
-        return BT_EPROTO;
-    }
-    return 0;
-}
-
-int bt_repo_snapshot(const char *dir, const char *cache_dir, const char *ref,
-                     char oid[BT_REPO_OID_SIZE], char **why)
-{
-    *why = NULL;
-    oid[0] = '\0';
-    git_repository *repo;
-    int rc = bt_repo_open(dir, &repo, why);
-    if (rc)
-        return rc;
-    git_index *idx = NULL;
-    char *cache = NULL;
-    git_oid tree;
-    git_reference *r = NULL;
-    if (git_repository_is_bare(repo)) {
-        *why = bt_xasprintf("the repository of %s is bare: it has no working tree", dir);
-        rc = -EINVAL;
-    } else if ((rc = index_of_worktree(repo, cache_dir, &idx, &cache, why)) != 0) {
-        /* said */
-    } else if (git_index_write_tree(&tree, idx) != 0) {
-        *why = bt_repo_why("cannot write the snapshot");
-        rc = BT_EPROTO;
-    } else if (ref && git_reference_create(&r, repo, ref, &tree, 1, "baton snapshot") != 0) {
-        *why = bt_repo_why("cannot keep the snapshot");
-        rc = BT_EPROTO;
-    } else {
-        bt_repo_hex(&tree, oid);
-        if (cache && git_index_write(idx) == 0) /* the cache only; another baton's may win */
-            chmod(cache, 0600);                 /* as baton's other files */
-    }
-    git_reference_free(r);
-    git_index_free(idx);
-    free(cache);
-    git_repository_free(repo);
-    return rc;
-}
-
-/* Remove the directories the references under prefix left in git_dir
- * ("refs/baton/<conversation>/<run>/"), those that are empty only: git
- * leaves none behind, libgit2 does. */
-static void prune_dirs(const char *git_dir, const char *prefix)
-{
-    char *top = bt_xasprintf("%s%s", git_dir, prefix);
-    size_t n = strlen(top);
-    while (n && top[n - 1] == '/')
-        top[--n] = '\0';
-    DIR *d = opendir(top);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *sub = bt_xasprintf("%s/%s", top, e->d_name);
-        rmdir(sub); /* a run's: empty once its two references went */
-        free(sub);
-    }
-    if (d)
-        closedir(d);
-    rmdir(top);
-    free(top);
-}
-
-int bt_repo_refs_delete(const char *dir, const char *prefix, char **why)
-{
-    *why = NULL;
-    git_repository *repo;
-    if (bt_repo_open(dir, &repo, why) != 0) {
-        free(*why);
-        *why = NULL;
-        return 0; /* no repository: no reference */
-    }
-    char *glob = bt_xasprintf("%s*", prefix);
-    git_reference_iterator *it = NULL;
-    git_reference *r;
-    int rc = 0;
-    if (git_reference_iterator_glob_new(&it, repo, glob) == 0) {
-        while (git_reference_next(&r, it) == 0) {
-            if (git_reference_delete(r) != 0 && rc == 0) {
-                *why = bt_repo_why("cannot delete a snapshot's reference");
-                rc = BT_EPROTO;
-            }
-            git_reference_free(r);
-        }
-    }
-    git_reference_iterator_free(it);
-    free(glob);
-    prune_dirs(git_repository_commondir(repo), prefix);
-    git_repository_free(repo);
-    return rc;
-}
 
 void bt_repo_changes_release(struct bt_repo_changes *c)
 {
@@ -231,7 +38,7 @@ static int diff_trees(git_repository *repo, const char *from, const char *to, in
     }
     int rc = 0;
     if (git_tree_lookup(&ta, repo, &a) != 0 || git_tree_lookup(&tb, repo, &b) != 0) {
-        *why = bt_repo_why("a snapshot is not in the repository any more");
+        *why = bt_repo_why("a snapshot is not in baton's store of the repository any more");
         rc = BT_ENOTFOUND;
     } else {
         git_diff_find_options fo;
@@ -305,13 +112,13 @@ static int change_of(git_repository *repo, git_diff *diff, size_t i, struct bt_r
     return 0;
 }
 
-int bt_repo_changes(const char *dir, const char *from, const char *to, struct bt_repo_changes *c,
-                    char **why)
+int bt_repo_changes(const char *dir, const char *snapshots, const char *from, const char *to,
+                    struct bt_repo_changes *c, char **why)
 {
     *c = (struct bt_repo_changes){0};
     *why = NULL;
-    git_repository *repo;
-    int rc = bt_repo_open(dir, &repo, why);
+    git_repository *user, *repo = NULL;
+    int rc = bt_repo_store_open(dir, snapshots, &user, &repo, why);
     git_diff *diff = NULL;
     if (rc == 0)
         rc = diff_trees(repo, from, to, 1, &diff, why);
@@ -330,6 +137,7 @@ int bt_repo_changes(const char *dir, const char *from, const char *to, struct bt
         bt_repo_changes_release(c);
     git_diff_free(diff);
     git_repository_free(repo);
+    git_repository_free(user);
     return rc;
 }
 
@@ -369,10 +177,11 @@ void bt_repo_changes_json(const struct bt_repo_changes *c, struct bt_buf *out)
     cJSON_Delete(a);
 }
 
-char *bt_repo_changes_summary(const char *dir, const char *from, const char *to, char **why)
+char *bt_repo_changes_summary(const char *dir, const char *snapshots, const char *from,
+                              const char *to, char **why)
 {
     struct bt_repo_changes c;
-    if (bt_repo_changes(dir, from, to, &c, why) != 0)
+    if (bt_repo_changes(dir, snapshots, from, to, &c, why) != 0)
         return NULL;
     struct bt_buf b = BT_BUF_INIT;
     bt_buf_adds(&b, "{\"files\":");
@@ -433,12 +242,12 @@ static int print_line(const git_diff_delta *d, const git_diff_hunk *h, const git
     return 0;
 }
 
-int bt_repo_diff(const char *dir, const char *from, const char *to, int colour, struct bt_buf *out,
-                 char **why)
+int bt_repo_diff(const char *dir, const char *snapshots, const char *from, const char *to,
+                 int colour, struct bt_buf *out, char **why)
 {
     *why = NULL;
-    git_repository *repo;
-    int rc = bt_repo_open(dir, &repo, why);
+    git_repository *user, *repo = NULL;
+    int rc = bt_repo_store_open(dir, snapshots, &user, &repo, why);
     git_diff *diff = NULL;
     if (rc == 0)
         rc = diff_trees(repo, from, to, 0, &diff, why);
@@ -449,5 +258,6 @@ int bt_repo_diff(const char *dir, const char *from, const char *to, int colour, 
     }
     git_diff_free(diff);
     git_repository_free(repo);
+    git_repository_free(user);
     return rc;
 }

@@ -52,6 +52,43 @@ int bt_repo_checkout_advance(git_repository *repo, git_repository *w, git_refere
  * of those, so what it writes would be raw. */
 int bt_repo_filter_used(git_repository *repo, git_commit *commit, char **name);
 
+/* The repository that holds dir (*user) and baton's store of its
+ * snapshots (*store), a bare repository at <snapshots>/<key>/ (key: FNV-1a
+ * of the common git directory's resolved path), made 0700 if missing,
+ * whose objects/info/alternates borrows the user's objects read-only;
+ * references refs/baton/ an earlier baton left in the user's repository
+ * are moved into it first (repo-store.c). Both opened, or neither: 0,
+ * BT_ENOTFOUND (no repository), BT_EPROTO. */
+int bt_repo_store_open(const char *dir, const char *snapshots, git_repository **user,
+                       git_repository **store, char **why);
+
+/* Copy into store's own objects the blobs of snapshot tree that differ
+ * from user's HEAD and that only the user's repository has (a file only
+ * its index held), so its git gc cannot take them from the snapshot.
+ * 0, or BT_EPROTO (libgit2's message). */
+int bt_repo_store_own(git_repository *user, git_repository *store, const git_oid *tree);
+
+/* Remove the empty directories under repo's <common dir>/<prefix>, the
+ * prefix's own too: libgit2 leaves a deleted reference's behind. */
+void bt_repo_prune_refs_dirs(git_repository *repo, const char *prefix);
+
+/* Remove path and everything under it, links not followed. */
+void bt_repo_remove_tree(const char *path);
+
+/* The paths a git index file holds, sorted as git sorts them (a path
+ * of a conflict once for each stage). */
+struct bt_repo_tracked {
+    struct bt_strv paths;
+};
+
+/* Read the index file at path (versions 2 to 4; its checksum not
+ * verified) into *t. 0 (a missing file too: none), t->paths to release;
+ * -EINVAL when it is not such a file, -EIO: nothing to release. */
+int bt_repo_tracked_read(const char *path, struct bt_repo_tracked *t);
+
+/* 1 if t holds path. */
+int bt_repo_tracked_has(const struct bt_repo_tracked *t, const char *path);
+
 /* oid in hex into out. */
 void bt_repo_hex(const git_oid *oid, char out[BT_REPO_OID_SIZE]);
 

@@ -2,10 +2,10 @@
 /*
  * repo: baton's git work, through libgit2 (Debian's 1.5.1): a
  * conversation's own worktree and branch (repo-worktree.c), snapshots of a
- * working tree as git trees and the changes between two of them
- * (repo-diff.c). Nothing here runs git; nothing here writes the user's
- * index, branches other than the one it made, or files outside the
- * worktree it made.
+ * working tree as git trees in baton's own store (repo-snapshot.c,
+ * repo-store.c) and the changes between two of them (repo-diff.c).
+ * Nothing here runs git; nothing here writes the user's index, branches
+ * other than the one it made, or files outside the worktree it made.
  *
  * The repository of a directory is found from it upward, not into
  * GIT_CEILING_DIRECTORIES (GIT_DIR and GIT_WORK_TREE are not read).
@@ -123,26 +123,46 @@ void bt_repo_kept_release(struct bt_repo_kept *k);
 int bt_repo_keep(const struct bt_repo_worktree *wt, const char *message, struct bt_repo_kept *k,
                  char **why);
 
-/* --- repo-diff.c ------------------------------------------------------ */
+/* --- repo-snapshot.c, repo-store.c, repo-diff.c ---------------------- */
+
+/* Snapshots of a working tree live in baton's own store of its
+ * repository: a bare repository at <snapshots>/<key>/ (snapshots is
+ * $BATON_HOME/snapshots, made 0700; key the FNV-1a of the repository's
+ * common git directory), which borrows the repository's objects read-only
+ * through objects/info/alternates. Nothing is written into the user's
+ * repository: no object, reference, index or configuration. References
+ * refs/baton/ that an earlier baton made there are moved into the store
+ * (with the objects HEAD does not hold) by the first call of any function
+ * below, then deleted there: what they kept is unreachable in the user's
+ * repository, and its `git gc` prunes it. docs/snapshots.md. */
+
+/* The bounds of a snapshot's untracked files (those the user's index does
+ * not hold): over any, bt_repo_snapshot makes none (-EFBIG). */
+#define BT_REPO_UNTRACKED_MAX_FILES 10000                 /* files */
+#define BT_REPO_UNTRACKED_MAX_FILE (8ULL * 1024 * 1024)   /* bytes, one file */
+#define BT_REPO_UNTRACKED_MAX_BYTES (64ULL * 1024 * 1024) /* bytes, all */
 
 /* Snapshot the working tree of the repository that holds dir: a git tree
- * of its files as they are (tracked files as modified, untracked ones
- * that are not ignored; submodules as their HEAD; an untracked
- * repository inside is left out), written to the repository's object
- * database (as `git stash -u` does; the index and the files are not
- * touched), in oid (hex). cache_dir (may be NULL) is where baton keeps an
- * index file of its own per repository, so a later snapshot re-reads
- * only the files whose times changed (created 0700 if missing). ref (may
- * be NULL) names a reference made to keep the tree ("refs/baton/..."),
- * so `git gc` keeps it as long as baton may show it. */
-int bt_repo_snapshot(const char *dir, const char *cache_dir, const char *ref,
+ * of its files as they are (tracked files as modified; untracked ones
+ * that are not ignored, unless the repository has
+ * status.showUntrackedFiles=no or its working tree is $HOME; submodules
+ * as their HEAD; an untracked repository inside is left out), written to
+ * baton's store (above), in oid (hex). The user's index and files are not
+ * touched: baton keeps an index of its own per working tree in the store,
+ * so a later snapshot re-reads only the files whose times changed. ref
+ * (may be NULL) names a reference made in the store to keep the tree
+ * ("refs/baton/<conversation>/<run>/<which>"). Returns 0; -EINVAL (a bare
+ * repository); -EFBIG with *why when the untracked files are over their
+ * bounds (no snapshot); or an error above. */
+int bt_repo_snapshot(const char *dir, const char *snapshots, const char *ref,
                      char oid[BT_REPO_OID_SIZE], char **why);
 
 /* Delete the references under prefix ("refs/baton/<conversation>/") of
- * the repository that holds dir, and the empty directories they leave.
- * Returns 0 (also when there is no such reference or no repository any
- * more). */
-int bt_repo_refs_delete(const char *dir, const char *prefix, char **why);
+ * baton's store of the repository that holds dir, and the empty
+ * directories they leave; a store left with no reference is removed
+ * whole, its objects with it. Returns 0 (also when there is no such
+ * reference or no repository any more). */
+int bt_repo_refs_delete(const char *dir, const char *snapshots, const char *prefix, char **why);
 
 /* One file changed between two trees. */
 struct bt_repo_change {
@@ -161,10 +181,10 @@ struct bt_repo_changes {
 void bt_repo_changes_release(struct bt_repo_changes *c);
 
 /* The changes from tree from to tree to (hex ids, as bt_repo_snapshot
- * gives them) of the repository that holds dir, renames found as `git
- * diff -M` does. */
-int bt_repo_changes(const char *dir, const char *from, const char *to, struct bt_repo_changes *c,
-                    char **why);
+ * gives them) in baton's store (snapshots, above) of the repository that
+ * holds dir, renames found as `git diff -M` does. */
+int bt_repo_changes(const char *dir, const char *snapshots, const char *from, const char *to,
+                    struct bt_repo_changes *c, char **why);
 
 /* c as the JSON array turn.completed's changes holds:
  * [{path, old_path?, status: added|modified|deleted|renamed|typechange,
@@ -174,12 +194,13 @@ void bt_repo_changes_json(const struct bt_repo_changes *c, struct bt_buf *out);
 /* The changes from tree from to tree to as turn.completed's changes
  * holds them: {"files": (bt_repo_changes_json), "added": N, "removed": N}
  * (owned), or NULL with *why. */
-char *bt_repo_changes_summary(const char *dir, const char *from, const char *to, char **why);
+char *bt_repo_changes_summary(const char *dir, const char *snapshots, const char *from,
+                              const char *to, char **why);
 
 /* The unified diff from tree from to tree to, as `git diff -M from to`
  * prints it (paths a/ and b/, binary files named), appended to out; with
  * colour, git's default colours for a terminal. */
-int bt_repo_diff(const char *dir, const char *from, const char *to, int colour, struct bt_buf *out,
-                 char **why);
+int bt_repo_diff(const char *dir, const char *snapshots, const char *from, const char *to,
+                 int colour, struct bt_buf *out, char **why);
 
 #endif

@@ -111,6 +111,10 @@ static const char *field(struct body *b, const cJSON *m)
         if (!cJSON_IsBool(m))
             return "must be true or false";
         *(strcmp(k, "force") == 0 ? &t->force : &b->tmux) = cJSON_IsTrue(m);
+    } else if (strcmp(k, "snapshot") == 0) { /* false: --no-snapshot (docs/snapshots.md) */
+        if (!cJSON_IsBool(m))
+            return "must be true or false";
+        t->no_snapshot = cJSON_IsFalse(m);
     }
     return NULL;
 }
@@ -394,11 +398,12 @@ static enum MHD_Result service_refused(struct bt_serve_req *r, int rc,
     }
 }
 
-static const char *const CREATE_FIELDS[] = {"coder",    "model",   "cwd",          "prompt",
-                                            "approval", "timeout", "idle_timeout", NULL};
-static const char *const SEND_FIELDS[] = {"prompt",       "approval", "timeout",
-                                          "idle_timeout", "force",    NULL};
-static const char *const RETRY_FIELDS[] = {"approval", "timeout", "idle_timeout", "force", NULL};
+static const char *const CREATE_FIELDS[] = {
+    "coder", "model", "cwd", "prompt", "approval", "timeout", "idle_timeout", "snapshot", NULL};
+static const char *const SEND_FIELDS[] = {"prompt", "approval", "timeout", "idle_timeout",
+                                          "force",  "snapshot", NULL};
+static const char *const RETRY_FIELDS[] = {"approval", "timeout",  "idle_timeout",
+                                           "force",    "snapshot", NULL};
 static const char *const HANDOFF_FIELDS[] = {"tmux", NULL};
 
 enum MHD_Result bt_serve_api_create(struct bt_serve_req *r)

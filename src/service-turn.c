@@ -6,10 +6,12 @@
  * and its end recorded, or the run rebuilt from its raw output when the
  * store failed meanwhile.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "json.h"
 #include "perf.h"
 #include "proc.h"
 #include "rebuild.h"
@@ -35,6 +37,8 @@ struct turn_ctx {
     const char *cwd;                   /* the turn's directory */
     char tree_start[BT_REPO_OID_SIZE]; /* its git working tree before the turn; "" none */
     char *changes;                     /* what turn.completed said changed, for a rebuild */
+    char *unknown;                     /* why the changes cannot be known (untracked files
+                                          over their bounds), or NULL */
 };
 
 /* Report the first failed write. The turn goes on (the coder's work is not
@@ -54,26 +58,43 @@ static void store_check(struct turn_ctx *c, int rc)
             c->store_error);
 }
 
+/* Snapshots are off for this turn: --no-snapshot, or BATON_SNAPSHOTS set
+ * to 0, no, off or false (there is no configuration file yet). */
+static int snapshots_off(const struct bt_service_turn *t)
+{
+    const char *v = getenv("BATON_SNAPSHOTS");
+    return t->no_snapshot || (v && (strcmp(v, "0") == 0 || strcmp(v, "no") == 0 ||
+                                    strcmp(v, "off") == 0 || strcmp(v, "false") == 0));
+}
+
 /* A snapshot of the turn's working tree (src/repo.h) kept by the
- * reference refs/baton/<conversation>/<run>/<which>, through the cache in
+ * reference refs/baton/<conversation>/<run>/<which> of baton's store in
  * $BATON_HOME/snapshots. A directory outside git, or in a bare
- * repository, has none, and that is not worth a word; any other failure
- * is said once, on stderr: the turn goes on without its changes. */
+ * repository, has none, and that is not worth a word; untracked files
+ * over their bounds make the changes unknown (c->unknown says why); any
+ * other failure is said once, on stderr: the turn goes on without its
+ * changes. */
 static int snapshot(struct turn_ctx *c, const char *which, char oid[BT_REPO_OID_SIZE])
 {
     char *ref = bt_xasprintf("refs/baton/%s/%s/%s", c->conversation, c->run, which);
-    char *cache = bt_xasprintf("%s/snapshots", bt_store_home(c->store)), *why = NULL;
-    int rc = bt_repo_snapshot(c->cwd, cache, ref, oid, &why);
-    if (rc && rc != BT_ENOTFOUND && rc != -EINVAL)
+    char *snapshots = bt_xasprintf("%s/snapshots", bt_store_home(c->store)), *why = NULL;
+    int rc = bt_repo_snapshot(c->cwd, snapshots, ref, oid, &why);
+    if (rc == -EFBIG && !c->unknown) {
+        c->unknown = why;
+        why = NULL;
+    } else if (rc && rc != BT_ENOTFOUND && rc != -EINVAL && rc != -EFBIG)
         fprintf(stderr, "baton: the turn's changes are not recorded: %s\n", why);
     free(why);
-    free(cache);
+    free(snapshots);
     free(ref);
     return rc;
 }
 
 static void snapshot_start(struct turn_ctx *c)
 {
+    c->tree_start[0] = '\0';
+    if (snapshots_off(c->t))
+        return;
     if (snapshot(c, "start", c->tree_start) == 0)
         store_check(c, bt_store_run_set_trees(c->store, c->run, c->tree_start, NULL));
     else
@@ -81,19 +102,35 @@ static void snapshot_start(struct turn_ctx *c)
     bt_perf_mark("working tree before");
 }
 
+/* turn.completed's changes when they cannot be known:
+ * {"unknown": true, "reason": "..."} (docs/events.md). */
+static char *unknown_json(const char *reason)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "unknown", 1);
+    cJSON_AddStringToObject(o, "reason", reason);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}
+
 /* turn.completed's changes: the working tree now against before. */
 static char *ctx_end(void *data)
 {
     struct turn_ctx *c = data;
-    if (!c->tree_start[0])
+    if (!c->tree_start[0] && !c->unknown)
         return NULL;
     char end[BT_REPO_OID_SIZE], *why = NULL, *json = NULL;
-    if (snapshot(c, "end", end) == 0) {
+    if (c->tree_start[0] && snapshot(c, "end", end) == 0) {
         store_check(c, bt_store_run_set_trees(c->store, c->run, NULL, end));
-        json = bt_repo_changes_summary(c->cwd, c->tree_start, end, &why);
+        char *snapshots = bt_xasprintf("%s/snapshots", bt_store_home(c->store));
+        json = bt_repo_changes_summary(c->cwd, snapshots, c->tree_start, end, &why);
+        free(snapshots);
         if (!json)
             fprintf(stderr, "baton: the turn's changes are not recorded: %s\n", why);
     }
+    if (!json && c->unknown)
+        json = unknown_json(c->unknown);
     free(why);
     c->changes = json ? bt_xstrdup(json) : NULL;
     bt_perf_mark("working tree after");
@@ -441,6 +478,8 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
                                 .exit_code = BT_UNKNOWN,
                                 .error_kind = bt_error_kind_name(BT_ERROR_KIND_CODER_CRASHED),
                                 .error_text = out->message});
+        free(c.changes);
+        free(c.unknown);
         return rc;
     }
     if (!c.store_failed)
@@ -449,6 +488,7 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
         rebuild_run(&c, &o, &res, out);
     free(c.store_error);
     free(c.changes);
+    free(c.unknown);
     bt_perf_mark("run recorded");
     late_probe(s, l, out->run, c.version_named);
     out->result = BT_SERVICE_TURN;

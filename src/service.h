@@ -42,6 +42,8 @@ struct bt_service_turn {
                                   NULL: none */
     enum bt_approval approval; /* approval policy */
     int no_retry;              /* ask the coder not to retry failed requests */
+    int no_snapshot;           /* no snapshots of the working tree: no
+                                  changes (as BATON_SNAPSHOTS=0) */
     uint64_t timeout_ms;       /* 0 = none */
     uint64_t idle_timeout_ms;  /* 0 = none */
     int force;                 /* send, retry: even to a conversation handed

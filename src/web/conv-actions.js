@@ -35,6 +35,7 @@ $('composer').addEventListener('submit', async (e) => {
   const prompt = $('prompt').value;
   if (!id || !prompt.trim() || $('send-btn').disabled) return;
   const body = { prompt, approval: $('send-approval').value };
+  if (state.noSnapshot.has(id)) body.snapshot = false; // as it was started
   $('send-btn').disabled = true;
   try {
     let res;
@@ -85,7 +86,7 @@ $('retry-btn').addEventListener('click', async () => {
   const id = state.current;
   $('retry-btn').disabled = true;
   try {
-    await api('POST', convPath(id, '/retry'));
+    await api('POST', convPath(id, '/retry'), state.noSnapshot.has(id) ? { snapshot: false } : undefined);
     showConvError('');
     state.stick = true;
   } catch (err) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // new.js: the form that starts a new conversation, remembering the last
-// coder, directory and approval in localStorage.
+// coder, directory, approval and snapshot setting in localStorage.
 
 import { $, ID_RE, el, show, storageGet, storageSet, enterSends } from './util.js';
 import { state } from './state.js';
@@ -32,6 +32,7 @@ export async function openNew() {
   })();
   if (!$('new-cwd').value && saved.cwd) $('new-cwd').value = saved.cwd;
   if (saved.approval) $('new-approval').value = saved.approval;
+  $('new-snapshot').checked = saved.snapshot !== false;
   if (!state.coders) {
     try {
       const d = await api('GET', '/v1/coders');
@@ -64,6 +65,7 @@ $('new-form').addEventListener('submit', async (e) => {
     model: $('new-model').value.trim(),
     cwd: $('new-cwd').value.trim(),
     approval: $('new-approval').value,
+    snapshot: $('new-snapshot').checked,
     prompt: $('new-prompt').value,
   };
   const fail = (msg) => {
@@ -75,17 +77,20 @@ $('new-form').addEventListener('submit', async (e) => {
   const body = { cwd: f.cwd, prompt: f.prompt, approval: f.approval };
   if (f.coder) body.coder = f.coder;
   if (f.model) body.model = f.model;
+  if (!f.snapshot) body.snapshot = false; // docs/snapshots.md: no changes recorded
   const btn = e.target.querySelector('button[type="submit"]');
   btn.disabled = true;
   try {
     const r = await api('POST', '/v1/conversations', body);
     const id = r && r.conversation && r.conversation.id;
-    storageSet(localStorage, NEW_KEY, JSON.stringify({ coder: f.coder, cwd: f.cwd, approval: f.approval }));
+    storageSet(localStorage, NEW_KEY,
+               JSON.stringify({ coder: f.coder, cwd: f.cwd, approval: f.approval, snapshot: f.snapshot }));
     $('new-prompt').value = '';
     show($('new-error'), false);
     scheduleList(0);
     if (id && ID_RE.test(id)) {
       state.approval.set(id, f.approval);
+      if (!f.snapshot) state.noSnapshot.add(id);
       navigate(`#c=${id}`, true);
     }
   } catch (err) {

@@ -19,5 +19,6 @@ export const state = {
   stick: true, // the transcript follows its end
   dirty: new Set(), // runs to redraw on the next frame
   approval: new Map(), // conversation id -> approval it was started with
+  noSnapshot: new Set(), // conversation ids started without snapshots (this page's)
   drafts: new Map(), // conversation id -> unsent composer text
 };

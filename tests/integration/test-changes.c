@@ -4,8 +4,9 @@
  * through the baton binary: turn.completed's changes (src/repo.h,
  * docs/events.md) with a coder that edits files (the fake coder behind a
  * script that makes the test's edits first), the user's index and files
- * left as they were, the snapshots' references removed with the
- * conversation, and no changes outside git.
+ * left as they were, the snapshots' references (in baton's store) removed
+ * with the conversation, and no changes outside git. What the store keeps
+ * out of the user's repository: test-snapshots.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -47,7 +48,11 @@ static void test_turn_changes(void **state)
     assert_string_equal(after, "s.txt\n");
     (void)before;
     char *conv = conversation_of(res.out.data);
-    char *cmd = bt_xasprintf("cd p && git for-each-ref --format='%%(refname)' refs/baton/%s", conv);
+    /* kept in baton's store (docs/snapshots.md), none in the repository */
+    char *cmd = bt_xasprintf("git --git-dir=\"$(echo home/snapshots/*)\" for-each-ref "
+                             "--format='%%(refname)' refs/baton/%s && cd p && git for-each-ref "
+                             "refs/baton",
+                             conv);
     char *refs = sh(c, cmd);
     assert_int_equal(strlen(refs) > 0, 1);
     assert_non_null(strstr(refs, "/start\n"));
@@ -69,8 +74,8 @@ static void test_turn_changes(void **state)
     assert_int_equal(res.exit_code, 0);
     cJSON *d = cJSON_Parse(res.out.data);
     assert_non_null(d);
-    char *gitdiff =
-        bt_xasprintf("cd p && git diff %s %s", bt_test_jstr(d, "from"), bt_test_jstr(d, "to"));
+    char *gitdiff = bt_xasprintf("git --git-dir=\"$(echo home/snapshots/*)\" diff %s %s",
+                                 bt_test_jstr(d, "from"), bt_test_jstr(d, "to"));
     char *want = sh(c, gitdiff);
     assert_non_null(strstr(res.out.data, "\"changes\":{\"files\":[{\"path\":\"a.txt\""));
     bt_test_result_release(&res);
@@ -93,8 +98,8 @@ static void test_turn_changes(void **state)
     baton(c, &res, NULL, 0, "rm", "-y", conv, END);
     assert_int_equal(res.exit_code, 0);
     free(refs);
-    refs = sh(c, "cd p && git for-each-ref refs/baton");
-    assert_string_equal(refs, ""); /* gone with the conversation */
+    refs = sh(c, "ls -A home/snapshots && cd p && git for-each-ref refs/baton");
+    assert_string_equal(refs, ""); /* gone with the conversation: the store with its last */
     char *status = sh(c, "cd p && git status --porcelain");
     assert_non_null(strstr(status, "?? new.txt")); /* the files stay */
     free(status);

@@ -339,6 +339,7 @@ lane_two() {
     integration integration-rm               # 64
     integration integration-acp              # 27
     integration integration-changes          # libgit2 in every turn
+    integration integration-snapshots        # baton's snapshot store, migration, bounds
     integration integration-worktree         # worktrees made and pruned
     integration integration-keep             # commits, merges, checkouts
     integration integration-fanout           # groups, parallel workers

@@ -10,6 +10,7 @@ src/web/openapi.json (contract.py); objects are compared with what the
 CLI prints for the same home.
 """
 import json
+import os
 import subprocess
 
 import servetest
@@ -77,6 +78,30 @@ class Api(ServeCase):
         conv, _ = self.create("approval never, no limits", approval="never", timeout=0,
                                 idle_timeout=0, model=None)
         self.assertEqual(self.idle(conv)["runs"][0]["state"], "completed")
+
+    def test_snapshot_option(self):
+        # "snapshot": false is --no-snapshot: no changes recorded, nothing in
+        # baton's store; the default snapshots; anything but a boolean is a 400
+        repo = os.path.join(self.home.dir, "gitproj")
+        os.mkdir(repo)
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+        subprocess.run(["git", "init", "-q", repo], check=True)
+        with open(os.path.join(repo, "a.txt"), "w") as f:
+            f.write("a\n")
+        subprocess.run(git + ["-C", repo, "add", "a.txt"], check=True)
+        subprocess.run(git + ["-C", repo, "commit", "-qm", "a"], check=True)
+        off, _ = self.create("no snapshot", cwd=repo, snapshot=False)
+        self.assertEqual(self.idle(off)["runs"][0]["state"], "completed")
+        p = self.home.baton("diff", off, check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn(b"no changes were recorded", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.home.home, "snapshots")))
+        on, _ = self.create("with snapshots", cwd=repo, snapshot=True)
+        self.idle(on)
+        self.assertEqual(self.home.baton("diff", on).returncode, 0)
+        self.assertTrue(os.path.isdir(os.path.join(self.home.home, "snapshots")))
+        self.error("POST", "/v1/conversations", "/v1/conversations", 400, "bad_request",
+                   {"prompt": "x", "cwd": repo, "snapshot": "no"})
 
     def test_coder_not_installed(self):
         before = self.home.ls()

@@ -534,6 +534,35 @@ class Web(BrowserCase):
                          "your next message")
         self.shot("desktop-question")
 
+    def test_9_new_without_snapshots(self):
+        # the new form's "snapshots" unchecked is "snapshot": false, for the
+        # first turn and the page's later messages: no changes recorded, no
+        # store made; the form remembers the setting
+        repo = os.path.join(self.home.dir, "webgit")
+        subprocess.run(["git", "init", "-q", repo], check=True)
+        self.sign_in()
+        self.el("new-btn").click()
+        self.until(lambda: self.q("#new-coder option"), "the coders")
+        self.assertTrue(self.el("new-snapshot").is_selected())  # the default
+        cwd = self.el("new-cwd")
+        cwd.clear()
+        cwd.send_keys(repo)
+        self.el("new-snapshot").click()
+        self.el("new-prompt").send_keys("no snapshots", Keys.ENTER)
+        self.until(lambda: "#c=" in self.d.current_url, "the new conversation")
+        conv = self.d.current_url.split("#c=")[1]
+        self.until(lambda: self.st_of(conv) == "completed", "the first turn")
+        self.el("prompt").send_keys("and again", Keys.ENTER)
+        self.until(lambda: len(self.idle_raw(conv)["runs"]) == 2, "the second turn")
+        p = self.home.baton("diff", conv, check=False)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.home.home, "snapshots")))
+        self.d.execute_script("location.hash = '#new'")
+        self.until(lambda: self.shown("new-view"), "the form")
+        self.assertFalse(self.el("new-snapshot").is_selected())  # remembered
+        self.assert_console_clean(self.d)
+
+
 
 class WebTurns(BrowserCase):
     """A serve with --max-turns 1: a turn beyond it shows as waiting (the

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "error.h"
+#include "repo-int.h"
 #include "repo.h"
 #include "support.h"
 
@@ -306,23 +307,29 @@ static void test_snapshot_changes(void **state)
 {
     struct fixture *f = *state;
     char a[BT_REPO_OID_SIZE], b[BT_REPO_OID_SIZE], *why;
+    char *snaps = at(f, "snapshots");
     sh("cd '%s' && printf 'a\\nb\\nc\\nd\\ne\\nf\\n' > staged.txt && git add staged.txt", f->repo);
     char *status = out_of("cd '%s' && git status --porcelain", f->repo);
-    assert_int_equal(bt_repo_snapshot(f->repo, NULL, "refs/baton/conv1/run1/start", a, &why), 0);
+    char *objects = out_of("cd '%s' && find .git/objects .git/refs -type f | sort", f->repo);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, "refs/baton/conv1/run1/start", a, &why), 0);
     /* modified, added (untracked), deleted, renamed, binary; ignored */
     sh("cd '%s' && printf 'one\\nTWO\\nthree\\n' > a.txt && printf 'new\\n' > new.txt && "
        "rm sub/b.txt && git mv staged.txt moved.txt && printf 'g\\n' >> moved.txt && "
        "git reset -q && printf '\\000\\001\\002' > bin.dat && touch ignored.log",
        f->repo);
     char *status2 = out_of("cd '%s' && git status --porcelain && git diff --cached", f->repo);
-    assert_int_equal(bt_repo_snapshot(f->repo, NULL, "refs/baton/conv1/run1/end", b, &why), 0);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, "refs/baton/conv1/run1/end", b, &why), 0);
     char *status3 = out_of("cd '%s' && git status --porcelain && git diff --cached", f->repo);
     assert_string_equal(status2, status3); /* the index as it was */
     (void)status;
 
     struct bt_repo_changes c;
-    assert_int_equal(bt_repo_changes(f->repo, a, b, &c, &why), 0);
-    char *want = out_of("cd '%s' && git diff -M --numstat --name-status %s %s", f->repo, a, b);
+    assert_int_equal(bt_repo_changes(f->repo, snaps, a, b, &c, &why), 0);
+    /* the trees are in baton's store, not in the user's repository */
+    sh("cd '%s' && ! git cat-file -e %s 2>/dev/null && ! git cat-file -e %s 2>/dev/null", f->repo,
+       a, b);
+    char *store = out_of("printf %%s '%s'/*", snaps);
+    char *want = out_of("git --git-dir='%s' diff -M --numstat --name-status %s %s", store, a, b);
     struct bt_buf json = BT_BUF_INIT;
     bt_repo_changes_json(&c, &json);
     assert_string_equal(json.data,
@@ -342,16 +349,16 @@ static void test_snapshot_changes(void **state)
     /* the unified diff is git's, byte for byte but for a rename's
      * similarity score (libgit2 1.5.1 scores 92% where git 2.39 says 85%) */
     struct bt_buf diff = BT_BUF_INIT;
-    assert_int_equal(bt_repo_diff(f->repo, a, b, 0, &diff, &why), 0);
+    assert_int_equal(bt_repo_diff(f->repo, snaps, a, b, 0, &diff, &why), 0);
     assert_non_null(strstr(diff.data, "\nsimilarity index 92%\n"));
-    char *git = out_of("cd '%s' && git diff --no-color -M %s %s | sed 's/^similarity index "
+    char *git = out_of("git --git-dir='%s' diff --no-color -M %s %s | sed 's/^similarity index "
                        "85%%/similarity index 92%%/'",
-                       f->repo, a, b);
+                       store, a, b);
     assert_string_equal(diff.data, git);
     /* coloured: the same text, each line in git's colour for its kind */
     char *plain = bt_xstrdup(diff.data);
     bt_buf_reset(&diff);
-    assert_int_equal(bt_repo_diff(f->repo, a, b, 1, &diff, &why), 0);
+    assert_int_equal(bt_repo_diff(f->repo, snaps, a, b, 1, &diff, &why), 0);
     assert_non_null(strstr(diff.data, "\033[1mdiff --git a/a.txt b/a.txt\033[m\n"));
     assert_non_null(strstr(diff.data, "\033[36m@@ -1,2 +1,3 @@\033[m\n"));
     assert_non_null(strstr(diff.data, "\033[31m-two\033[m\n\033[32m+TWO\033[m\n"));
@@ -362,14 +369,21 @@ static void test_snapshot_changes(void **state)
     free(plain);
     bt_buf_release(&diff);
 
-    /* the snapshots are kept by their references, gone with them */
-    char *refs = out_of("cd '%s' && git for-each-ref --format='%%(refname)' refs/baton", f->repo);
+    /* the snapshots are kept by the store's references, none in the
+     * user's repository; the store goes with the last of them */
+    char *refs = out_of("git --git-dir='%s' for-each-ref --format='%%(refname)' refs/baton", store);
     assert_string_equal(refs, "refs/baton/conv1/run1/end\nrefs/baton/conv1/run1/start\n");
-    assert_int_equal(bt_repo_refs_delete(f->repo, "refs/baton/conv1/", &why), 0);
-    char *none = out_of("cd '%s' && git for-each-ref refs/baton", f->repo);
-    assert_string_equal(none, "");
-    assert_int_equal(bt_repo_changes(f->repo, a, "nothex", &c, &why), -EINVAL);
+    char *mine = out_of("cd '%s' && find .git/objects .git/refs -type f | sort", f->repo);
+    assert_string_equal(mine, objects); /* not one object or reference more */
+    assert_int_equal(bt_repo_changes(f->repo, snaps, a, "nothex", &c, &why), -EINVAL);
     free(why);
+    assert_int_equal(bt_repo_refs_delete(f->repo, snaps, "refs/baton/conv1/", &why), 0);
+    char *none = out_of("ls -A '%s'", snaps);
+    assert_string_equal(none, "");
+    free(mine);
+    free(objects);
+    free(store);
+    free(snaps);
     free(none);
     free(refs);
     free(git);
@@ -388,7 +402,7 @@ static void test_snapshot_cache_and_odd_trees(void **state)
 {
     struct fixture *f = *state;
     char a[BT_REPO_OID_SIZE], b[BT_REPO_OID_SIZE], c2[BT_REPO_OID_SIZE], *why;
-    char *cache = at(f, "cache"), *index = bt_xasprintf("%s/.git/index", f->repo);
+    char *cache = at(f, "snapshots"), *index = bt_xasprintf("%s/.git/index", f->repo);
     size_t before_len = 0, after_len = 0;
     char *before = bt_read_file(index, &before_len);
     assert_non_null(before);
@@ -396,8 +410,9 @@ static void test_snapshot_cache_and_odd_trees(void **state)
        " commit -qm i",
        f->repo);
     assert_int_equal(bt_repo_snapshot(f->repo, cache, "refs/baton/c/r/start", a, &why), 0);
-    char *files = out_of("ls '%s'", cache);
-    assert_int_equal(strlen(files), 16 + strlen(".index\n")); /* one cache, for this repository */
+    char *files = out_of("ls '%s'/*/index-*", cache);
+    assert_int_equal(strlen(files), strlen(cache) + 1 + 16 + strlen("/index-") + 16 + 1);
+    /* one store for the repository, its cache for this working tree */
     sh("cd '%s' && rm a.txt && ln -s sub/b.txt a.txt && printf z > \"$(printf 'bad\\377n')\"",
        f->repo);
     assert_int_equal(bt_repo_snapshot(f->repo, cache, "refs/baton/c/r/end", b, &why), 0);
@@ -406,16 +421,16 @@ static void test_snapshot_cache_and_odd_trees(void **state)
     char *after = bt_read_file(index, &after_len);
     assert_int_equal(after_len, before_len);
     assert_memory_equal(after, before, before_len);
-    char *changes = bt_repo_changes_summary(f->repo, a, b, &why);
+    char *changes = bt_repo_changes_summary(f->repo, cache, a, b, &why);
     assert_non_null(changes);
     assert_string_equal(changes, "{\"files\":["
                                  "{\"path\":\"a.txt\",\"status\":\"typechange\",\"added\":1,"
                                  "\"removed\":2},"
                                  "{\"path\":\"bad\xef\xbf\xbdn\",\"status\":\"added\",\"added\":1,"
                                  "\"removed\":0}],\"added\":2,\"removed\":2}"); /* git's numstat */
-    assert_int_equal(bt_repo_refs_delete(f->repo, "refs/baton/c/", &why), 0);
-    char *left = out_of("ls -A '%s/.git/refs/baton'", f->repo);
-    assert_string_equal(left, "");
+    assert_int_equal(bt_repo_refs_delete(f->repo, cache, "refs/baton/c/", &why), 0);
+    char *left = out_of("ls -A '%s'", cache);
+    assert_string_equal(left, ""); /* the store, its references' directories with it */
     free(left);
     free(changes);
     free(after);
@@ -425,14 +440,203 @@ static void test_snapshot_cache_and_odd_trees(void **state)
     free(cache);
 }
 
+/* The paths of tree id in the store under snaps, one a line. */
+static char *paths_of(const char *snaps, const char *id)
+{
+    return out_of("git --git-dir=\"$(printf %%s '%s'/*)\" ls-tree -r --name-only %s", snaps, id);
+}
+
+/* Untracked files are the repository's business only where it wants them
+ * seen: status.showUntrackedFiles=no (a home's dotfiles repository) or a
+ * working tree that is $HOME itself leave them out, and a .env that the
+ * cache held from before goes too; an ignored one goes once ignored. */
+static void test_snapshot_untracked_policy(void **state)
+{
+    struct fixture *f = *state;
+    char id[BT_REPO_OID_SIZE], *why = NULL;
+    char *snaps = at(f, "snapshots");
+    sh("cd '%s' && printf 'KEY=secret\\n' > .env && printf x > notes.txt", f->repo);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, id, &why), 0);
+    char *all = paths_of(snaps, id);
+    assert_string_equal(all, ".env\n.gitignore\na.txt\nnotes.txt\nsub/b.txt\n");
+
+    sh("cd '%s' && echo .env >> .gitignore", f->repo); /* the cache held it: it goes */
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, id, &why), 0);
+    char *ignored = paths_of(snaps, id);
+    assert_string_equal(ignored, ".gitignore\na.txt\nnotes.txt\nsub/b.txt\n");
+
+    sh("cd '%s' && git config status.showUntrackedFiles no", f->repo);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, id, &why), 0);
+    char *none = paths_of(snaps, id);
+    assert_string_equal(none, ".gitignore\na.txt\nsub/b.txt\n");
+
+    sh("cd '%s' && git config --unset status.showUntrackedFiles", f->repo);
+    char *home = getenv("HOME") ? bt_xstrdup(getenv("HOME")) : NULL;
+    setenv("HOME", f->repo, 1); /* the working tree is the home directory */
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, id, &why), 0);
+    char *in_home = paths_of(snaps, id);
+    assert_string_equal(in_home, ".gitignore\na.txt\nsub/b.txt\n");
+    if (home)
+        setenv("HOME", home, 1);
+    else
+        unsetenv("HOME");
+    free(home);
+    free(in_home);
+    free(ignored);
+    free(none);
+    free(all);
+    free(snaps);
+}
+
+/* Untracked files over a snapshot's bounds (one file, all of them, how
+ * many) make no snapshot (-EFBIG, a reason); within them again, one. The
+ * big files are sparse: over the bounds they are never read. */
+static void test_snapshot_bounds(void **state)
+{
+    struct fixture *f = *state;
+    char id[BT_REPO_OID_SIZE], *why = NULL;
+    char *snaps = at(f, "snapshots");
+    sh("cd '%s' && truncate -s %llu big.bin", f->repo, BT_REPO_UNTRACKED_MAX_FILE + 1);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, id, &why), -EFBIG);
+    assert_string_equal(why, "an untracked file is over the 8 MiB a snapshot takes of one");
+    assert_string_equal(id, "");
+    free(why);
+    sh("cd '%s' && rm big.bin && for i in $(seq 9); do truncate -s %llu part$i.bin; done", f->repo,
+       BT_REPO_UNTRACKED_MAX_FILE);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, id, &why), -EFBIG);
+    assert_string_equal(why, "the untracked files have 72.0 MiB, more than the 64 MiB a "
+                             "snapshot takes");
+    free(why);
+    sh("cd '%s' && rm part*.bin && mkdir many && cd many && seq %d | xargs touch", f->repo,
+       BT_REPO_UNTRACKED_MAX_FILES + 1);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, id, &why), -EFBIG);
+    assert_string_equal(why, "10001 untracked files, more than the 10000 a snapshot takes");
+    free(why);
+    sh("cd '%s' && rm -r many", f->repo);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, id, &why), 0);
+    assert_null(why);
+    free(snaps);
+}
+
+/* References refs/baton/ of an earlier baton, in the user's repository,
+ * move into the store on first use, with the objects HEAD lacks (the
+ * untracked .env): gone from the repository, its `git gc --prune=now`
+ * drops the .env's blob there and the store still has it. */
+static void test_snapshot_old_refs_moved(void **state)
+{
+    struct fixture *f = *state;
+    char *snaps = at(f, "snapshots"), *why = NULL;
+    char *tree = out_of("cd '%s' && printf 'KEY=old\\n' > .env && export GIT_INDEX_FILE=.git/"
+                        "old && git add -A && git write-tree && rm .git/old",
+                        f->repo);
+    tree[strcspn(tree, "\n")] = '\0';
+    char *blob = out_of("cd '%s' && git rev-parse %s:.env", f->repo, tree);
+    blob[strcspn(blob, "\n")] = '\0';
+    sh("cd '%s' && git update-ref refs/baton/c1/r1/start %s && git update-ref "
+       "refs/baton/c1/r1/end %s && git pack-refs --all",
+       f->repo, tree, tree);
+    struct bt_repo_changes c;
+    assert_int_equal(bt_repo_changes(f->repo, snaps, tree, tree, &c, &why), 0);
+    assert_int_equal(c.n, 0);
+    bt_repo_changes_release(&c);
+    char *left = out_of("cd '%s' && git for-each-ref refs/baton && ls .git/refs", f->repo);
+    assert_string_equal(left, "heads\ntags\n"); /* refs/baton/ gone, its directories too */
+    sh("cd '%s' && rm .env && git reflog expire --expire=now --all && git gc -q --prune=now && "
+       "! git cat-file -e %s 2>/dev/null",
+       f->repo, blob);
+    char *store = out_of("printf %%s '%s'/*", snaps);
+    char *kept = out_of("git --git-dir='%s' for-each-ref --format='%%(refname)' && git "
+                        "--git-dir='%s' cat-file -p %s",
+                        store, store, blob);
+    assert_string_equal(kept, "refs/baton/c1/r1/end\nrefs/baton/c1/r1/start\nKEY=old\n");
+    free(kept);
+    free(store);
+    free(left);
+    free(blob);
+    free(tree);
+    free(snaps);
+}
+
+/* A file whose blob only the user's index held (staged, then unstaged
+ * and pruned by the repository's git gc): the snapshot kept its own copy,
+ * and the next one, from the cache, is the same whole tree. */
+static void test_snapshot_staged_blob_kept(void **state)
+{
+    struct fixture *f = *state;
+    char a[BT_REPO_OID_SIZE], b[BT_REPO_OID_SIZE], *why = NULL;
+    char *snaps = at(f, "snapshots");
+    sh("cd '%s' && printf 'v2\\n' > a.txt && git add a.txt", f->repo);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, a, &why), 0);
+    sh("cd '%s' && git reset -q && git reflog expire --expire=now --all && git gc -q "
+       "--prune=now && ! git cat-file -e $(git hash-object a.txt) 2>/dev/null",
+       f->repo);
+    assert_int_equal(bt_repo_snapshot(f->repo, snaps, NULL, b, &why), 0);
+    assert_null(why);
+    assert_string_equal(a, b);
+    char *text = out_of("git --git-dir=\"$(printf %%s '%s'/*)\" cat-file -p %s:a.txt", snaps, b);
+    assert_string_equal(text, "v2\n");
+    free(text);
+    free(snaps);
+}
+
+/* The paths of an index file read without libgit2, every version git
+ * writes (2; 3 with an intent-to-add entry's extended flags; 4 with its
+ * paths prefix-compressed), a conflict's path once a stage, as `git
+ * ls-files --stage` lists them; not an index: -EINVAL; none: empty. */
+static void test_tracked_index_versions(void **state)
+{
+    struct fixture *f = *state;
+    char *index = bt_xasprintf("%s/.git/index", f->repo);
+    sh("cd '%s' && mkdir -p 'deep/er/path' && printf z > 'deep/er/path/long name.txt' && printf "
+       "y > deep/er/b && printf w > later.txt && git add deep && git add -N later.txt",
+       f->repo);
+    for (int version = 2; version <= 4; version++) {
+        char *want = out_of("cd '%s' && git update-index --index-version %d && git ls-files "
+                            "--stage | cut -f2",
+                            f->repo, version);
+        struct bt_repo_tracked t;
+        assert_int_equal(bt_repo_tracked_read(index, &t), 0);
+        struct bt_buf got = BT_BUF_INIT;
+        for (size_t i = 0; i < t.paths.n; i++)
+            bt_buf_addf(&got, "%s\n", t.paths.v[i]);
+        assert_string_equal(got.data, want);
+        assert_true(bt_repo_tracked_has(&t, "deep/er/path/long name.txt"));
+        assert_true(bt_repo_tracked_has(&t, "later.txt"));
+        assert_false(bt_repo_tracked_has(&t, "deep/er"));
+        assert_false(bt_repo_tracked_has(&t, "zzz"));
+        bt_buf_release(&got);
+        bt_strv_release(&t.paths);
+        free(want);
+    }
+    struct bt_repo_tracked t;
+    char *bogus = at(f, "bogus"), *missing = at(f, "missing");
+    sh("printf 'DIRC\\0\\0\\0\\2\\0\\0\\0\\9' > '%s'", bogus); /* 9 entries, none there */
+    assert_int_equal(bt_repo_tracked_read(bogus, &t), -EINVAL);
+    assert_int_equal(bt_repo_tracked_read(f->repo, &t), -EIO); /* a directory */
+    assert_int_equal(bt_repo_tracked_read(missing, &t), 0);
+    assert_int_equal(t.paths.n, 0);
+    bt_strv_release(&t.paths);
+    free(missing);
+    free(bogus);
+    free(index);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_worktree_add_and_remove),         T(test_worktree_kept_with_work),
-        T(test_worktree_gone_or_replaced),       T(test_worktree_refused),
-        T(test_worktree_detached_and_odd_paths), T(test_snapshot_changes),
+        T(test_worktree_add_and_remove),
+        T(test_worktree_kept_with_work),
+        T(test_worktree_gone_or_replaced),
+        T(test_worktree_refused),
+        T(test_worktree_detached_and_odd_paths),
+        T(test_snapshot_changes),
         T(test_snapshot_cache_and_odd_trees),
+        T(test_snapshot_untracked_policy),
+        T(test_snapshot_bounds),
+        T(test_snapshot_old_refs_moved),
+        T(test_snapshot_staged_blob_kept),
+        T(test_tracked_index_versions),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
