@@ -15,6 +15,16 @@
 #include "answer.h"
 #include "event.h"
 
+/* ev into a (live) and, encoded, into b (from the store). */
+static void feed(struct bt_answer *a, struct bt_answer *b, const struct bt_event *ev)
+{
+    bt_answer_add(a, ev);
+    struct bt_buf json = BT_BUF_INIT;
+    bt_event_to_json(ev, &json);
+    bt_answer_add_json(b, json.data, json.len);
+    bt_buf_release(&json);
+}
+
 /* One message event into a (live) and, encoded, into b (from the store). */
 static void msg(struct bt_answer *a, struct bt_answer *b, enum bt_event_type type, const char *id,
                 const char *text, const char *phase, const char *subagent)
@@ -35,11 +45,7 @@ static void msg(struct bt_answer *a, struct bt_answer *b, enum bt_event_type typ
         ev.item.text = text;
         ev.item.text_len = strlen(text);
     }
-    bt_answer_add(a, &ev);
-    struct bt_buf json = BT_BUF_INIT;
-    bt_event_to_json(&ev, &json);
-    bt_answer_add_json(b, json.data, json.len);
-    bt_buf_release(&json);
+    feed(a, b, &ev);
 }
 
 /* Both answers are want. */
@@ -64,11 +70,7 @@ static void work(struct bt_answer *a, struct bt_answer *b, enum bt_event_type ty
     ev.item.id = id;
     ev.item.kind = kind;
     ev.item.subagent = subagent;
-    bt_answer_add(a, &ev);
-    struct bt_buf json = BT_BUF_INIT;
-    bt_event_to_json(&ev, &json);
-    bt_answer_add_json(b, json.data, json.len);
-    bt_buf_release(&json);
+    feed(a, b, &ev);
 }
 
 #define S BT_EVENT_ITEM_STARTED
