@@ -47,7 +47,7 @@ struct ctx {
 static int group_setup(void **state)
 {
     (void)state;
-    big.dir = bt_test_mkdtemp(BT_BINARY_DIR, "browse");
+    big.dir = bt_test_mkdtemp(bt_test_scratch_root(BT_BINARY_DIR), "browse");
     if (!big.dir)
         return -1;
     big.home = bt_xasprintf("%s/home", big.dir);
@@ -80,7 +80,7 @@ static int group_teardown(void **state)
 static int setup(void **state)
 {
     struct ctx *c = bt_xcalloc(1, sizeof(*c));
-    c->dir = bt_test_mkdtemp(BT_BINARY_DIR, "browse-t");
+    c->dir = bt_test_mkdtemp(bt_test_scratch_root(BT_BINARY_DIR), "browse-t");
     assert_non_null(c->dir);
     c->env[1] = bt_xasprintf("CODEX_HOME=%s/codex", c->dir);
     c->env[2] = bt_xstrdup("NO_COLOR=1");

@@ -14,9 +14,9 @@
 #include "support.h"
 
 struct bt_live {
-    char *dir;     /* scratch root: in BATON_LIVE_KEEP, the build tree, or
-                      ~/.cache/baton/live when that is under /tmp (codex refuses
-                      the temporary directory) */
+    char *dir;     /* scratch root: in BATON_LIVE_KEEP, else in the tests'
+                      scratch root (support.h: $BATON_CACHE/scratch or the
+                      build tree), /tmp included (codex only warns there) */
     char *log;     /* the stand-in's request log */
     pid_t standin; /* the stand-in's pid */
     char *env[24]; /* the env script's lines, BATON_HOME, the coder bin, NO_COLOR,
@@ -34,7 +34,9 @@ extern struct bt_live bt_live;
  * (absolute) in the environment the scratch directory is made in DIR and
  * kept by bt_live_teardown, which names it: its baton-home/runs/ holds the
  * coder's raw output of every run (tests/scripts/drift.sh reads it); the
- * tests and what they assert are the same. */
+ * tests and what they assert are the same. A set-up step that fails (no
+ * port, the env script) stops the stand-in and removes the directory
+ * before the test fails. */
 void bt_live_setup(const char *prefix, const char *env_script, const char *home,
                    const char *bin_var, const char *bin);
 void bt_live_teardown(void);

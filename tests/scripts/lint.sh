@@ -12,7 +12,13 @@ set -uo pipefail
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
 build="${1:-$top/build}"
 cd "$top"
-mapfile -t files < <(git ls-files '*.c' '*.h')
+# shellcheck source=lines.sh
+source "$top/tests/scripts/lines.sh"
+# a git that fails must not read as "no files, nothing found"
+lines_of files git ls-files '*.c' '*.h' || {
+    echo "lint: git ls-files failed in $top" >&2
+    exit 1
+}
 failed=0
 
 # clang-format: every tracked C file formatted as committed

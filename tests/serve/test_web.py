@@ -23,7 +23,6 @@ build/web-shots/ (BATON_WEB_SHOTS=DIR: in DIR).
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 
 import servetest
@@ -47,10 +46,10 @@ if not CHROMIUM or not CHROMEDRIVER:
     servetest.skip("chromium or chromedriver is not installed (tests/scripts/deps.sh "
                    "installs chromium and chromium-driver)")
 
-# screenshots of every step, kept as the run's artifacts: in the build
-# directory (BATON_TEST_TMPDIR) unless BATON_WEB_SHOTS names another
-SHOTS = os.environ.get("BATON_WEB_SHOTS") or os.path.join(
-    os.environ.get("BATON_TEST_TMPDIR") or tempfile.gettempdir(), "web-shots")
+# screenshots of every step, kept as the run's artifacts: in the tests'
+# scratch root (servetest.TMP_ROOT: the build directory or $BATON_CACHE/scratch)
+# unless BATON_WEB_SHOTS names another
+SHOTS = os.environ.get("BATON_WEB_SHOTS") or os.path.join(servetest.TMP_ROOT, "web-shots")
 # a prompt whose markup must reach the page as text, never as elements
 MARKUP = 'say <b>hi</b> <img src=x onerror="window.__pwned=1">'
 
