@@ -96,7 +96,8 @@ void bt_live_handoff_scenario(const char *const *run_opts, const char *const *re
 
 /* The coder pointed at a closed port on 127.0.0.1 (env_script makes its
  * home for that port) retries; `baton run --idle-timeout <idle_s>` with
- * run_opts ends the turn failed, exit 1, network_error, the message naming
+ * run_opts says so while it waits (a `warning` of kind `retry` before the
+ * end) and ends the turn failed, exit 1, network_error, the message naming
  * reason (the coder's own text) and the retrying. idle_s (whole seconds)
  * must outlast the coder's start-up, which counts as no progress too. */
 void bt_live_unreachable_scenario(const char *env_script, const char *const *run_opts,
