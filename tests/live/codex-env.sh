@@ -6,11 +6,7 @@
 #
 # usage: codex-env.sh DIR PORT [MODEL]
 #   DIR    codex home to create (made absolute); anywhere, the temporary
-#          directory too: there codex makes no helper binaries (PATH aliases
-#          such as apply_patch) and says so on stderr at every start
-#          ("WARNING: proceeding, even though we could not create PATH
-#          aliases", codex 0.171.0), which baton keeps with the run's stderr
-#          (`baton show --debug`) and nothing else; the turn is the same
+#          directory too (see TMPDIR below)
 #   PORT   port of a running baton-standin
 #   MODEL  model slug (default baton-test); letters, digits and ._:- only
 #
@@ -19,6 +15,15 @@
 # an error item), then prints the environment to use, one KEY=VALUE a line:
 #   CODEX_HOME=DIR
 #   HOME=DIR
+#   TMPDIR=DIR/tmp    only when DIR is under the temporary directory (/tmp
+#                     or $TMPDIR): codex 0.171.0 makes no helper binaries
+#                     (its PATH aliases: codex-linux-sandbox, apply_patch)
+#                     in a home under std::env::temp_dir() ("Refusing to
+#                     create helper binaries under temporary dir", on its
+#                     stderr at every start), and without codex-linux-sandbox
+#                     every sandboxed command fails ("bwrap: execvp
+#                     codex-linux-sandbox: No such file or directory"). With
+#                     TMPDIR inside DIR, DIR is not under it any more.
 # e.g.  env $(tests/live/codex-env.sh "$d" "$port") codex app-server ...
 # HOME is set too so codex reads no user dotfiles. No API key is needed: the
 # stand-in provider has no auth. Existing sessions in DIR are kept; the two
@@ -28,6 +33,15 @@ set -euo pipefail
 die() {
     printf 'codex-env: %s\n' "$*" >&2
     exit 1
+}
+
+# 0 if $1 (absolute, resolved) is $2 or below it (resolved; "" is none).
+under() {
+    local dir="$1" top="$2"
+    [ -n "$top" ] || return 1
+    top="$(cd "$top" 2>/dev/null && pwd -P)" || return 1
+    case "$dir/" in "$top"/*) return 0 ;; esac
+    return 1
 }
 
 # The catalog entry: model metadata taken from `codex debug models` of
@@ -133,6 +147,11 @@ main() {
     write_catalog "$model" >"$dir/models.json"
     write_config "$dir" "$port" "$model" >"$dir/config.toml"
     printf 'CODEX_HOME=%s\nHOME=%s\n' "$dir" "$dir"
+    if under "$dir" /tmp || under "$dir" "${TMPDIR:-}"; then
+        mkdir -p "$dir/tmp" || die "cannot create '$dir/tmp'"
+        chmod 700 "$dir/tmp"
+        printf 'TMPDIR=%s/tmp\n' "$dir"
+    fi
 }
 
 main "$@"

@@ -53,8 +53,8 @@ static const char *keep_dir(void)
 
 /* Where scratch directories go: BATON_LIVE_KEEP when set (kept after the
  * test, live.h); else where every test makes its own (support.h:
- * $BATON_CACHE/scratch or the build tree), the temporary directory too:
- * codex only warns there (it makes no helper binaries under /tmp). Caller
+ * $BATON_CACHE/scratch or the build tree), the temporary directory too
+ * (codex-env.sh gives a codex home there a TMPDIR of its own). Caller
  * frees. */
 static char *scratch_base(void)
 {
@@ -75,8 +75,9 @@ static char *env_lines(char **env, int cap, const char *script, const char *home
     const char *argv[] = {"/bin/bash", script, dir, port, NULL};
     struct bt_test_run r = {.argv = argv, .timeout_s = 60};
     struct bt_test_result res;
+    int rc = bt_test_exec(&r, &res);
     free(dir);
-    if (bt_test_exec(&r, &res) != 0)
+    if (rc != 0)
         return bt_xasprintf("cannot run %s", script);
     char *why = NULL;
     if (res.exit_code)
@@ -93,14 +94,25 @@ static char *env_lines(char **env, int cap, const char *script, const char *home
     return why;
 }
 
+/* Stop the stand-in, if one was started: a pid of 0 (none, or a harness
+ * already torn down) must never reach kill(), which would signal the
+ * whole process group, ctest and its shell included. */
+static void stop_standin(struct bt_live *g)
+{
+    if (g->standin > 0) {
+        kill(g->standin, SIGTERM);
+        waitpid(g->standin, NULL, 0);
+    }
+    g->standin = 0;
+}
+
 /* A set-up step failed: stop the stand-in it started and remove what it
  * made (cmocka runs no teardown after a failed setup; no tmux server was
  * started yet), then fail with why. */
 static void setup_failed(char *why)
 {
     struct bt_live *g = &bt_live;
-    kill(g->standin, SIGTERM);
-    waitpid(g->standin, NULL, 0);
+    stop_standin(g);
     if (!keep_dir())
         bt_test_rmdir(g->dir);
     free(g->dir);
@@ -153,12 +165,13 @@ void bt_live_setup(const char *prefix, const char *env_script, const char *home,
 void bt_live_teardown(void)
 {
     struct bt_live *g = &bt_live;
+    if (!g->dir) /* a set-up that failed cleaned up: no tmux of ours to stop */
+        return;
     const char *kill_server[] = {"kill-server", NULL};
     struct bt_test_result res;
     bt_live_tmux(kill_server, &res); /* fails harmlessly when none was started */
     bt_test_result_release(&res);
-    kill(g->standin, SIGTERM);
-    waitpid(g->standin, NULL, 0);
+    stop_standin(g);
     if (keep_dir())
         print_message("live: kept %s\n", g->dir);
     else

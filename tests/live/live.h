@@ -16,7 +16,7 @@
 struct bt_live {
     char *dir;     /* scratch root: in BATON_LIVE_KEEP, else in the tests'
                       scratch root (support.h: $BATON_CACHE/scratch or the
-                      build tree), /tmp included (codex only warns there) */
+                      build tree), /tmp included (codex-env.sh) */
     char *log;     /* the stand-in's request log */
     pid_t standin; /* the stand-in's pid */
     char *env[24]; /* the env script's lines, BATON_HOME, the coder bin, NO_COLOR,

@@ -57,8 +57,8 @@ def scratch_root():
     """Where the tests make their scratch directories, as the C tests do
     (tests/support/support.h): $BATON_CACHE/scratch when BATON_CACHE is set,
     else the build tree (BATON_TEST_TMPDIR) or the temporary directory; /tmp
-    is fine for the real codex too (it only warns that it makes no helper
-    binaries there)."""
+    is fine for the real codex too (tests/live/codex-env.sh gives a home
+    there a TMPDIR of its own)."""
     cache = os.environ.get("BATON_CACHE")
     if not cache:
         return os.environ.get("BATON_TEST_TMPDIR") or tempfile.gettempdir()
