@@ -14,13 +14,13 @@ set -uo pipefail
 
 build=$1 src=$2
 here="$src/tests/install"
-# shellcheck source=../scripts/scratch.sh
+# shellcheck source=tests/scripts/scratch.sh
 source "$src/tests/scripts/scratch.sh"
 tmp="$(scratch_dir install)" || exit 1
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
 
-# shellcheck source=../scripts/lines.sh
+# shellcheck source=tests/scripts/lines.sh
 source "$src/tests/scripts/lines.sh"
 ok() { echo "ok: $1"; passed=$((passed + 1)); }
 fail() { echo "FAILED: $1"; failed=$((failed + 1)); }
@@ -82,13 +82,16 @@ mkdir -p "$HOME"
 "$baton" run "first conversation" >/dev/null 2>&1
 "$baton" run "second: a title	with a tab" >/dev/null 2>&1
 ids_of() { "$baton" ls --json | sed -n 's/^{"id":"\([0-9a-z]*\)".*/\1/p'; }
+convs=()
 lines_of convs ids_of || fail "baton ls --json failed"
 check "two conversations to complete" test ${#convs[@]} -eq 2
 
 commands_of() { "$baton" --help | sed -n '/^commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p'; }
+cmds=()
 lines_of cmds commands_of || fail "baton --help failed"
 check "baton --help lists the commands (${#cmds[@]})" test ${#cmds[@]} -ge 10
 coders_of() { "$baton" coders --json | sed -n 's/^{"coder":"\([^"]*\)".*/\1/p'; }
+coders=()
 lines_of coders coders_of || fail "baton coders --json failed"
 check "baton coders --json lists the coders (${#coders[@]})" test ${#coders[@]} -ge 2
 
@@ -118,6 +121,7 @@ for c in "${cmds[@]}"; do
     sect="$(printf '%s\n' "$text" | awk -v c="   $c" '$0 == c { on = 1; next } on && (/^[^ ]/ || /^   [^ ]/) { exit } on')"
     missing=()
     grep -q "baton $c" <<<"$sect" || missing+=("synopsis")
+    opts=()
     lines_of opts options_of "$c" || missing+=("(baton $c --help failed)")
     for o in "${opts[@]}"; do
         [ -z "$o" ] || grep -qF -- "$o" <<<"$sect" || missing+=("$o")

@@ -55,7 +55,7 @@ set -uo pipefail
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
 build="$top/build"
 cache="${BATON_CACHE:-$HOME/.cache/baton}"
-# shellcheck source=lines.sh
+# shellcheck source=tests/scripts/lines.sh
 source "$top/tests/scripts/lines.sh"
 rev=""
 vs_rev=""
@@ -369,6 +369,7 @@ if want codex; then
         echo "  skipped: codex is not installed ($(tail -n 1 "$run/install-codex.err"))"
     elif start_standin; then
         launcher="${codex%%/node_modules/*}/node_modules/.bin/codex"
+        cenv=()
         need_env cenv "$top/tests/live/codex-env.sh" "$run/codex-home" "$port"
         sdk_dir="$cache/npm-bench/node_modules/@openai/codex-sdk"
         # The newest @openai/codex-sdk (0.163.0) pins @openai/codex 0.163.0;
@@ -445,6 +446,7 @@ if want pi; then
     if ! pi="$(bash "$top/tests/scripts/install-pi.sh" 2>"$run/install-pi.err")"; then
         echo "  skipped: pi is not installed ($(tail -n 1 "$run/install-pi.err"))"
     elif start_standin; then
+        penv=()
         need_env penv "$top/tests/live/pi-env.sh" "$run/pi-agent" "$port"
         pkg="$(cd "$(dirname "$(readlink -f "$pi")")/.." && pwd -P)"
         mkdir -p "$run/pi-agent/sessions/bench"
@@ -483,6 +485,7 @@ if want claude; then
     if ! claude="$(bash "$top/tests/scripts/install-claude.sh" 2>"$run/install-claude.err")"; then
         echo "  skipped: claude is not installed ($(tail -n 1 "$run/install-claude.err"))"
     elif start_standin; then
+        clenv=()
         need_env clenv "$top/tests/live/claude-env.sh" "$run/claude-config" "$port"
         # The reference: claude with baton's argv minus the session id (it
         # picks its own), the prompt as the same stream-json line from a

@@ -36,7 +36,7 @@
 set -uo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
-# shellcheck source=lines.sh
+# shellcheck source=tests/scripts/lines.sh
 source "$top/tests/scripts/lines.sh"
 scripts="$top/tests/scripts"
 build="$top/build"

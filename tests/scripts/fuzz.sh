@@ -17,7 +17,7 @@ CC=clang cmake -S "$top" -B "$build" -DBATON_FUZZ=ON -DBATON_TESTS=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
 cmake --build "$build" -j "$(nproc)" >/dev/null || { echo "fuzz: build failed"; exit 1; }
 
-# shellcheck source=scratch.sh
+# shellcheck source=tests/scripts/scratch.sh
 source "$top/tests/scripts/scratch.sh"
 work="$(scratch_dir fuzz)" || exit 1
 trap 'rm -rf "$work"' EXIT

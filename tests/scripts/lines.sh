@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 #
 # lines.sh: a command's stdout lines into an array without losing its
@@ -16,6 +17,7 @@
 #       subshell: a cd there stays there). No lines: NAME is empty, not one
 #       empty word.
 
+# shellcheck disable=SC2034 # lines_of_into is a nameref: the caller's array
 lines_of() {
     local -n lines_of_into="$1"
     shift

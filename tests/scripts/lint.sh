@@ -12,9 +12,10 @@ set -uo pipefail
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
 build="${1:-$top/build}"
 cd "$top"
-# shellcheck source=lines.sh
+# shellcheck source=tests/scripts/lines.sh
 source "$top/tests/scripts/lines.sh"
 # a git that fails must not read as "no files, nothing found"
+files=()
 lines_of files git ls-files '*.c' '*.h' || {
     echo "lint: git ls-files failed in $top" >&2
     exit 1

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 #
 # scratch.sh: where a test script makes its scratch directory, as the C and

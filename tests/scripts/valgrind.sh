@@ -21,7 +21,7 @@
 set -uo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
-# shellcheck source=lines.sh
+# shellcheck source=tests/scripts/lines.sh
 source "$top/tests/scripts/lines.sh"
 build="${1:-$top/build-vg}"
 case "$build" in /*) ;; *) build="$PWD/$build" ;; esac
@@ -256,6 +256,7 @@ start=$(now)
 list_tests() {
     ctest --test-dir "$build" -N | sed -n 's/^ *Test *#[0-9]*: \(.*\)$/\1/p'
 }
+tests=()
 if ! lines_of tests list_tests; then
     echo "valgrind: ctest -N failed in $build" >&2
     exit 1
