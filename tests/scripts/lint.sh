@@ -11,7 +11,7 @@ set -uo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
 build="${1:-$top/build}"
-cd "$top"
+cd "$top" || exit 1
 # shellcheck source=tests/scripts/lines.sh
 source "$top/tests/scripts/lines.sh"
 # a git that fails must not read as "no files, nothing found"
