@@ -334,7 +334,7 @@ static int store_session(struct bt_acp *a, const cJSON *id, struct bt_acp_sessio
     const struct bt_coder *c = bt_coder_find(se->coder);
     char *bin = c ? bt_coder_locate(c) : NULL;
     if (!bin) {
-        char *why = c ? bt_coder_not_found(c) : bt_xasprintf("no coder '%s'", se->coder);
+        char *why = c ? bt_coder_not_installed(c) : bt_xasprintf("no coder '%s'", se->coder);
         bt_acp_error(a, id, BT_ACP_INTERNAL_ERROR, why, 0);
         free(why);
         return -1;

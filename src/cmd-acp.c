@@ -26,8 +26,8 @@ int bt_cmd_acp(int argc, char **argv)
     bt_args_init(&a, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
         if (id == 'c') {
-            if (!bt_coder_find(a.value))
-                return bt_args_fail(&a, "no coder '%s' (see `baton coders`)", a.value);
+            if ((rc = bt_cmd_check_coders(&a, a.value, 0)) != 0)
+                return rc;
             o.coder = a.value;
         } else if (id == 'm') {
             o.model = a.value;

@@ -132,7 +132,8 @@ static int unknown(struct bt_args *a, const char *arg)
     return -1;
 }
 
-/* A value named N, S or SEQ is a number: "-1" is never one of them. */
+/* A value named N, S or SEQ is a number: "-1" is one of them (that the
+ * command refuses), never an option. */
 static int is_number_value(const char *name)
 {
     return strcmp(name, "N") == 0 || strcmp(name, "S") == 0 || strcmp(name, "SEQ") == 0;
@@ -151,7 +152,10 @@ static int take_value(struct bt_args *a, const struct bt_opt *o, const char *att
         bt_args_fail(a, "%s needs a value (%s)", a->arg, o->value);
         return -1;
     }
-    if (next[0] == '-' && next[1] != '\0') {
+    /* a negative number for a number: the value, so the command's own
+     * check says what it takes ("--limit -1" as "--limit 0") */
+    int negative = next && next[0] == '-' && next[1] >= '0' && next[1] <= '9';
+    if (next[0] == '-' && next[1] != '\0' && !(negative && is_number_value(o->value))) {
         if (is_number_value(o->value))
             bt_args_fail(a, "%s needs a value (%s), not '%s'", a->arg, o->value, next);
         else

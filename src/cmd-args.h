@@ -12,7 +12,9 @@
  *   is an operand. Short options are never grouped: "-hello" is one
  *   unknown option named as typed, never -h followed by "ello".
  * - A value given as the next argument may not start with '-' ("--model
- *   --json" is an error, "--model=--json" is a value).
+ *   --json" is an error, "--model=--json" is a value), except a negative
+ *   number for a number (N, S, SEQ): "--limit -1" is the value -1, which
+ *   the command refuses as it refuses 0.
  * - -h/--help prints the help (exit 0) only when the line holds nothing
  *   else: no operand, no bad option. "baton run --help 'fix it'" is a
  *   usage error, since a script may have meant a prompt.

@@ -16,6 +16,7 @@
 #include "cmd-args.h"
 #include "cmd-common.h"
 #include "cmd.h"
+#include "coder.h"
 #include "perf.h"
 #include "error.h"
 #include "proc.h"
@@ -117,6 +118,27 @@ int bt_cmd_fail(int code, const char *fmt, ...)
     return code;
 }
 
+/* The widths of ls's coder and state columns: the longest coder name, the
+ * longest word the state column can say, so no row shifts its columns
+ * ("transferred" beside "new", "opencode" beside "pi"). */
+static int coder_width(void)
+{
+    size_t w = 0;
+    for (const struct bt_coder *const *c = bt_coders; *c; c++)
+        w = strlen((*c)->name) > w ? strlen((*c)->name) : w;
+    return (int)w;
+}
+
+static int state_width(void)
+{
+    size_t w = strlen("new");
+#define BT_WIDEST(name, text) w = sizeof(text) - 1 > w ? sizeof(text) - 1 : w;
+    BT_STORE_RUN_STATES(BT_WIDEST)
+    BT_STORE_CONV_STATUSES(BT_WIDEST)
+#undef BT_WIDEST
+    return (int)w;
+}
+
 void bt_cmd_print_conversation(const struct bt_store_conversation *c)
 {
     char ts[48];
@@ -124,7 +146,7 @@ void bt_cmd_print_conversation(const struct bt_store_conversation *c)
     const char *state = c->last_run[0] ? bt_view_run_state(c->last_run_state, c->waiting) : "new";
     if (c->status != BT_STORE_CONV_ACTIVE)
         state = bt_store_conv_status_name(c->status);
-    printf("%.12s  %-6s %-11s %s  ", c->id, c->coder, state, ts);
+    printf("%.12s  %-*s %-*s %s  ", c->id, coder_width(), c->coder, state_width(), state, ts);
     bt_term_write(stdout, c->title, strlen(c->title));
     if (c->worktree.branch) { /* its own worktree: where its work is */
         fputs("  [", stdout);
@@ -190,6 +212,26 @@ size_t bt_cmd_parse_count(const char *text, size_t max)
     for (const char *p = text; *p; p++)
         v = v * 10 + (size_t)(*p - '0');
     return v <= max ? v : 0;
+}
+
+int bt_cmd_check_coders(const struct bt_args *a, const char *list, int several)
+{
+    char name[64];
+    for (const char *p = list;; p++) {
+        size_t len = several ? strcspn(p, ",") : strlen(p);
+        if (len == 0 && several)
+            return bt_args_fail(a, "%s takes coders separated by commas, not '%s'", a->arg, list);
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        if (len >= sizeof name || !bt_coder_find(name)) {
+            char *all = bt_coder_names(0);
+            int rc = bt_args_fail(a, "unknown coder '%.*s' (one of: %s)", (int)len, p, all);
+            free(all);
+            return rc;
+        }
+        p += len;
+        if (!*p)
+            return 0;
+    }
 }
 
 void bt_cmd_sleep_ms(unsigned ms)

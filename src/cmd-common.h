@@ -61,6 +61,10 @@ int bt_cmd_stdout_error(int ahead);
 const char *bt_cmd_stdout_reason(int err);
 /* A count typed by the user: decimal digits only, 1 to max; 0 otherwise. */
 size_t bt_cmd_parse_count(const char *text, size_t max);
+/* -c LIST of a command: every name of the comma-separated list (one name
+ * unless several) a coder. 0, or the usage error printed (exit code
+ * BT_EXIT_USAGE) that names every coder or the empty name. */
+int bt_cmd_check_coders(const struct bt_args *a, const char *list, int several);
 /* Sleep ms milliseconds (signals do not cut it short). */
 void bt_cmd_sleep_ms(unsigned ms);
 /* Resolve CONV (full id or unique prefix) into id; prints why not and

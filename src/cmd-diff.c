@@ -183,7 +183,7 @@ static int render(const char *conv, const struct diff_opts *o, const char *dir,
     if (o->stat) {
         struct bt_repo_changes c;
         int rc = bt_repo_changes(dir, snapshots, from, to, &c, why);
-        if (rc == 0)
+        if (rc == 0 && c.n) /* nothing changed: nothing, as git prints */
             stat_of(&c, out);
         bt_repo_changes_release(&c);
         return rc;
@@ -228,6 +228,10 @@ static int diff_conversation(struct bt_store *s, const char *id, const struct di
                     conv.cwd, o->turn ? "" : "s");
         if (out.len)
             fwrite(out.data, 1, out.len, stdout);
+        else if (o->turn) /* the diff (stdout) stays empty, as git's */
+            fprintf(stderr, "baton: no changes in turn %lld\n", (long long)o->turn);
+        else
+            fprintf(stderr, "baton: no changes in this conversation's turns\n");
         rc = 0;
     }
     free(why);

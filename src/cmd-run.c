@@ -55,19 +55,10 @@ static int read_stdin(struct bt_buf *b)
     return 0;
 }
 
-/* A stdin with nothing to read (/dev/null, an empty file or pipe): peeks
- * at one byte, which stays for read_prompt. */
-static int is_empty_stdin(void)
-{
-    int ch = getc(stdin);
-    if (ch == EOF)
-        return !ferror(stdin);
-    ungetc(ch, stdin);
-    return 0;
-}
-
-/* The prompt: the argument, or stdin for "-" (input.h says what it must be). */
-static int read_prompt(const char *arg, char **prompt)
+/* The prompt: the argument, or stdin for "-" (input.h says what it must be).
+ * Nothing but blanks on stdin is one usage error, whether "-" was typed
+ * or stdin was taken for the missing PROMPT. */
+static int read_prompt(const struct bt_args *args, const char *arg, char **prompt)
 {
     struct bt_buf b = BT_BUF_INIT;
     int rc = 0;
@@ -78,12 +69,11 @@ static int read_prompt(const char *arg, char **prompt)
     else
         bt_buf_adds(&b, arg);
     char *why = rc ? NULL : bt_input_prompt_problem(b.data ? b.data : "", b.len);
-    if (why) {
-        int stdin_empty = strcmp(arg, "-") == 0 && strcmp(why, "the prompt is empty") == 0;
-        rc = bt_cmd_fail(BT_EXIT_USAGE, "%s",
-                         stdin_empty ? "the prompt read from stdin is empty" : why);
-        free(why);
-    }
+    if (why && strcmp(arg, "-") == 0 && strcmp(why, "the prompt is empty") == 0)
+        rc = bt_args_fail(args, "missing PROMPT: stdin holds no text");
+    else if (why)
+        rc = bt_cmd_fail(BT_EXIT_USAGE, "%s", why);
+    free(why);
     *prompt = bt_buf_detach(&b, NULL);
     return rc;
 }
@@ -126,7 +116,12 @@ static int parse(int argc, char **argv, struct run_args *a)
             continue;
         }
         switch (id) {
-        case 'c': a->turn.coder = args.value; break;
+        case 'c':
+            /* several, comma-separated: run fans out (cmd-fanout.c) */
+            if ((rc = bt_cmd_check_coders(&args, args.value, a->mode == MODE_RUN)) != 0)
+                return rc;
+            a->turn.coder = args.value;
+            break;
         case 'm':
             if ((rc = check_model(&args)) != 0)
                 return rc;
@@ -157,9 +152,7 @@ static int parse(int argc, char **argv, struct run_args *a)
     }
     if ((rc = set_cwd(a, &args, dir)) != 0 || a->mode == MODE_RETRY)
         return rc;
-    if (implicit && is_empty_stdin())
-        return bt_args_fail(&args, "missing PROMPT: none was given, and stdin is empty");
-    rc = read_prompt(prompt, &a->prompt);
+    rc = read_prompt(&args, prompt, &a->prompt);
     a->turn.prompt = a->prompt;
     return rc;
 }

@@ -333,7 +333,8 @@ const struct bt_cmd bt_cmds[] = {
               "directory during a turn are among them, unless the conversation has a\n"
               "worktree of its own (run --worktree).\n"
               "Colour on a terminal only (NO_COLOR respected). Exit 1 when nothing was\n"
-              "recorded (a directory outside git).\n"},
+              "recorded (a directory outside git). Turns that changed nothing print\n"
+              "nothing and say so on stderr (\"no changes in turn N\"), exit 0.\n"},
     {.name = "keep",
      .run = bt_cmd_keep,
      .operands = "CONV",

@@ -115,6 +115,18 @@ void bt_coder_env(const struct bt_coder_exe *exe, char *const *env, const char *
         bt_strv_push(out, extra);
 }
 
+char *bt_coder_names(int installed)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    for (const struct bt_coder *const *c = bt_coders; *c; c++) {
+        char *path = installed ? bt_coder_locate(*c) : NULL;
+        if (!installed || path)
+            bt_buf_addf(&b, "%s%s", b.len ? ", " : "", (*c)->name);
+        free(path);
+    }
+    return bt_buf_detach(&b, NULL);
+}
+
 char *bt_coder_not_found(const struct bt_coder *c)
 {
     const char *var = c->runner->bin_env, *over = getenv(var);
@@ -125,6 +137,17 @@ char *bt_coder_not_found(const struct bt_coder *c)
         return bt_xasprintf("%s=%s: no executable '%s' on PATH", var, over, over);
     return bt_xasprintf("%s is not installed: put '%s' on PATH or set %s", c->name,
                         c->runner->bin_name, var);
+}
+
+char *bt_coder_not_installed(const struct bt_coder *c)
+{
+    char *why = bt_coder_not_found(c), *others = bt_coder_names(1);
+    /* what the user can take instead (`baton coders` says more) */
+    char *out = *others ? bt_xasprintf("%s; installed: %s", why, others)
+                        : bt_xasprintf("%s; no coder is installed", why);
+    free(why);
+    free(others);
+    return out;
 }
 
 /* One bt_coder_run: what came, and how it ended. */

@@ -68,6 +68,16 @@ char *bt_coder_locate(const struct bt_coder *c);
  * the override variable's bad value when it is set, else how to install. */
 char *bt_coder_not_found(const struct bt_coder *c);
 
+/* The refusal of a turn for that (owned): bt_coder_not_found, then the
+ * coders that are installed ("...; installed: codex, pi"), or "...; no
+ * coder is installed". */
+char *bt_coder_not_installed(const struct bt_coder *c);
+
+/* The coders' names in bt_coders order, separated by ", ": every one
+ * (installed 0), or those bt_coder_locate finds (installed 1, one PATH
+ * look-up each); "" when none. Owned. */
+char *bt_coder_names(int installed);
+
 /* What baton runs for a coder: the located executable, or the program
  * behind it when it is a launcher the runner can see through
  * (resolve_launcher). */

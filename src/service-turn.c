@@ -292,7 +292,7 @@ int bt_service_coder_locate(struct bt_store *s, const char *name, struct bt_serv
     }
     if (bt_coder_resolve(l->coder, &l->exe) != 0) {
         out->result = BT_SERVICE_NOT_INSTALLED;
-        out->message = bt_coder_not_found(l->coder);
+        out->message = bt_coder_not_installed(l->coder);
         return BT_ENOTINSTALLED;
     }
     if (find_version(s, l) == -EINTR) {

@@ -44,7 +44,21 @@ static const char SQL_MSG_UPDATE[] = "UPDATE messages SET state = coalesce(?2, s
                                      " coalesce(?5, error_kind), error_text = coalesce(?6,"
                                      " error_text), run = coalesce(?7, run), updated_ms = ?8"
                                      " WHERE id = ?1";
-static const char SQL_MSG_LIST[] = MSG_SELECT " WHERE conversation = ?1 ORDER BY seq";
+/* The transcript in turn order, not in the order the rows were stored: a
+ * retry's answer (another run of an earlier turn) is stored after prompts
+ * queued meanwhile, yet belongs under the prompt it answers. So: every
+ * message by its run's turn (a message without a run, as an old store may
+ * have, by the turn of the linked message before it, after that turn's
+ * own), the queued prompts last (no turn has taken them yet), and in seq
+ * order within a turn (its prompts before its answers, a cancelled answer
+ * before its retry's). */
+static const char SQL_MSG_LIST[] =
+    "SELECT m.id, m.conversation, m.seq, m.role, m.state, m.text, m.error_kind,"
+    " m.error_text, m.run, m.created_ms, m.updated_ms, m.queue_no"
+    " FROM messages m LEFT JOIN runs r ON r.id = m.run WHERE m.conversation = ?1"
+    " ORDER BY m.state = 'queued', coalesce(r.turn, (SELECT r2.turn FROM messages m2"
+    " JOIN runs r2 ON r2.id = m2.run WHERE m2.conversation = m.conversation AND m2.seq <"
+    " m.seq ORDER BY m2.seq DESC LIMIT 1), 0), r.turn IS NULL, m.seq";
 
 /* --- titles ------------------------------------------------------------- */
 

@@ -49,7 +49,8 @@ static const char SQL_MSG_FINISH[] = "UPDATE messages SET state = ?2, text = coa
 static const char SQL_RUN_TOUCH_CONV[] = "UPDATE conversations SET updated_ms = ?2 WHERE id ="
                                          " (SELECT conversation FROM runs WHERE id = ?1)";
 static const char SQL_RUN_GET[] = RUN_SELECT " WHERE r.id = ?1";
-static const char SQL_RUN_LIST[] = RUN_SELECT " WHERE r.conversation = ?1 ORDER BY r.turn";
+static const char SQL_RUN_LIST[] = RUN_SELECT " WHERE r.conversation = ?1"
+                                              " ORDER BY r.turn, r.started_ms, r.rowid";
 static const char SQL_RUN_LAST[] = RUN_SELECT " WHERE r.conversation = ?1"
                                               " ORDER BY r.started_ms DESC, r.rowid DESC LIMIT 1";
 

@@ -324,9 +324,12 @@ struct bt_store_message_update {
 int bt_store_message_update(struct bt_store *s, int64_t id,
                             const struct bt_store_message_update *u);
 
-/* The messages of a conversation in seq order; *out is an array of *n (NULL
- * when 0), freed with bt_store_message_list_free. BT_ENOTFOUND if no
- * conversation. */
+/* The messages of a conversation in turn order, the transcript every
+ * front end shows: by the turn of the run a message belongs to (a retry's
+ * answer under the prompt it answers, though stored after prompts queued
+ * meanwhile), queued prompts last, seq order within a turn; so seq does
+ * not always rise along the list. *out is an array of *n (NULL when 0),
+ * freed with bt_store_message_list_free. BT_ENOTFOUND if no conversation. */
 int bt_store_message_list(struct bt_store *s, const char *conversation,
                           struct bt_store_message **out, size_t *n);
 void bt_store_message_list_free(struct bt_store_message *v, size_t n);
@@ -537,7 +540,8 @@ int bt_store_queued_discard(struct bt_store *s, const char *conversation, int64_
 /* Fill *out (owned strings; bt_store_run_release). BT_ENOTFOUND if none. */
 int bt_store_run_get(struct bt_store *s, const char *id, struct bt_store_run *out);
 
-/* The conversation's runs in turn order: *out is an array of *n (NULL when
+/* The conversation's runs in turn order (the runs of one turn in the order
+ * they started): *out is an array of *n (NULL when
  * none), freed with bt_store_run_list_free. */
 int bt_store_run_list(struct bt_store *s, const char *conversation, struct bt_store_run **out,
                       size_t *n);

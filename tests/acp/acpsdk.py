@@ -43,7 +43,6 @@ TOP = HERE.parents[1]
 BATON = os.environ.get("BATON_BIN") or str(TOP / "build" / "baton")
 FAKE = os.environ.get("BATON_FAKE_CODER") or str(TOP / "build/tests/fake-coder/fake-coder")
 FIXTURES = Path(os.environ.get("BATON_FIXTURES") or TOP / "fixtures") / "codex" / "0.171.0"
-TMP_ROOT = os.environ.get("BATON_TEST_TMPDIR") or tempfile.gettempdir()
 SDK = os.environ.get("BATON_TEST_ACP_SDK", "")
 NODE = os.environ.get("BATON_TEST_NODE") or shutil.which("node") or ""
 CLIENT = HERE / "sdk-client.mjs"
@@ -201,7 +200,7 @@ class Facts:
 
 
 # the stand-in, its scratch root and the poll helper are the serve tests'
-from servetest import Standin, live_scratch_root, scratch_env, wait_for  # noqa: E402,F401
+from servetest import TMP_ROOT, Standin, scratch_env, wait_for  # noqa: E402,F401
 
 
 class Home:

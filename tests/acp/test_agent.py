@@ -420,6 +420,48 @@ class Sessions(AgentCase):
         self.assertEqual(text_of(updates, "user_message_chunk"), PROMPT)
         self.assertEqual(text_of(updates), answers[0] + answers[1])
 
+    def test_load_replays_in_turn_order(self):
+        """A turn cancelled with a prompt queued meanwhile (`baton send`),
+        then retried (`baton retry`; its owner then sends the queued
+        prompt): load replays each answer under the prompt it answers, as
+        `baton show` lists them; the retry's answer, stored after the
+        queued prompt, came under it (issue 29)."""
+        a = self.agent()
+        sid = a.new_session()
+        first = self.start_held(a, sid)
+        self.home.baton("send", sid, "queued meanwhile")
+        a.notify("session/cancel", {"sessionId": sid})
+        self.assertEqual(a.answers([first])[first]["result"], {"stopReason": "cancelled"})
+        self.assertEqual(a.close(), 0)
+        self.home.gate.release()
+        self.home.baton("retry", sid)
+
+        def settled():
+            msgs = self.home.show(sid)["messages"]
+            return msgs if [m["state"] for m in msgs] == [
+                "complete", "cancelled", "complete", "complete", "complete"] else None
+        msgs = wait_for(settled, 60, "the retry, then the queued prompt's turn")
+        self.assertEqual([(m["role"], m["text"]) for m in msgs[2:]],
+                         [("assistant", ANSWER), ("user", "queued meanwhile"),
+                          ("assistant", ANSWER)])
+        b = self.agent()
+        updates = []
+        b.request("session/load", {"sessionId": sid, "cwd": self.home.project,
+                                   "mcpServers": []}, updates)
+        said = []  # (kind, text) with the chunks of one message joined
+        for u in updates:
+            up = u["params"]["update"] if u.get("method") == "session/update" else None
+            if not up or up["sessionUpdate"] not in ("user_message_chunk", "agent_message_chunk"):
+                continue
+            if said and said[-1][0] == up["sessionUpdate"]:
+                said[-1] = (said[-1][0], said[-1][1] + up["content"]["text"])
+            else:
+                said.append((up["sessionUpdate"], up["content"]["text"]))
+        self.assertEqual(said, [("user_message_chunk", PROMPT),
+                                ("agent_message_chunk", msgs[1]["text"] + ANSWER),
+                                ("user_message_chunk", "queued meanwhile"),
+                                ("agent_message_chunk", ANSWER)])
+
     def test_cli_conversation_opens(self):
         p = self.home.baton("run", "--json", "-C", self.home.project, PROMPT)
         conv = json.loads(p.stdout.decode().splitlines()[0])["conversation"]

@@ -66,10 +66,17 @@ class Live:
                   file=sys.stderr, flush=True)
             raise unittest.SkipTest(f"{cls.bin_var} is not set")
         STARTED.append(cls.coder)
-        cls.home_root = acpsdk.live_scratch_root()
         super().setUpClass()
-        cls.standin = acpsdk.Standin(cls.home.dir)
-        cls.home.use_live(cls.coder, bin, cls.env_script, cls.home_dir, cls.standin.port)
+        cls.standin = None
+        try:
+            cls.standin = acpsdk.Standin(cls.home.dir)
+            cls.home.use_live(cls.coder, bin, cls.env_script, cls.home_dir, cls.standin.port)
+        except BaseException:
+            # no tearDownClass follows a failed setUpClass: stop what it started
+            if cls.standin:
+                cls.standin.stop()
+            cls.home.cleanup(failed=True)
+            raise
         cls.work = cls.home.mkdir("work")
 
     @classmethod

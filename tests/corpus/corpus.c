@@ -350,14 +350,15 @@ static void run_case(void **state)
 {
     struct corpus_case *c = *state;
     load_case(c);
-    char *dir = bt_test_mkdtemp(BT_BINARY_DIR, "corpus");
+    char *dir = bt_test_mkdtemp(bt_test_scratch_root(BT_BINARY_DIR), "corpus");
     char *home = bt_xasprintf("%s/home", dir);
     char *replay_env;
     char *env[MAX_LIST + 10];
     int k = 0;
     env[k++] = coder_env(c, dir, &replay_env);
     env[k++] = bt_xasprintf("BATON_HOME=%s", home);
-    env[k++] = bt_xstrdup("GIT_CEILING_DIRECTORIES=" BT_BINARY_DIR); /* not baton's repository */
+    env[k++] = bt_xasprintf("GIT_CEILING_DIRECTORIES=%s", /* not baton's repository */
+                            bt_test_scratch_root(BT_BINARY_DIR));
     env[k++] = bt_xstrdup("NO_COLOR=1");
     env[k++] = bt_xasprintf("PI_CODING_AGENT_DIR=%s/pi-agent", dir);
     env[k++] = bt_xasprintf("CLAUDE_CONFIG_DIR=%s/claude-config", dir);

@@ -14,10 +14,14 @@ set -uo pipefail
 
 build=$1 src=$2
 here="$src/tests/install"
-tmp="$(mktemp -d)"
+# shellcheck source=tests/scripts/scratch.sh
+source "$src/tests/scripts/scratch.sh"
+tmp="$(scratch_dir install)" || exit 1
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
 
+# shellcheck source=tests/scripts/lines.sh
+source "$src/tests/scripts/lines.sh"
 ok() { echo "ok: $1"; passed=$((passed + 1)); }
 fail() { echo "FAILED: $1"; failed=$((failed + 1)); }
 check() { # NAME COMMAND...: pass when the command succeeds
@@ -29,7 +33,9 @@ check() { # NAME COMMAND...: pass when the command succeeds
 has() {
     local w=$1
     shift
-    grep -qxF -- "$w" < <(printf '%s\n' "$@")
+    local x
+    for x in "$@"; do [ "$x" = "$w" ] && return 0; done
+    return 1
 }
 # has_all WHAT "EXPECTED WORDS" GOT...: every expected word is among GOT
 has_all() {
@@ -75,12 +81,18 @@ unset XDG_STATE_HOME
 mkdir -p "$HOME"
 "$baton" run "first conversation" >/dev/null 2>&1
 "$baton" run "second: a title	with a tab" >/dev/null 2>&1
-mapfile -t convs < <("$baton" ls --json | sed -n 's/^{"id":"\([0-9a-z]*\)".*/\1/p')
+ids_of() { "$baton" ls --json | sed -n 's/^{"id":"\([0-9a-z]*\)".*/\1/p'; }
+convs=()
+lines_of convs ids_of || fail "baton ls --json failed"
 check "two conversations to complete" test ${#convs[@]} -eq 2
 
-mapfile -t cmds < <("$baton" --help | sed -n '/^commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p')
+commands_of() { "$baton" --help | sed -n '/^commands:/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p'; }
+cmds=()
+lines_of cmds commands_of || fail "baton --help failed"
 check "baton --help lists the commands (${#cmds[@]})" test ${#cmds[@]} -ge 10
-mapfile -t coders < <("$baton" coders --json | sed -n 's/^{"coder":"\([^"]*\)".*/\1/p')
+coders_of() { "$baton" coders --json | sed -n 's/^{"coder":"\([^"]*\)".*/\1/p'; }
+coders=()
+lines_of coders coders_of || fail "baton coders --json failed"
 check "baton coders --json lists the coders (${#coders[@]})" test ${#coders[@]} -ge 2
 
 # The options `baton CMD --help` lists: "-c", "--coder", ...
@@ -109,9 +121,11 @@ for c in "${cmds[@]}"; do
     sect="$(printf '%s\n' "$text" | awk -v c="   $c" '$0 == c { on = 1; next } on && (/^[^ ]/ || /^   [^ ]/) { exit } on')"
     missing=()
     grep -q "baton $c" <<<"$sect" || missing+=("synopsis")
-    while read -r o; do
+    opts=()
+    lines_of opts options_of "$c" || missing+=("(baton $c --help failed)")
+    for o in "${opts[@]}"; do
         [ -z "$o" ] || grep -qF -- "$o" <<<"$sect" || missing+=("$o")
-    done < <(options_of "$c")
+    done
     if [ ${#missing[@]} -eq 0 ]; then
         ok "baton.1 documents $c and its options"
     else
@@ -127,50 +141,64 @@ complete_bash() {
         COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=()
         _baton && { [ ${#COMPREPLY[@]} -eq 0 ] || printf "%s\n" "${COMPREPLY[@]}"; }' "$bash_script" "$@"
 }
+# got=(the completions of complete_bash WORDS...); a completion that fails
+# is a failure of its own, and the check after it (&&) is not made.
+completions() {
+    lines_of got complete_bash "$@" && return 0
+    fail "bash: completing '$*' failed"
+    return 1
+}
 check "bash: the script registers _baton for baton" \
     bash -c 'source "$0" && complete -p baton | grep -q -- "-F _baton baton$"' "$bash_script"
-mapfile -t got < <(complete_bash baton '')
-has_all "bash: baton <TAB> offers every command" "${cmds[*]}" "${got[@]}"
+completions baton '' &&
+    has_all "bash: baton <TAB> offers every command" "${cmds[*]}" "${got[@]}"
 for c in "${cmds[@]}"; do
-    mapfile -t got < <(complete_bash baton "$c" -)
-    has_all "bash: baton $c -<TAB> offers its options" "$(options_of "$c")" "${got[@]}"
+    completions baton "$c" - &&
+        has_all "bash: baton $c -<TAB> offers its options" "$(options_of "$c")" "${got[@]}"
 done
 for c in "${cmds[@]}"; do
-    mapfile -t got < <(complete_bash baton "$c" -)
+    completions baton "$c" - || continue
     dups="$(printf '%s\n' "${got[@]}" | sort | uniq -d | tr '\n' ' ')"
     check "bash: baton $c -<TAB> offers each option once${dups:+ (twice: $dups)}" test -z "$dups"
 done
-mapfile -t got < <(complete_bash baton help '')
-has_all "bash: baton help <TAB> offers every command" "${cmds[*]}" "${got[@]}"
-mapfile -t got < <(complete_bash baton -)
-has_all "bash: baton -<TAB> offers -h, --help, -V, --version" "-h --help -V --version" "${got[@]}"
-mapfile -t got < <(complete_bash baton run -c '')
-has_all "bash: baton run -c <TAB> offers the coders" "${coders[*]}" "${got[@]}"
-mapfile -t got < <(complete_bash baton run --coder = '')
-has_all "bash: baton run --coder=<TAB> offers the coders" "${coders[*]}" "${got[@]}"
-mapfile -t got < <(complete_bash baton send --approval '')
-has_all "bash: baton send --approval <TAB> offers the policies" "deny auto never" "${got[@]}"
-mapfile -t got < <(complete_bash baton completion '')
-has_all "bash: baton completion <TAB> offers the shells" "bash zsh" "${got[@]}"
+completions baton help '' &&
+    has_all "bash: baton help <TAB> offers every command" "${cmds[*]}" "${got[@]}"
+completions baton - &&
+    has_all "bash: baton -<TAB> offers -h, --help, -V, --version" "-h --help -V --version" "${got[@]}"
+completions baton run -c '' &&
+    has_all "bash: baton run -c <TAB> offers the coders" "${coders[*]}" "${got[@]}"
+completions baton run --coder = '' &&
+    has_all "bash: baton run --coder=<TAB> offers the coders" "${coders[*]}" "${got[@]}"
+completions baton send --approval '' &&
+    has_all "bash: baton send --approval <TAB> offers the policies" "deny auto never" "${got[@]}"
+completions baton completion '' &&
+    has_all "bash: baton completion <TAB> offers the shells" "bash zsh" "${got[@]}"
 mkdir -p "$tmp/dirs/project"
-mapfile -t got < <(cd "$tmp/dirs" && complete_bash baton run -C pro)
-has_all "bash: baton run -C pro<TAB> offers the directory" "project" "${got[@]}"
+in_dirs() { cd "$tmp/dirs" && complete_bash "$@"; }
+if lines_of got in_dirs baton run -C pro; then
+    has_all "bash: baton run -C pro<TAB> offers the directory" "project" "${got[@]}"
+else
+    fail "bash: completing 'baton run -C pro' in $tmp/dirs failed"
+fi
 for c in send show rm attach; do
-    mapfile -t got < <(complete_bash baton "$c" --json '')
-    [ "$c" = rm ] && mapfile -t got < <(complete_bash baton "$c" '')
-    has_all "bash: baton $c <TAB> offers the conversation ids" "${convs[*]}" "${got[@]}"
+    if [ "$c" = rm ]; then completions baton "$c" ''; else completions baton "$c" --json ''; fi &&
+        has_all "bash: baton $c <TAB> offers the conversation ids" "${convs[*]}" "${got[@]}"
 done
-mapfile -t got < <(complete_bash baton send "${convs[0]}" '')
-check "bash: nothing after CONV where the prompt goes (got: ${got[*]})" test ${#got[@]} -eq 0
-mapfile -t got < <(complete_bash baton show "${convs[1]:0:12}")
-has_all "bash: baton show PREFIX<TAB> completes the id" "${convs[1]}" "${got[@]}"
-mapfile -t got < <(complete_bash baton show -- '')
-has_all "bash: after -- CONV is still completed" "${convs[*]}" "${got[@]}"
-mapfile -t got < <(complete_bash baton run --timeout '')
-check "bash: nothing for --timeout's value (got: ${got[*]})" test ${#got[@]} -eq 0
-mapfile -t got < <(BATON_HOME="$tmp/none" complete_bash baton send '')
-check "bash: no store, no ids and no store made" \
-    test ${#got[@]} -eq 0 -a ! -e "$tmp/none"
+completions baton send "${convs[0]}" '' &&
+    check "bash: nothing after CONV where the prompt goes (got: ${got[*]})" test ${#got[@]} -eq 0
+completions baton show "${convs[1]:0:12}" &&
+    has_all "bash: baton show PREFIX<TAB> completes the id" "${convs[1]}" "${got[@]}"
+completions baton show -- '' &&
+    has_all "bash: after -- CONV is still completed" "${convs[*]}" "${got[@]}"
+completions baton run --timeout '' &&
+    check "bash: nothing for --timeout's value (got: ${got[*]})" test ${#got[@]} -eq 0
+no_store() { BATON_HOME="$tmp/none" complete_bash "$@"; }
+if lines_of got no_store baton send ''; then
+    check "bash: no store, no ids and no store made" \
+        test ${#got[@]} -eq 0 -a ! -e "$tmp/none"
+else
+    fail "bash: completing 'baton send' without a store failed"
+fi
 
 # --- zsh ---------------------------------------------------------------------
 out="$(zsh -f -c 'fpath=("$0" $fpath); autoload -U compinit; compinit -u -D; print -r -- $_comps[baton]' "$zsh_dir" 2>&1)"

@@ -16,14 +16,16 @@
 int setup(void **state)
 {
     struct ctx *c = bt_xcalloc(1, sizeof(*c));
-    c->dir = bt_test_mkdtemp(BT_BINARY_DIR, "it");
+    c->dir = bt_test_mkdtemp(bt_test_scratch_root(BT_BINARY_DIR), "it");
     assert_non_null(c->dir);
     c->env[c->nenv++] = bt_xasprintf("BATON_HOME=%s/home", c->dir);
     c->env[c->nenv++] = bt_xstrdup("BATON_CODEX_BIN=" FAKE); /* env[1]: tests replace it */
     c->env[c->nenv++] = bt_xstrdup("NO_COLOR=1");
-    /* the build tree is in baton's own repository: a turn's changes are
-     * looked for in the test's, not there (src/repo.h) */
-    c->env[c->nenv++] = bt_xstrdup("GIT_CEILING_DIRECTORIES=" BT_BINARY_DIR);
+    /* the build tree is in baton's own repository (and BATON_CACHE may be
+     * in a repository of the user's home): a turn's changes are looked for
+     * in the test's, not there (src/repo.h) */
+    c->env[c->nenv++] =
+        bt_xasprintf("GIT_CEILING_DIRECTORIES=%s", bt_test_scratch_root(BT_BINARY_DIR));
     *state = c;
     return 0;
 }

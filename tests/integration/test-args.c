@@ -235,15 +235,24 @@ static void test_prompt_from_a_pipe(void **state)
     assert_non_null(strstr(res.out.data, "\"text\":\"piped follow-up\""));
     bt_test_result_release(&res);
 
-    /* an empty pipe or /dev/null is no prompt */
-    baton(c, &res, "", 0, "run", END);
-    assert_int_equal(res.exit_code, 2);
-    assert_non_null(strstr(res.err.data, "missing PROMPT: none was given, and stdin is empty"));
-    bt_test_result_release(&res);
-    baton(c, &res, " \n\n", 0, "run", "-", END);
-    assert_int_equal(res.exit_code, 2);
-    assert_non_null(strstr(res.err.data, "the prompt read from stdin is empty"));
-    bt_test_result_release(&res);
+    /* an empty pipe, blanks or /dev/null is no prompt: one message and
+     * the usage line, whether PROMPT is - or missing */
+    static const char *const empty[] = {"", " \n\n"};
+    char *first = NULL;
+    for (size_t i = 0; i < 2; i++) {
+        for (int dash = 0; dash < 2; dash++) {
+            baton(c, &res, empty[i], 0, "run", dash ? "-" : END, END);
+            assert_int_equal(res.exit_code, 2);
+            assert_int_equal(res.out.len, 0);
+            assert_non_null(strstr(res.err.data, "baton run: missing PROMPT: stdin holds no text\n"
+                                                 "usage: baton run "));
+            if (!first)
+                first = bt_xstrdup(res.err.data);
+            assert_string_equal(res.err.data, first);
+            bt_test_result_release(&res);
+        }
+    }
+    free(first);
     assert_int_equal(conversations(c), 1);
 
     /* a terminal on stdin is never read without -: say what is missing at
@@ -280,8 +289,12 @@ static void test_list_outputs(void **state)
     assert_non_null(strchr(bt_test_jstr(lines[0], "updated"), 'Z')); /* JSON: UTC */
     bt_test_lines_free(lines, 1);
     bt_test_result_release(&res);
-    expect_usage(c, "--limit takes a number from 1", "ls", "--limit", "0", END);
-    expect_usage(c, "--limit needs a value (N), not '-1'", "ls", "--limit", "-1", END);
+    /* 0 and a negative number: one sentence, what --limit takes */
+    expect_usage(c, "--limit takes a number from 1 to 1000000, not '0'", "ls", "--limit", "0", END);
+    expect_usage(c, "--limit takes a number from 1 to 1000000, not '-1'", "ls", "--limit", "-1",
+                 END);
+    expect_usage(c, "--limit takes a number from 1 to 1000000, not '-1'", "ls", "--limit=-1", END);
+    expect_usage(c, "--limit needs a value (N), not '--json'", "ls", "--limit", "--json", END);
     expect_usage(c, "--json and --json-array go alone", "ls", "--json", "--json-array", END);
     expect_usage(c, "--json and --json-array go alone", "coders", "--json-array", "--json", END);
 
@@ -465,6 +478,14 @@ static void test_values_checked(void **state)
     expect_usage(c, "--from takes an event number", "attach", "--from", "+5", "C", END);
     expect_usage(c, "--from takes an event number", "attach", "--from=99999999999999999999", "C",
                  END);
+    /* an unknown coder: a usage error like the others, naming them all */
+    expect_usage(c, "unknown coder 'nosuch' (one of: codex, pi, claude, gemini, opencode, copilot)",
+                 "run", "-c", "nosuch", "x", END);
+    expect_usage(c, "unknown coder 'nope' (one of: codex, pi,", "run", "--coder=codex,nope", "x",
+                 END);
+    expect_usage(c, "--coder takes coders separated by commas, not 'codex,,pi'", "run",
+                 "--coder=codex,,pi", "x", END);
+    expect_usage(c, "unknown coder 'nosuch' (one of: codex, pi,", "acp", "-c", "nosuch", END);
     expect_usage(c, "missing bash|zsh", "completion", END);
     expect_usage(c, "--debug is for the text output", "show", "--json", "--debug", "C", END);
     expect_usage(c, "cannot use '/nonexistent' as the working directory: No such file", "run", "-C",

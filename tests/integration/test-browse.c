@@ -47,7 +47,7 @@ struct ctx {
 static int group_setup(void **state)
 {
     (void)state;
-    big.dir = bt_test_mkdtemp(BT_BINARY_DIR, "browse");
+    big.dir = bt_test_mkdtemp(bt_test_scratch_root(BT_BINARY_DIR), "browse");
     if (!big.dir)
         return -1;
     big.home = bt_xasprintf("%s/home", big.dir);
@@ -80,7 +80,7 @@ static int group_teardown(void **state)
 static int setup(void **state)
 {
     struct ctx *c = bt_xcalloc(1, sizeof(*c));
-    c->dir = bt_test_mkdtemp(BT_BINARY_DIR, "browse-t");
+    c->dir = bt_test_mkdtemp(bt_test_scratch_root(BT_BINARY_DIR), "browse-t");
     assert_non_null(c->dir);
     c->env[1] = bt_xasprintf("CODEX_HOME=%s/codex", c->dir);
     c->env[2] = bt_xstrdup("NO_COLOR=1");
@@ -384,6 +384,49 @@ static void test_ls_lists_all(void **state)
     bt_test_result_release(&res);
 }
 
+/* ls's columns stay put whatever the coder and the state: the title
+ * starts at the same column for codex and opencode (the longest coder
+ * name), new and transferred (the longest state word). */
+static void test_ls_columns(void **state)
+{
+    struct ctx *c = *state;
+    char *home = bt_xasprintf("%s/home", c->dir);
+    struct bt_store *s = open_store(home);
+    static const char *const coders[] = {"codex", "opencode", "pi", "copilot"};
+    char ids[4][BT_ID_SIZE];
+    for (int i = 0; i < 4; i++) {
+        struct bt_store_conversation_new cn = {
+            .coder = coders[i], .cwd = c->dir, .title = "the title"};
+        assert_int_equal(bt_store_conversation_create(s, &cn, ids[i]), 0);
+    }
+    assert_int_equal(bt_store_conversation_set_status(s, ids[1], BT_STORE_CONV_TRANSFERRED), 0);
+    assert_int_equal(bt_store_conversation_set_status(s, ids[3], BT_STORE_CONV_ARCHIVED), 0);
+    bt_store_close(s);
+    c->env[0] = bt_xasprintf("BATON_HOME=%s", home);
+    const char *argv[] = {BATON, "ls", NULL};
+    struct bt_test_run r = {
+        .argv = argv, .env = (const char *const *)c->env, .cwd = c->dir, .timeout_s = 120};
+    struct bt_test_result res;
+    assert_int_equal(bt_test_exec(&r, &res), 0);
+    assert_int_equal(res.exit_code, 0);
+    assert_int_equal(count_lines(res.out.data), 4);
+    long col = -1;
+    int seen_transferred = 0;
+    for (char *line = strtok(res.out.data, "\n"); line; line = strtok(NULL, "\n")) {
+        const char *title = strstr(line, "the title");
+        assert_non_null(title);
+        seen_transferred |= strstr(line, " transferred ") != NULL;
+        if (col < 0)
+            col = title - line;
+        if (title - line != col)
+            fail_msg("the title moves from column %ld to %ld in:\n%s", col, (long)(title - line),
+                     line);
+    }
+    assert_true(seen_transferred);
+    bt_test_result_release(&res);
+    free(home);
+}
+
 static void test_show_last(void **state)
 {
     struct ctx *c = *state;
@@ -567,6 +610,7 @@ int main(void)
         T(test_search_fts_syntax_is_text),
         T(test_search_usage),
         T(test_ls_lists_all),
+        T(test_ls_columns),
         T(test_show_last),
         T(test_rm_removes_everything),
         T(test_rm_refused_while_running),

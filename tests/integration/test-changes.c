@@ -114,6 +114,45 @@ static void test_turn_changes(void **state)
     bt_test_result_release(&res);
 }
 
+/* A turn that changed nothing: diff says so on stderr (its stdout stays
+ * empty, as git diff's), exit 0, for a turn, --stat and the whole
+ * conversation; --json has no files. */
+static void test_no_changes(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    edits(c, ":\n");
+    char *p = path_in(c, "p");
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--json", "-C", p, "Say hello banana", END);
+    assert_int_equal(res.exit_code, 0);
+    char *conv = conversation_of(res.out.data);
+    bt_test_result_release(&res);
+    static const char turn[] = "baton: no changes in turn 1\n",
+                      all[] = "baton: no changes in this conversation's turns\n";
+    for (int i = 0; i < 4; i++) {
+        if (i == 0)
+            baton(c, &res, NULL, 0, "diff", "--turn", "1", conv, END);
+        else if (i == 1)
+            baton(c, &res, NULL, 0, "diff", "--turn", "1", "--stat", conv, END);
+        else if (i == 2)
+            baton(c, &res, NULL, 0, "diff", "--stat", conv, END);
+        else
+            baton(c, &res, NULL, 0, "diff", conv, END);
+        assert_int_equal(res.exit_code, 0);
+        assert_string_equal(res.out.data, "");
+        assert_string_equal(res.err.data, i < 2 ? turn : all);
+        bt_test_result_release(&res);
+    }
+    baton(c, &res, NULL, 0, "diff", "--json", "--turn", "1", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "\"changes\":{\"files\":[]"));
+    assert_string_equal(res.err.data, "");
+    bt_test_result_release(&res);
+    free(conv);
+    free(p);
+}
+
 /* A file name that is not UTF-8 and holds a newline: JSON text with
  * U+FFFD in the event and in `diff --json`, quoted as git quotes it in
  * `diff --stat`. */
@@ -175,6 +214,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_turn_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_repository, setup, teardown),
         cmocka_unit_test_setup_teardown(test_odd_names, setup, teardown),
     };

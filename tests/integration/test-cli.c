@@ -408,6 +408,37 @@ static void test_not_installed(void **state)
     baton(c, &res, NULL, 0, "ls", "--json", END);
     assert_int_equal(res.out.len, 0); /* nothing was created */
     bt_test_result_release(&res);
+
+    /* a coder that is not installed names those that are: here codex and
+     * pi (the fake, by their variables), nothing on PATH */
+    char *empty = path_in(c, "empty-path"), *kv = bt_xasprintf("PATH=%s", empty);
+    assert_int_equal(mkdir(empty, 0700), 0);
+    free(c->env[1]);
+    c->env[1] = bt_xstrdup("BATON_CODEX_BIN=" FAKE);
+    setenv_kv(c, "BATON_PI_BIN=" FAKE);
+    setenv_kv(c, kv);
+    static const char *const others[] = {"CLAUDE", "GEMINI", "OPENCODE", "COPILOT"};
+    for (size_t i = 0; i < BT_ARRAY_SIZE(others); i++) {
+        char *unset = bt_xasprintf("BATON_%s_BIN=", others[i]); /* empty: not set */
+        setenv_kv(c, unset);
+        free(unset);
+    }
+    baton(c, &res, NULL, 0, "run", "-c", "claude", "hello", END);
+    assert_int_equal(res.exit_code, 3);
+    assert_string_equal(res.err.data, "baton: claude is not installed: put 'claude' on PATH or "
+                                      "set BATON_CLAUDE_BIN; installed: codex, pi\n");
+    bt_test_result_release(&res);
+    setenv_kv(c, "BATON_PI_BIN=/nonexistent/pi");
+    baton(c, &res, NULL, 0, "run", "-c", "opencode", "--json", "hello", END);
+    assert_int_equal(res.exit_code, 3);
+    assert_int_equal(res.out.len, 0);
+    assert_non_null(strstr(res.err.data, "; installed: codex\n"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "ls", "--json", END);
+    assert_int_equal(res.out.len, 0); /* nothing was created */
+    bt_test_result_release(&res);
+    free(kv);
+    free(empty);
 }
 
 /* The version directories of fixtures/<coder>/ (names starting with a

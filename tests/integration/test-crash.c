@@ -44,14 +44,15 @@ struct point {
 
 static void point_init(struct point *p, int i)
 {
-    p->dir = bt_test_mkdtemp(BT_BINARY_DIR, "crash");
+    p->dir = bt_test_mkdtemp(bt_test_scratch_root(BT_BINARY_DIR), "crash");
     assert_non_null(p->dir);
     p->home = bt_xasprintf("%s/home", p->dir);
     p->out = bt_xasprintf("%s/stdout", p->dir);
     p->pidfile = bt_xasprintf("%s/gc.pid", p->dir);
     int k = 0;
     p->env[k++] = bt_xasprintf("BATON_HOME=%s", p->home);
-    p->env[k++] = bt_xstrdup("GIT_CEILING_DIRECTORIES=" BT_BINARY_DIR); /* not baton's repository */
+    p->env[k++] = bt_xasprintf("GIT_CEILING_DIRECTORIES=%s", /* not baton's repository */
+                               bt_test_scratch_root(BT_BINARY_DIR));
     p->env[k++] = bt_xstrdup("BATON_CODEX_BIN=" FAKE);
     p->env[k++] = bt_xstrdup("FAKE_CODER_REPLAY=" FIXTURE);
     p->env[k++] = bt_xstrdup("FAKE_CODER_DELAY_MS=40");

@@ -5,8 +5,9 @@
  * real exit status or signal and the end of its stderr (--debug), and the
  * per-conversation queue numbers that `send`, `show` and `rm-queued`
  * share, a coder's escaped NUL (\u0000) kept past in the store's
- * text as `show` and `show --json` read it, and the questions a coder
- * asked that nobody could answer.
+ * text as `show` and `show --json` read it, the questions a coder asked
+ * that nobody could answer, and the transcript in turn order whatever
+ * order cancels, retries and queued messages happened in.
  *
  * A turn that must stay running replays fixtures/codex/0.171.0/text.jsonl
  * with FAKE_CODER_HANG_AFTER=13: the fake writes the answer's first three
@@ -530,13 +531,127 @@ static void test_show_question(void **state)
     free(path);
 }
 
+/* ---- the transcript in turn order ------------------------------------ */
+
+/* Wait (as wait_deltas) until conv's newest run is turn `turn` and has
+ * ended completed. */
+static void wait_completed(struct ctx *c, const char *conv, int64_t turn)
+{
+    struct bt_store *s = open_store(c);
+    for (int64_t t0 = 0; bt_test_poll(&t0);) {
+        struct bt_store_run r;
+        if (bt_store_run_last(s, conv, &r) == 0) {
+            int done = r.turn == turn && r.state == BT_STORE_RUN_COMPLETED;
+            bt_store_run_release(&r);
+            if (done) {
+                bt_store_close(s);
+                return;
+            }
+        }
+    }
+    fail_msg("conversation %s: turn %lld did not complete", conv, (long long)turn);
+}
+
+/* conv's messages (show --json) as "role state text" each, equal to
+ * want[0..n). */
+static void check_messages(struct ctx *c, const char *conv, const char *const *want, int n)
+{
+    cJSON *doc;
+    const cJSON *m = messages(c, conv, &doc);
+    for (int i = 0; i < n; i++) {
+        const cJSON *it = cJSON_GetArrayItem(m, i);
+        assert_non_null(it);
+        char *got = bt_xasprintf("%s %s %s", bt_test_jstr(it, "role"), bt_test_jstr(it, "state"),
+                                 bt_test_jstr(it, "text"));
+        assert_string_equal(got, want[i]);
+        free(got);
+    }
+    assert_int_equal(cJSON_GetArraySize(m), n);
+    cJSON_Delete(doc);
+}
+
+#define ANSWER "Hello! You said: Say hello banana"
+
+/* Cancel a turn, queue a message, retry the turn: each answer stays under
+ * the prompt it answers, in show and show --json (the API, the web page
+ * and acp's session/load read the same list, store.h), though a retry's
+ * answer is stored after the prompt queued before it: the retries under
+ * the cancelled turn's prompt, the queued prompt after them, the turn
+ * that takes it (the retry's owner sends it once the retry completed)
+ * after that. */
+static void test_turn_order_after_retry(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *conv = first_turn(c, "first");
+    setenv_kv(c, HANG_AFTER_3_DELTAS);
+    pid_t a = baton_bg(c, "a.out", "send", "--json", conv, "second", END);
+    wait_deltas(c, conv, 3);
+    assert_int_equal(queue(c, conv, "third"), 1);
+    baton(c, &res, NULL, 0, "cancel", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(a), 130);
+
+    /* a retry cancelled too: the queued prompt stays, after both */
+    a = baton_bg(c, "b.out", "retry", "--json", conv, END);
+    wait_deltas(c, conv, 3);
+    baton(c, &res, NULL, 0, "cancel", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(a), 130);
+    const char *const cancelled[] = {
+        "user complete first",
+        "assistant complete " ANSWER,
+        "user complete second",
+        "assistant cancelled " FIRST_3_DELTAS,
+        "assistant cancelled " FIRST_3_DELTAS,
+        "user queued third",
+    };
+    check_messages(c, conv, cancelled, 6);
+    char *out = show(c, NULL, conv);
+    const char *last_cancel = strstr(out, "codex (cancelled):\n" FIRST_3_DELTAS "\n");
+    assert_non_null(last_cancel);
+    last_cancel = strstr(last_cancel + 1, "codex (cancelled):\n" FIRST_3_DELTAS "\n");
+    assert_non_null(last_cancel);
+    assert_non_null(strstr(last_cancel, "\nyou (queued as #1):\nthird\n"));
+    free(out);
+
+    /* the retry that completes; then its owner sends the queued prompt */
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_HANG_AFTER=-1");
+    baton(c, &res, NULL, 0, "retry", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    wait_completed(c, conv, 3);
+    const char *const done[] = {
+        "user complete first",
+        "assistant complete " ANSWER,
+        "user complete second",
+        "assistant cancelled " FIRST_3_DELTAS,
+        "assistant cancelled " FIRST_3_DELTAS,
+        "assistant complete " ANSWER,
+        "user complete third",
+        "assistant complete " ANSWER,
+    };
+    check_messages(c, conv, done, 8);
+    out = show(c, NULL, conv);
+    const char *retried =
+        strstr(out, "codex (cancelled):\n" FIRST_3_DELTAS "\n\ncodex (cancelled):\n" FIRST_3_DELTAS
+                    "\n\ncodex:\n" ANSWER "\n\nyou:\nthird\n\ncodex:\n" ANSWER "\n");
+    if (!retried)
+        fail_msg("not in turn order: %s", out);
+    free(out);
+    free(conv);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_show_while_streaming), T(test_show_debug_failed), T(test_show_debug_interrupted),
-        T(test_queue_numbers),        T(test_show_escaped_nul),
-        T(test_show_question),
+        T(test_show_while_streaming),   T(test_show_debug_failed), T(test_show_debug_interrupted),
+        T(test_queue_numbers),          T(test_show_escaped_nul),  T(test_show_question),
+        T(test_turn_order_after_retry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

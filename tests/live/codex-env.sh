@@ -5,9 +5,8 @@
 # 127.0.0.1, for live tests that run the real codex CLI offline.
 #
 # usage: codex-env.sh DIR PORT [MODEL]
-#   DIR    codex home to create (made absolute); NOT under /tmp or $TMPDIR:
-#          codex refuses to create its helper binaries (PATH aliases such as
-#          apply_patch) inside the temporary directory and warns on every start
+#   DIR    codex home to create (made absolute); anywhere, the temporary
+#          directory too (see TMPDIR below)
 #   PORT   port of a running baton-standin
 #   MODEL  model slug (default baton-test); letters, digits and ._:- only
 #
@@ -16,6 +15,15 @@
 # an error item), then prints the environment to use, one KEY=VALUE a line:
 #   CODEX_HOME=DIR
 #   HOME=DIR
+#   TMPDIR=DIR/tmp    only when DIR is under the temporary directory (/tmp
+#                     or $TMPDIR): codex 0.171.0 makes no helper binaries
+#                     (its PATH aliases: codex-linux-sandbox, apply_patch)
+#                     in a home under std::env::temp_dir() ("Refusing to
+#                     create helper binaries under temporary dir", on its
+#                     stderr at every start), and without codex-linux-sandbox
+#                     every sandboxed command fails ("bwrap: execvp
+#                     codex-linux-sandbox: No such file or directory"). With
+#                     TMPDIR inside DIR, DIR is not under it any more.
 # e.g.  env $(tests/live/codex-env.sh "$d" "$port") codex app-server ...
 # HOME is set too so codex reads no user dotfiles. No API key is needed: the
 # stand-in provider has no auth. Existing sessions in DIR are kept; the two
@@ -27,14 +35,13 @@ die() {
     exit 1
 }
 
-# Fail unless $1 is absolute and outside $2 (a temporary directory).
-check_not_under() {
-    local dir="$1" tmp="$2"
-    [ -n "$tmp" ] || return 0
-    tmp="$(cd "$tmp" 2>/dev/null && pwd -P)" || return 0
-    case "$dir/" in
-    "$tmp"/*) die "'$dir' is under the temporary directory '$tmp'; codex will not create its helper binaries there" ;;
-    esac
+# 0 if $1 (absolute, resolved) is $2 or below it (resolved; "" is none).
+under() {
+    local dir="$1" top="$2"
+    [ -n "$top" ] || return 1
+    top="$(cd "$top" 2>/dev/null && pwd -P)" || return 1
+    case "$dir/" in "$top"/*) return 0 ;; esac
+    return 1
 }
 
 # The catalog entry: model metadata taken from `codex debug models` of
@@ -132,19 +139,19 @@ main() {
     fi
     [[ "$model" =~ ^[A-Za-z0-9._:-]+$ ]] || die "bad model name '$model'"
     [[ "$dir" = /* ]] || dir="$PWD/$dir"
-    # Check the path as given before creating anything, then as resolved.
-    check_not_under "$dir" /tmp
-    check_not_under "$dir" "${TMPDIR:-}"
     mkdir -p "$dir" || die "cannot create '$dir'"
     dir="$(cd "$dir" && pwd -P)"
-    check_not_under "$dir" /tmp
-    check_not_under "$dir" "${TMPDIR:-}"
     # The path goes into TOML and JSON strings and KEY=VALUE lines unquoted.
     [[ "$dir" =~ ^/[A-Za-z0-9._/+-]*$ ]] || die "unsupported characters in '$dir'"
     chmod 700 "$dir"
     write_catalog "$model" >"$dir/models.json"
     write_config "$dir" "$port" "$model" >"$dir/config.toml"
     printf 'CODEX_HOME=%s\nHOME=%s\n' "$dir" "$dir"
+    if under "$dir" /tmp || under "$dir" "${TMPDIR:-}"; then
+        mkdir -p "$dir/tmp" || die "cannot create '$dir/tmp'"
+        chmod 700 "$dir/tmp"
+        printf 'TMPDIR=%s/tmp\n' "$dir"
+    fi
 }
 
 main "$@"

@@ -40,15 +40,6 @@ static char *read_port(const char *path)
     return NULL;
 }
 
-/* 1 if path is dir or below it. */
-static int under(const char *path, const char *dir)
-{
-    size_t n = dir ? strlen(dir) : 0;
-    while (n > 1 && dir[n - 1] == '/')
-        n--;
-    return n > 0 && strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
 /* BATON_LIVE_KEEP (an absolute directory), or NULL when unset or empty. */
 static const char *keep_dir(void)
 {
@@ -61,53 +52,77 @@ static const char *keep_dir(void)
 }
 
 /* Where scratch directories go: BATON_LIVE_KEEP when set (kept after the
- * test, live.h); else the build tree, unless it is in the temporary
- * directory (a checkout under /tmp), where codex refuses to put its helper
- * binaries: then $HOME/.cache/baton/live. Caller frees. */
+ * test, live.h); else where every test makes its own (support.h:
+ * $BATON_CACHE/scratch or the build tree), the temporary directory too
+ * (codex-env.sh gives a codex home there a TMPDIR of its own). Caller
+ * frees. */
 static char *scratch_base(void)
 {
-    const char *home = getenv("HOME"), *keep = keep_dir();
+    const char *keep = keep_dir();
     if (keep) {
         mkdir(keep, 0700);
         return bt_xstrdup(keep);
     }
-    if (!under(BT_BINARY_DIR, "/tmp") && !under(BT_BINARY_DIR, getenv("TMPDIR")))
-        return bt_xstrdup(BT_BINARY_DIR);
-    assert_non_null(home);
-    char *cache = bt_xasprintf("%s/.cache", home), *baton = bt_xasprintf("%s/baton", cache);
-    char *base = bt_xasprintf("%s/live", baton);
-    mkdir(cache, 0700);
-    mkdir(baton, 0700);
-    mkdir(base, 0700);
-    free(cache);
-    free(baton);
-    return base;
+    return bt_xstrdup(bt_test_scratch_root(BT_BINARY_DIR));
 }
 
 /* Run the env script and keep its KEY=VALUE lines in env from *k on
- * (room for four more after them). */
-static void env_lines(char **env, int cap, const char *script, const char *home, const char *port,
-                      int *k)
+ * (room for four more after them). NULL, or why not (owned). */
+static char *env_lines(char **env, int cap, const char *script, const char *home, const char *port,
+                       int *k)
 {
     char *dir = bt_xasprintf("%s/%s", bt_live.dir, home);
     const char *argv[] = {"/bin/bash", script, dir, port, NULL};
     struct bt_test_run r = {.argv = argv, .timeout_s = 60};
     struct bt_test_result res;
-    assert_int_equal(bt_test_exec(&r, &res), 0);
+    int rc = bt_test_exec(&r, &res);
     free(dir);
+    if (rc != 0)
+        return bt_xasprintf("cannot run %s", script);
+    char *why = NULL;
     if (res.exit_code)
-        fail_msg("%s failed: %s", script, res.err.data);
+        why = bt_xasprintf("%s failed: %s", script, res.err.data);
     /* four more entries follow these lines */
-    for (char *line = strtok(res.out.data, "\n"); line; line = strtok(NULL, "\n")) {
-        assert_true(*k + 4 < cap);
+    for (char *line = why ? NULL : strtok(res.out.data, "\n"); line; line = strtok(NULL, "\n")) {
+        if (*k + 4 >= cap) {
+            why = bt_xasprintf("%s printed more than %d lines", script, cap - 5);
+            break;
+        }
         env[(*k)++] = bt_xstrdup(line);
     }
     bt_test_result_release(&res);
+    return why;
 }
 
-static void env_script_lines(const char *script, const char *home, const char *port, int *k)
+/* Stop the stand-in, if one was started: a pid of 0 (none, or a harness
+ * already torn down) must never reach kill(), which would signal the
+ * whole process group, ctest and its shell included. */
+static void stop_standin(struct bt_live *g)
 {
-    env_lines(bt_live.env, (int)BT_ARRAY_SIZE(bt_live.env), script, home, port, k);
+    if (g->standin > 0) {
+        kill(g->standin, SIGTERM);
+        waitpid(g->standin, NULL, 0);
+    }
+    g->standin = 0;
+}
+
+/* A set-up step failed: stop the stand-in it started and remove what it
+ * made (cmocka runs no teardown after a failed setup; no tmux server was
+ * started yet), then fail with why. */
+static void setup_failed(char *why)
+{
+    struct bt_live *g = &bt_live;
+    stop_standin(g);
+    if (!keep_dir())
+        bt_test_rmdir(g->dir);
+    free(g->dir);
+    free(g->log);
+    for (size_t i = 0; i < BT_ARRAY_SIZE(g->env); i++)
+        free(g->env[i]);
+    memset(g, 0, sizeof(*g));
+    print_message("live: set-up failed (its stand-in is stopped): %s\n", why);
+    free(why);
+    fail();
 }
 
 void bt_live_setup(const char *prefix, const char *env_script, const char *home,
@@ -116,17 +131,24 @@ void bt_live_setup(const char *prefix, const char *env_script, const char *home,
     struct bt_live *g = &bt_live;
     char *base = scratch_base();
     g->dir = bt_test_mkdtemp(base, prefix);
+    if (!g->dir)
+        fail_msg("live: cannot make a directory under %s", base);
     free(base);
-    assert_non_null(g->dir);
     char *portfile = bt_xasprintf("%s/port", g->dir);
     g->log = bt_xasprintf("%s/standin.log", g->dir);
     char *out = bt_xasprintf("%s/standin.out", g->dir);
     const char *argv[] = {STANDIN, "--port-file", portfile, "--log", g->log, NULL};
     g->standin = bt_test_spawn_bg(argv, NULL, out);
     char *port = read_port(portfile);
-    assert_non_null(port);
+    free(portfile);
+    free(out);
+    if (!port)
+        setup_failed(bt_xstrdup("baton-standin wrote no port"));
     int k = 0;
-    env_script_lines(env_script, home, port, &k);
+    char *why = env_lines(g->env, (int)BT_ARRAY_SIZE(g->env), env_script, home, port, &k);
+    free(port);
+    if (why)
+        setup_failed(why);
     g->env[k++] = bt_xasprintf("BATON_HOME=%s/baton-home", g->dir);
     g->env[k++] = bt_xasprintf("%s=%s", bin_var, bin);
     g->env[k++] = bt_xstrdup("NO_COLOR=1");
@@ -138,20 +160,18 @@ void bt_live_setup(const char *prefix, const char *env_script, const char *home,
     g->other = bt_xasprintf("%s/other", g->dir);
     mkdir(g->work, 0700);
     mkdir(g->other, 0700);
-    free(port);
-    free(portfile);
-    free(out);
 }
 
 void bt_live_teardown(void)
 {
     struct bt_live *g = &bt_live;
+    if (!g->dir) /* a set-up that failed cleaned up: no tmux of ours to stop */
+        return;
     const char *kill_server[] = {"kill-server", NULL};
     struct bt_test_result res;
     bt_live_tmux(kill_server, &res); /* fails harmlessly when none was started */
     bt_test_result_release(&res);
-    kill(g->standin, SIGTERM);
-    waitpid(g->standin, NULL, 0);
+    stop_standin(g);
     if (keep_dir())
         print_message("live: kept %s\n", g->dir);
     else
@@ -431,7 +451,9 @@ void bt_live_unreachable_scenario(const char *env_script, const char *const *run
     snprintf(port, sizeof port, "%d", closed_port());
     char *env[32] = {0};
     int k = 0;
-    env_lines(env, (int)BT_ARRAY_SIZE(env), env_script, "unreachable-home", port, &k);
+    char *why = env_lines(env, (int)BT_ARRAY_SIZE(env), env_script, "unreachable-home", port, &k);
+    if (why)
+        fail_msg("%s", why);
     int own = k;
     /* the rest of the harness's environment (baton home, coder bin, …) */
     for (size_t i = 0; i < BT_ARRAY_SIZE(bt_live.env) && bt_live.env[i]; i++) {
@@ -463,11 +485,20 @@ void bt_live_unreachable_scenario(const char *env_script, const char *const *run
     const char *kind = m ? bt_test_jstr(lines[m - 1], "error_kind") : NULL;
     const char *msg = m ? bt_test_jstr(lines[m - 1], "error") : NULL;
     char *retrying = bt_xasprintf("was retrying with no progress for %s s", idle_s);
-    int ok = status && strcmp(status, "failed") == 0 && kind &&
+    /* it said so while it waited: a retry warning came before the end,
+     * not only the error after the idle timeout */
+    int warned = 0;
+    for (size_t i = 0; i + 1 < m; i++) {
+        const char *type = bt_test_jstr(lines[i], "type");
+        const char *wk = bt_test_jstr(lines[i], "kind");
+        warned |= type && strcmp(type, "warning") == 0 && wk && strcmp(wk, "retry") == 0;
+    }
+    int ok = warned && status && strcmp(status, "failed") == 0 && kind &&
              strcmp(kind, "network_error") == 0 && msg && strstr(msg, reason) &&
              strstr(msg, retrying);
-    char *said = bt_xasprintf("exit %d, %s, %s: %s", code, status ? status : "(no stream)",
-                              kind ? kind : "(no kind)", msg ? msg : "(no error)");
+    char *said = bt_xasprintf("exit %d, %s, %s: %s%s", code, status ? status : "(no stream)",
+                              kind ? kind : "(no kind)", msg ? msg : "(no error)",
+                              warned ? "" : " (no retry warning before it)");
     free(retrying);
     free(status);
     bt_test_lines_free(lines, m);
@@ -478,7 +509,7 @@ void bt_live_unreachable_scenario(const char *env_script, const char *const *run
         printf("unreachable: %s\n", said);
     free(said);
     if (bad)
-        fail_msg("the turn did not fail as network_error naming the retrying");
+        fail_msg("the turn did not warn of its retries and fail as network_error naming them");
 }
 
 int bt_live_run_processes(void)

@@ -14,9 +14,9 @@
 #include "support.h"
 
 struct bt_live {
-    char *dir;     /* scratch root: in BATON_LIVE_KEEP, the build tree, or
-                      ~/.cache/baton/live when that is under /tmp (codex refuses
-                      the temporary directory) */
+    char *dir;     /* scratch root: in BATON_LIVE_KEEP, else in the tests'
+                      scratch root (support.h: $BATON_CACHE/scratch or the
+                      build tree), /tmp included (codex-env.sh) */
     char *log;     /* the stand-in's request log */
     pid_t standin; /* the stand-in's pid */
     char *env[24]; /* the env script's lines, BATON_HOME, the coder bin, NO_COLOR,
@@ -34,7 +34,9 @@ extern struct bt_live bt_live;
  * (absolute) in the environment the scratch directory is made in DIR and
  * kept by bt_live_teardown, which names it: its baton-home/runs/ holds the
  * coder's raw output of every run (tests/scripts/drift.sh reads it); the
- * tests and what they assert are the same. */
+ * tests and what they assert are the same. A set-up step that fails (no
+ * port, the env script) stops the stand-in and removes the directory
+ * before the test fails. */
 void bt_live_setup(const char *prefix, const char *env_script, const char *home,
                    const char *bin_var, const char *bin);
 void bt_live_teardown(void);
@@ -94,7 +96,8 @@ void bt_live_handoff_scenario(const char *const *run_opts, const char *const *re
 
 /* The coder pointed at a closed port on 127.0.0.1 (env_script makes its
  * home for that port) retries; `baton run --idle-timeout <idle_s>` with
- * run_opts ends the turn failed, exit 1, network_error, the message naming
+ * run_opts says so while it waits (a `warning` of kind `retry` before the
+ * end) and ends the turn failed, exit 1, network_error, the message naming
  * reason (the coder's own text) and the retrying. idle_s (whole seconds)
  * must outlast the coder's start-up, which counts as no progress too. */
 void bt_live_unreachable_scenario(const char *env_script, const char *const *run_opts,

@@ -48,13 +48,15 @@
 #              throughput, latency): a before/after of a change to baton
 #   --runs N   runs per command for the real coders (default 21, pi 15)
 # Environment: BATON_CACHE (default ~/.cache/baton): npm caches (npm, npm-pi,
-# npm-claude, npm-bench) and the scratch directory bench/ (not under /tmp: codex refuses
-# its temporary directory); BENCH_KEEP=1 keeps the scratch directory.
+# npm-claude, npm-bench) and the scratch directory bench/; BENCH_KEEP=1 keeps
+# the scratch directory.
 set -uo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
 build="$top/build"
 cache="${BATON_CACHE:-$HOME/.cache/baton}"
+# shellcheck source=tests/scripts/lines.sh
+source "$top/tests/scripts/lines.sh"
 rev=""
 vs_rev=""
 runs_real=21
@@ -190,6 +192,22 @@ env_args() {
     while IFS= read -r line; do
         [ -n "$line" ] && printf -- '-e\n%s\n' "$line"
     done
+}
+
+# ENV_SCRIPT DIR PORT: the script's KEY=VALUE lines as env_args makes them
+# into the array cenv/penv/clenv (lines_of NAME env_of ...); a script that
+# fails stops the bench with its reason, never a run in the user's home.
+env_of() {
+    local out
+    out="$(bash "$@")" || return
+    env_args <<<"$out"
+}
+need_env() { # NAME ENV_SCRIPT DIR PORT
+    local name=$1
+    shift
+    lines_of "$name" env_of "$@" && return
+    echo "bench: ${1##*/} failed (its reason is above); stopping" >&2
+    exit 1
 }
 
 # Each section ends with the CPU time other processes used while it ran
@@ -351,7 +369,8 @@ if want codex; then
         echo "  skipped: codex is not installed ($(tail -n 1 "$run/install-codex.err"))"
     elif start_standin; then
         launcher="${codex%%/node_modules/*}/node_modules/.bin/codex"
-        mapfile -t cenv < <(bash "$top/tests/live/codex-env.sh" "$run/codex-home" "$port" | env_args)
+        cenv=()
+        need_env cenv "$top/tests/live/codex-env.sh" "$run/codex-home" "$port"
         sdk_dir="$cache/npm-bench/node_modules/@openai/codex-sdk"
         # The newest @openai/codex-sdk (0.163.0) pins @openai/codex 0.163.0;
         # the optional platform packages (its own native codex) are left out:
@@ -427,7 +446,8 @@ if want pi; then
     if ! pi="$(bash "$top/tests/scripts/install-pi.sh" 2>"$run/install-pi.err")"; then
         echo "  skipped: pi is not installed ($(tail -n 1 "$run/install-pi.err"))"
     elif start_standin; then
-        mapfile -t penv < <(bash "$top/tests/live/pi-env.sh" "$run/pi-agent" "$port" | env_args)
+        penv=()
+        need_env penv "$top/tests/live/pi-env.sh" "$run/pi-agent" "$port"
         pkg="$(cd "$(dirname "$(readlink -f "$pi")")/.." && pwd -P)"
         mkdir -p "$run/pi-agent/sessions/bench"
         "$bt/bench-time" -n "$runs_pi" -w 1 -T "$tsv" \
@@ -465,7 +485,8 @@ if want claude; then
     if ! claude="$(bash "$top/tests/scripts/install-claude.sh" 2>"$run/install-claude.err")"; then
         echo "  skipped: claude is not installed ($(tail -n 1 "$run/install-claude.err"))"
     elif start_standin; then
-        mapfile -t clenv < <(bash "$top/tests/live/claude-env.sh" "$run/claude-config" "$port" | env_args)
+        clenv=()
+        need_env clenv "$top/tests/live/claude-env.sh" "$run/claude-config" "$port"
         # The reference: claude with baton's argv minus the session id (it
         # picks its own), the prompt as the same stream-json line from a
         # file; stdin EOF after it ends the process once the turn is done.

@@ -11,15 +11,24 @@
 # (tests/standin) on 127.0.0.1, in a separate demo home; the script says so.
 #
 # Installing and building print one line each; their output goes to logs
-# under $BATON_CACHE/logs (shown when a step fails).
+# under $BATON_CACHE/logs (shown when a step fails). HOME may be anywhere,
+# /tmp too. A step that fails stops the script at once with its reason: the
+# demo never goes on with the coder's own home in place of its own.
 #
 # usage: demo.sh [PROMPT]
+# env:   BATON_CACHE  the cache, logs and the demo's homes (default
+#                     ~/.cache/baton)
 set -euo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
 build="$top/build"
 prompt="${1:-Say hello banana}"
 cache="${BATON_CACHE:-$HOME/.cache/baton}"
+
+die() {
+    echo "demo: $*" >&2
+    exit 1
+}
 
 bash "$top/tests/scripts/deps.sh"
 mkdir -p "$cache/logs"
@@ -49,23 +58,34 @@ if model_reachable; then
 else
     echo "demo: no model is reachable: using the real codex CLI (npm @openai/codex, pinned)" >&2
     echo "demo: against baton's local stand-in model endpoint on 127.0.0.1" >&2
-    BATON_CODEX_BIN="$(bash "$top/tests/scripts/install-codex.sh")"
+    BATON_CODEX_BIN="$(bash "$top/tests/scripts/install-codex.sh")" ||
+        die "the codex CLI could not be installed (its reason is above)"
     export BATON_CODEX_BIN
-    portfile="$(mktemp)"
+    portfile="$cache/demo-standin.port"
+    rm -f "$portfile"
     "$build/tests/standin/baton-standin" --port-file "$portfile" >/dev/null &
     standin_pid=$!
     for _ in $(seq 100); do [ -s "$portfile" ] && break; sleep 0.05; done
-    port="$(cat "$portfile")"
+    port="$(cat "$portfile" 2>/dev/null || true)"
     rm -f "$portfile"
-    [ -n "$port" ] || { echo "demo: the stand-in model did not start" >&2; exit 1; }
-    while IFS= read -r kv; do export "${kv?}"; done < <(bash "$top/tests/live/codex-env.sh" "$cache/demo-codex-home" "$port")
+    [ -n "$port" ] || die "the stand-in model did not start"
+    # the codex home of the demo, talking only to the stand-in; a command
+    # substitution, not `done < <(...)`, whose failure nobody would see
+    codex_env="$(bash "$top/tests/live/codex-env.sh" "$cache/demo-codex-home" "$port")" ||
+        die "cannot make the demo's codex home in $cache/demo-codex-home (the reason is above)"
+    while IFS= read -r kv; do export "${kv?}"; done <<<"$codex_env"
+    case "${CODEX_HOME:-}" in
+    "$cache"/* | "$(cd "$cache" && pwd -P)"/*) ;;
+    *) die "codex-env.sh gave no codex home of the demo's (CODEX_HOME='${CODEX_HOME:-}')" ;;
+    esac
     export BATON_HOME="$cache/demo-home"
     echo "demo: conversations of this demo are stored in $BATON_HOME" >&2
 fi
 
 echo "\$ baton run \"$prompt\"" >&2
 "$baton" run "$prompt"
-conv="$("$baton" ls --json | head -n 1 | sed -n 's/^{"id":"\([0-9a-z]*\)".*/\1/p')"
+conv="$("$baton" ls --json --limit 1 | sed -n 's/^{"id":"\([0-9a-z]*\)".*/\1/p')"
+[ -n "$conv" ] || die "baton ls names no conversation"
 echo >&2
 echo "\$ baton send $conv \"And again?\"" >&2
 "$baton" send "$conv" "And again?"

@@ -26,8 +26,7 @@
 #   --force  check a newest release that is the pin too: a self-test of the
 #            check, whose differences are then only those of the live
 #            suite's scenarios and the recorded cases
-#   --dir    the scratch directory (default ${BATON_CACHE:-~/.cache/baton}/drift;
-#            not under /tmp, where codex refuses to run its helpers): the
+#   --dir    the scratch directory (default ${BATON_CACHE:-~/.cache/baton}/drift): the
 #            install prefixes npm-<coder>/ (kept: a second run installs
 #            nothing), and per coder live-<coder>/ (the live suite's kept
 #            scratch, emptied first), <coder>.live.log, <coder>.shapes.txt;
@@ -37,6 +36,8 @@
 set -uo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
+# shellcheck source=tests/scripts/lines.sh
+source "$top/tests/scripts/lines.sh"
 scripts="$top/tests/scripts"
 build="$top/build"
 dir="${BATON_CACHE:-$HOME/.cache/baton}/drift"
@@ -186,12 +187,21 @@ fixture_recordings() { # CODER PIN
     done
 }
 
+# The raw outputs the live suite kept under DIR, one path a line, sorted.
+live_recordings() { # DIR
+    find "$1" -path '*/baton-home/runs/*.out.zst' | sort
+}
+
 # The message types and fields of the live runs that the pinned fixtures
 # lack (+), and the message types of the fixtures the runs did not show (-).
 shape_drift() { # CODER PIN
     local coder="$1" pin="$2" runs fixtures
-    mapfile -t runs < <(find "$dir/live-$coder" -path '*/baton-home/runs/*.out.zst' 2>/dev/null | sort)
-    mapfile -t fixtures < <(fixture_recordings "$coder" "$pin")
+    runs=()
+    if [ -d "$dir/live-$coder" ] && ! lines_of runs live_recordings "$dir/live-$coder"; then
+        say "  messages: cannot list the live suite's recordings in $dir/live-$coder"
+        return
+    fi
+    lines_of fixtures fixture_recordings "$coder" "$pin"
     if [ ${#runs[@]} -eq 0 ]; then
         say "  messages: no recordings of the newest (the live suite made no runs)"
         return

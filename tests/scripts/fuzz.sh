@@ -17,7 +17,9 @@ CC=clang cmake -S "$top" -B "$build" -DBATON_FUZZ=ON -DBATON_TESTS=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
 cmake --build "$build" -j "$(nproc)" >/dev/null || { echo "fuzz: build failed"; exit 1; }
 
-work="$(mktemp -d)"
+# shellcheck source=tests/scripts/scratch.sh
+source "$top/tests/scripts/scratch.sh"
+work="$(scratch_dir fuzz)" || exit 1
 trap 'rm -rf "$work"' EXIT
 
 # fuzz_one BIN: one target for $secs; its report goes to $work/TARGET.report,

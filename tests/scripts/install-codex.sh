@@ -40,7 +40,10 @@ main() {
     bin="$cache/node_modules/@openai/$pkg/vendor/$triple/bin/codex"
     npm_pin_install "$cache" @openai/codex "$CODEX_VERSION" "$bin"
     [ -x "$bin" ] || npm_pin_die "native binary missing after install: $bin"
-    got="$("$bin" --version 2>/dev/null)" || npm_pin_die "cannot run $bin"
+    # a private, empty HOME and no CODEX_HOME: --version must not read or
+    # create the user's ~/.codex (codex 0.171.0 makes ~/.codex/tmp/arg0 for
+    # its helper binaries at every start)
+    got="$(npm_pin_private env -u CODEX_HOME "$bin" --version)" || npm_pin_die "cannot run $bin"
     [ "$got" = "codex-cli $CODEX_VERSION" ] || npm_pin_die "unexpected version '$got' from $bin"
     printf '%s\n' "$bin"
 }

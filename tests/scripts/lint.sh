@@ -11,8 +11,15 @@ set -uo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
 build="${1:-$top/build}"
-cd "$top"
-mapfile -t files < <(git ls-files '*.c' '*.h')
+cd "$top" || exit 1
+# shellcheck source=tests/scripts/lines.sh
+source "$top/tests/scripts/lines.sh"
+# a git that fails must not read as "no files, nothing found"
+files=()
+lines_of files git ls-files '*.c' '*.h' || {
+    echo "lint: git ls-files failed in $top" >&2
+    exit 1
+}
 failed=0
 
 # clang-format: every tracked C file formatted as committed

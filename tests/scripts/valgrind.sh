@@ -21,6 +21,8 @@
 set -uo pipefail
 
 top="$(cd "$(dirname "$0")/../.." && pwd -P)"
+# shellcheck source=tests/scripts/lines.sh
+source "$top/tests/scripts/lines.sh"
 build="${1:-$top/build-vg}"
 case "$build" in /*) ;; *) build="$PWD/$build" ;; esac
 logs="$build/valgrind"
@@ -111,11 +113,12 @@ verdict() {
     shift 4
     local problems=() bad_logs=() ignored=() c p
     if [ "$rc" -ne 0 ]; then
-        local unexpected=()
-        while read -r c; do
+        local unexpected=() cases=()
+        lines_of cases failed_cases "$out" || problems+=("cannot read the failed cases of $out")
+        for c in "${cases[@]}"; do
             [ -n "$c" ] || continue
             if [ -n "${excluded[$name:$c]:-}" ]; then ignored+=("$c"); else unexpected+=("$c"); fi
-        done < <(failed_cases "$out")
+        done
         # cmocka exits with the number of failed cases
         if [ ${#unexpected[@]} -gt 0 ] || [ "$rc" -ne ${#ignored[@]} ]; then
             case "$rc" in
@@ -131,11 +134,14 @@ verdict() {
         n=$((n + 1))
         grep -q 'ERROR SUMMARY:' "$log" || unjudged=$((unjudged + 1))
         grep -q 'Process terminating with default action' "$log" && signalled=$((signalled + 1))
-        local found=0
-        while IFS= read -r p; do
+        local found=0 said=()
+        if ! lines_of said log_problems "$log"; then
+            said=("cannot read it")
+        fi
+        for p in "${said[@]}"; do
             problems+=("${log##*/}: $p")
             found=1
-        done < <(log_problems "$log")
+        done
         [ $found -eq 0 ] || bad_logs+=("$log")
     done
     local what
@@ -246,7 +252,15 @@ crash_recovery() {
 }
 
 start=$(now)
-mapfile -t tests < <(ctest --test-dir "$build" -N | sed -n 's/^ *Test *#[0-9]*: \(.*\)$/\1/p')
+# The tests ctest knows in $build, one a line.
+list_tests() {
+    ctest --test-dir "$build" -N | sed -n 's/^ *Test *#[0-9]*: \(.*\)$/\1/p'
+}
+tests=()
+if ! lines_of tests list_tests; then
+    echo "valgrind: ctest -N failed in $build" >&2
+    exit 1
+fi
 if [ ${#tests[@]} -eq 0 ]; then
     echo "valgrind: ctest lists no tests in $build" >&2
     exit 1

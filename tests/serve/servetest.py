@@ -20,7 +20,8 @@ tests/live/codex-env.sh configures it for the live C tests; a ServeCase
 with codex_bin set does that before its serve starts.
 
 Environment (ctest sets it, tests/serve/CMakeLists.txt): BATON_BIN,
-BATON_FAKE_CODER, BATON_TEST_TMPDIR, BATON_STANDIN; BATON_TEST_WRAPPER
+BATON_FAKE_CODER, BATON_TEST_TMPDIR, BATON_STANDIN; BATON_CACHE (set: the
+scratch directories go under $BATON_CACHE/scratch); BATON_TEST_WRAPPER
 (words put in front of every baton process, as tests/support does, and
 of baton-serve, then run directly rather than through `baton serve`);
 BATON_TEST_KEEP keeps the scratch directories.
@@ -50,7 +51,25 @@ STANDIN = os.environ.get("BATON_STANDIN") or str(TOP / "build/tests/standin/bato
 CODEX_ENV = TOP / "tests/live/codex-env.sh"
 OPENAPI = TOP / "src/web/openapi.json"
 EVENTS_SCHEMA = TOP / "docs/events.schema.json"
-TMP_ROOT = os.environ.get("BATON_TEST_TMPDIR") or tempfile.gettempdir()
+
+
+def scratch_root():
+    """Where the tests make their scratch directories, as the C tests do
+    (tests/support/support.h): $BATON_CACHE/scratch when BATON_CACHE is set,
+    else the build tree (BATON_TEST_TMPDIR) or the temporary directory; /tmp
+    is fine for the real codex too (tests/live/codex-env.sh gives a home
+    there a TMPDIR of its own)."""
+    cache = os.environ.get("BATON_CACHE")
+    if not cache:
+        return os.environ.get("BATON_TEST_TMPDIR") or tempfile.gettempdir()
+    if not os.path.isabs(cache):
+        raise SystemExit(f"test: BATON_CACHE={cache} is not an absolute path")
+    root = os.path.join(cache, "scratch")
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    return root
+
+
+TMP_ROOT = scratch_root()
 SKIP = 77
 
 ANSWER = "Hello! You said: Say hello banana"  # the fixture's answer
@@ -139,24 +158,6 @@ class Gate:
             pass
 
 
-def under(path, top):
-    """Whether path is top or below it (both resolved)."""
-    path, top = os.path.realpath(path), os.path.realpath(top)
-    return path == top or path.startswith(top.rstrip("/") + "/")
-
-
-def live_scratch_root():
-    """Where a home for the real codex goes: TMP_ROOT unless it is in the
-    temporary directory, where codex refuses to put its helper binaries
-    (as tests/live/live.c decides); then ~/.cache/baton/live."""
-    tmps = ["/tmp"] + ([os.environ["TMPDIR"]] if os.environ.get("TMPDIR") else [])
-    if not any(under(TMP_ROOT, t) for t in tmps):
-        return TMP_ROOT
-    root = os.path.join(os.path.expanduser("~"), ".cache", "baton", "live")
-    os.makedirs(root, mode=0o700, exist_ok=True)
-    return root
-
-
 class Standin:
     """A baton-standin of one home: its port, and its log of requests."""
 
@@ -167,6 +168,13 @@ class Standin:
         self.proc = subprocess.Popen([STANDIN, "--port-file", port_file, "--log", self.log],
                                      stdin=subprocess.DEVNULL, stdout=out, stderr=out)
         out.close()
+        try:
+            self.port = self._wait_port(port_file)
+        except BaseException:
+            self.stop()  # a stand-in that never said its port is stopped, not left behind
+            raise
+
+    def _wait_port(self, port_file):
 
         def port():
             if self.proc.poll() is not None:
@@ -177,7 +185,7 @@ class Standin:
             except OSError:
                 return None
             return text if text.isdigit() else None
-        self.port = wait_for(port, 10, "baton-standin's port file")
+        return wait_for(port, 10, "baton-standin's port file")
 
     def requests(self):
         """The request bodies it got, in order (its log is large: parsed,
@@ -530,7 +538,7 @@ class ServeCase(unittest.TestCase):
     def setUpClass(cls):
         from contract import Contract
         cls.api = Contract(OPENAPI)
-        cls.home = Home(cls.home_name, root=live_scratch_root() if cls.codex_bin else None)
+        cls.home = Home(cls.home_name)
         try:
             if cls.codex_bin:
                 cls.home.use_codex(cls.codex_bin)

@@ -14,7 +14,7 @@ import os
 import subprocess
 
 import servetest
-from servetest import ANSWER, HELD_ANSWER, NATIVE_ID, USAGE, ServeCase
+from servetest import ANSWER, HELD_ANSWER, NATIVE_ID, USAGE, ServeCase, wait_for
 
 CONV = "/v1/conversations/{id}"
 UNKNOWN = "0mx66kzscsm2vv13gfc3ti"  # a well-formed id no conversation has
@@ -209,6 +209,36 @@ class Api(ServeCase):
         self.assertEqual(len(d["runs"]), 2)
         self.error("DELETE", f"/v1/conversations/{conv}/queue/{first['n'] + 1}", q, 404,
                    "not_found")  # sent: no longer waiting
+
+    def test_turn_order_after_cancel_queue_retry(self):
+        """Cancel, a message queued meanwhile, retry: the conversation view
+        (the web page's too) lists each answer under the prompt it answers,
+        as `baton show --json` does; the retry's answer, stored after the
+        queued prompt, came under it (issue 29)."""
+        self.home.gate.hold()
+        conv, run = self.create("one")
+        self.held(conv, run)
+        self.assertEqual(self.send(conv, "two")["state"], "queued")
+        self.call("POST", f"/v1/conversations/{conv}/cancel", CONV + "/cancel", 202)
+
+        def cancelled():
+            d = self.detail(conv)
+            return d if d["running"] is None else None
+        d = wait_for(cancelled, 30, "the cancelled turn to end")
+        self.assertEqual([(m["role"], m["state"]) for m in d["messages"]],
+                         [("user", "complete"), ("assistant", "cancelled"), ("user", "queued")])
+        self.home.gate.release()
+        _, doc = self.call("POST", f"/v1/conversations/{conv}/retry", CONV + "/retry", 202)
+        self.assertEqual(self.run_of(conv, doc["run"])["turn"], 1)
+        d = self.idle(conv)
+        self.assertEqual([(r["turn"], r["state"]) for r in d["runs"]],
+                         [(1, "cancelled"), (1, "completed"), (2, "completed")])
+        self.assertEqual([(m["role"], m["state"], m["text"]) for m in d["messages"]],
+                         [("user", "complete", "one"), ("assistant", "cancelled", HELD_ANSWER),
+                          ("assistant", "complete", ANSWER), ("user", "complete", "two"),
+                          ("assistant", "complete", ANSWER)])
+        self.assertEqual(d["messages"][2]["run"], doc["run"])
+        self.assertEqual(self.home.show(conv)["messages"], d["messages"])
 
     def test_cancel_then_retry(self):
         self.home.gate.hold()

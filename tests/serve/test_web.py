@@ -26,7 +26,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 
 import servetest
@@ -50,10 +49,16 @@ if not CHROMIUM or not CHROMEDRIVER:
     servetest.skip("chromium or chromedriver is not installed (tests/scripts/deps.sh "
                    "installs chromium and chromium-driver)")
 
-# screenshots of every step, kept as the run's artifacts: in the build
-# directory (BATON_TEST_TMPDIR) unless BATON_WEB_SHOTS names another
-SHOTS = os.environ.get("BATON_WEB_SHOTS") or os.path.join(
-    os.environ.get("BATON_TEST_TMPDIR") or tempfile.gettempdir(), "web-shots")
+# screenshots of every step, kept as the run's artifacts: in the tests'
+# scratch root (servetest.TMP_ROOT: the build directory or $BATON_CACHE/scratch)
+# unless BATON_WEB_SHOTS names another
+SHOTS = os.environ.get("BATON_WEB_SHOTS") or os.path.join(servetest.TMP_ROOT, "web-shots")
+# chromium writes its crash reports and dconf cache under HOME: a HOME of
+# its own in the scratch root, never the user's
+BROWSER_HOME = os.path.join(servetest.TMP_ROOT, "web-browser-home")
+os.makedirs(BROWSER_HOME, mode=0o700, exist_ok=True)
+BROWSER_ENV = {**os.environ, "HOME": BROWSER_HOME, "XDG_CONFIG_HOME": BROWSER_HOME + "/.config",
+               "XDG_CACHE_HOME": BROWSER_HOME + "/.cache"}
 # a prompt whose markup must reach the page as text, never as elements
 MARKUP = 'say <b>hi</b> <img src=x onerror="window.__pwned=1">'
 
@@ -66,7 +71,7 @@ def browser(width, height, phone=False):
         o.add_argument(a)
     o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     try:
-        d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=o)
+        d = webdriver.Chrome(service=Service(CHROMEDRIVER, env=BROWSER_ENV), options=o)
     except WebDriverException as e:
         # installed but broken is a failure, not a skip: the browser test
         # would otherwise never run and never say so

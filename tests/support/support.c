@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -204,6 +205,36 @@ void bt_test_lines_free(cJSON **lines, size_t n)
     for (size_t i = 0; i < n; i++)
         cJSON_Delete(lines[i]);
     free(lines);
+}
+
+const char *bt_test_scratch_root(const char *build)
+{
+    static char root[4096];
+    const char *cache = getenv("BATON_CACHE");
+    if (root[0])
+        return root;
+    if (!cache || !*cache) {
+        snprintf(root, sizeof root, "%s", build);
+        return root;
+    }
+    if (cache[0] != '/' || strlen(cache) + sizeof "/scratch" > sizeof root) {
+        fprintf(stderr, "test: BATON_CACHE=%s is not an absolute path\n", cache);
+        abort();
+    }
+    /* the cache may not exist yet: make it and scratch, as mkdir -p */
+    snprintf(root, sizeof root, "%s/scratch", cache);
+    for (char *p = root + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        mkdir(root, 0700);
+        *p = '/';
+    }
+    if (mkdir(root, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "test: cannot make %s: %s\n", root, strerror(errno));
+        abort();
+    }
+    return root;
 }
 
 char *bt_test_mkdtemp(const char *base, const char *prefix)

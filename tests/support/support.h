@@ -56,6 +56,13 @@ pid_t bt_test_spawn_bg(const char *const *argv, const char *const *env, const ch
 size_t bt_test_json_lines(const char *text, cJSON ***lines);
 void bt_test_lines_free(cJSON **lines, size_t n);
 
+/* Where a test makes its scratch directories: $BATON_CACHE/scratch when
+ * BATON_CACHE is set (created; it must be absolute: the test aborts
+ * otherwise), else build (the build tree, BT_BINARY_DIR). The same for
+ * every call of a process; a static string. Set GIT_CEILING_DIRECTORIES to
+ * it for a baton that must find no repository above the test's own. */
+const char *bt_test_scratch_root(const char *build);
+
 /* A fresh directory under base (mkdtemp of base/prefix-XXXXXX); caller
  * frees. Removed by bt_test_rmdir. */
 char *bt_test_mkdtemp(const char *base, const char *prefix);
