@@ -154,8 +154,12 @@ void bt_live_setup(const char *prefix, const char *env_script, const char *home,
     g->env[k++] = bt_xstrdup("NO_COLOR=1");
     g->env[k++] = bt_xasprintf("TMUX_TMPDIR=%s", g->dir); /* a tmux server of our own */
     /* the scratch directory may be in the build tree, in baton's own
-     * repository: a turn's changes are looked for below it only */
-    g->env[k++] = bt_xasprintf("GIT_CEILING_DIRECTORIES=%s", g->dir);
+     * repository: a turn's changes are looked for in it and below only
+     * (git climbs out of a ceiling it starts in: the ceiling is above) */
+    char *above = bt_xstrdup(g->dir);
+    *strrchr(above, '/') = '\0';
+    g->env[k++] = bt_xasprintf("GIT_CEILING_DIRECTORIES=%s", above);
+    free(above);
     g->work = bt_xasprintf("%s/work", g->dir);
     g->other = bt_xasprintf("%s/other", g->dir);
     mkdir(g->work, 0700);

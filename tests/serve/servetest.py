@@ -214,8 +214,9 @@ def scratch_env(dir, home):
         "TMUX_TMPDIR": dir,
         "BATON_CODEX_BIN": FAKE,
         # the scratch directory is in the build tree, in baton's own
-        # repository: a turn's changes are looked for below it only
-        "GIT_CEILING_DIRECTORIES": dir,
+        # repository: a turn's changes are looked for in it and below only
+        # (git climbs out of a ceiling it starts in: the ceiling is above)
+        "GIT_CEILING_DIRECTORIES": os.path.dirname(dir),
     }
     for c in OTHER_CODERS:
         env[f"BATON_{c.upper()}_BIN"] = os.path.join(dir, f"no-such-{c}")
