@@ -83,12 +83,25 @@ npm_pin_install() {
     if [ "$(npm_pin_version "$cache" "$package")" = "$version" ] && [ -x "$check" ]; then
         return 0
     fi
-    local log="$cache/npm-install.log" added
+    local log="$cache/npm-install.log" added gconf uconf ncache home rc=0
+    # --prefix moves npm's system-wide config to PREFIX/etc/npmrc: name
+    # the machine's (its registry, proxy or CA may be set only there), the
+    # user's and npm's cache as npm finds them without it
+    gconf="$(npm config get globalconfig)" && uconf="$(npm config get userconfig)" &&
+        ncache="$(npm config get cache)" || npm_pin_die "npm cannot read its configuration"
+    # a package's install scripts (opencode-ai's runs the program) get a
+    # home of their own, not the user's
+    home="$(mktemp -d)" || npm_pin_die "cannot create a temporary directory"
     printf '%s: installing %s from npm into %s (log: %s)... ' \
         "$NPM_PIN_TAG" "$package@$version" "$cache" "$log" >&2
     # npm's output goes to the log: stdout carries only the path.
-    if npm install --prefix "$cache" --save-exact --no-audit --no-fund \
-        --no-update-notifier --loglevel=error "$package@$version" >"$log" 2>&1; then
+    HOME="$home" XDG_CONFIG_HOME="$home/.config" XDG_DATA_HOME="$home/.local/share" \
+        XDG_STATE_HOME="$home/.local/state" XDG_CACHE_HOME="$home/.cache" \
+        npm install --globalconfig "$gconf" --userconfig "$uconf" --cache "$ncache" \
+        --prefix "$cache" --save-exact --no-audit --no-fund --no-update-notifier \
+        --loglevel=error "$package@$version" >"$log" 2>&1 || rc=$?
+    rm -rf "$home"
+    if [ "$rc" -eq 0 ]; then
         added="$(sed -n 's/^\(added [0-9]* packages\{0,1\}\).*/\1/p' "$log" | head -n 1)"
         echo "done${added:+ ($added)}" >&2
     else
