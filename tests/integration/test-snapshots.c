@@ -134,6 +134,56 @@ static void test_home_repository(void **state)
     free(h);
 }
 
+/* More repositories whose untracked files are not wanted: one that holds
+ * the home directory (a repository at / or /home), one that says so with
+ * another spelling of false ("Off", as git >= 2.46 takes it); and
+ * baton's own home inside a repository: its database, run files and
+ * store are no change of a turn and never copied into the store. */
+static void test_untracked_not_wanted(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    free(sh(c, "mkdir -p p/u/.ssh p/u/proj && printf PRIVATE > p/u/.ssh/id_ed25519"));
+    edits(c, "printf x > made.txt\n");
+    char *h = path_in(c, "p/u"), *kv = bt_xasprintf("HOME=%s", h);
+    setenv_kv(c, kv); /* the working tree holds $HOME */
+    char *got = turn(c, "p/u/proj", NULL, NULL);
+    assert_string_equal(got, "{\"files\":[],\"added\":0,\"removed\":0}");
+    char *secret = sh(c, "! git --git-dir=" STORE
+                         " cat-file -e $(git hash-object p/u/.ssh/id_ed25519) 2>/dev/null && "
+                         "echo none");
+    assert_string_equal(secret, "none\n");
+    free(secret);
+    free(got);
+
+    setenv_kv(c, "HOME=/nonexistent");
+    free(sh(c, "git -C p config status.showUntrackedFiles Off && rm -r home"));
+    got = turn(c, "p", NULL, NULL);
+    assert_string_equal(got, "{\"files\":[],\"added\":0,\"removed\":0}");
+    free(got);
+
+    /* BATON_HOME in the repository: only what the coder made */
+    free(sh(c, "git -C p config --unset status.showUntrackedFiles && rm -r home p/u "
+               "p/proj/made.txt p/made.txt 2>/dev/null; true"));
+    char *bh = path_in(c, "p/.baton"), *bkv = bt_xasprintf("BATON_HOME=%s", bh);
+    setenv_kv(c, bkv);
+    for (int i = 0; i < 2; i++) {
+        edits(c, i ? "printf y > more.txt\n" : "printf x > made.txt\n");
+        got = turn(c, "p", NULL, NULL);
+        assert_string_equal(got, i ? "{\"files\":[{\"path\":\"more.txt\",\"status\":"
+                                     "\"added\",\"added\":1,\"removed\":0}],\"added\":1,"
+                                     "\"removed\":0}"
+                                   : "{\"files\":[{\"path\":\"made.txt\",\"status\":"
+                                     "\"added\",\"added\":1,\"removed\":0}],\"added\":1,"
+                                     "\"removed\":0}");
+        free(got);
+    }
+    free(bkv);
+    free(bh);
+    free(kv);
+    free(h);
+}
+
 /* Untracked files over a snapshot's bounds: the turn completes, its
  * changes say they are unknown and why (over at the end, then over at
  * the start), and `diff` says none were recorded. */
@@ -312,6 +362,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_secrets_stay_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_home_repository, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_untracked_not_wanted, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshots_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_refs_moved, setup, teardown),
