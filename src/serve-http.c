@@ -173,7 +173,6 @@ enum MHD_Result bt_serve_http_access(void *cls, struct MHD_Connection *c, const 
         r->method = method;
         /* MHD ends the request target where the version begins; a NUL
          * before that would hide the rest of the path from us */
-        bt_serve_conn_headers_in(c);
         if (version && r->uri_at && version > r->uri_at &&
             (size_t)(version - r->uri_at) != r->uri_len + 1)
             return bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request",
@@ -191,6 +190,7 @@ enum MHD_Result bt_serve_http_access(void *cls, struct MHD_Connection *c, const 
         *upload_size = 0;
         return MHD_YES;
     }
+    bt_serve_conn_request_in(c); /* no deadline while it is answered */
     if (r->too_large)
         return bt_serve_fail(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
                              "the body is over %u bytes", BT_SERVE_BODY_MAX);
