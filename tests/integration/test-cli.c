@@ -142,6 +142,27 @@ static void test_killed_while_waiting(void **state)
     free(script);
 }
 
+/* A BATON_MAX_TURNS that is no number is said where the user looks, not
+ * only in worker.log: serve refuses it (as --max-turns), a detaching run
+ * warns and goes on with the default. */
+static void test_bad_max_turns_said(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    setenv_kv(c, "BATON_MAX_TURNS=4x");
+    baton(c, &res, NULL, 0, "serve", "--listen", "127.0.0.1:0", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_string_equal(res.err.data,
+                        "baton serve: BATON_MAX_TURNS is a number from 1 to 4096, not '4x'\n");
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "run", "--detach", "hello", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.err.data, "baton: BATON_MAX_TURNS is a number from 1 to 4096, "
+                                         "not '4x'; "));
+    bt_test_result_release(&res);
+}
+
 static void test_send_resumes_and_show(void **state)
 {
     struct ctx *c = *state;
@@ -653,6 +674,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_text_turn),
         T(test_killed_while_waiting),
+        T(test_bad_max_turns_said),
         T(test_send_resumes_and_show),
         T(test_prompt_from_stdin),
         T(test_human_output),
