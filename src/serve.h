@@ -96,6 +96,9 @@ struct bt_serve_req {
     struct bt_buf body;         /* the body so far */
     int started;                /* the first call (headers only) was seen */
     int too_large;              /* the body went over BT_SERVE_BODY_MAX */
+    int open;                   /* a route without the token: its body, which no such
+                                   route takes, is read and dropped, never kept */
+    uint64_t dropped;           /* the bytes of body so dropped */
     int suspended;              /* waiting for a worker's report */
     struct MHD_Response *reply; /* made while suspended, queued on resume */
     unsigned reply_status;
