@@ -219,6 +219,18 @@ static int update_from_worktree(struct snap *s)
     return rc;
 }
 
+/* Whether an untracked file libgit2 would not add is left out of the
+ * snapshot rather than failing it: one gone since the pass over the
+ * working tree (a build's temporary file), or a name git refuses to track
+ * ("git~1", ".git." and the like: `git add` says "invalid path" too). One
+ * such file lost every turn's changes in its repository. */
+static int left_out(int rc)
+{
+    const git_error *e = git_error_last();
+    return rc == GIT_ENOTFOUND ||
+           (e && e->klass == GIT_ERROR_INDEX && strncmp(e->message, "invalid path", 12) == 0);
+}
+
 /* -EFBIG with *why when the untracked files are over their bounds. */
 static int check_bounds(const struct snap *s, char **why)
 {
@@ -274,7 +286,7 @@ static int index_of_worktree(struct snap *s, const char *snapshots, char **why)
     if ((rc = check_bounds(s, why)) != 0)
         return rc;
     for (size_t i = 0; i < s->adds.n; i++)
-        if (git_index_add_bypath(s->idx, s->adds.v[i]) != 0) {
+        if ((rc = git_index_add_bypath(s->idx, s->adds.v[i])) != 0 && !left_out(rc)) {
             *why = bt_repo_why("cannot read the working tree");
             return BT_EPROTO;
         }

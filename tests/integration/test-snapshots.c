@@ -184,6 +184,27 @@ static void test_untracked_not_wanted(void **state)
     free(h);
 }
 
+/* An untracked file libgit2 will not add (a name git refuses to track,
+ * "git~1") is left out, not the end of every turn's changes; a snapshot
+ * that fails (its store cannot be made) makes the changes unknown with
+ * the reason in the event, not only on a stderr a worker's may be. */
+static void test_snapshot_failures(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    free(sh(c, "printf x > 'p/git~1'"));
+    edits(c, "printf x > made.txt\n");
+    char *got = turn(c, "p", NULL, NULL);
+    assert_string_equal(got, "{\"files\":[{\"path\":\"made.txt\",\"status\":\"added\","
+                             "\"added\":1,\"removed\":0}],\"added\":1,\"removed\":0}");
+    free(got);
+    free(sh(c, "rm -r home/snapshots && printf x > home/snapshots"));
+    got = turn(c, "p", NULL, NULL);
+    assert_non_null(
+        strstr(got, "{\"unknown\":true,\"reason\":\"cannot make baton's snapshot store "));
+    free(got);
+}
+
 /* Untracked files over a snapshot's bounds: the turn completes, its
  * changes say they are unknown and why (over at the end, then over at
  * the start), and `diff` says none were recorded. */
@@ -363,6 +384,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_secrets_stay_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_home_repository, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untracked_not_wanted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshots_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_refs_moved, setup, teardown),
