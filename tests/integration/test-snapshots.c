@@ -198,6 +198,20 @@ static void test_snapshot_failures(void **state)
     assert_string_equal(got, "{\"files\":[{\"path\":\"made.txt\",\"status\":\"added\","
                              "\"added\":1,\"removed\":0}],\"added\":1,\"removed\":0}");
     free(got);
+    /* a bare repository: no changes, and no store made for it */
+    free(sh(c, "git clone -q --bare p b.git"));
+    char *b = path_in(c, "b.git");
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--json", "-C", b, "Say hello banana", END);
+    assert_int_equal(res.exit_code, 0);
+    cJSON *last;
+    assert_null(changes_of(res.out.data, &last));
+    cJSON_Delete(last);
+    bt_test_result_release(&res);
+    free(b);
+    char *stores = sh(c, "ls home/snapshots | wc -l");
+    assert_string_equal(stores, "1\n");
+    free(stores);
     free(sh(c, "rm -r home/snapshots && printf x > home/snapshots"));
     got = turn(c, "p", NULL, NULL);
     assert_non_null(
