@@ -65,7 +65,7 @@ class Turns(ServeCase):
         ls = {c["id"]: c for c in self.home.ls()}
         self.assertEqual(ls[conv]["last_run_state"], "waiting")
         human = self.home.baton("ls").stdout.decode()
-        self.assertIn(f"{conv[:12]}  codex  waiting", human)
+        self.assertRegex(human, rf"(?m)^{conv[:12]}  codex +waiting ")  # columns as ls aligns them
         shown = self.home.baton("show", conv).stdout.decode()
         self.assertIn("codex (waiting for a turn slot: no coder runs yet):", shown)
         debug = self.home.baton("show", "--debug", conv).stdout.decode()
