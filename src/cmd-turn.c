@@ -20,6 +20,7 @@
 #include "error.h"
 #include "id.h"
 #include "proc.h"
+#include "slot.h"
 
 /* How long a detaching command waits for the worker's report: the worker
  * probes the coder's version first (bounded at 10 s) */
@@ -221,6 +222,11 @@ int bt_cmd_worker_detach(struct bt_store *s, const char *mode, const char *conv,
                          const struct bt_service_turn *t, int json)
 {
     int fd = -1;
+    const char *bad = NULL; /* the worker says so only in worker.log */
+    int limit = bt_slot_limit(&bad);
+    if (bad)
+        fprintf(stderr, "baton: BATON_MAX_TURNS is a number from 1 to %d, not '%s'; %d it is\n",
+                BT_SLOT_MAX, bad, limit);
     int rc = bt_cmd_worker_start(mode, conv, t, &fd);
     if (rc == 0) {
         char line[4096] = "", c[64], r[64];

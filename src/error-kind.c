@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "util.h"
@@ -33,13 +34,19 @@ enum bt_error_kind bt_error_kind_parse(const char *name)
 /* Words of a rate or usage limit or a quota, lower case: each coder's own
  * wording and the model APIs' behind them (see error-kind.h). */
 static const char *const rate_words[] = {
-    "rate limit",         "rate-limit",
-    "rate_limit",         "ratelimit",
-    "usage limit",        "usage_limit",
-    "usagelimit",         "quota",
-    "too many requests",  "resource_exhausted",
-    "resource exhausted", "exhausted your capacity",
-    "hit your limit",     "sessionbudgetexceeded",
+    "rate limit",
+    "rate-limit",
+    "rate_limit",
+    "ratelimit",
+    "usage limit",
+    "usage_limit",
+    "usagelimit",
+    "too many requests",
+    "resource_exhausted",
+    "resource exhausted",
+    "exhausted your capacity",
+    "hit your limit",
+    "sessionbudgetexceeded",
 };
 
 /* A limit that names when it resets ("Weekly limit reached ∙ resets Oct
@@ -72,6 +79,17 @@ static int has_status(const char *text, const char *code)
     return 0;
 }
 
+/* 1 if text speaks of a quota that is not a disk's ("Disk quota exceeded
+ * (os error 122)", EDQUOT, is a full file system, not a limit that
+ * resets). */
+static int api_quota(const char *text)
+{
+    for (const char *at = find(text, "quota"); at; at = find(at + 1, "quota"))
+        if (at - text < 5 || strncasecmp(at - 5, "disk ", 5) != 0)
+            return 1;
+    return 0;
+}
+
 int bt_error_text_rate_limited(const char *text)
 {
     if (!text)
@@ -79,6 +97,8 @@ int bt_error_text_rate_limited(const char *text)
     for (size_t i = 0; i < BT_ARRAY_SIZE(rate_words); i++)
         if (find(text, rate_words[i]))
             return 1;
+    if (api_quota(text))
+        return 1;
     if (has_status(text, "429"))
         return 1;
     if (!find(text, "limit"))

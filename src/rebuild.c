@@ -165,6 +165,9 @@ static int setup(struct job *j, struct bt_rebuild_report *rep)
     if (rc)
         return rc;
     rc = read_raw(j->s, run->id, &j->raw, &j->truncated, &j->raw_name);
+    if (rc == -ENOENT && !run->pgid)
+        return 0; /* its coder never started (its worker died waiting for a turn
+                     slot, say): nothing to rebuild, nothing to tell */
     if (rc && rc != BT_ECORRUPT) {
         rep->problem = bt_xasprintf("its raw output %s cannot be read: %s", j->raw_name,
                                     rc == -EINVAL ? "not a regular file" : bt_strerror(rc));

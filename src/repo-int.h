@@ -58,7 +58,8 @@ int bt_repo_filter_used(git_repository *repo, git_commit *commit, char **name);
  * whose objects/info/alternates borrows the user's objects read-only;
  * references refs/baton/ an earlier baton left in the user's repository
  * are moved into it first (repo-store.c). Both opened, or neither: 0,
- * BT_ENOTFOUND (no repository), BT_EPROTO. */
+ * BT_ENOTFOUND (no repository), -EINVAL (a bare one: no store is made),
+ * BT_EPROTO. */
 int bt_repo_store_open(const char *dir, const char *snapshots, git_repository **user,
                        git_repository **store, char **why);
 

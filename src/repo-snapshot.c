@@ -75,6 +75,7 @@ struct snap {
     uint64_t bytes;              /* and their size */
     struct bt_strv adds;         /* the untracked files to add, once within bounds */
     int stale;                   /* the cache names an object no database has */
+    char *own;                   /* baton's home inside the working tree, or NULL */
 };
 
 static int tracked(struct snap *s, const char *path)
@@ -84,27 +85,60 @@ static int tracked(struct snap *s, const char *path)
                        : bt_repo_tracked_has(&s->mine, path);
 }
 
+/* Whether path (resolved) is dir (resolved) or inside it. */
+static int within(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 &&
+           (path[n] == '\0' || path[n] == '/' || (n && dir[n - 1] == '/'));
+}
+
 /* Whether the repository wants its untracked files seen: not when it says
- * status.showUntrackedFiles=no (a dotfiles repository of a home), nor
- * when its working tree is the home directory itself. */
+ * status.showUntrackedFiles=no (git also takes any false boolean, in any
+ * case: "False", "OFF", ""; a dotfiles repository of a home), nor when
+ * its working tree is the home directory itself or holds it (a
+ * repository at / or /home takes the home's keys as much). */
 static int untracked_wanted(git_repository *user)
 {
     git_config *cfg = NULL;
     git_buf v = {0};
-    int wanted = 1;
+    int wanted = 1, b = 1;
     if (git_repository_config_snapshot(&cfg, user) == 0 &&
         git_config_get_string_buf(&v, cfg, "status.showUntrackedFiles") == 0 && v.ptr)
-        wanted = !(strcmp(v.ptr, "no") == 0 || strcmp(v.ptr, "false") == 0 ||
-                   strcmp(v.ptr, "off") == 0 || strcmp(v.ptr, "0") == 0);
+        wanted = !(strcmp(v.ptr, "no") == 0 || (git_config_parse_bool(&b, v.ptr) == 0 && !b));
     git_buf_dispose(&v);
     git_config_free(cfg);
     const char *home = getenv("HOME"), *wd = git_repository_workdir(user);
     char *h = home && *home ? realpath(home, NULL) : NULL, *w = wd ? realpath(wd, NULL) : NULL;
-    if (h && w && strcmp(h, w) == 0)
+    if (h && w && within(h, w))
         wanted = 0;
     free(h);
     free(w);
     return wanted;
+}
+
+/* Baton's own home (the parent of snapshots) as a path of the working
+ * tree with a final '/', when it is inside it (BATON_HOME in the
+ * repository): its database, run files and this store are never a
+ * snapshot's untracked files. NULL when it is elsewhere. Owned. */
+static char *own_home(git_repository *user, const char *snapshots)
+{
+    const char *wd = git_repository_workdir(user);
+    char *s = realpath(snapshots, NULL), *w = wd ? realpath(wd, NULL) : NULL, *rel = NULL;
+    char *slash = s ? strrchr(s, '/') : NULL;
+    if (slash && slash != s)
+        *slash = '\0';
+    size_t n = w ? strlen(w) : 0;
+    if (slash && slash != s && w && within(s, w) && strcmp(s, w) != 0)
+        rel = bt_xasprintf("%s/", s + n + (w[n - 1] != '/'));
+    free(s);
+    free(w);
+    return rel;
+}
+
+static int is_own(const struct snap *s, const char *path)
+{
+    return s->own && strncmp(path, s->own, strlen(s->own)) == 0;
 }
 
 /* The cache's untracked entries: left out when untracked files are not
@@ -122,7 +156,7 @@ static int count_cached(struct snap *s)
             continue;
         if (s->untracked && git_ignore_path_is_ignored(&ignored, s->user, e->path) != 0)
             return -1;
-        if (!s->untracked || ignored) {
+        if (!s->untracked || ignored || is_own(s, e->path)) {
             if (git_index_remove(s->idx, e->path, git_index_entry_stage(e)) != 0)
                 return -1;
             continue;
@@ -178,11 +212,23 @@ static int update_from_worktree(struct snap *s)
             continue;
         else if (tracked(s, path))
             rc = git_index_add_bypath(s->idx, path);
-        else if (s->untracked)
+        else if (s->untracked && !is_own(s, path))
             count_new(s, path);
     }
     git_diff_free(d);
     return rc;
+}
+
+/* Whether an untracked file libgit2 would not add is left out of the
+ * snapshot rather than failing it: one gone since the pass over the
+ * working tree (a build's temporary file), or a name git refuses to track
+ * ("git~1", ".git." and the like: `git add` says "invalid path" too). One
+ * such file lost every turn's changes in its repository. */
+static int left_out(int rc)
+{
+    const git_error *e = git_error_last();
+    return rc == GIT_ENOTFOUND ||
+           (e && e->klass == GIT_ERROR_INDEX && strncmp(e->message, "invalid path", 12) == 0);
 }
 
 /* -EFBIG with *why when the untracked files are over their bounds. */
@@ -240,7 +286,7 @@ static int index_of_worktree(struct snap *s, const char *snapshots, char **why)
     if ((rc = check_bounds(s, why)) != 0)
         return rc;
     for (size_t i = 0; i < s->adds.n; i++)
-        if (git_index_add_bypath(s->idx, s->adds.v[i]) != 0) {
+        if ((rc = git_index_add_bypath(s->idx, s->adds.v[i])) != 0 && !left_out(rc)) {
             *why = bt_repo_why("cannot read the working tree");
             return BT_EPROTO;
         }
@@ -271,6 +317,7 @@ static int snapshot_in(struct snap *s, const char *dir, const char *snapshots, c
         return -EINVAL;
     }
     s->untracked = untracked_wanted(s->user);
+    s->own = own_home(s->user, snapshots);
     if ((rc = write_to_store(s, why)) != 0 || (rc = index_of_worktree(s, snapshots, why)) != 0)
         return rc;
     if (git_index_write_tree(&tree, s->idx) != 0) {
@@ -310,6 +357,7 @@ static int snapshot_once(const char *dir, const char *snapshots, const char *ref
     git_index_free(s.mine_git);
     bt_strv_release(&s.mine.paths);
     free(s.cache);
+    free(s.own);
     git_repository_free(s.store);
     git_repository_free(s.user);
     return rc;

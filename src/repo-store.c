@@ -295,6 +295,12 @@ int bt_repo_store_open(const char *dir, const char *snapshots, git_repository **
     int rc = bt_repo_open(dir, user, why);
     if (rc)
         return rc;
+    if (git_repository_is_bare(*user)) { /* no snapshot ever: no store made for it */
+        *why = bt_xasprintf("the repository of %s is bare: it has no working tree", dir);
+        git_repository_free(*user);
+        *user = NULL;
+        return -EINVAL;
+    }
     char *common = common_dir(*user), key[17];
     fnv(common, key);
     char *path = bt_xasprintf("%s/%s", snapshots, key);
@@ -330,10 +336,10 @@ int bt_repo_refs_delete(const char *dir, const char *snapshots, const char *pref
     *why = NULL;
     git_repository *user, *store;
     int rc = bt_repo_store_open(dir, snapshots, &user, &store, why);
-    if (rc == BT_ENOTFOUND) {
+    if (rc == BT_ENOTFOUND || rc == -EINVAL) {
         free(*why);
         *why = NULL;
-        return 0; /* no repository: no reference */
+        return 0; /* no repository, or a bare one: no reference */
     }
     if (rc)
         return rc;

@@ -10,9 +10,11 @@
  * sends a byte of its headers now and then keeps its slot for ever (MHD's
  * connection timeout counts idle time only). So:
  *
- *  - a connection has BT_SERVE_HEADER_S to send a request's headers, from
- *    its accept or from the end of its previous request; past that it is
- *    shut down, however many bytes it trickled;
+ *  - a connection has BT_SERVE_HEADER_S to send a request's headers and
+ *    its body, from its accept or from the end of its previous request;
+ *    past that it is shut down, however many bytes it trickled (a body
+ *    sent a byte at a time held its slot for ever, and 256 of them, with
+ *    no token, locked every client out);
  *  - at BT_SERVE_CONNECTIONS open connections, a new one takes the slot of
  *    the connection that has waited longest for its headers (which is shut
  *    down); when every connection is past its headers (streams, requests
@@ -83,7 +85,7 @@ void bt_serve_conn_notify(void *cls, struct MHD_Connection *c, void **socket_con
     *socket_context = NULL;
 }
 
-void bt_serve_conn_headers_in(struct MHD_Connection *c)
+void bt_serve_conn_request_in(struct MHD_Connection *c)
 {
     struct bt_serve_conn *conn = conn_of(c);
     if (conn)

@@ -85,6 +85,13 @@ static int serve(int argc, char **argv, const char *baton)
     int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
     if (rc)
         return rc < 0 ? 0 : rc;
+    const char *bad = NULL; /* else only the workers would say so, in worker.log */
+    bt_slot_limit(&bad);
+    if (bad) {
+        fprintf(stderr, "baton serve: BATON_MAX_TURNS is a number from 1 to %d, not '%s'\n",
+                BT_SLOT_MAX, bad);
+        return BT_EXIT_USAGE;
+    }
     return bt_serve_run(&o);
 }
 

@@ -101,7 +101,7 @@ static int is(const struct bt_serve_req *r, const char *m)
 /* A body, when one came, must say it is JSON (a cross-site form cannot). */
 static int json_body_ok(const struct bt_serve_req *r)
 {
-    if (r->body.len == 0)
+    if (r->body.len == 0 && r->dropped == 0)
         return 1;
     const char *ct =
         MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);

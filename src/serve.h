@@ -30,7 +30,7 @@
 #define BT_SERVE_SPARE 16                /* past that, up to this many more get a 503 */
 #define BT_SERVE_CONNECTIONS 256         /* open connections (serve-conn.c says how) */
 #define BT_SERVE_IDLE_S 60               /* a connection idle this long closes */
-#define BT_SERVE_HEADER_S 15             /* a request's headers take at most this long */
+#define BT_SERVE_HEADER_S 15             /* a request's headers and body take at most this long */
 #define BT_SERVE_URI_MAX 8192            /* a request target: 414 beyond */
 #define BT_SERVE_MEMORY (64u << 10)      /* MHD's buffer per connection: the target and headers */
 #define BT_SERVE_PING_MS 15000           /* default beat of pings on streams */
@@ -96,6 +96,9 @@ struct bt_serve_req {
     struct bt_buf body;         /* the body so far */
     int started;                /* the first call (headers only) was seen */
     int too_large;              /* the body went over BT_SERVE_BODY_MAX */
+    int open;                   /* a route without the token: its body, which no such
+                                   route takes, is read and dropped, never kept */
+    uint64_t dropped;           /* the bytes of body so dropped */
     int suspended;              /* waiting for a worker's report */
     struct MHD_Response *reply; /* made while suspended, queued on resume */
     unsigned reply_status;
@@ -122,9 +125,9 @@ void bt_serve_conn_close(struct bt_serve *srv);
 /* MHD's connection notice (MHD_OPTION_NOTIFY_CONNECTION): track it. */
 void bt_serve_conn_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe);
-/* A request's headers are in (its first access call): no header deadline
- * until it is done. */
-void bt_serve_conn_headers_in(struct MHD_Connection *c);
+/* A request is in, headers and body (it is routed or refused): no
+ * deadline until it is done. */
+void bt_serve_conn_request_in(struct MHD_Connection *c);
 /* A request is done: the connection's next request has BT_SERVE_HEADER_S. */
 void bt_serve_conn_request_done(struct MHD_Connection *c);
 /* 1 when more than BT_SERVE_CONNECTIONS connections are open (the spare

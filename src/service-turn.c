@@ -71,19 +71,20 @@ static int snapshots_off(const struct bt_service_turn *t)
  * reference refs/baton/<conversation>/<run>/<which> of baton's store in
  * $BATON_HOME/snapshots. A directory outside git, or in a bare
  * repository, has none, and that is not worth a word; untracked files
- * over their bounds make the changes unknown (c->unknown says why); any
- * other failure is said once, on stderr: the turn goes on without its
- * changes. */
+ * over their bounds, or any other failure, make the changes unknown
+ * (c->unknown says why; a failure is said on stderr too): the turn goes
+ * on. */
 static int snapshot(struct turn_ctx *c, const char *which, char oid[BT_REPO_OID_SIZE])
 {
     char *ref = bt_xasprintf("refs/baton/%s/%s/%s", c->conversation, c->run, which);
     char *snapshots = bt_xasprintf("%s/snapshots", bt_store_home(c->store)), *why = NULL;
     int rc = bt_repo_snapshot(c->cwd, snapshots, ref, oid, &why);
-    if (rc == -EFBIG && !c->unknown) {
-        c->unknown = why;
-        why = NULL;
-    } else if (rc && rc != BT_ENOTFOUND && rc != -EINVAL && rc != -EFBIG)
+    if (rc && rc != BT_ENOTFOUND && rc != -EINVAL && rc != -EFBIG)
         fprintf(stderr, "baton: the turn's changes are not recorded: %s\n", why);
+    if (rc && rc != BT_ENOTFOUND && rc != -EINVAL && !c->unknown) {
+        c->unknown = why; /* the event says why, not only this stderr (a worker's) */
+        why = NULL;
+    }
     free(why);
     free(snapshots);
     free(ref);
@@ -128,6 +129,10 @@ static char *ctx_end(void *data)
         free(snapshots);
         if (!json)
             fprintf(stderr, "baton: the turn's changes are not recorded: %s\n", why);
+        if (!json && !c->unknown) {
+            c->unknown = why;
+            why = NULL;
+        }
     }
     if (!json && c->unknown)
         json = unknown_json(c->unknown);

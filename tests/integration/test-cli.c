@@ -104,6 +104,65 @@ static void test_text_turn(void **state)
     bt_test_result_release(&res);
 }
 
+/* A detached worker killed while it waits for a turn slot: its run is
+ * interrupted, the next waiter gets the slot, and the commands that find
+ * it say nothing of a raw output it never had (its coder never
+ * started). */
+static void test_killed_while_waiting(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    setenv_kv(c, "BATON_MAX_TURNS=1");
+    hold_turns(c, 2);
+    char *script = bt_xasprintf(
+        "set -e; b='%s'; \"$b\" run --detach first >/dev/null; \"$b\" run --detach second "
+        ">/dev/null; \"$b\" run --detach third >/dev/null\n"
+        "for i in $(seq 200); do n=$(ls home/turns/wait | wc -l); [ \"$n\" = 2 ] && break; "
+        "sleep 0.1; done\n"
+        "kill -9 $(ls home/turns/wait | sort | head -1 | cut -d- -f2); sleep 0.5\n"
+        "\"$b\" ls 2>ls.err | awk '{print $3, $NF}'; cat ls.err\n",
+        BATON);
+    const char *argv[] = {"bash", "-c", script, NULL};
+    run_in(c, argv, &res);
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.out.data, "waiting third\ninterrupted second\nrunning first\n");
+    bt_test_result_release(&res);
+    release_turns(c);
+    free(script);
+    script =
+        bt_xasprintf("b='%s'; for i in $(seq 300); do \"$b\" ls | grep -q 'running\\|waiting' "
+                     "|| break; sleep 0.1; done; \"$b\" ls 2>&1 | awk '{print $3, $NF}' | sort",
+                     BATON);
+    argv[2] = script;
+    run_in(c, argv, &res);
+    assert_int_equal(res.exit_code, 0);
+    assert_string_equal(res.out.data, "completed first\ncompleted third\ninterrupted second\n");
+    bt_test_result_release(&res);
+    free(script);
+}
+
+/* A BATON_MAX_TURNS that is no number is said where the user looks, not
+ * only in worker.log: serve refuses it (as --max-turns), a detaching run
+ * warns and goes on with the default. */
+static void test_bad_max_turns_said(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    replay(c, "text");
+    setenv_kv(c, "BATON_MAX_TURNS=4x");
+    baton(c, &res, NULL, 0, "serve", "--listen", "127.0.0.1:0", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_string_equal(res.err.data,
+                        "baton serve: BATON_MAX_TURNS is a number from 1 to 4096, not '4x'\n");
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "run", "--detach", "hello", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.err.data, "baton: BATON_MAX_TURNS is a number from 1 to 4096, "
+                                         "not '4x'; "));
+    bt_test_result_release(&res);
+}
+
 static void test_send_resumes_and_show(void **state)
 {
     struct ctx *c = *state;
@@ -614,6 +673,8 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_text_turn),
+        T(test_killed_while_waiting),
+        T(test_bad_max_turns_said),
         T(test_send_resumes_and_show),
         T(test_prompt_from_stdin),
         T(test_human_output),

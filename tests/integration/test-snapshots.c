@@ -134,6 +134,91 @@ static void test_home_repository(void **state)
     free(h);
 }
 
+/* More repositories whose untracked files are not wanted: one that holds
+ * the home directory (a repository at / or /home), one that says so with
+ * another spelling of false ("Off", as git >= 2.46 takes it); and
+ * baton's own home inside a repository: its database, run files and
+ * store are no change of a turn and never copied into the store. */
+static void test_untracked_not_wanted(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    free(sh(c, "mkdir -p p/u/.ssh p/u/proj && printf PRIVATE > p/u/.ssh/id_ed25519"));
+    edits(c, "printf x > made.txt\n");
+    char *h = path_in(c, "p/u"), *kv = bt_xasprintf("HOME=%s", h);
+    setenv_kv(c, kv); /* the working tree holds $HOME */
+    char *got = turn(c, "p/u/proj", NULL, NULL);
+    assert_string_equal(got, "{\"files\":[],\"added\":0,\"removed\":0}");
+    char *secret = sh(c, "! git --git-dir=" STORE
+                         " cat-file -e $(git hash-object p/u/.ssh/id_ed25519) 2>/dev/null && "
+                         "echo none");
+    assert_string_equal(secret, "none\n");
+    free(secret);
+    free(got);
+
+    setenv_kv(c, "HOME=/nonexistent");
+    free(sh(c, "git -C p config status.showUntrackedFiles Off && rm -r home"));
+    got = turn(c, "p", NULL, NULL);
+    assert_string_equal(got, "{\"files\":[],\"added\":0,\"removed\":0}");
+    free(got);
+
+    /* BATON_HOME in the repository: only what the coder made */
+    free(sh(c, "git -C p config --unset status.showUntrackedFiles && rm -r home p/u "
+               "p/proj/made.txt p/made.txt 2>/dev/null; true"));
+    char *bh = path_in(c, "p/.baton"), *bkv = bt_xasprintf("BATON_HOME=%s", bh);
+    setenv_kv(c, bkv);
+    for (int i = 0; i < 2; i++) {
+        edits(c, i ? "printf y > more.txt\n" : "printf x > made.txt\n");
+        got = turn(c, "p", NULL, NULL);
+        assert_string_equal(got, i ? "{\"files\":[{\"path\":\"more.txt\",\"status\":"
+                                     "\"added\",\"added\":1,\"removed\":0}],\"added\":1,"
+                                     "\"removed\":0}"
+                                   : "{\"files\":[{\"path\":\"made.txt\",\"status\":"
+                                     "\"added\",\"added\":1,\"removed\":0}],\"added\":1,"
+                                     "\"removed\":0}");
+        free(got);
+    }
+    free(bkv);
+    free(bh);
+    free(kv);
+    free(h);
+}
+
+/* An untracked file libgit2 will not add (a name git refuses to track,
+ * "git~1") is left out, not the end of every turn's changes; a snapshot
+ * that fails (its store cannot be made) makes the changes unknown with
+ * the reason in the event, not only on a stderr a worker's may be. */
+static void test_snapshot_failures(void **state)
+{
+    struct ctx *c = *state;
+    repo_and_coder(c);
+    free(sh(c, "printf x > 'p/git~1'"));
+    edits(c, "printf x > made.txt\n");
+    char *got = turn(c, "p", NULL, NULL);
+    assert_string_equal(got, "{\"files\":[{\"path\":\"made.txt\",\"status\":\"added\","
+                             "\"added\":1,\"removed\":0}],\"added\":1,\"removed\":0}");
+    free(got);
+    /* a bare repository: no changes, and no store made for it */
+    free(sh(c, "git clone -q --bare p b.git"));
+    char *b = path_in(c, "b.git");
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--json", "-C", b, "Say hello banana", END);
+    assert_int_equal(res.exit_code, 0);
+    cJSON *last;
+    assert_null(changes_of(res.out.data, &last));
+    cJSON_Delete(last);
+    bt_test_result_release(&res);
+    free(b);
+    char *stores = sh(c, "ls home/snapshots | wc -l");
+    assert_string_equal(stores, "1\n");
+    free(stores);
+    free(sh(c, "rm -r home/snapshots && printf x > home/snapshots"));
+    got = turn(c, "p", NULL, NULL);
+    assert_non_null(
+        strstr(got, "{\"unknown\":true,\"reason\":\"cannot make baton's snapshot store "));
+    free(got);
+}
+
 /* Untracked files over a snapshot's bounds: the turn completes, its
  * changes say they are unknown and why (over at the end, then over at
  * the start), and `diff` says none were recorded. */
@@ -266,8 +351,8 @@ static void test_acp_no_snapshot(void **state)
     char *on = acp_prompt(c, "");
     baton(c, &res, NULL, 0, "diff", "--stat", on, END);
     assert_int_equal(res.exit_code, 0);
-    assert_string_equal(res.out.data, ""); /* nothing changed: as git, nothing */
-    assert_non_null(strstr(res.err.data, "no changes"));
+    assert_string_equal(res.out.data, ""); /* as git's, and said on stderr */
+    assert_non_null(strstr(res.err.data, "baton: no changes in this conversation's turns"));
     char *cmd = bt_xasprintf("git --git-dir=" STORE " for-each-ref --format='%%(refname)' "
                              "refs/baton/%s | sed 's|/[^/]*/|/RUN/|2'",
                              on);
@@ -312,6 +397,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_secrets_stay_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_home_repository, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_untracked_not_wanted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshots_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_refs_moved, setup, teardown),

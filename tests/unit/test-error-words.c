@@ -59,6 +59,8 @@ static const char *const not_limited[] = {
     "stand-in: scripted HTTP 500",
     "Invalid API key",
     "wrote 14290 bytes",
+    "Disk quota exceeded (os error 122)", /* EDQUOT: a full file system */
+    "EDQUOT: disk quota exceeded, write",
     "",
 };
 

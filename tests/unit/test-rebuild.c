@@ -146,7 +146,8 @@ static void test_dead_runs(void **state)
 
 /* A run file of two codex lines: the replay gives what is stored, so a
  * run whose owner is gone is left to be marked interrupted; one whose
- * file is missing says so. */
+ * coder started and whose file is missing says so; one whose coder never
+ * started (its worker died waiting for a turn slot) has no file to miss. */
 static void test_nothing_to_rebuild(void **state)
 {
     struct fixture *f = *state;
@@ -155,9 +156,15 @@ static void test_nothing_to_rebuild(void **state)
     struct bt_rebuild_report rep;
     assert_int_equal(bt_rebuild_run(f->s, &(struct bt_rebuild){.run = &r}, &rep), 0);
     assert_false(rep.rebuilt);
+    assert_null(rep.problem);
+    bt_rebuild_report_release(&rep);
+    r.pgid = getpid(); /* as bt_store_run_started records it */
+    assert_int_equal(bt_rebuild_run(f->s, &(struct bt_rebuild){.run = &r}, &rep), 0);
+    assert_false(rep.rebuilt);
     assert_non_null(rep.problem);
     assert_non_null(strstr(rep.problem, "cannot be read"));
     bt_rebuild_report_release(&rep);
+    r.pgid = 0;
     char *path = bt_store_run_file(f->s, f->run, ".out" BT_RUNFILE_SUFFIX);
     struct bt_runfile *rf;
     assert_int_equal(bt_runfile_create(path, UINT64_MAX, &rf), 0);
