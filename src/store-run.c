@@ -82,24 +82,30 @@ static void bind_known(sqlite3_stmt *q, int i, int64_t v)
         sqlite3_bind_null(q, i);
 }
 
+/* The request and the read of the run it reached are one transaction: a
+ * run that ends at once because of it (a turn waiting for a slot) is still
+ * the one reported, running, never "nothing to cancel". */
 int bt_store_run_cancel(struct bt_store *s, const char *conversation, struct bt_store_run *out)
 {
     memset(out, 0, sizeof *out);
-    sqlite3_stmt *q = conversation ? bt_st_write_sql(s, SQL_RUN_CANCEL) : NULL;
-    if (!q)
-        return conversation ? BT_ESTORE : bt_st_fail(s, -EINVAL, "no conversation id");
-    bt_st_bind_text(q, 1, conversation);
-    sqlite3_bind_int64(q, 2, bt_now_ms());
-    int rc = bt_st_run(s, q, "request cancel");
+    if (!conversation)
+        return bt_st_fail(s, -EINVAL, "no conversation id");
+    int rc = bt_st_tx_begin(s);
     if (rc)
         return rc;
-    if (sqlite3_changes(s->db) == 0)
-        return bt_st_fail(s, BT_ENOTFOUND, "no turn is running in conversation '%s'", conversation);
-    rc = bt_store_run_last(s, conversation, out);
-    if (rc == 0 && out->state != BT_STORE_RUN_RUNNING) { /* it ended meanwhile */
+    sqlite3_stmt *q = bt_st_write_sql(s, SQL_RUN_CANCEL);
+    if (!q)
+        return bt_st_tx_end(s, BT_ESTORE);
+    bt_st_bind_text(q, 1, conversation);
+    sqlite3_bind_int64(q, 2, bt_now_ms());
+    rc = bt_st_run(s, q, "request cancel");
+    if (rc == 0 && sqlite3_changes(s->db) == 0)
+        rc = bt_st_fail(s, BT_ENOTFOUND, "no turn is running in conversation '%s'", conversation);
+    if (rc == 0)
+        rc = bt_store_run_last(s, conversation, out);
+    rc = bt_st_tx_end(s, rc);
+    if (rc)
         bt_store_run_release(out);
-        rc = bt_st_fail(s, BT_ENOTFOUND, "the turn ended meanwhile");
-    }
     return rc;
 }
 

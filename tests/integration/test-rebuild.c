@@ -85,6 +85,8 @@ static void wait_line(const char *path)
     bt_test_give_up("no output in %s", path);
 }
 
+static char *wait_query(struct ctx *c, const char *sql);
+
 /* `baton run --json PROMPT` in the background, the store failing (the
  * trigger made) once it has started; returns its exit code. */
 static int run_failing(struct ctx *c)
@@ -95,6 +97,9 @@ static int run_failing(struct ctx *c)
     pid_t pid = bt_test_spawn_bg(argv, (const char *const *)c->env, out);
     assert_true(pid > 0);
     wait_line(out); /* turn.started: the run exists in the store */
+    /* and its coder's process group is stored (a separate write, later
+     * under memcheck): recovery tells a coder that started by it */
+    free(wait_query(c, "SELECT pgid FROM runs WHERE pgid > 0"));
     touch(c, "fail");
     release_turns(c);
     int status;
