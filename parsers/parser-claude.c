@@ -48,6 +48,7 @@ struct claude_parser {
     char *api_error;        /* "error" of the last synthetic assistant message */
     const char *subagent;   /* the line's parent_tool_use_id (a sub-agent's), or NULL */
     int64_t context_tokens; /* last request: input + cache + output */
+    int inited;             /* init seen: a steer's query repeats it (runner-claude.c) */
 };
 
 static void *claude_create(void)
@@ -687,8 +688,9 @@ static void on_system(struct claude_parser *p, const cJSON *msg, const char *lin
                       const struct bt_parser_sink *sink)
 {
     const char *sub = bt_json_str(msg, "subtype");
-    (void)p;
     if (sub && strcmp(sub, "init") == 0) {
+        if (p->inited++)
+            return;
         send_init(bt_json_str(msg, "session_id"), bt_json_str(msg, "claude_code_version"), sink);
     } else if (sub && strcmp(sub, "api_retry") == 0) {
         bt_claude_retry(msg, line, len, sink);

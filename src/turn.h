@@ -82,6 +82,16 @@ struct bt_turn_options {
      * engine), or NULL for none. Called once, after the coder's process
      * group is gone, so what it changed is all there. */
     char *(*on_end)(void *data);
+    /* Optional: the coder has started and the turn's loop is about to run:
+     * t is live until the turn ends (on_end), for the loop-thread calls
+     * below (bt_turn_steer) from handles the caller puts on loop, which it
+     * closes by on_end (teardown runs the loop until they are closed). */
+    void (*on_loop)(void *data, struct bt_turn *t, uv_loop_t *loop);
+    /* Optional: what became of a steer bt_turn_steer wrote, once per key:
+     * taken (turn.steered was emitted just before), or not (the coder
+     * refused it, or the turn ended before the coder took it in: why says
+     * which), when the caller queues the text as the next turn's message. */
+    void (*on_steer)(void *data, int64_t key, int taken, const char *why);
     void *data;
 };
 
@@ -111,6 +121,22 @@ struct bt_turn_result {
 int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res);
 
 void bt_turn_result_release(struct bt_turn_result *res);
+
+/* Put text into the running turn t on the coder's own protocol (a steer:
+ * codex turn/steer, pi steer, claude a user message; runner.h). On t's
+ * loop thread only (from on_loop's handles, on_tick or another callback).
+ * key names it to on_steer (the control's id). Returns 0 when it was
+ * written: on_steer then says, exactly once, whether the coder took it in
+ * (turn.steered emitted, carrying key as `control`) or not, at the latest
+ * as the turn ends; -ENOTSUP when the coder cannot steer (an ACP agent);
+ * -EAGAIN when the turn cannot take it now: the coder's turn has ended,
+ * is ending or is being stopped. Nothing is written on error, on_steer
+ * is not called, and the caller queues the text. text is checked by the
+ * caller as a prompt is (bt_input_prompt_problem). */
+int bt_turn_steer(struct bt_turn *t, int64_t key, const char *text);
+
+/* 1 if coder can steer a running turn (its runner has the steer op). */
+int bt_turn_coder_steers(const struct bt_coder *coder);
 
 /* A run replayed from the raw stdout its run file kept (bt_turn_replay). */
 struct bt_turn_replay {
