@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * live-steer CODER: a steer reaches the model inside the same turn, with
+ * the real CLI (codex, pi, claude) against the stand-in model. The turn
+ * engine runs the coder directly (bt_turn_run): the first answer streams
+ * slowly ([[slow:N]]), and at its first message delta the test steers the
+ * turn (bt_turn_steer, from a timer on the turn's loop, as the run's owner
+ * does). The stand-in echoes the last user message it is sent, so the
+ * turn's own answer holding the steer's echo shows the model saw the steer
+ * before that turn's last request; the steer is reported taken exactly
+ * once, and the stream holds one turn.steered.
+ *
+ * Exits 77 (skipped) when the coder's BATON_TEST_<CODER>_BIN is not set.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "coder.h"
+#include "live.h"
+#include "turn.h"
+
+#define STEER_TEXT "steer-marker-kumquat"
+#define STEER_KEY 42
+
+struct live_coder {
+    const char *name;
+    const char *env_script; /* tests/live/<coder>-env.sh */
+    const char *home;       /* its directory in the scratch root */
+    const char *bin_var;    /* BATON_TEST_<CODER>_BIN */
+    const char *model;      /* NULL: the coder's default */
+};
+
+static const struct live_coder coders[] = {
+    {"codex", BT_SOURCE_DIR "/tests/live/codex-env.sh", "codex-home", "BATON_TEST_CODEX_BIN", NULL},
+    {"pi", BT_SOURCE_DIR "/tests/live/pi-env.sh", "pi-agent", "BATON_TEST_PI_BIN",
+     "baton-standin/baton-test"},
+    {"claude", BT_SOURCE_DIR "/tests/live/claude-env.sh", "claude-config", "BATON_TEST_CLAUDE_BIN",
+     NULL},
+};
+
+static const struct live_coder *lc;
+
+/* What the turn's callbacks saw. */
+struct seen {
+    struct bt_turn *turn;
+    uv_timer_t timer;
+    int timer_on;
+    int steer_rc;     /* bt_turn_steer's return */
+    int steer_tried;  /* at the first message delta */
+    int taken;        /* on_steer: taken count */
+    int not_taken;    /* on_steer: not taken count */
+    int64_t key_seen; /* on_steer's key */
+    int steered_events;
+    int64_t steered_control;
+    char *steered_text;
+};
+
+static void steer_now(uv_timer_t *h)
+{
+    struct seen *s = h->data;
+    s->steer_rc = bt_turn_steer(s->turn, STEER_KEY, STEER_TEXT);
+}
+
+static void on_event(void *data, const struct bt_event *ev, const char *json, size_t len)
+{
+    struct seen *s = data;
+    (void)json;
+    (void)len;
+    if (ev->type == BT_EVENT_ITEM_DELTA && ev->item.kind == BT_ITEM_MESSAGE && !s->steer_tried) {
+        s->steer_tried = 1;
+        /* not from inside the engine's own event: from the loop, as the
+         * owner's channel would */
+        uv_timer_start(&s->timer, steer_now, 0, 0);
+    }
+    if (ev->type == BT_EVENT_TURN_STEERED) {
+        s->steered_events++;
+        s->steered_control = ev->control;
+        free(s->steered_text);
+        s->steered_text = bt_xstrdup(ev->steer_text ? ev->steer_text : "");
+    }
+}
+
+static void on_loop(void *data, struct bt_turn *t, uv_loop_t *loop)
+{
+    struct seen *s = data;
+    s->turn = t;
+    uv_timer_init(loop, &s->timer);
+    s->timer.data = s;
+    s->timer_on = 1;
+}
+
+static char *on_end(void *data)
+{
+    struct seen *s = data;
+    if (s->timer_on)
+        uv_close((uv_handle_t *)&s->timer, NULL);
+    s->timer_on = 0;
+    return NULL;
+}
+
+static void on_steer(void *data, int64_t key, int taken, const char *why)
+{
+    struct seen *s = data;
+    (void)why;
+    s->key_seen = key;
+    if (taken)
+        s->taken++;
+    else
+        s->not_taken++;
+}
+
+/* The process environment with the harness's lines over it. */
+static void coder_env(struct bt_strv *env)
+{
+    extern char **environ;
+    bt_strv_init(env);
+    for (char **e = environ; *e; e++) {
+        size_t n = strcspn(*e, "=");
+        int shadowed = 0;
+        for (size_t i = 0; bt_live.env[i]; i++)
+            if (strncmp(bt_live.env[i], *e, n + 1) == 0)
+                shadowed = 1;
+        if (!shadowed)
+            bt_strv_push(env, *e);
+    }
+    for (size_t i = 0; bt_live.env[i]; i++)
+        bt_strv_push(env, bt_live.env[i]);
+}
+
+static void test_steer_reaches_model(void **state)
+{
+    (void)state;
+    const struct bt_coder *coder = bt_coder_find(lc->name);
+    assert_non_null(coder);
+    assert_non_null(coder->runner->steer);
+    struct bt_strv env;
+    coder_env(&env);
+    struct seen s = {0};
+    struct bt_turn_options o = {
+        .coder = coder,
+        .bin = getenv(lc->bin_var),
+        .env = env.v,
+        .cfg = {.prompt = "first answer [[slow:25]]",
+                .model = lc->model,
+                .cwd = bt_live.work,
+                .approval = BT_APPROVAL_DENY},
+        .run_id = "live-steer-run",
+        .conversation_id = "live-steer-conv",
+        .idle_timeout_ms = 60000,
+        .on_event = on_event,
+        .on_loop = on_loop,
+        .on_end = on_end,
+        .on_steer = on_steer,
+        .data = &s,
+    };
+    char *path = NULL, *why = NULL;
+    if (coder->runner->new_session_path) {
+        /* claude and pi: the session file baton chooses, as a first turn's */
+        assert_int_equal(coder->runner->new_session_path(&o.cfg, &path, &why), 0);
+        o.cfg.native_session_path = path;
+    }
+    struct bt_turn_result res;
+    assert_int_equal(bt_turn_run(&o, &res), 0);
+    if (res.status != BT_TURN_COMPLETED)
+        print_error("turn: %s: %s\n", bt_turn_status_name(res.status),
+                    res.error_message ? res.error_message : "");
+    assert_int_equal(res.status, BT_TURN_COMPLETED);
+    assert_true(s.steer_tried);
+    assert_int_equal(s.steer_rc, 0);
+    /* taken once, never reported otherwise */
+    assert_int_equal(s.taken, 1);
+    assert_int_equal(s.not_taken, 0);
+    assert_int_equal(s.key_seen, STEER_KEY);
+    assert_int_equal(s.steered_events, 1);
+    assert_int_equal(s.steered_control, STEER_KEY);
+    assert_string_equal(s.steered_text, STEER_TEXT);
+    /* the model answered the steer inside this turn: the stand-in echoes
+     * the last user message of a request, and that echo is this turn's
+     * answer, after the slow first answer */
+    if (!strstr(res.final_text, "You said: " STEER_TEXT))
+        print_error("final_text: %s\n", res.final_text);
+    assert_non_null(strstr(res.final_text, "You said: " STEER_TEXT));
+    size_t len;
+    char *log = bt_test_slurp(bt_live.log, &len);
+    assert_non_null(log);
+    assert_non_null(strstr(log, STEER_TEXT));
+    free(log);
+    bt_turn_result_release(&res);
+    free(s.steered_text);
+    free(path);
+    free(why);
+    bt_strv_release(&env);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    bt_live_setup("live-steer", lc->env_script, lc->home, "BATON_TEST_BIN_UNUSED",
+                  getenv(lc->bin_var));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    bt_live_teardown();
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    for (size_t i = 0; argc > 1 && i < BT_ARRAY_SIZE(coders); i++)
+        if (strcmp(argv[1], coders[i].name) == 0)
+            lc = &coders[i];
+    if (!lc) {
+        fprintf(stderr, "usage: live-steer codex|pi|claude\n");
+        return 2;
+    }
+    const char *bin = getenv(lc->bin_var);
+    if (!bin || !*bin) {
+        fprintf(stderr, "%s not set: live-steer %s skipped\n", lc->bin_var, lc->name);
+        return 77;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_steer_reaches_model, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
