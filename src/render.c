@@ -200,6 +200,12 @@ void bt_render_event(struct bt_render *r, const struct bt_event *ev)
                 ev->summary ? ev->summary : "");
         break;
     }
+    case BT_EVENT_TURN_STEERED: {
+        /* the person's words, taken into the running turn: first line */
+        const char *t = ev->steer_text ? ev->steer_text : "";
+        summary(r, "steered: %.*s", (int)strcspn(t, "\n"), t);
+        break;
+    }
     case BT_EVENT_WARNING:
         if (ev->kind && (strcmp(ev->kind, "retry") == 0 || strcmp(ev->kind, "coder") == 0))
             message_line(r, YELLOW, "warning", ev->message);

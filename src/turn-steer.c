@@ -15,11 +15,6 @@
 
 #include "turn-int.h"
 
-int bt_turn_coder_steers(const struct bt_coder *coder)
-{
-    return coder->runner->steer != NULL;
-}
-
 static void steered(struct bt_turn *t, struct bt_turn_steer_rec *s, int taken, const char *why)
 {
     if (s->confirmed)

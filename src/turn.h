@@ -135,9 +135,6 @@ void bt_turn_result_release(struct bt_turn_result *res);
  * caller as a prompt is (bt_input_prompt_problem). */
 int bt_turn_steer(struct bt_turn *t, int64_t key, const char *text);
 
-/* 1 if coder can steer a running turn (its runner has the steer op). */
-int bt_turn_coder_steers(const struct bt_coder *coder);
-
 /* A run replayed from the raw stdout its run file kept (bt_turn_replay). */
 struct bt_turn_replay {
     const char *out; /* the coder's stdout, as kept (borrowed) */

@@ -156,5 +156,5 @@ void bt_view_coder(struct bt_buf *b, const struct bt_coder *c, const struct bt_c
             bt_buf_addc(b, ',');
         bt_json_quote(b, v[i], strlen(v[i]));
     }
-    bt_buf_adds(b, "]}");
+    bt_buf_addf(b, "],\"steers\":%s}", bt_coder_steers(c) ? "true" : "false");
 }
