@@ -266,6 +266,26 @@ static void test_prompt_line(void **state)
     ops()->destroy(r);
 }
 
+/* A steer is one more user message on the open stdin, which claude answers
+ * with a result of its own (TAKEN_END); none after the interrupt. */
+static void test_steer_line(void **state)
+{
+    (void)state;
+    struct bt_runner_config cfg = {.prompt = "first"};
+    void *r = ops()->create(&cfg);
+    struct bt_buf out = BT_BUF_INIT;
+    assert_int_equal(ops()->steer(r, 3, "then \"this\"", &out, NULL), BT_RUNNER_STEER_TAKEN_END);
+    assert_string_equal(out.data, "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":"
+                                  "\"then \\\"this\\\"\"}}\n");
+    bt_buf_reset(&out);
+    assert_int_equal(ops()->interrupt(r, &out), 0);
+    bt_buf_reset(&out);
+    assert_int_equal(ops()->steer(r, 4, "late", &out, NULL), -EAGAIN);
+    assert_int_equal(out.len, 0);
+    bt_buf_release(&out);
+    ops()->destroy(r);
+}
+
 static void test_permission_answers(void **state)
 {
     (void)state;
@@ -297,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_later_turn_resumes),
         cmocka_unit_test(test_unusable_sessions_and_models),
         cmocka_unit_test(test_handoff),
+        cmocka_unit_test(test_steer_line),
         cmocka_unit_test(test_new_session_path),
         cmocka_unit_test(test_session_files),
         cmocka_unit_test(test_version),
