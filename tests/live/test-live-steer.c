@@ -85,22 +85,22 @@ static void on_event(void *data, const struct bt_event *ev, const char *json, si
     }
 }
 
-static void on_loop(void *data, struct bt_turn *t, uv_loop_t *loop)
+static void on_loop(void *data, struct bt_turn *t)
 {
     struct seen *s = data;
     s->turn = t;
-    uv_timer_init(loop, &s->timer);
+    uv_timer_init(bt_turn_loop(t), &s->timer);
     s->timer.data = s;
     s->timer_on = 1;
 }
 
-static char *on_end(void *data)
+static void on_loop_end(void *data, struct bt_turn *t)
 {
     struct seen *s = data;
+    (void)t;
     if (s->timer_on)
         uv_close((uv_handle_t *)&s->timer, NULL);
     s->timer_on = 0;
-    return NULL;
 }
 
 static void on_steer(void *data, int64_t key, int taken, const char *why)
@@ -154,7 +154,7 @@ static void test_steer_reaches_model(void **state)
         .idle_timeout_ms = 60000,
         .on_event = on_event,
         .on_loop = on_loop,
-        .on_end = on_end,
+        .on_loop_end = on_loop_end,
         .on_steer = on_steer,
         .data = &s,
     };
