@@ -291,7 +291,7 @@ static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
 static int steered(struct bt_store *s, const struct run_args *a, const char *conv)
 {
     struct bt_service_steered st;
-    int rc = bt_service_steer(s, conv, a->prompt, STEER_WAIT_MS, &st);
+    int rc = bt_service_steer(s, conv, a->prompt, &a->turn, STEER_WAIT_MS, &st);
     if (rc) {
         int code = rc == BT_ESTORE ? BT_EXIT_FAILED : BT_EXIT_USAGE;
         bt_cmd_fail(code, "%s", st.message ? st.message : bt_strerror(rc));

@@ -44,12 +44,23 @@ static char *reason_json(const char *why)
     return text;
 }
 
-/* The text of steer request c (owned), NULL if its body has none. */
-static char *steer_text(const struct bt_store_control *c)
+/* The text of steer request c (owned), NULL if its body has none; the
+ * sender's settings in *st when given, 1 in *has if there were any. */
+static char *steer_text(const struct bt_store_control *c, struct bt_store_settings *st, int *has)
 {
     cJSON *body = cJSON_Parse(c->body);
     const char *text = bt_json_str(body, "text");
     char *copy = text ? bt_xstrdup(text) : NULL;
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(body, "settings");
+    if (st && cJSON_IsObject(set)) {
+        *has = 1;
+        int64_t a = bt_json_count(set, "approval"), to = bt_json_count(set, "timeout_ms"),
+                idle = bt_json_count(set, "idle_timeout_ms");
+        st->approval = a >= 0 && a <= BT_APPROVAL_NEVER ? (int)a : BT_APPROVAL_DENY;
+        st->timeout_ms = to > 0 ? (uint64_t)to : 0;
+        st->idle_timeout_ms = idle > 0 ? (uint64_t)idle : 0;
+        st->no_retry = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(set, "no_retry"));
+    }
     cJSON_Delete(body);
     return copy;
 }
@@ -57,21 +68,23 @@ static char *steer_text(const struct bt_store_control *c)
 /* Queue c's text as the next turn's message, saying why. */
 static void queue(struct bt_store *s, const struct bt_store_control *c, const char *why)
 {
-    char *text = steer_text(c);
-    char *result = reason_json(why);
-    if (text)
-        bt_store_control_queue(s, c->id, text, result, NULL);
-    else /* stored by no baton: nothing to queue */
-        bt_store_control_finish(s, c->id, BT_STORE_CONTROL_REFUSED,
-                                "{\"reason\":\"the request holds no text\"}");
-    free(result);
+    struct bt_store_settings st = {0};
+    int has = 0;
+    char *text = steer_text(c, &st, &has);
+    if (text) {
+        bt_store_control_queue(s, c->id, text, why, has ? &st : NULL, NULL);
+    } else { /* stored by no baton: nothing to queue */
+        char *result = reason_json("the request holds no text");
+        bt_store_control_finish(s, c->id, BT_STORE_CONTROL_REFUSED, result);
+        free(result);
+    }
     free(text);
 }
 
 void bt_service_steer_deliver(struct bt_store *s, struct bt_turn *t,
                               const struct bt_store_control *c)
 {
-    char *text = steer_text(c);
+    char *text = steer_text(c, NULL, NULL);
     int rc = text ? bt_turn_steer(t, c->id, text) : -EINVAL;
     free(text);
     if (rc == 0)
@@ -107,16 +120,28 @@ static int fail(struct bt_service_steered *out, int rc, char *message)
     return rc;
 }
 
+/* The sender's settings, kept with what it queues (service.c's rule). */
+static struct bt_store_settings settings_of(const struct bt_service_turn *t)
+{
+    return (struct bt_store_settings){.approval = (int)t->approval,
+                                      .timeout_ms = t->timeout_ms,
+                                      .idle_timeout_ms = t->idle_timeout_ms,
+                                      .no_retry = t->no_retry};
+}
+
 /* No turn to steer: text waits as the next turn's message, at once. */
 static int queue_now(struct bt_store *s, const struct bt_store_conversation *conv, const char *text,
-                     const char *why, struct bt_service_steered *out)
+                     const struct bt_service_turn *t, const char *why,
+                     struct bt_service_steered *out)
 {
+    struct bt_store_settings st = settings_of(t);
     struct bt_store_run_new o = {.conversation = conv->id,
                                  .coder = conv->coder,
                                  .model = conv->model,
                                  .user_text = text,
                                  .queue = BT_STORE_QUEUE_ALWAYS,
-                                 .max_prompt = BT_SERVICE_PROMPT_MAX};
+                                 .max_prompt = BT_SERVICE_PROMPT_MAX,
+                                 .settings = &st};
     struct bt_store_submitted sub;
     int rc = bt_store_run_submit(s, &o, &sub);
     if (rc == 0) {
@@ -147,7 +172,9 @@ static int await(struct bt_store *s, int64_t id, uint64_t wait_ms, struct bt_ser
         if (c.state == BT_STORE_CONTROL_QUEUED || c.state == BT_STORE_CONTROL_REFUSED) {
             cJSON *r = cJSON_Parse(c.result ? c.result : "{}");
             const char *why = bt_json_str(r, "reason");
+            const cJSON *no = cJSON_GetObjectItemCaseSensitive(r, "queue_no");
             out->reason = why ? bt_xstrdup(why) : NULL;
+            out->queue_no = cJSON_IsNumber(no) ? (int64_t)no->valuedouble : 0;
             cJSON_Delete(r);
         }
         bt_store_control_release(&c);
@@ -157,7 +184,24 @@ static int await(struct bt_store *s, int64_t id, uint64_t wait_ms, struct bt_ser
     }
 }
 
-int bt_service_steer(struct bt_store *s, const char *conv_id, const char *text, uint64_t wait_ms,
+/* The request's body: {"text", "settings": {approval, timeout_ms,
+ * idle_timeout_ms, no_retry}} (owned). */
+static char *body_of(const char *text, const struct bt_service_turn *t)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "text", text);
+    cJSON *st = cJSON_AddObjectToObject(o, "settings");
+    cJSON_AddNumberToObject(st, "approval", (double)t->approval);
+    cJSON_AddNumberToObject(st, "timeout_ms", (double)t->timeout_ms);
+    cJSON_AddNumberToObject(st, "idle_timeout_ms", (double)t->idle_timeout_ms);
+    cJSON_AddBoolToObject(st, "no_retry", t->no_retry);
+    char *body = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return body;
+}
+
+int bt_service_steer(struct bt_store *s, const char *conv_id, const char *text,
+                     const struct bt_service_turn *t, uint64_t wait_ms,
                      struct bt_service_steered *out)
 {
     memset(out, 0, sizeof(*out));
@@ -176,21 +220,18 @@ int bt_service_steer(struct bt_store *s, const char *conv_id, const char *text, 
     }
     const struct bt_coder *coder = bt_coder_find(conv.coder);
     if (conv.last_run_state != BT_STORE_RUN_RUNNING) {
-        rc = queue_now(s, &conv, text, "no turn was running", out);
+        rc = queue_now(s, &conv, text, t, "no turn was running", out);
     } else if (!coder || !bt_coder_steers(coder)) {
         char *why = bt_xasprintf("%s cannot steer a running turn", conv.coder);
-        rc = queue_now(s, &conv, text, why, out);
+        rc = queue_now(s, &conv, text, t, why, out);
         free(why);
     } else {
         memcpy(out->run, conv.last_run, sizeof(out->run));
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "text", text);
-        char *body = cJSON_PrintUnformatted(o);
-        cJSON_Delete(o);
+        char *body = body_of(text, t);
         rc = bt_store_control_add(s, conv.id, conv.last_run, "steer", body, &out->control);
         free(body);
         if (rc == -EALREADY) /* the turn ended meanwhile */
-            rc = queue_now(s, &conv, text, "the turn had ended", out);
+            rc = queue_now(s, &conv, text, t, "the turn had ended", out);
         else if (rc)
             rc = fail(out, rc, bt_xasprintf("cannot store the steer: %s", bt_store_errmsg(s)));
         else

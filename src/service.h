@@ -159,11 +159,14 @@ void bt_service_steered_release(struct bt_service_steered *out);
  * process it is; this waits up to wait_ms for it to be taken in or queued
  * (0: does not wait: PENDING). No running turn, or a coder that cannot
  * steer (an ACP agent): text is queued at once as the next turn's message
- * (QUEUED, reason saying why). text must be a prompt
- * (bt_input_prompt_problem). Returns 0 with *out filled; -EINVAL for a bad
- * text, BT_ENOTFOUND for no such conversation, -EPERM when it was handed
- * off, or a store error: each with out->message. Release out. */
-int bt_service_steer(struct bt_store *s, const char *conv, const char *text, uint64_t wait_ms,
+ * (QUEUED, reason saying why). A queued text keeps the sender's settings
+ * (t's approval, timeout_ms, idle_timeout_ms, no_retry), as a queued
+ * send does. text must be a prompt (bt_input_prompt_problem). Returns 0
+ * with *out filled; -EINVAL for a bad text, BT_ENOTFOUND for no such
+ * conversation, -EPERM when it was handed off, or a store error: each
+ * with out->message. Release out. */
+int bt_service_steer(struct bt_store *s, const char *conv, const char *text,
+                     const struct bt_service_turn *t, uint64_t wait_ms,
                      struct bt_service_steered *out);
 
 #endif
