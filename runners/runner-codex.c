@@ -407,8 +407,10 @@ static int codex_steer(void *st, int64_t key, const char *text, struct bt_buf *o
 {
     struct codex_runner *r = st;
     (void)sink;
-    if (!r->thread_id || !r->turn_id || r->interrupted || r->steers >= BT_CODEX_STEERS_MAX)
+    if (r->interrupted || r->steers >= BT_CODEX_STEERS_MAX)
         return -EAGAIN;
+    if (!r->thread_id || !r->turn_id)
+        return -EBUSY; /* turn/start has not named the turn yet */
     int n = r->steers++;
     r->steer_keys[n] = key;
     cJSON *m = cJSON_CreateObject();

@@ -172,8 +172,11 @@ struct bt_runner_ops {
      *       with a turn end of its own, which the turn waits for (claude
      *       2.1.332 runs a user message that comes mid-turn once the
      *       current one ends, with a `result` each);
-     *   -EAGAIN when the turn cannot take it now (the turn has not begun
-     *       at the coder, or is being stopped): nothing written.
+     *   -EBUSY when the coder has not begun the turn yet (codex before
+     *       turn/start named it): nothing written; the engine asks again
+     *       after the coder's next answer;
+     *   -EAGAIN when the turn can take nothing more (it is being
+     *       stopped): nothing written.
      * NULL: the coder cannot steer (ACP v1 agents); the caller queues the
      * text as the next turn's message. */
     int (*steer)(void *st, int64_t key, const char *text, struct bt_buf *out,

@@ -90,6 +90,7 @@ struct bt_turn_steer_rec {
     int64_t key;   /* the caller's (on_steer) */
     char *text;    /* owned */
     int confirmed; /* on_steer was called for it */
+    int deferred;  /* not written yet: the coder had not begun the turn */
 };
 
 /* Each step of a stop, in ms. */
@@ -110,6 +111,9 @@ void bt_turn_flush(struct bt_turn *t);
 /* A USER_TEXT or STEER signal: a steer taken or refused. Returns 1 if sig
  * was one of them (the runner is not to see it). */
 int bt_turn_steer_signal(struct bt_turn *t, const struct bt_signal *sig);
+/* After the coder's answer to a request: write the steers deferred until
+ * the coder began the turn, in order. */
+void bt_turn_steer_retry(struct bt_turn *t);
 /* A coder's end of the turn: 1 if it answers a steer (claude) and the turn
  * goes on to the next. */
 int bt_turn_steer_owes_end(struct bt_turn *t, const struct bt_signal_turn_end *end);

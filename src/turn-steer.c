@@ -42,28 +42,65 @@ static struct bt_turn_steer_rec *record(struct bt_turn *t, int64_t key, const ch
     return s;
 }
 
-int bt_turn_steer(struct bt_turn *t, int64_t key, const char *text)
+/* 1 if the turn can take no steer: its end came or is pending (a retry
+ * may follow, or the coder drains: the coder may never read the text),
+ * or it is being stopped. */
+static int closed(const struct bt_turn *t)
 {
-    const struct bt_runner_ops *ops = t->o->coder->runner;
-    if (!ops->steer)
-        return -ENOTSUP;
-    /* an end that is pending (a retry may follow, or the coder drains)
-     * is an end too: the coder may never read the text */
-    if (!t->proc || t->done || t->ended || t->stop != BT_TURN_STOP_NONE || t->pending.set ||
-        t->write_error)
-        return -EAGAIN;
-    int rc = ops->steer(t->runner, key, text, &t->wbuf, &t->sink);
+    return !t->proc || t->done || t->ended || t->stop != BT_TURN_STOP_NONE || t->pending.set ||
+           t->write_error;
+}
+
+/* Write steer s through the runner: 0 written (or taken), -EBUSY not yet,
+ * another negative code when the turn cannot take it. */
+static int write_steer(struct bt_turn *t, struct bt_turn_steer_rec *s)
+{
+    int rc = t->o->coder->runner->steer(t->runner, s->key, s->text, &t->wbuf, &t->sink);
     if (rc < 0) {
         bt_buf_reset(&t->wbuf);
         return rc;
     }
-    struct bt_turn_steer_rec *s = record(t, key, text);
+    s->deferred = 0;
     bt_turn_flush(t);
     if (rc == BT_RUNNER_STEER_TAKEN_END) {
         t->steers.ends_owed++;
         steered(t, s, 1, NULL);
     }
     return 0;
+}
+
+int bt_turn_steer(struct bt_turn *t, int64_t key, const char *text)
+{
+    if (!t->o->coder->runner->steer)
+        return -ENOTSUP;
+    if (closed(t))
+        return -EAGAIN;
+    /* after one deferred, every later one waits too: they go in order */
+    int waiting = t->steers.n > 0 && t->steers.v[t->steers.n - 1].deferred;
+    struct bt_turn_steer_rec *s = record(t, key, text);
+    s->deferred = 1;
+    int rc = waiting ? -EBUSY : write_steer(t, s);
+    if (rc == 0 || rc == -EBUSY)
+        return 0; /* written, or written once the coder began the turn */
+    free(s->text);
+    t->steers.n--;
+    return rc;
+}
+
+void bt_turn_steer_retry(struct bt_turn *t)
+{
+    for (size_t i = 0; i < t->steers.n; i++) {
+        struct bt_turn_steer_rec *s = &t->steers.v[i];
+        if (!s->deferred || s->confirmed)
+            continue;
+        int rc = closed(t) ? -EAGAIN : write_steer(t, s);
+        if (rc == -EBUSY)
+            return;
+        if (rc < 0) {
+            s->deferred = 0;
+            steered(t, s, 0, "the turn was ending: it could take nothing more");
+        }
+    }
 }
 
 static struct bt_turn_steer_rec *find(struct bt_turn *t, int64_t key)
@@ -95,7 +132,7 @@ int bt_turn_steer_signal(struct bt_turn *t, const struct bt_signal *sig)
         return 1;
     }
     for (size_t i = 0; i < t->steers.n; i++) {
-        if (!t->steers.v[i].confirmed) {
+        if (!t->steers.v[i].confirmed && !t->steers.v[i].deferred) {
             steered(t, &t->steers.v[i], 1, NULL);
             break;
         }
@@ -116,7 +153,9 @@ int bt_turn_steer_owes_end(struct bt_turn *t, const struct bt_signal_turn_end *e
 void bt_turn_steer_finish(struct bt_turn *t)
 {
     for (size_t i = 0; i < t->steers.n; i++) {
-        steered(t, &t->steers.v[i], 0, "the turn ended before the coder took it in");
+        steered(t, &t->steers.v[i], 0,
+                t->steers.v[i].deferred ? "the turn ended before the coder began it"
+                                        : "the turn ended before the coder took it in");
         free(t->steers.v[i].text);
     }
     free(t->steers.v);

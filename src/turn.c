@@ -233,6 +233,8 @@ static void sink_signal(void *data, const struct bt_signal *sig)
         marked.request.stopping = t->stop != BT_TURN_STOP_NONE;
     t->o->coder->runner->on_signal(t->runner, &marked, &t->wbuf, &t->sink);
     flush_writes(t);
+    if (sig->type == BT_SIGNAL_RESPONSE)
+        bt_turn_steer_retry(t); /* the coder may have begun the turn */
     if (sig->type == BT_SIGNAL_REQUEST)
         answered(t);
 }

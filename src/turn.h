@@ -147,13 +147,13 @@ int bt_turn_stop(struct bt_turn *t);
  * codex turn/steer, pi steer, claude a user message; runner.h). On t's
  * loop thread only (above).
  * key names it to on_steer (the control's id). Returns 0 when it was
- * written: on_steer then says, exactly once, whether the coder took it in
- * (turn.steered emitted, carrying key as `control`) or not, at the latest
- * as the turn ends; -ENOTSUP when the coder cannot steer (an ACP agent);
- * -EAGAIN when the turn cannot take it now: the coder's turn has ended,
- * is ending or is being stopped. Nothing is written on error, on_steer
- * is not called, and the caller queues the text. text is checked by the
- * caller as a prompt is (bt_input_prompt_problem). */
+ * written, or will be once the coder began the turn (codex before
+ * turn/start named it; steers go in the order given): on_steer then says,
+ * exactly once, whether the coder took it in (turn.steered emitted,
+ * carrying key as `control`) or not, at the latest as the turn ends; -ENOTSUP when the coder cannot
+ * steer (an ACP agent); -EAGAIN when the turn cannot take it now: the coder's turn has ended, is
+ * ending or is being stopped. Nothing is written on error, on_steer is not called, and the caller
+ * queues the text. text is checked by the caller as a prompt is (bt_input_prompt_problem). */
 int bt_turn_steer(struct bt_turn *t, int64_t key, const char *text);
 
 /* A run replayed from the raw stdout its run file kept (bt_turn_replay). */

@@ -60,11 +60,11 @@ static void test_steer(void **state)
     bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, NULL);
     bt_test_rig_start(&r);
     struct bt_buf out = BT_BUF_INIT;
-    assert_int_equal(bt_runner_codex.steer(r.runner, 7, "more", &out, &r.sink), -EAGAIN);
+    assert_int_equal(bt_runner_codex.steer(r.runner, 7, "more", &out, &r.sink), -EBUSY);
     assert_int_equal(out.len, 0);
     bt_test_rig_line(&r, "{\"id\":1,\"result\":{\"userAgent\":\"x\"}}");
     bt_test_rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"th-1\"}}}");
-    assert_int_equal(bt_runner_codex.steer(r.runner, 7, "more", &out, &r.sink), -EAGAIN);
+    assert_int_equal(bt_runner_codex.steer(r.runner, 7, "more", &out, &r.sink), -EBUSY);
     bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"turn\":{\"id\":\"tu-1\"}}}");
     assert_int_equal(bt_runner_codex.steer(r.runner, 7, "more", &out, &r.sink),
                      BT_RUNNER_STEER_CONFIRM);
