@@ -26,6 +26,7 @@ TEXT = "steer-words-banana"
 
 class Steer(ServeCase):
     home_name = "steer"
+    home_env = {"FAKE_CODER_REPLAY": FIXTURE}
 
     def events(self, conv):
         return [json.loads(x) for x in self.home.attach_lines(conv) if x.startswith("{")]
@@ -83,19 +84,6 @@ class Steer(ServeCase):
         self.steer(conv, {"prompt": TEXT})  # lets that turn end
         self.assertEqual(self.idle(conv)["queued"], [])
 
-
-class SteerHome(servetest.Home):
-    """A home whose fake coder replays the recorded steer, unheld (serve
-    passes its environment on to the workers that run the turns)."""
-
-    def __init__(self, name, extra_env=None, root=None):
-        super().__init__(name, extra_env, root)
-        self.env["FAKE_CODER_REPLAY"] = FIXTURE
-        del self.env["FAKE_CODER_PAUSE_AFTER"]
-        del self.env["FAKE_CODER_PAUSE_FILE"]
-
-
-servetest.Home = SteerHome
 
 if __name__ == "__main__":
     servetest.main()
