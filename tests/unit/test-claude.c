@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "coder.h"
+#include "rig.h"
 
 static const struct bt_runner_ops *ops(void)
 {
@@ -286,6 +287,36 @@ static void test_steer_line(void **state)
     ops()->destroy(r);
 }
 
+/* A steer's query ends with a result of its own: the turn's token counts
+ * are the results' sums, the repeated init starts no second session. */
+static void test_usage_summed_over_results(void **state)
+{
+    (void)state;
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "claude", BT_APPROVAL_DENY, NULL);
+    const char *init = "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-1\"}";
+    bt_test_rig_line(&r, init);
+    bt_test_rig_line(&r, "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+                         "\"usage\":{\"input_tokens\":10,\"cache_read_input_tokens\":100,"
+                         "\"output_tokens\":5},\"total_cost_usd\":0.5}");
+    assert_int_equal(r.usage.input_tokens, 110);
+    assert_int_equal(r.usage.output_tokens, 5);
+    bt_test_rig_line(&r, init);
+    bt_test_rig_line(&r, "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+                         "\"usage\":{\"input_tokens\":20,\"cache_read_input_tokens\":200,"
+                         "\"output_tokens\":7},\"total_cost_usd\":1.25}");
+    assert_int_equal(r.usage.input_tokens, 330);
+    assert_int_equal(r.usage.cached_input_tokens, 300);
+    assert_int_equal(r.usage.output_tokens, 12);
+    assert_true(r.usage.cost_usd == 1.25); /* claude's running total */
+    assert_int_equal(r.ended, 2);
+    /* one session.started: the second init is the same session */
+    const char *first = strstr(r.events.data, "session.started");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "session.started"));
+    bt_test_rig_release(&r);
+}
+
 static void test_permission_answers(void **state)
 {
     (void)state;
@@ -318,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_unusable_sessions_and_models),
         cmocka_unit_test(test_handoff),
         cmocka_unit_test(test_steer_line),
+        cmocka_unit_test(test_usage_summed_over_results),
         cmocka_unit_test(test_new_session_path),
         cmocka_unit_test(test_session_files),
         cmocka_unit_test(test_version),
