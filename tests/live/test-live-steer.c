@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * live-steer CODER: a steer reaches the model inside the same turn, with
+ * live-steer CODER (codex, pi, pi-1, claude): a steer reaches the model inside the same turn, with
  * the real CLI (codex, pi, claude) against the stand-in model. The turn
  * engine runs the coder directly (bt_turn_run): the first answer streams
  * slowly ([[slow:N]]), and at its first message delta the test steers the
@@ -28,7 +28,8 @@
 #define STEER_KEY 42
 
 struct live_coder {
-    const char *name;
+    const char *name;       /* as the test's argument names it */
+    const char *coder;      /* baton's coder */
     const char *env_script; /* tests/live/<coder>-env.sh */
     const char *home;       /* its directory in the scratch root */
     const char *bin_var;    /* BATON_TEST_<CODER>_BIN */
@@ -36,11 +37,29 @@ struct live_coder {
 };
 
 static const struct live_coder coders[] = {
-    {"codex", BT_SOURCE_DIR "/tests/live/codex-env.sh", "codex-home", "BATON_TEST_CODEX_BIN", NULL},
-    {"pi", BT_SOURCE_DIR "/tests/live/pi-env.sh", "pi-agent", "BATON_TEST_PI_BIN",
-     "baton-standin/baton-test"},
-    {"claude", BT_SOURCE_DIR "/tests/live/claude-env.sh", "claude-config", "BATON_TEST_CLAUDE_BIN",
-     NULL},
+    {.name = "codex",
+     .coder = "codex",
+     .env_script = BT_SOURCE_DIR "/tests/live/codex-env.sh",
+     .home = "codex-home",
+     .bin_var = "BATON_TEST_CODEX_BIN"},
+    {.name = "pi",
+     .coder = "pi",
+     .env_script = BT_SOURCE_DIR "/tests/live/pi-env.sh",
+     .home = "pi-agent",
+     .bin_var = "BATON_TEST_PI_BIN",
+     .model = "baton-standin/baton-test"},
+    /* pi 1.x (tests/scripts/install-pi.sh --v1): the same rpc steer */
+    {.name = "pi-1",
+     .coder = "pi",
+     .env_script = BT_SOURCE_DIR "/tests/live/pi-env.sh",
+     .home = "pi-agent",
+     .bin_var = "BATON_TEST_PI1_BIN",
+     .model = "baton-standin/baton-test"},
+    {.name = "claude",
+     .coder = "claude",
+     .env_script = BT_SOURCE_DIR "/tests/live/claude-env.sh",
+     .home = "claude-config",
+     .bin_var = "BATON_TEST_CLAUDE_BIN"},
 };
 
 static const struct live_coder *lc;
@@ -135,7 +154,7 @@ static void coder_env(struct bt_strv *env)
 static void test_steer_reaches_model(void **state)
 {
     (void)state;
-    const struct bt_coder *coder = bt_coder_find(lc->name);
+    const struct bt_coder *coder = bt_coder_find(lc->coder);
     assert_non_null(coder);
     assert_non_null(coder->runner->steer);
     struct bt_strv env;
@@ -218,7 +237,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], coders[i].name) == 0)
             lc = &coders[i];
     if (!lc) {
-        fprintf(stderr, "usage: live-steer codex|pi|claude\n");
+        fprintf(stderr, "usage: live-steer codex|pi|pi-1|claude\n");
         return 2;
     }
     const char *bin = getenv(lc->bin_var);
