@@ -10,6 +10,9 @@
  * before that turn's last request; the steer is reported taken exactly
  * once, and the stream holds one turn.steered.
  *
+ * test_steer_through_baton does the same through the baton binary: `run
+ * --detach`, `baton steer` from another process, `attach`.
+ *
  * Exits 77 (skipped) when the coder's BATON_TEST_<CODER>_BIN is not set.
  */
 #include <setjmp.h>
@@ -33,16 +36,19 @@ struct live_coder {
     const char *env_script; /* tests/live/<coder>-env.sh */
     const char *home;       /* its directory in the scratch root */
     const char *bin_var;    /* BATON_TEST_<CODER>_BIN */
+    const char *baton_var;  /* BATON_<CODER>_BIN, where baton finds it */
     const char *model;      /* NULL: the coder's default */
 };
 
 static const struct live_coder coders[] = {
     {.name = "codex",
+     .baton_var = "BATON_CODEX_BIN",
      .coder = "codex",
      .env_script = BT_SOURCE_DIR "/tests/live/codex-env.sh",
      .home = "codex-home",
      .bin_var = "BATON_TEST_CODEX_BIN"},
     {.name = "pi",
+     .baton_var = "BATON_PI_BIN",
      .coder = "pi",
      .env_script = BT_SOURCE_DIR "/tests/live/pi-env.sh",
      .home = "pi-agent",
@@ -50,12 +56,14 @@ static const struct live_coder coders[] = {
      .model = "baton-standin/baton-test"},
     /* pi 1.x (tests/scripts/install-pi.sh --v1): the same rpc steer */
     {.name = "pi-1",
+     .baton_var = "BATON_PI_BIN",
      .coder = "pi",
      .env_script = BT_SOURCE_DIR "/tests/live/pi-env.sh",
      .home = "pi-agent",
      .bin_var = "BATON_TEST_PI1_BIN",
      .model = "baton-standin/baton-test"},
     {.name = "claude",
+     .baton_var = "BATON_CLAUDE_BIN",
      .coder = "claude",
      .env_script = BT_SOURCE_DIR "/tests/live/claude-env.sh",
      .home = "claude-config",
@@ -216,11 +224,101 @@ static void test_steer_reaches_model(void **state)
     bt_strv_release(&env);
 }
 
+/* One JSON object of baton's stdout (args in the project directory,
+ * exit 0); caller frees. */
+static cJSON *baton_json(const char *const *args)
+{
+    struct bt_test_result res;
+    bt_live_baton(bt_live.work, args, &res, 0);
+    if (res.exit_code != 0)
+        print_error("baton %s: exit %d: %s\n", args[0], res.exit_code, res.err.data);
+    assert_int_equal(res.exit_code, 0);
+    cJSON *j = cJSON_Parse(res.out.data);
+    assert_non_null(j);
+    bt_test_result_release(&res);
+    return j;
+}
+
+/* 1 if the conversation's answer has begun streaming (show --json). */
+static int streaming(const char *conv)
+{
+    const char *show[] = {"show", "--json", conv, NULL};
+    cJSON *j = baton_json(show);
+    int yes = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(j, "messages"))
+    {
+        const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "role"));
+        const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "text"));
+        yes |= role && strcmp(role, "assistant") == 0 && text && *text;
+    }
+    cJSON_Delete(j);
+    return yes;
+}
+
+/* Through the binary, as a person does: `baton run --detach`, then
+ * `baton steer` from another process while the answer streams: the steer
+ * goes into that turn (turn.steered with its control, the steer's echo in
+ * the turn's answer), nothing is queued. */
+static void test_steer_through_baton(void **state)
+{
+    (void)state;
+    const char *run[] = {"run", "-c", lc->coder, "--detach", "--json", "first answer [[slow:25]]",
+                         NULL,  NULL, NULL};
+    if (lc->model) {
+        run[5] = "-m";
+        run[6] = lc->model;
+        run[7] = "first answer [[slow:25]]";
+    }
+    cJSON *started = baton_json(run);
+    char *conv =
+        bt_xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(started, "conversation")));
+    cJSON_Delete(started);
+    int64_t t0 = 0;
+    while (!streaming(conv) && bt_test_poll(&t0))
+        ;
+    assert_true(streaming(conv));
+    const char *steer[] = {"steer", "--json", conv, STEER_TEXT "-cli", NULL};
+    cJSON *st = baton_json(steer);
+    const char *state_word = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "state"));
+    /* done, or pending while pi has not yet taken it in (it does before
+     * its next model request, once the slow answer ends) */
+    assert_true(strcmp(state_word, "done") == 0 || strcmp(state_word, "pending") == 0);
+    int control = (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(st, "control"));
+    assert_true(control >= 1);
+    cJSON_Delete(st);
+    const char *attach[] = {"attach", "--json", conv, NULL};
+    cJSON **lines;
+    size_t n = bt_live_json(bt_live.work, attach, 0, &lines);
+    const cJSON *steered = bt_live_first(lines, n, "turn.steered");
+    assert_non_null(steered);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(steered, "text")),
+                        STEER_TEXT "-cli");
+    assert_int_equal(
+        (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(steered, "control")), control);
+    const cJSON *end = lines[n - 1];
+    assert_string_equal(bt_live_status(lines, n), "completed");
+    assert_non_null(
+        strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(end, "final_text")),
+               "You said: " STEER_TEXT "-cli"));
+    bt_test_lines_free(lines, n);
+    /* nothing queued: the steer went into the turn, once */
+    const char *show[] = {"show", "--json", conv, NULL};
+    cJSON *j = baton_json(show);
+    const cJSON *m;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(j, "messages"))
+    {
+        const char *mst = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "state"));
+        assert_string_not_equal(mst ? mst : "", "queued");
+    }
+    cJSON_Delete(j);
+    free(conv);
+}
+
 static int setup(void **state)
 {
     (void)state;
-    bt_live_setup("live-steer", lc->env_script, lc->home, "BATON_TEST_BIN_UNUSED",
-                  getenv(lc->bin_var));
+    bt_live_setup("live-steer", lc->env_script, lc->home, lc->baton_var, getenv(lc->bin_var));
     return 0;
 }
 
@@ -247,6 +345,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_steer_reaches_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_steer_through_baton, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
