@@ -14,7 +14,9 @@
  *     next turn by the worker that takes the queue), never lost or twice;
  *   - no turn running: queued at once, numbered, said why;
  *   - a coder that cannot steer (an ACP agent), its turn running: queued
- *     at once, the turn untouched.
+ *     at once, the turn untouched;
+ *   - the turn's owner killed: the steer is queued once, by recovery's
+ *     rule or at once.
  * The tests wait for the store to show the turn running, never for a time.
  */
 #include <setjmp.h>
@@ -306,14 +308,40 @@ static void test_steer_acp_queued(void **state)
     assert_int_equal(queued, 1);
 }
 
+/* The turn's owner dies (SIGKILL) before it delivered anything: the steer
+ * is never lost. Whether it finds the run still running (stored, then
+ * finished by recovery's rule) or recovered first (queued at once), the
+ * text ends up queued exactly once. */
+static void test_steer_dead_owner(void **state)
+{
+    struct ctx *c = *state;
+    steer_replay(c, NULL);
+    pid_t pid = baton_bg(c, "out", "run", "--json", "first [[slow:25]]", END);
+    struct last l;
+    wait_run(c, 1, 1, &l);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    assert_int_equal(wait_exit(pid), 128 + SIGKILL);
+    cJSON *j = steer(c, l.conv, STEER_TEXT);
+    const char *st = str(j, "state");
+    assert_true(strcmp(st, "queued") == 0 || strcmp(st, "pending") == 0);
+    cJSON_Delete(j);
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "ls", END); /* recovery, whoever runs it */
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    wait_run(c, 1, 0, &l);
+    int all, queued;
+    count_text(c, l.conv, STEER_TEXT, &all, &queued);
+    assert_int_equal(all, 1);
+    assert_int_equal(queued, 1);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_steer_delivered),
-        T(test_steer_refused_queued_once),
-        T(test_steer_without_turn),
-        T(test_steer_acp_queued),
+        T(test_steer_delivered),  T(test_steer_refused_queued_once), T(test_steer_without_turn),
+        T(test_steer_acp_queued), T(test_steer_dead_owner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
