@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "acp-int.h"
-#include "cmd-common.h"
+#include "service-conv.h"
 #include "framer.h"
 #include "json.h"
 #include "error.h"
@@ -279,6 +279,12 @@ static void agent_free(struct bt_acp *a)
     bt_store_close(a->store);
 }
 
+void bt_acp_say(void *data, const char *line)
+{
+    (void)data;
+    fprintf(stderr, "baton: %s\n", line);
+}
+
 int bt_acp_agent_run(const struct bt_acp_opts *o, int in_fd, int out_fd, struct bt_acp_end *end)
 {
     struct bt_acp a = {.opts = o, .out_fd = out_fd};
@@ -292,7 +298,11 @@ int bt_acp_agent_run(const struct bt_acp_opts *o, int in_fd, int out_fd, struct 
     pthread_mutex_init(&a.lock, NULL);
     pthread_cond_init(&a.queued, NULL);
     pthread_cond_init(&a.asked, NULL);
-    rc = bt_cmd_open_store(&a.store);
+    struct bt_service_outcome opened = {0};
+    rc = bt_service_open(&a.store, bt_acp_say, NULL, &opened);
+    if (rc)
+        bt_acp_say(NULL, opened.message);
+    free(opened.message);
     if (rc == 0) {
         bt_acp_models_init(&a);
         serve(&a, in_fd);

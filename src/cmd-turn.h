@@ -9,10 +9,10 @@
 
 #include <stdint.h>
 
-#include "service.h"
+#include "service-conv.h"
 
 /* Default --idle-timeout: a coder silent this long is stalled. */
-#define BT_CMD_IDLE_TIMEOUT_MS 600000
+#define BT_CMD_IDLE_TIMEOUT_MS BT_SERVICE_IDLE_TIMEOUT_MS
 
 /* Seconds as a decimal number into ms, 0 meaning "no limit"; anything else
  * below a millisecond becomes one. -1 if s is not such a number. */

@@ -212,7 +212,7 @@ void bt_serve_http_completed(void *cls, struct MHD_Connection *c, void **con_cls
     if (!r)
         return;
     bt_serve_api_forget(r);
-    bt_serve_cli_forget(r);
+    bt_serve_task_forget(r);
     if (r->reply)
         MHD_destroy_response(r->reply);
     bt_buf_release(&r->body);
