@@ -279,12 +279,6 @@ static void agent_free(struct bt_acp *a)
     bt_store_close(a->store);
 }
 
-void bt_acp_say(void *data, const char *line)
-{
-    (void)data;
-    fprintf(stderr, "baton: %s\n", line);
-}
-
 int bt_acp_agent_run(const struct bt_acp_opts *o, int in_fd, int out_fd, struct bt_acp_end *end)
 {
     struct bt_acp a = {.opts = o, .out_fd = out_fd};

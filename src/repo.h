@@ -161,7 +161,8 @@ int bt_repo_snapshot(const char *dir, const char *snapshots, const char *ref,
  * baton's store of the repository that holds dir, and the empty
  * directories they leave; a store left with no reference is removed
  * whole, its objects with it. Returns 0 (also when there is no such
- * reference or no repository any more). */
+ * reference, no repository any more, or no snapshots directory: none is
+ * made). */
 int bt_repo_refs_delete(const char *dir, const char *snapshots, const char *prefix, char **why);
 
 /* One file changed between two trees. */

@@ -465,18 +465,6 @@ enum MHD_Result bt_serve_api_send(struct bt_serve_req *r)
     return ret;
 }
 
-int bt_serve_busy(struct bt_serve_req *r, const char *conv, enum MHD_Result *ret)
-{
-    struct bt_store_run last = {0};
-    int busy =
-        bt_store_run_last(r->srv->store, conv, &last) == 0 && last.state == BT_STORE_RUN_RUNNING;
-    if (busy)
-        *ret =
-            bt_serve_fail(r, MHD_HTTP_CONFLICT, "busy", "run %s of %s is running", last.id, conv);
-    bt_store_run_release(&last);
-    return busy;
-}
-
 enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r)
 {
     const char *conv = r->conv;

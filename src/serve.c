@@ -24,11 +24,6 @@
 #include "store-follow.h"
 #include "store.h"
 
-static void on_mhd_timer(uv_timer_t *t)
-{
-    bt_serve_service(t->data);
-}
-
 static void on_mhd_poll(uv_poll_t *p, int status, int events)
 {
     (void)status, (void)events;
@@ -39,21 +34,6 @@ static void on_mhd_poll(uv_poll_t *p, int status, int events)
  * of 0 means it has more to do at once (streams woken together are sent
  * over several runs): run it again now, not in 1 ms steps, but a bounded
  * number of times so the loop's other handles are not starved. */
-void bt_serve_service(struct bt_serve *srv)
-{
-    MHD_UNSIGNED_LONG_LONG ms = 0;
-    int more = 0;
-    for (int i = 0; i < BT_SERVE_RUNS_AT_ONCE; i++) {
-        MHD_run(srv->mhd);
-        more = MHD_get_timeout(srv->mhd, &ms) == MHD_YES;
-        if (!more || ms)
-            break;
-    }
-    if (more)
-        uv_timer_start(&srv->mhd_timer, on_mhd_timer, ms ? ms : 1, 0);
-    else
-        uv_timer_stop(&srv->mhd_timer);
-}
 
 static int on_changed(void *data, const char *conv, int64_t rowid)
 {
@@ -105,17 +85,6 @@ static void on_watch(uv_fs_event_t *w, const char *name, int events, int status)
         srv->rescans = 0; /* a read on the loop's next turn */
         uv_timer_start(&srv->scan, on_scan, 0, 0);
     }
-}
-
-void bt_serve_say(void *data, const char *line)
-{
-    (void)data;
-    fprintf(stderr, "baton: %s\n", line);
-}
-
-int bt_serve_recover(struct bt_serve *srv)
-{
-    return bt_service_recover(srv->store, bt_serve_say, NULL) > 0;
 }
 
 static void on_beat(uv_timer_t *t)

@@ -15,6 +15,12 @@
  *   serve-token.c  the token file
  *   serve-conn.c   the listen socket, the connection limit, header deadlines
  *   serve-task.c   rm and handoff, run off the loop
+ *   serve-reply.c  replies, errors, query arguments: the bottom
+ *
+ * Calls go one way (tests/scripts/cycles.py measures it): serve.c (the
+ * loop) over serve-http.c (a request) over serve-route.c (the table) over
+ * the handlers (serve-api, -read, -page, -sse, -task) over serve-reply.c;
+ * serve-conn.c and serve-token.c beside http, called from above.
  *
  * Every rule about a conversation is the service's (service.h,
  * service-conv.h): these files read requests, call it and write replies;
@@ -120,10 +126,10 @@ struct bt_serve_req {
  * OK, USAGE (a remote address without allow_remote) or FAILED (why said
  * on stderr), which main-serve.c makes the exit code. */
 enum bt_service_result bt_serve_run(const struct bt_serve_opts *o);
-/* What the service says (bt_service_say_fn): "baton: LINE" on stderr. */
+/* serve-sse.c: what the service says (bt_service_say_fn): "baton: LINE" on stderr. */
 void bt_serve_say(void *data, const char *line);
 
-/* serve.c: let MHD do what it can now (after a change it does not see
+/* serve-conn.c: let MHD do what it can now (after a change it does not see
  * through its epoll fd: a connection added or shut down). */
 void bt_serve_service(struct bt_serve *srv);
 
@@ -230,7 +236,7 @@ void bt_serve_task_stop(struct bt_serve *srv);
  * there is none; sent with a strict Content-Security-Policy. */
 enum MHD_Result bt_serve_page(struct bt_serve_req *r, const char *path);
 
-/* serve.c: recover the running runs whose baton process died, as every
+/* serve-sse.c: recover the running runs whose baton process died, as every
  * front end does (bt_service_recover): they end
  * interrupted with what they stored. Called on the beat and before a
  * request about a conversation, so neither a stream nor a busy check
