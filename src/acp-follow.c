@@ -161,7 +161,7 @@ static int look(struct follow *f, struct bt_acp_waiting **w)
 static void cancel(struct follow *f, struct bt_acp_waiting **w)
 {
     for (struct bt_acp_waiting **p = w; *p;) {
-        if (bt_store_message_discard(f->s, f->se->id, (*p)->msg) != 0) {
+        if (bt_service_take_back(f->s, f->se->id, (*p)->msg, 0) != 0) {
             p = &(*p)->next; /* it went out: its run's end answers it */
             continue;
         }

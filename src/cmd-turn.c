@@ -128,7 +128,7 @@ int bt_cmd_worker_detach(struct bt_store *s, const char *mode, const char *conv,
     } else {
         rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot start a worker: %s", bt_strerror(rc));
     }
-    if (queued > 0 && bt_store_message_discard(s, conv, queued) == 0)
+    if (queued > 0 && bt_service_take_back(s, conv, queued, 0) == 0)
         fputs("baton: nothing was sent (the prompt queued for it was taken back)\n", stderr);
     return rc;
 }

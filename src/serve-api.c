@@ -208,16 +208,7 @@ static void job_close(struct bt_serve_job *job)
 /* No turn started: take back what was stored for it. */
 static void take_back(struct bt_serve_job *job)
 {
-    struct bt_store *s = job->srv->store;
-    if (job->queued > 0)
-        bt_store_message_discard(s, job->conv, job->queued);
-    struct bt_store_run last = {0};
-    if (job->kind == JOB_CREATE && bt_store_run_last(s, job->conv, &last) == BT_ENOTFOUND) {
-        struct bt_store_removal gone = {0};
-        if (bt_store_conversation_delete(s, job->conv, &gone) == 0)
-            bt_store_removal_release(&gone);
-    }
-    bt_store_run_release(&last);
+    bt_service_take_back(job->srv->store, job->conv, job->queued, job->kind == JOB_CREATE);
 }
 
 /* 201 {conversation, run}: the conversation as GET shows it, the run's id. */

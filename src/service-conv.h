@@ -9,9 +9,10 @@
  * none prints or exits (the front ends say it their way: a line on
  * stderr and an exit code, a status and a JSON error).
  *
+ *   service-create.c    bt_service_create
  *   service-cancel.c    bt_service_cancel, bt_service_cancel_wait, bt_service_unqueue
  *   service-recover.c   bt_service_recover
- *   service-worker.c    bt_service_worker_*, bt_service_approval_*
+ *   service-worker.c    bt_service_worker_*, bt_service_take_back, bt_service_approval_*
  *   service-rm.c        bt_service_rm_plan, bt_service_rm
  *   service-handoff.c   bt_service_handoff_*
  *
@@ -57,6 +58,16 @@ enum bt_store_run_state bt_service_cancel_wait(struct bt_store *s, const char *r
  * what is queued or which run took it); another error (FAILED). */
 int bt_service_unqueue(struct bt_store *s, const char *conv, int64_t n,
                        struct bt_service_outcome *out);
+
+/* --- service-create.c ------------------------------------------------ */
+
+/* Store a conversation before its first turn (an ACP session's, whose id
+ * was handed out beforehand), once its coder is known and installed.
+ * Returns 0 with out->conversation; -EINVAL for an unknown coder (USAGE),
+ * BT_ENOTINSTALLED (NOT_INSTALLED), or the store's error (FAILED), each
+ * with out->message. */
+int bt_service_create(struct bt_store *s, const struct bt_store_conversation_new *c,
+                      struct bt_service_outcome *out);
 
 /* --- service-recover.c ----------------------------------------------- */
 
@@ -112,6 +123,14 @@ int bt_service_worker_start(const char *mode, const char *conv, const struct bt_
  * before it started the turn"). 0 when a run started or nothing was to
  * start, else -1. Free out->message. */
 int bt_service_worker_line(const char *line, struct bt_service_outcome *out);
+
+/* No turn started for the prompt stored queued as message msg of conv
+ * (a worker that could not start it, an editor's cancel): take it back
+ * (msg <= 0: none). With created, the conversation made for that prompt
+ * goes too when no run of it exists, so nothing is stored half. 0 when
+ * the prompt was taken back; -EALREADY when a turn took it meanwhile (it
+ * goes with that turn); BT_ENOTFOUND; or the store's error. */
+int bt_service_take_back(struct bt_store *s, const char *conv, int64_t msg, int created);
 
 /* Wait (at most 60 s) for the report on fd, which is closed; as
  * bt_service_worker_line. Blocks: for the CLI. */

@@ -185,3 +185,16 @@ int bt_service_worker_report(int fd, struct bt_service_outcome *out)
     close(fd);
     return bt_service_worker_line(line, out);
 }
+
+int bt_service_take_back(struct bt_store *s, const char *conv, int64_t msg, int created)
+{
+    int rc = msg > 0 ? bt_store_message_discard(s, conv, msg) : BT_ENOTFOUND;
+    struct bt_store_run last = {0};
+    if (created && bt_store_run_last(s, conv, &last) == BT_ENOTFOUND) {
+        struct bt_store_removal gone = {0};
+        if (bt_store_conversation_delete(s, conv, &gone) == 0)
+            bt_store_removal_release(&gone);
+    }
+    bt_store_run_release(&last);
+    return rc;
+}
