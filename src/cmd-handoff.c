@@ -98,7 +98,6 @@ int bt_cmd_handoff(int argc, char **argv)
     struct bt_store *s = NULL;
     struct bt_service_handoff h = {0};
     char id[BT_ID_SIZE];
-    bt_strv_init(&h.argv);
     if ((rc = bt_cmd_open_store(&s)) != 0 || (rc = bt_cmd_resolve(s, text, id)) != 0)
         goto out;
     if (bt_service_handoff(s, id, how, &h) != 0) {
