@@ -29,8 +29,10 @@ int bt_cmd_open_store(struct bt_store **s)
 {
     struct bt_service_outcome o = {0};
     int rc = bt_service_open(s, bt_cmd_say, NULL, &o);
-    if (rc)
-        rc = bt_cmd_fail(bt_cmd_exit_service(&o), "%s", o.message);
+    if (rc) { /* said as bt_cmd_fail says it */
+        fprintf(stderr, "baton: %s\n", o.message);
+        rc = bt_cmd_exit_service(&o);
+    }
     free(o.message);
     return rc;
 }
