@@ -74,7 +74,8 @@ int bt_service_create(struct bt_store *s, const struct bt_store_conversation_new
 /* Recover the runs whose owner died: rebuild from its raw output a run
  * whose store record lacks what the raw output holds (rebuild.h), mark the
  * others interrupted (cancelled if a cancel was asked for), and stop their
- * process groups when still alive and still theirs. What it rebuilt, or
+ * process groups when still alive and still theirs; then the control
+ * requests such runs left (bt_service_control_strand). What it rebuilt, or
  * could not do, is said through say (NULL: nothing said). Returns the
  * number of runs recovered (0: none died), or the store's error (a store
  * that cannot be written: the runs stay as they are). */

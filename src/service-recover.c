@@ -62,7 +62,7 @@ int bt_service_recover(struct bt_store *s, bt_service_say_fn fn, void *data)
         rebuild_dead(s, &dead[i], fn, data);
     bt_store_run_list_free(dead, n);
     if (rc == 0 && n == 0)
-        return 0;
+        return bt_service_control_strand(s); /* left by owners that died before */
     struct bt_store_orphan *orphans = NULL;
     size_t n_orphans = 0;
     if (rc == 0)
@@ -70,6 +70,8 @@ int bt_service_recover(struct bt_store *s, bt_service_say_fn fn, void *data)
     for (size_t i = 0; rc == 0 && i < n_orphans; i++)
         bt_proc_stop_orphan(orphans[i].pgid, orphans[i].child_start, orphans[i].run);
     free(orphans);
+    if (rc == 0) /* their control requests: a cancel is done, the rest refused */
+        rc = bt_service_control_strand(s);
     if (rc)
         say(fn, data,
             bt_xasprintf("cannot recover the runs whose baton process is gone: %s",
