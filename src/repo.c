@@ -17,6 +17,11 @@ static void init(void)
     git_libgit2_init(); /* for the process's life: libgit2 keeps caches per process */
 }
 
+void bt_repo_start(void)
+{
+    pthread_once(&once, init);
+}
+
 char *bt_repo_why(const char *what)
 {
     const git_error *e = git_error_last();

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "repo.h"
 #include "serve.h"
 #include "service-conv.h"
 #include "store.h"
@@ -140,6 +141,7 @@ static enum MHD_Result start(struct bt_serve_req *r, enum task_kind kind)
     memcpy(t->conv, r->conv, BT_ID_SIZE);
     t->home = bt_xstrdup(bt_store_home(r->srv->store));
     bt_buf_init(&t->body);
+    bt_repo_start(); /* on the loop's thread, not the pool's (repo.h) */
     int rc = uv_queue_work(&r->srv->loop, &t->work, task_work, task_done);
     if (rc != 0) {
         free(t->home);
