@@ -56,11 +56,6 @@ int bt_cmd_turn_option(const struct bt_args *a, int id, struct bt_service_turn *
     }
 }
 
-void bt_cmd_worker_exe(const char *path)
-{
-    bt_service_worker_exe(path);
-}
-
 int bt_cmd_worker_start(const char *mode, const char *conv, const struct bt_service_turn *t,
                         int *notify_fd)
 {
