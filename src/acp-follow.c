@@ -17,6 +17,7 @@
 #include "acp-map.h"
 #include "cmd-common.h"
 #include "event.h"
+#include "service.h"
 #include "util.h"
 
 /* How often the store is looked at: a followed turn's events come as
@@ -175,8 +176,10 @@ static void cancel(struct follow *f, struct bt_acp_waiting **w)
     }
     if (*w && !f->cancel_sent) {
         struct bt_store_run r;
-        if (bt_store_run_cancel(f->s, f->se->id, &r) == 0)
+        if (bt_store_run_cancel(f->s, f->se->id, &r) == 0) {
+            bt_service_control_wake(f->s, r.id);
             bt_store_run_release(&r);
+        }
         f->cancel_sent = 1;
     }
 }

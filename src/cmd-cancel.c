@@ -20,6 +20,7 @@
 #include "cmd-common.h"
 #include "cmd.h"
 #include "error.h"
+#include "service.h"
 #include "store.h"
 
 /* How long cancel waits for the turn to end: the owner's stop escalation
@@ -64,6 +65,7 @@ int bt_cmd_cancel(int argc, char **argv)
         rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot cancel: %s", bt_store_errmsg(s));
         goto out;
     }
+    bt_service_control_wake(s, run.id); /* else its owner reads it within a second */
     enum bt_store_run_state st = wait_end(s, run.id);
     if (st == BT_STORE_RUN_RUNNING)
         rc = bt_cmd_fail(BT_EXIT_FAILED, "run %s of %s is still stopping; it was asked to cancel",

@@ -506,6 +506,7 @@ enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r, const char *conv)
         ret = bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s",
                             bt_store_errmsg(r->srv->store));
     } else {
+        bt_service_control_wake(r->srv->store, run.id);
         struct bt_buf b = BT_BUF_INIT;
         bt_buf_adds(&b, "{\"run\":");
         bt_json_quote(&b, run.id, strlen(run.id));

@@ -136,4 +136,12 @@ int bt_service_retry(struct bt_store *s, const char *conv, const struct bt_servi
  * 0 or a store error. */
 int bt_service_control_strand(struct bt_store *s);
 
+/* Wake the owner of run: a control request of it was just stored
+ * (bt_store_control_add, bt_store_run_cancel). It is delivered at once by
+ * a live owner (its channel, src/channel.h); -ENOENT or -ECONNREFUSED
+ * when none listens, and the request waits stored (the owner's fallback
+ * read, or recovery, finishes it): not an error for the caller to report.
+ * Never blocks. */
+int bt_service_control_wake(struct bt_store *s, const char *run);
+
 #endif
