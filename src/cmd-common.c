@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "cmd-args.h"
 #include "cmd-common.h"
 #include "cmd.h"
@@ -90,8 +91,10 @@ int bt_cmd_recover(struct bt_store *s)
     struct bt_store_run *dead = NULL;
     size_t n = 0;
     int rc = bt_store_dead_runs(s, &dead, &n);
-    for (size_t i = 0; rc == 0 && i < n; i++)
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         rebuild_dead(s, &dead[i]);
+        bt_channel_remove_stale(bt_store_home(s), dead[i].id); /* its owner's socket */
+    }
     bt_store_run_list_free(dead, n);
     if (rc == 0 && n == 0)
         return bt_service_control_strand(s); /* left by owners that died before */
