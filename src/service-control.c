@@ -56,6 +56,46 @@ static void cancel_stranded(struct bt_store *s, const struct bt_store_control *c
         refuse(s, c, "the turn had ended");
 }
 
+/* --- steer ---------------------------------------------------------------- */
+
+/* A steer ({"text": "..."}) its turn did not take: the next turn sends it,
+ * as a queued message (bt_store_control_queue: once, in one transaction). */
+static void steer_queue(struct bt_store *s, const struct bt_store_control *c)
+{
+    cJSON *o = cJSON_Parse(c->body);
+    const char *text = bt_json_str(o, "text");
+    int64_t msg = 0, queue_no = 0;
+    if (text && *text)
+        bt_store_control_queue(s, c->id, text, &msg, &queue_no);
+    else
+        refuse(s, c, "a steer without text");
+    cJSON_Delete(o);
+}
+
+/* Until the turn engine steers (bt_turn_steer), a steer is queued. */
+static void steer_deliver(struct bt_store *s, struct bt_turn *t, const struct bt_store_control *c)
+{
+    (void)t;
+    steer_queue(s, c);
+}
+
+/* --- decision ------------------------------------------------------------- */
+
+/* Until the turn engine takes a person's decision (bt_turn_decide), the
+ * policy decides: the request says so. */
+static void decision_deliver(struct bt_store *s, struct bt_turn *t,
+                             const struct bt_store_control *c)
+{
+    (void)t;
+    refuse(s, c, "this run's approvals are decided by its policy");
+}
+
+/* A decision its turn never took: nothing waits for it any more. */
+static void decision_stranded(struct bt_store *s, const struct bt_store_control *c)
+{
+    refuse(s, c, "the turn had ended");
+}
+
 /* --- the table ------------------------------------------------------------ */
 
 /* A kind of control request. */
@@ -69,6 +109,8 @@ struct control_handler {
 
 static const struct control_handler handlers[] = {
     {"cancel", cancel_deliver, cancel_stranded},
+    {"steer", steer_deliver, steer_queue},
+    {"decision", decision_deliver, decision_stranded},
 };
 
 static const struct control_handler *handler_of(const char *kind)

@@ -34,6 +34,7 @@ static const char SQL_STRANDED[] = CONTROL_SELECT " WHERE c.state = 'pending' AN
 static const char SQL_GET[] = CONTROL_SELECT " WHERE c.id = ?1";
 static const char SQL_FINISH[] = "UPDATE controls SET state = ?2, result = ?3, done_ms = ?4"
                                  " WHERE id = ?1 AND state = 'pending'";
+static const char SQL_RESULT[] = "UPDATE controls SET result = ?2 WHERE id = ?1";
 static const char SQL_EXISTS[] = "SELECT state FROM controls WHERE id = ?1";
 
 /* Rows read per step of bt_store_control_pending: a bound on memory, not
@@ -250,4 +251,56 @@ int bt_store_control_get(struct bt_store *s, int64_t id, struct bt_store_control
         return rc ? rc : bt_st_fail(s, BT_ENOTFOUND, "no control request %lld", (long long)id);
     read_control(q, out);
     return bt_st_done(q, 0);
+}
+
+/* The claim and the message are one transaction: a steer becomes one
+ * queued message or stays pending, never both, never twice. */
+int bt_store_control_queue(struct bt_store *s, int64_t id, const char *text, int64_t *msg,
+                           int64_t *queue_no)
+{
+    *msg = *queue_no = 0;
+    struct bt_store_control c;
+    int rc = bt_store_control_get(s, id, &c);
+    if (rc)
+        return rc;
+    int64_t now = bt_now_ms();
+    rc = bt_st_tx_begin(s);
+    sqlite3_stmt *q = rc == 0 ? bt_st_sql(s, SQL_FINISH) : NULL;
+    if (rc == 0 && !q)
+        rc = BT_ESTORE;
+    if (rc == 0) {
+        sqlite3_bind_int64(q, 1, id);
+        bt_st_bind_text(q, 2, state_names[BT_STORE_CONTROL_QUEUED]);
+        bt_st_bind_text(q, 3, NULL);
+        sqlite3_bind_int64(q, 4, now);
+        rc = bt_st_run(s, q, "queue control request");
+    }
+    if (rc == 0 && sqlite3_changes(s->db) == 0)
+        rc = bt_st_fail(s, -EALREADY, "control request %lld was already finished", (long long)id);
+    struct bt_store_message_new m = {.conversation = c.conversation,
+                                     .role = BT_STORE_ROLE_USER,
+                                     .state = BT_STORE_MSG_QUEUED,
+                                     .text = text};
+    if (rc == 0)
+        rc = bt_st_touch_conversation(s, c.conversation, now);
+    if (rc == 0)
+        rc = bt_st_insert_message(s, &m, now, msg, queue_no);
+    char *result = NULL;
+    if (rc == 0) {
+        result = bt_xasprintf("{\"message\":%lld,\"queue_no\":%lld}", (long long)*msg,
+                              (long long)*queue_no);
+        sqlite3_stmt *u = bt_st_sql(s, SQL_RESULT);
+        rc = u ? 0 : BT_ESTORE;
+        if (rc == 0) {
+            sqlite3_bind_int64(u, 1, id);
+            bt_st_bind_text(u, 2, result);
+            rc = bt_st_run(s, u, "queue control request");
+        }
+    }
+    free(result);
+    rc = bt_st_tx_end(s, rc);
+    if (rc)
+        *msg = *queue_no = 0;
+    bt_store_control_release(&c);
+    return rc;
 }

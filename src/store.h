@@ -810,6 +810,15 @@ int bt_store_control_stranded(struct bt_store *s, bt_store_control_fn cb, void *
 int bt_store_control_finish(struct bt_store *s, int64_t id, enum bt_store_control_state state,
                             const char *result_json);
 
+/* Finish pending request id QUEUED and store text as a queued user message
+ * of its conversation (the next turn sends it, store.h "queue"), in one
+ * transaction; its result is {"message": *msg, "queue_no": *queue_no}. For
+ * a steer whose turn ended before it was delivered: it is sent once, as
+ * the next turn, never lost. -EALREADY if it was already finished (no
+ * message), BT_ENOTFOUND if there is no such request. */
+int bt_store_control_queue(struct bt_store *s, int64_t id, const char *text, int64_t *msg,
+                           int64_t *queue_no);
+
 /* Read request id into *out (release with bt_store_control_release).
  * BT_ENOTFOUND if there is none. */
 int bt_store_control_get(struct bt_store *s, int64_t id, struct bt_store_control *out);
