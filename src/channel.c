@@ -431,8 +431,8 @@ static void follower_too_long(void *data, size_t dropped)
 
 static const struct bt_framer_ops follower_ops = {follower_line, follower_too_long};
 
-int bt_channel_follow(const char *home, const char *run, struct bt_channel_conn *c,
-                      void (*on_line)(void *data, const char *line, size_t len), void *data)
+int bt_channel_follow_start(const char *home, const char *run, struct bt_channel_conn *c,
+                            void (*on_line)(void *data, const char *line, size_t len), void *data)
 {
     memset(c, 0, sizeof *c);
     c->fd = -1;
@@ -442,6 +442,15 @@ int bt_channel_follow(const char *home, const char *run, struct bt_channel_conn 
     int rc = connect_run(home, run, &c->fd);
     if (rc == 0)
         rc = send_line(c->fd, LINE_FOLLOW);
+    if (rc)
+        bt_channel_conn_close(c);
+    return rc;
+}
+
+int bt_channel_follow(const char *home, const char *run, struct bt_channel_conn *c,
+                      void (*on_line)(void *data, const char *line, size_t len), void *data)
+{
+    int rc = bt_channel_follow_start(home, run, c, on_line, data);
     /* the answer comes first: lines read with it are events already */
     for (int64_t until = bt_mono_ms() + BT_CHANNEL_ACK_MS; rc == 0 && !c->acked;) {
         int64_t left = until - bt_mono_ms();

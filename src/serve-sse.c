@@ -143,8 +143,10 @@ static void fill_conversation(struct bt_serve_stream *st)
                 return; /* a chunk is ready */
             if (!st->run_done && !running)
                 st->run_done = 1; /* ended, everything of it sent */
-            if (!st->run_done)
+            if (!st->run_done) {
+                bt_serve_tap_want(st->srv, st->conv, st->run); /* woken at its next commit */
                 return;
+            }
         }
         if (!st->follow) {
             st->ended = 1;

@@ -53,6 +53,8 @@ struct bt_serve_opts {
     const char *baton; /* the baton program (rm, handoff, workers) */
 };
 
+struct bt_serve_tap;
+
 struct bt_serve {
     uv_loop_t loop;
     struct MHD_Daemon *mhd;
@@ -78,6 +80,7 @@ struct bt_serve {
     int64_t rowid;                   /* events up to this rowid have woken their streams */
     int watching;                    /* the store watch is on */
     struct bt_serve_stream *streams; /* every open event stream */
+    struct bt_serve_tap *taps;       /* run owners' channels followed (serve-tap.c) */
     struct bt_serve_job *jobs;       /* every worker report awaited */
     struct bt_serve_cli *clis;       /* every baton command run for a request */
     const char *baton;               /* that baton */
@@ -106,6 +109,12 @@ struct bt_serve_req {
     struct bt_serve_cli *cli; /* the baton command run for it, or NULL */
     char *location;           /* a Location header for the reply, or NULL */
 };
+
+/* serve-tap.c: follow run's owner through its channel (channel.h), if
+ * not yet, so its commits wake conv's streams at once; nothing when no
+ * owner listens (the store's watch wakes them). Close every one (stop). */
+void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run);
+void bt_serve_tap_close_all(struct bt_serve *srv);
 
 /* serve.c: run the server until SIGINT/SIGTERM. Prints the page's address
  * with the token on stdout (one line), the token file on stderr. Returns an
