@@ -37,7 +37,7 @@ struct follow {
     char run[BT_ID_SIZE]; /* the run being streamed, "" none */
     int64_t next_seq;     /* its next event to send */
     struct bt_acp_map map;
-    int cancel_sent; /* the session's cancel was passed on to that run */
+    int cancel_sent;             /* the session's cancel was passed on to that run */
     struct bt_channel_conn conn; /* to run's owner, fd -1 when none */
     char conn_run[BT_ID_SIZE];   /* the run conn follows */
 };

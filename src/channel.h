@@ -96,8 +96,7 @@ int bt_channel_follow(const char *home, const char *run, struct bt_channel_conn 
  * its own (baton serve): c->acked becomes 1 when bt_channel_conn_read
  * reads it; only events committed after that are sure to come. */
 int bt_channel_follow_start(const char *home, const char *run, struct bt_channel_conn *c,
-                            void (*on_line)(void *data, const char *line, size_t len),
-                            void *data);
+                            void (*on_line)(void *data, const char *line, size_t len), void *data);
 
 /* Read what has arrived, without blocking, handing each line to on_line.
  * 0 while the connection is open; -EPIPE when the owner closed it (its

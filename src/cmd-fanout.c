@@ -52,7 +52,7 @@ struct member {
     int64_t tokens;     /* -1 until a usage event says */
     int64_t started_ms; /* when its turn started */
     int64_t ended_ms;
-    const char *state; /* what the live line says */
+    const char *state;           /* what the live line says */
     struct bt_channel_conn conn; /* to its run's owner (channel.h), fd -1 if none */
 };
 
@@ -267,7 +267,7 @@ static void on_line(void *data, const char *line, size_t len)
 static void wait_members(struct fanout *f)
 {
     struct pollfd *p = bt_xcalloc(f->n, sizeof *p);
-    struct member **of = bt_xcalloc(f->n, sizeof *of);
+    size_t *of = bt_xcalloc(f->n, sizeof *of); /* p[k] is member of[k]'s */
     nfds_t n = 0;
     for (size_t i = 0; i < f->n; i++) {
         struct member *m = &f->m[i];
@@ -277,13 +277,13 @@ static void wait_members(struct fanout *f)
             bt_channel_follow_start(bt_store_home(f->s), m->run, &m->conn, on_line, m);
         if (m->conn.fd >= 0) {
             p[n] = (struct pollfd){.fd = m->conn.fd, .events = POLLIN};
-            of[n++] = m;
+            of[n++] = i;
         }
     }
     if (poll(p, n, POLL_MS) > 0)
         for (nfds_t i = 0; i < n; i++)
-            if (p[i].revents && bt_channel_conn_read(&of[i]->conn) != 0)
-                bt_channel_conn_close(&of[i]->conn); /* its owner closed it: its end comes */
+            if (p[i].revents && bt_channel_conn_read(&f->m[of[i]].conn) != 0)
+                bt_channel_conn_close(&f->m[of[i]].conn); /* its owner closed it: its end comes */
     free(of);
     free(p);
 }

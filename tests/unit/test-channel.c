@@ -281,7 +281,7 @@ static void test_slow_follower_cut_off(void **state)
     struct bt_channel_conn slow;
     struct got g = {BT_BUF_INIT, 0};
     assert_int_equal(bt_channel_follow(f->home, o.run, &slow, on_line, &g), 0);
-    size_t size = 64 * 1024;
+    size_t size = (size_t)64 * 1024;
     char *line = bt_xmalloc(size + 1);
     memset(line, 'x', size - 1);
     line[size - 1] = '\n';
