@@ -54,6 +54,7 @@ struct bt_serve_opts {
 };
 
 struct bt_serve_tap;
+struct bt_store_event;
 
 struct bt_serve {
     uv_loop_t loop;
@@ -115,6 +116,13 @@ struct bt_serve_req {
  * owner listens (the store's watch wakes them). Close every one (stop). */
 void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run);
 void bt_serve_tap_close_all(struct bt_serve *srv);
+/* The events of run from seq `from` on that its tap kept (it received
+ * them after their commit), each to cb as bt_store_event_each does; cb's
+ * nonzero return stops and is returned. -1 when the tap does not hold
+ * seq `from` (no tap, nothing kept, or older): read the store. 0 when
+ * all were given (none newer than the last kept: up to date). */
+int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,
+                      int (*cb)(void *data, const struct bt_store_event *ev), void *data);
 
 /* serve.c: run the server until SIGINT/SIGTERM. Prints the page's address
  * with the token on stdout (one line), the token file on stderr. Returns an
