@@ -9,8 +9,10 @@
  *
  * One run per conversation, across processes: the store decides, in one
  * transaction, whether a prompt starts a run or waits queued. The process
- * that owns a run (its turn engine) polls the store for a cancel request
- * every 100 ms; whoever ends a completed turn takes the queue next
+ * that owns a run (its turn engine) takes control requests (a cancel...)
+ * as they are stored, woken through its channel (channel.h), and reads
+ * them every second should a wake be lost; whoever ends a completed turn
+ * takes the queue next
  * (bt_service_flush), so queued prompts go out in the order they were
  * typed, once.
  */
