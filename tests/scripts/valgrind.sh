@@ -350,6 +350,7 @@ lane_two() {
     crash_recovery                           # 9
     integration integration-show             # 164
     integration integration-approval         # requests after Ctrl-C and cancel
+    integration integration-channel          # the run owner's socket, followers, SIGKILL
     integration integration-rm               # 64
     integration integration-acp              # 27
     integration integration-changes          # libgit2 in every turn
