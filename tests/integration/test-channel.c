@@ -251,7 +251,8 @@ static void test_cancel_through_channel(void **state)
 /* An owner killed with SIGKILL: its requests wait stored and its socket is
  * stale (nobody accepts); attach finds the owner dead and recovers the
  * run: cancelled for the pending cancel, which is done, the pending
- * decision refused, the socket removed, the coder's group gone. */
+ * decision refused, the pending steer a queued message (show lists it),
+ * the socket removed, the coder's group gone. */
 static void test_owner_killed(void **state)
 {
     struct ctx *c = *state;
@@ -266,10 +267,13 @@ static void test_owner_killed(void **state)
     int64_t decision = 0;
     assert_int_equal(bt_store_control_add(s, conv, r.id, "decision", "{\"allow\":true}", &decision),
                      0);
+    assert_int_equal(bt_store_control_add(s, conv, r.id, "steer",
+                                          "{\"text\":\"and run the tests too\"}", &decision),
+                     0);
     bt_store_close(s);
     assert_int_equal(kill(r.owner_pid, SIGKILL), 0);
     char *rows = controls_of(c, r.id);
-    assert_string_equal(rows, "cancel pending -;decision pending -;");
+    assert_string_equal(rows, "cancel pending -;decision pending -;steer pending -;");
     free(rows);
     char *home = home_of(c), *sock = socket_of(c, r.id);
     for (int64_t t0 = 0; bt_test_poll(&t0);) /* the owner is gone, its socket stays */
@@ -287,9 +291,18 @@ static void test_owner_killed(void **state)
     bt_test_lines_free(lines, n);
     bt_test_result_release(&res);
     rows = controls_of(c, r.id);
-    assert_string_equal(rows, "cancel done {\"stopping\":true};"
-                              "decision refused {\"reason\":\"the turn had ended\"};");
+    char *want = bt_xasprintf("cancel done {\"stopping\":true};"
+                              "decision refused {\"reason\":\"the turn had ended\"};"
+                              "steer queued {\"message\":");
+    assert_memory_equal(rows, want, strlen(want));
+    assert_non_null(strstr(rows, ",\"queue_no\":2};")); /* --detach queued the prompt as #1 */
+    free(want);
     free(rows);
+    baton(c, &res, NULL, 0, "show", "--json", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    const char *steer = strstr(res.out.data, "\"and run the tests too\"");
+    assert_non_null(steer);
+    bt_test_result_release(&res);
     assert_false(exists(sock));
     assert_int_equal(kill(-r.pgid, 0), -1);
     free(sock);
