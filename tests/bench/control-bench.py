@@ -81,6 +81,8 @@ class Bench:
         if self.db is None:
             self.db = sqlite3.connect(str(self.home / "baton.db"), timeout=10,
                                       isolation_level=None)
+            # as baton's own connections (src/store-open.c): no fsync a commit
+            self.db.execute("PRAGMA synchronous=NORMAL")
         return self.db
 
     def start_turn(self, n):
