@@ -301,13 +301,13 @@ static int listen_at(const struct addr *a, int *out)
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -errno;
-    int rc = bind_addr(fd, a);
+    int rc = bind_addr(fd, a), bound = rc == 0;
     if (rc == 0 && fchmodat(a->dirfd, a->name, 0600, 0) != 0)
         rc = -errno;
     if (rc == 0 && listen(fd, SOMAXCONN) != 0)
         rc = -errno;
     if (rc) {
-        if (rc != -EEXIST)
+        if (bound) /* ours: anything else at the name is left alone */
             unlinkat(a->dirfd, a->name, 0);
         close(fd);
         return rc;
