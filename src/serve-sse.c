@@ -129,6 +129,14 @@ static void fill_conversation(struct bt_serve_stream *st)
     }
     for (;;) {
         if (!st->run_done) {
+            /* what the run's tap kept, without a read of the store: up to
+             * date with it, the stream waits for the tap's next wake (the
+             * run's end comes from the store once the tap closed) */
+            int kept = bt_serve_tap_each(st->srv, st->run, st->next_seq, on_event, st);
+            if (kept == 0 || kept == 2)
+                return;
+        }
+        if (!st->run_done) {
             /* the state first: every event committed before the end is read next */
             struct bt_store_run r = {0};
             int got = bt_store_run_get(s, st->run, &r);
@@ -145,8 +153,10 @@ static void fill_conversation(struct bt_serve_stream *st)
                 return; /* a chunk is ready */
             if (!st->run_done && !running)
                 st->run_done = 1; /* ended, everything of it sent */
-            if (!st->run_done)
+            if (!st->run_done) {
+                bt_serve_tap_want(st->srv, st->conv, st->run); /* woken at its next commit */
                 return;
+            }
         }
         if (!st->follow) {
             st->ended = 1;

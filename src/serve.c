@@ -236,6 +236,7 @@ static void stop(struct bt_serve *srv)
     srv->stopping = 1;
     bt_serve_conn_close(srv);
     bt_serve_sse_close_all(srv);
+    bt_serve_tap_close_all(srv);
     bt_serve_api_stop(srv);
     bt_serve_task_stop(srv);
     MHD_run(srv->mhd);

@@ -65,6 +65,9 @@ struct bt_serve_opts {
     const char *baton; /* the baton program (workers) */
 };
 
+struct bt_serve_tap;
+struct bt_store_event;
+
 struct bt_serve {
     uv_loop_t loop;
     struct MHD_Daemon *mhd;
@@ -90,6 +93,7 @@ struct bt_serve {
     int64_t rowid;                   /* events up to this rowid have woken their streams */
     int watching;                    /* the store watch is on */
     struct bt_serve_stream *streams; /* every open event stream */
+    struct bt_serve_tap *taps;       /* run owners' channels followed (serve-tap.c) */
     struct bt_serve_job *jobs;       /* every worker report awaited */
     struct bt_serve_task *tasks;     /* every operation run off the loop for a request */
     const char *baton;               /* that baton */
@@ -120,6 +124,19 @@ struct bt_serve_req {
     char conv[BT_ID_SIZE];      /* the route's {id}: a conversation that exists, or "" */
     char arg[128];              /* the route's {n} or {file}, unescaped, or "" */
 };
+
+/* serve-tap.c: follow run's owner through its channel (channel.h), if
+ * not yet, so its commits wake conv's streams at once; nothing when no
+ * owner listens (the store's watch wakes them). Close every one (stop). */
+void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run);
+void bt_serve_tap_close_all(struct bt_serve *srv);
+/* The events of run from seq `from` on that its tap kept (it received
+ * them after their commit), each to cb as bt_store_event_each does; cb's
+ * nonzero return stops and is returned. -1 when the tap does not hold
+ * seq `from` (no tap, nothing kept, or older): read the store. 0 when
+ * all were given (none newer than the last kept: up to date). */
+int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,
+                      int (*cb)(void *data, const struct bt_store_event *ev), void *data);
 
 /* serve.c: run the server until SIGINT/SIGTERM. Prints the page's address
  * with the token on stdout (one line), the token file on stderr. Returns

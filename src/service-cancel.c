@@ -40,6 +40,7 @@ int bt_service_cancel(struct bt_store *s, const char *conv, struct bt_service_ou
     else {
         out->result = BT_SERVICE_OK;
         snprintf(out->run, sizeof out->run, "%s", run.id);
+        bt_service_control_wake(s, run.id); /* else its owner reads it within a second */
     }
     bt_store_run_release(&run);
     return rc;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "channel.h"
 #include "error.h"
 #include "perf.h"
 #include "proc.h"
@@ -58,8 +59,10 @@ int bt_service_recover(struct bt_store *s, bt_service_say_fn fn, void *data)
     struct bt_store_run *dead = NULL;
     size_t n = 0;
     int rc = bt_store_dead_runs(s, &dead, &n);
-    for (size_t i = 0; rc == 0 && i < n; i++)
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         rebuild_dead(s, &dead[i], fn, data);
+        bt_channel_remove_stale(bt_store_home(s), dead[i].id); /* its owner's socket */
+    }
     bt_store_run_list_free(dead, n);
     if (rc == 0 && n == 0)
         return bt_service_control_strand(s); /* left by owners that died before */
