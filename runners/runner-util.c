@@ -341,3 +341,33 @@ int bt_runner_accepts(const struct bt_runner_config *cfg, const struct bt_signal
     return d == BT_RUNNER_ASK_NOBODY ? cfg->approval == BT_APPROVAL_AUTO
                                      : d == BT_RUNNER_ASK_ACCEPT;
 }
+
+void bt_runner_policy(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,
+                      struct bt_runner_decision *d)
+{
+    *d = (struct bt_runner_decision){0};
+    d->accept = bt_runner_accepts(cfg, rq, &d->by);
+}
+
+char *bt_runner_answer_text(const struct bt_runner_decision *d, size_t i)
+{
+    if (!d->accept || !d->answers_json)
+        return NULL;
+    cJSON *all = cJSON_Parse(d->answers_json);
+    const cJSON *one = cJSON_IsArray(all) ? cJSON_GetArrayItem(all, (int)i) : NULL;
+    struct bt_buf b = BT_BUF_INIT;
+    const cJSON *s, *list = cJSON_IsArray(one) ? one : NULL;
+    int n = 0;
+    cJSON_ArrayForEach(s, list)
+    {
+        if (!cJSON_IsString(s))
+            continue;
+        bt_buf_addf(&b, "%s%s", n++ ? ", " : "", s->valuestring);
+    }
+    cJSON_Delete(all);
+    if (!n) {
+        bt_buf_release(&b);
+        return NULL;
+    }
+    return bt_buf_detach(&b, NULL);
+}

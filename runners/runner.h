@@ -20,6 +20,23 @@ enum bt_approval {
     BT_APPROVAL_DENY,  /* decline every request (default); the turn goes on */
     BT_APPROVAL_AUTO,  /* accept every request */
     BT_APPROVAL_NEVER, /* ask the coder not to request approvals at all */
+    BT_APPROVAL_ASK,   /* a person answers each request and question while the turn
+                          goes on (bt_turn_decide, src/turn.h); unanswered within the
+                          turn's idle timeout it is declined, by "timeout" */
+};
+
+/* A decision on one approval request or question, as a runner's answer op
+ * writes it in its protocol. Strings borrowed for the call. */
+struct bt_runner_decision {
+    int accept;               /* 1: allow (a question: answered); 0: decline */
+    const char *by;           /* who decided, as approval.resolved says it: "policy",
+                                 "user", "timeout" or "cancel" (a runner answers
+                                 "cancel" in its protocol's cancelling form) */
+    const char *answers_json; /* a question accepted: the answers as JSON array
+                                 text, one element per question of the request in
+                                 its order, each an array of strings (the labels
+                                 chosen, or one free text): [["Blue"],["a, b"]];
+                                 NULL otherwise */
 };
 
 /* Asks a person about one approval request before the policy decides
@@ -153,9 +170,21 @@ struct bt_runner_ops {
     /* Lines to write once the child is started (handshake, or the prompt). */
     void (*start)(void *st, struct bt_buf *out);
     /* React to a parser signal: append lines to write to out; may emit events
-     * (approval.resolved, session.started) through sink. */
+     * (approval.resolved, session.started) through sink. A request with an
+     * approval_kind is decided by policy (bt_runner_policy) and answered
+     * through the answer op; under BT_APPROVAL_ASK the engine keeps such a
+     * request for a person instead and never passes it here. */
     void (*on_signal)(void *st, const struct bt_signal *sig, struct bt_buf *out,
                       const struct bt_parser_sink *sink);
+    /* Answer the coder's request rq (one with an approval_kind) as d says:
+     * append the protocol's reply to out and emit approval.resolved
+     * through sink. rq may be a copy the engine kept while a person
+     * thought (strings as the signal had them); the runner keeps no
+     * pointer into it. A question accepted without usable answers (none,
+     * or fewer than its questions) is answered with what there is: an
+     * absent answer is the empty text. Pure: no I/O. */
+    void (*answer)(void *st, const struct bt_signal_request *rq, const struct bt_runner_decision *d,
+                   struct bt_buf *out, const struct bt_parser_sink *sink);
     /* Append a protocol interrupt for the running turn. Returns 0, or
      * -ENOTSUP when the coder has none (or it cannot be sent yet): the engine
      * then goes straight to signals. */
@@ -197,6 +226,16 @@ void bt_runner_models_release(struct bt_runner_models *m);
  * runner answers "cancel" in its protocol's cancelling form. */
 int bt_runner_accepts(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,
                       const char **by);
+
+/* The decision of bt_runner_accepts as a struct bt_runner_decision
+ * (answers_json NULL): what on_signal passes to the runner's answer op. */
+void bt_runner_policy(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,
+                      struct bt_runner_decision *d);
+
+/* The answer to question number i (from 0) of d, as one text: the
+ * strings of d->answers_json's element i joined by ", " (owned), or NULL
+ * when d gives none (not accepted, no such element, not strings). */
+char *bt_runner_answer_text(const struct bt_runner_decision *d, size_t i);
 
 /* 1 if rq is a question the coder asks the user (kind user_input). */
 int bt_runner_is_question(const struct bt_signal_request *rq);

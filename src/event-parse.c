@@ -578,6 +578,7 @@ static int parse_payload(struct ctx *c, const cJSON *j, struct bt_event *ev)
     case BT_EVENT_ITEM_COMPLETED: return parse_item(c, j, ev);
     case BT_EVENT_APPROVAL_REQUESTED:
     case BT_EVENT_APPROVAL_RESOLVED:
+        rc |= get_str(j, "request_id", &ev->request_id);
         rc |= get_str(j, "kind", &ev->approval_kind);
         rc |= get_str(j, "summary", &ev->summary);
         rc |= get_str(j, "item_id", &ev->item.id);

@@ -77,6 +77,10 @@ struct bt_turn_options {
      * first stop signal would (status cancelled). */
     int (*on_tick)(void *data);
     uint64_t tick_ms;
+    /* Optional: the turn's loop is about to run (the coder started): the
+     * turn, for the loop-thread calls below (bt_turn_decide), valid until
+     * bt_turn_run returns; called on the loop's thread, once. */
+    void (*on_loop)(void *data, struct bt_turn *turn);
     /* Optional: the turn has ended and turn.completed is next: what it
      * carries as changes (event.h changes_json; owned, freed by the
      * engine), or NULL for none. Called once, after the coder's process
@@ -111,6 +115,34 @@ struct bt_turn_result {
 int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res);
 
 void bt_turn_result_release(struct bt_turn_result *res);
+
+/* A person's answer to one request the coder is waiting on. */
+struct bt_turn_decision {
+    int accept;               /* 1 allow (a question: answered), 0 deny */
+    int always;               /* with accept: requests of the same kind (command,
+                                 file_change, ...) are allowed for the rest of this
+                                 turn without asking */
+    const char *answers_json; /* a question answered: JSON array text, one element
+                                 per question in order, each an array of strings
+                                 (labels chosen or one free text), as
+                                 bt_runner_decision's; NULL otherwise */
+};
+
+/* Under BT_APPROVAL_ASK the engine keeps each approval request and
+ * question for a person while the loop goes on (events flow, the idle
+ * watchdog counts): approval.requested shows its `request_id`. Answer
+ * request_id (as the event shows it) as d says, by "user": the runner
+ * writes the protocol's reply and approval.resolved follows. Call on the
+ * turn's loop thread only (on_loop, on_tick, or a handle of that loop).
+ * A request nobody answered within idle_timeout_ms is declined by
+ * "timeout"; once the turn is being stopped, every waiting request is
+ * declined by "cancel" (never granted after the stop); requests still
+ * waiting when the coder ends are resolved by "cancel". Returns 0;
+ * -ENOENT when no such request waits (never asked, answered already, or
+ * declined by timeout or cancel: a late answer changes nothing); -EINVAL
+ * when d does not fit it (answers for a request that is no question, or
+ * answers that are not an array of arrays of strings). */
+int bt_turn_decide(struct bt_turn *turn, const char *request_id, const struct bt_turn_decision *d);
 
 /* A run replayed from the raw stdout its run file kept (bt_turn_replay). */
 struct bt_turn_replay {
