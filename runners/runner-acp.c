@@ -320,8 +320,8 @@ void bt_acp_runner_answer(void *st, const struct bt_signal_request *sig,
 /* A request by policy: never counts as auto (the agent cannot be told not
  * to ask, so it is not refused); a request after session/cancel was
  * written is the stop's. */
-static void on_decide(struct acp_runner *r, const struct bt_signal_request *sig,
-                      struct bt_buf *out, const struct bt_parser_sink *sink)
+static void on_decide(struct acp_runner *r, const struct bt_signal_request *sig, struct bt_buf *out,
+                      const struct bt_parser_sink *sink)
 {
     struct bt_runner_config policy = *r->cfg;
     if (policy.approval == BT_APPROVAL_NEVER)

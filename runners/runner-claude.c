@@ -402,8 +402,8 @@ static void claude_answer(void *st, const struct bt_signal_request *rq,
 {
     (void)st;
     cJSON *msg;
-    cJSON *resp = cJSON_AddObjectToObject(control_response(&msg, rq->request_id, "success"),
-                                          "response");
+    cJSON *resp =
+        cJSON_AddObjectToObject(control_response(&msg, rq->request_id, "success"), "response");
     cJSON_AddStringToObject(resp, "behavior", d->accept ? "allow" : "deny");
     if (d->accept) {
         cJSON *input = rq->params_json ? cJSON_Parse(rq->params_json) : NULL;

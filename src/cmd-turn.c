@@ -55,6 +55,8 @@ int bt_cmd_parse_approval(const char *s, enum bt_approval *a)
         *a = BT_APPROVAL_AUTO;
     else if (strcmp(s, "never") == 0)
         *a = BT_APPROVAL_NEVER;
+    else if (strcmp(s, "ask") == 0)
+        *a = BT_APPROVAL_ASK;
     else
         return -1;
     return 0;
@@ -69,7 +71,7 @@ int bt_cmd_turn_option(const struct bt_args *a, int id, struct bt_service_turn *
     case 'S': t->no_snapshot = 1; return 0;
     case 'a':
         if (bt_cmd_parse_approval(a->value, &t->approval))
-            return bt_args_fail(a, "--approval takes deny, auto or never, not '%s'", a->value);
+            return bt_args_fail(a, "--approval takes deny, auto, never or ask, not '%s'", a->value);
         return 0;
     case 't':
         if (bt_cmd_parse_seconds(a->value, &t->timeout_ms))
@@ -88,6 +90,7 @@ static const char *approval_name(enum bt_approval a)
     switch (a) {
     case BT_APPROVAL_AUTO: return "auto";
     case BT_APPROVAL_NEVER: return "never";
+    case BT_APPROVAL_ASK: return "ask";
     default: return "deny";
     }
 }

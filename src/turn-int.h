@@ -32,7 +32,7 @@ enum bt_turn_stop {
 
 /* A request the coder waits on while a person decides (turn-ask.c). */
 struct bt_turn_held {
-    struct bt_signal_request rq; /* as the coder sent it; every string owned */
+    struct bt_signal_request rq;      /* as the coder sent it; every string owned */
     char id[BT_EVENT_REQUEST_ID_MAX]; /* its request_id as events show it */
 };
 

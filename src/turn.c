@@ -380,6 +380,9 @@ static void on_done(void *data, const struct bt_proc_result *r)
     struct bt_turn *t = data;
     t->pres = *r;
     t->done = 1;
+    /* the coder is gone: what still waited for a person was never
+     * answered; said so before turn.completed (no write reaches it) */
+    bt_turn_ask_settle(t, "cancel");
     uv_timer_stop(&t->idle);
     uv_timer_stop(&t->deadline);
     uv_timer_stop(&t->tick);
@@ -538,9 +541,8 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
             o->on_loop(o->data, &t);
         while (!t.done)
             uv_run(&t.loop, UV_RUN_ONCE);
-        /* the coder is gone: what still waited for a person was never
-         * answered; said so before turn.completed (no write reaches it) */
-        bt_turn_ask_settle(&t, "cancel");
+        if (o->on_loop && o->on_loop_end)
+            o->on_loop_end(o->data, &t);
     }
     bt_perf_mark("coder done");
     bt_turn_end_finish(&t, res);

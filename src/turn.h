@@ -77,10 +77,16 @@ struct bt_turn_options {
      * first stop signal would (status cancelled). */
     int (*on_tick)(void *data);
     uint64_t tick_ms;
-    /* Optional: the turn's loop is about to run (the coder started): the
-     * turn, for the loop-thread calls below (bt_turn_decide), valid until
-     * bt_turn_run returns; called on the loop's thread, once. */
-    void (*on_loop)(void *data, struct bt_turn *turn);
+    /* Optional: the turn's loop runs, the coder spawned: called once, on
+     * the loop's thread, before the first read from the coder. The caller
+     * may put handles of its own on bt_turn_loop(t) (the run owner's
+     * channel, src/channel.h) and, from their callbacks, call the
+     * loop-thread functions below. It must close them in on_loop_end. */
+    void (*on_loop)(void *data, struct bt_turn *t);
+    /* Optional, with on_loop: the coder is gone and the loop is about to
+     * close: close what on_loop put on it (the loop runs until they are
+     * closed). Called once, before turn.completed is emitted. */
+    void (*on_loop_end)(void *data, struct bt_turn *t);
     /* Optional: the turn has ended and turn.completed is next: what it
      * carries as changes (event.h changes_json; owned, freed by the
      * engine), or NULL for none. Called once, after the coder's process

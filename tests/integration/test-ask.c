@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * integration tests of --approval ask (docs/events.md, "Answered by a
+ * person"), through the baton binary and tests/fake-coder as codex
+ * replaying fixtures/codex/0.171.0/shell-approved.jsonl: codex asks to run
+ * a command (request id 0) and waits for the answer, which baton writes
+ * only when a person decides, the idle watchdog fires, or the turn is
+ * stopped. What baton wrote to the coder is the fake's stdin log.
+ * The tests wait for the store to show the request waiting, never for a
+ * time.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "store.h"
+
+#define DECLINE_ANSWER "{\"id\":0,\"result\":{\"decision\":\"decline\"}}\n"
+#define ACCEPT_ANSWER "{\"id\":0,\"result\":{\"decision\":\"accept\"}}\n"
+#define CANCEL_ANSWER "{\"id\":0,\"result\":{\"decision\":\"cancel\"}}\n"
+
+/* The replay, and FAKE_CODER_LOG_STDIN to see the answer. */
+static void ask_replay(struct ctx *c)
+{
+    replay(c, "shell-approved");
+    char *log = path_in(c, "stdin.log");
+    char *kv = bt_xasprintf("FAKE_CODER_LOG_STDIN=%s", log);
+    setenv_kv(c, kv);
+    free(kv);
+    free(log);
+}
+
+/* What baton wrote to the coder (caller frees). */
+static char *coder_stdin(struct ctx *c)
+{
+    char *log = path_in(c, "stdin.log");
+    char *text = bt_test_slurp(log, NULL);
+    free(log);
+    assert_non_null(text);
+    return text;
+}
+
+static int count_type(void *data, const struct bt_store_event *ev)
+{
+    const char **want = data;
+    if (strcmp(ev->type, want[0]) == 0)
+        want[1] = ""; /* seen */
+    return 0;
+}
+
+/* Wait until the only conversation's running run shows approval.requested
+ * (the request waits for a person); its conversation id (caller frees). */
+static char *wait_asking(struct ctx *c)
+{
+    char *home = path_in(c, "home");
+    struct bt_store *s = NULL;
+    char *conv = NULL;
+    for (int64_t t0 = 0; !conv && bt_test_poll(&t0);) {
+        if (!s && bt_store_open(home, &s, NULL) != 0)
+            continue;
+        struct bt_store_conversation *v = NULL;
+        size_t n = 0;
+        if (bt_store_conversation_list(s, 0, &v, &n) != 0 || n != 1) {
+            bt_store_conversation_list_free(v, n);
+            continue;
+        }
+        struct bt_store_run r;
+        if (bt_store_run_last(s, v[0].id, &r) == 0) {
+            const char *want[2] = {"approval.requested", NULL};
+            assert_int_equal(bt_store_event_each(s, r.id, 1, count_type, want), 0);
+            if (r.state == BT_STORE_RUN_RUNNING && want[1])
+                conv = bt_xstrdup(v[0].id);
+            bt_store_run_release(&r);
+        }
+        bt_store_conversation_list_free(v, n);
+    }
+    if (s)
+        bt_store_close(s);
+    free(home);
+    assert_non_null(conv);
+    return conv;
+}
+
+static char *slurp_out(struct ctx *c, const char *name)
+{
+    char *path = path_in(c, name);
+    char *out = bt_test_slurp(path, NULL);
+    free(path);
+    assert_non_null(out);
+    return out;
+}
+
+/* Nobody answers within the idle timeout: the policy behind ask declines,
+ * by "timeout", and the turn goes on to its end. */
+static void test_timeout_declines(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    ask_replay(c);
+    baton(c, &res, NULL, 0, "run", "--json", "--approval", "ask", "--idle-timeout", "1", "hi", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "\"type\":\"approval.requested\",\"seq\""));
+    assert_non_null(strstr(res.out.data, "\"request_id\":\"0\""));
+    assert_non_null(strstr(res.out.data, "\"decision\":\"decline\",\"by\":\"timeout\""));
+    assert_null(strstr(res.out.data, "\"decision\":\"accept\""));
+    assert_non_null(strstr(res.out.data, "\"status\":\"completed\""));
+    char *in = coder_stdin(c);
+    assert_non_null(strstr(in, DECLINE_ANSWER));
+    assert_null(strstr(in, ACCEPT_ANSWER));
+    free(in);
+    bt_test_result_release(&res);
+}
+
+/* `baton cancel` while the request waits: it is declined by "cancel"
+ * (codex decision "cancel") before the interrupt, never granted. */
+static void test_cancel_while_pending(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    ask_replay(c);
+    pid_t pid =
+        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "0", "hi", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "cancel", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 130);
+    char *out = slurp_out(c, "out");
+    assert_non_null(strstr(out, "\"decision\":\"decline\",\"by\":\"cancel\""));
+    assert_null(strstr(out, "\"decision\":\"accept\""));
+    assert_non_null(strstr(out, "\"status\":\"cancelled\""));
+    char *in = coder_stdin(c);
+    assert_non_null(strstr(in, CANCEL_ANSWER));
+    assert_null(strstr(in, ACCEPT_ANSWER));
+    free(in);
+    free(out);
+    free(conv);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_timeout_declines),
+        T(test_cancel_while_pending),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
