@@ -128,7 +128,7 @@ static void test_cancel_while_pending(void **state)
     struct bt_test_result res;
     ask_replay(c);
     pid_t pid =
-        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "0", "hi", END);
+        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
     char *conv = wait_asking(c);
     baton(c, &res, NULL, 0, "cancel", conv, END);
     assert_int_equal(res.exit_code, 0);
@@ -146,12 +146,189 @@ static void test_cancel_while_pending(void **state)
     free(conv);
 }
 
+/* A decision from another terminal through `baton approve`, once the
+ * request waits: allowed, codex gets decision accept, and by "user". */
+static void approve_with(struct ctx *c, const char *verdict, const char *answer,
+                         const char *resolved)
+{
+    struct bt_test_result res;
+    ask_replay(c);
+    pid_t pid =
+        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "approve", conv, "--list", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "0\tcommand\t/bin/bash -lc 'echo baton-ok'\n"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "approve", conv, "0", verdict, END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    char *out = slurp_out(c, "out");
+    assert_non_null(strstr(out, resolved));
+    char *in = coder_stdin(c);
+    assert_non_null(strstr(in, answer));
+    free(in);
+    free(out);
+    free(conv);
+}
+
+static void test_approve_allow(void **state)
+{
+    approve_with(*state, "--allow", ACCEPT_ANSWER, "\"decision\":\"accept\",\"by\":\"user\"");
+}
+
+static void test_approve_deny(void **state)
+{
+    approve_with(*state, "--deny", DECLINE_ANSWER, "\"decision\":\"decline\",\"by\":\"user\"");
+}
+
+/* An answer after the request was declined by timeout, while the turn
+ * still runs: refused (exit 1), and nothing more reaches the coder. */
+static void test_late_answer_refused(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    ask_replay(c);
+    hold_turns(c, 13); /* the line after the request: the turn goes on running */
+    pid_t pid =
+        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "1", "hi", END);
+    char *conv = wait_asking(c);
+    for (int64_t t0 = 0;;) { /* until the watchdog declined it */
+        baton(c, &res, NULL, 0, "approve", conv, "--list", END);
+        int gone = res.out.len == 0;
+        bt_test_result_release(&res);
+        if (gone || !bt_test_poll(&t0))
+            break;
+    }
+    baton(c, &res, NULL, 0, "approve", conv, "0", "--allow", END);
+    assert_int_equal(res.exit_code, 1);
+    assert_non_null(strstr(res.err.data, "request 0 of"));
+    assert_non_null(strstr(res.err.data, "does not wait for an answer"));
+    bt_test_result_release(&res);
+    release_turns(c);
+    wait_exit(pid);
+    char *out = slurp_out(c, "out");
+    assert_non_null(strstr(out, "\"decision\":\"decline\",\"by\":\"timeout\""));
+    assert_null(strstr(out, "\"decision\":\"accept\""));
+    char *in = coder_stdin(c);
+    assert_null(strstr(in, ACCEPT_ANSWER));
+    free(in);
+    free(out);
+    free(conv);
+}
+
+/* codex item/tool/requestUserInput in place of the command approval. */
+#define QUESTION                                                                                   \
+    "{\"id\":0,\"method\":\"item/tool/requestUserInput\",\"params\":{\"threadId\":"                \
+    "\"01a22760-2b05-77b0-a417-30527fa9d43e\",\"turnId\":\"01a22760-2b46-7471-9b27-"               \
+    "b0c3c20705d3\",\"itemId\":\"call_q\",\"isBlocking\":true,\"questions\":[{\"id\":\"color\","   \
+    "\"header\":\"Colour\",\"question\":\"Which colour?\",\"options\":[{\"label\":\"Red\"},{"      \
+    "\"label\":\"Blue\"}]},{\"id\":\"name\",\"header\":\"Name\",\"question\":\"What name?\","      \
+    "\"options\":null}]}}\n"
+#define ANSWERS                                                                                    \
+    "{\"id\":0,\"result\":{\"answers\":{\"color\":{\"answers\":[\"Blue\"]},\"name\":{"             \
+    "\"answers\":[\"Ada Lovelace\"]}}}}\n"
+
+/* `baton answer CONV 2 'Ada Lovelace'`: option 2 of the first question,
+ * words for the second; codex gets them by question id. */
+static void test_answer_question(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    FILE *in = fopen(FIXTURES "/shell-approved.jsonl", "r");
+    char *path = path_in(c, "question.jsonl");
+    FILE *out = fopen(path, "w");
+    assert_non_null(in);
+    assert_non_null(out);
+    char line[16384];
+    for (int n = 1; fgets(line, sizeof(line), in); n++)
+        fputs(n == 12 ? QUESTION : line, out);
+    fclose(in);
+    fclose(out);
+    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
+    setenv_kv(c, kv);
+    free(kv);
+    free(path);
+    char *log = path_in(c, "stdin.log");
+    kv = bt_xasprintf("FAKE_CODER_LOG_STDIN=%s", log);
+    setenv_kv(c, kv);
+    free(kv);
+    free(log);
+    pid_t pid =
+        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "approve", conv, "--allow", END); /* a question takes answers */
+    assert_int_equal(res.exit_code, 2);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "answer", conv, "2", "Ada Lovelace", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    char *text = slurp_out(c, "out");
+    assert_non_null(strstr(text, "\"kind\":\"user_input\""));
+    assert_non_null(strstr(text, "\"decision\":\"accept\",\"by\":\"user\""));
+    char *sent = coder_stdin(c);
+    assert_non_null(strstr(sent, ANSWERS));
+    free(sent);
+    free(text);
+    free(conv);
+}
+
+/* The inline ask of `baton run --approval ask` on a terminal (a pty
+ * made by python3): the person types y; codex gets accept, by "user". */
+static const char PTY_SCRIPT[] = "import os, pty, select, sys\n"
+                                 "pid, fd = pty.fork()\n"
+                                 "if pid == 0:\n"
+                                 "    os.execv(sys.argv[1], sys.argv[1:])\n"
+                                 "buf, sent = b'', False\n"
+                                 "while True:\n"
+                                 "    r, _, _ = select.select([fd], [], [], 30)\n"
+                                 "    if not r:\n"
+                                 "        break\n"
+                                 "    try:\n"
+                                 "        d = os.read(fd, 4096)\n"
+                                 "    except OSError:\n"
+                                 "        break\n"
+                                 "    if not d:\n"
+                                 "        break\n"
+                                 "    buf += d\n"
+                                 "    if not sent and b'[n] deny? ' in buf:\n"
+                                 "        os.write(fd, b'y\\n')\n"
+                                 "        sent = True\n"
+                                 "_, st = os.waitpid(pid, 0)\n"
+                                 "sys.stdout.write(buf.decode(errors='replace'))\n"
+                                 "sys.exit(os.waitstatus_to_exitcode(st))\n";
+
+static void test_inline_ask_on_a_terminal(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    ask_replay(c);
+    const char *argv[] = {"python3",        "-c", PTY_SCRIPT, BATON, "run", "--approval", "ask",
+                          "--idle-timeout", "30", "hi",       NULL};
+    run_in(c, argv, &res);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "the coder asks for approval (command): /bin/bash -lc "
+                                         "'echo baton-ok'"));
+    assert_non_null(strstr(res.out.data, "approved by user"));
+    bt_test_result_release(&res);
+    char *in = coder_stdin(c);
+    assert_non_null(strstr(in, ACCEPT_ANSWER));
+    free(in);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_timeout_declines),
         T(test_cancel_while_pending),
+        T(test_approve_allow),
+        T(test_approve_deny),
+        T(test_late_answer_refused),
+        T(test_answer_question),
+        T(test_inline_ask_on_a_terminal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
