@@ -39,12 +39,19 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
                         struct bt_service_coder *l, const struct bt_service_turn *t,
                         const char *prompt, struct bt_service_outcome *out);
 
+/* service-control.c: deliver every pending control request of run with
+ * an id above *last to the live turn t, in id order, by its kind's
+ * handler (each finishes its request); *last becomes the last id seen.
+ * Called on t's loop thread. 0 or a store error. */
+struct bt_turn;
+int bt_service_control_deliver(struct bt_store *s, struct bt_turn *t, const char *run,
+                               int64_t *last);
+
 /* service-ask.c: the "decision" line of service-control.c's table. deliver
  * gives the person's decision c (body {request_id, accept, always,
  * answers?}) to the live turn t (bt_turn_decide, on its loop's thread) and
  * finishes c: done, or refused when the request no longer waits (a late
  * answer); stranded refuses c, whose run ended first. */
-struct bt_turn;
 struct bt_store_control;
 void bt_service_decision_deliver(struct bt_store *s, struct bt_turn *t,
                                  const struct bt_store_control *c);

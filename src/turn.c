@@ -5,6 +5,7 @@
  * timers and the stop signals; the writes to the coder and the stop
  * escalation. How the turn ends and its result: turn-end.c.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,6 +362,23 @@ static void on_tick(uv_timer_t *h)
         t->stop_signals_seen = 1; /* a stop signal after this one kills */
         begin_stop(t, BT_TURN_STOP_CANCEL);
     }
+}
+
+uv_loop_t *bt_turn_loop(struct bt_turn *t)
+{
+    return &t->loop;
+}
+
+int bt_turn_stop(struct bt_turn *t)
+{
+    if (!t->proc || t->done)
+        return -EALREADY;
+    int ended = t->ended;
+    if (t->stop_signals_seen == 0) {
+        t->stop_signals_seen = 1; /* a stop signal after this one kills */
+        begin_stop(t, BT_TURN_STOP_CANCEL);
+    }
+    return ended ? -EALREADY : 0;
 }
 
 /* SIGINT, SIGTERM, SIGHUP: the first stops the turn politely, the next

@@ -122,6 +122,22 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res);
 
 void bt_turn_result_release(struct bt_turn_result *res);
 
+/* Loop-thread functions: called only on the turn's loop thread, between
+ * on_loop and on_loop_end (from a handle the caller put on the loop, or
+ * from a callback of the turn such as on_tick). */
+
+/* The turn's loop (valid until on_loop_end returns). */
+uv_loop_t *bt_turn_loop(struct bt_turn *t);
+
+/* Stop the turn as a cancel: it stops politely (the runner's protocol
+ * interrupt, then the group's signals after grace_ms), as the first
+ * Ctrl-C would, and the turn ends cancelled; a Ctrl-C after it kills the
+ * group. A second call changes nothing (a stop is under way). Returns 0
+ * when the stop began or is under way, -EALREADY when the coder had
+ * already ended the turn (its end stands; its exit is only hastened) or
+ * is gone. */
+int bt_turn_stop(struct bt_turn *t);
+
 /* A person's answer to one request the coder is waiting on. */
 struct bt_turn_decision {
     int accept;               /* 1 allow (a question: answered), 0 deny */
