@@ -332,14 +332,8 @@ int bt_runner_accepts(const struct bt_runner_config *cfg, const struct bt_signal
         *by = "policy";
         return 0;
     }
-    int d = cfg->ask ? cfg->ask(cfg->ask_data, rq) : BT_RUNNER_ASK_NOBODY;
-    if (d == BT_RUNNER_ASK_STOPPING) {
-        *by = "cancel";
-        return 0;
-    }
-    *by = d == BT_RUNNER_ASK_NOBODY ? "policy" : "user";
-    return d == BT_RUNNER_ASK_NOBODY ? cfg->approval == BT_APPROVAL_AUTO
-                                     : d == BT_RUNNER_ASK_ACCEPT;
+    *by = "policy";
+    return cfg->approval == BT_APPROVAL_AUTO;
 }
 
 void bt_runner_policy(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,

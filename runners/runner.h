@@ -39,18 +39,6 @@ struct bt_runner_decision {
                                  NULL otherwise */
 };
 
-/* Asks a person about one approval request before the policy decides
- * (`baton acp` asks the editor: session/request_permission). Called on the
- * turn's thread while the turn waits (the coder waits for the answer
- * anyway); it bounds its own wait. Returns BT_RUNNER_ASK_* . */
-enum {
-    BT_RUNNER_ASK_STOPPING = -2, /* declined unasked or unanswered: the turn is being stopped */
-    BT_RUNNER_ASK_NOBODY = -1,   /* nobody answered: the policy decides */
-    BT_RUNNER_ASK_DECLINE = 0,
-    BT_RUNNER_ASK_ACCEPT = 1,
-};
-typedef int (*bt_runner_ask_fn)(void *data, const struct bt_signal_request *rq);
-
 /* One turn's settings. Strings borrowed for the life of the runner. */
 struct bt_runner_config {
     const char *prompt;              /* user text of this turn */
@@ -60,8 +48,12 @@ struct bt_runner_config {
     const char *native_session_id;   /* resume this session; NULL: new */
     const char *native_session_path; /* coders whose session is a file */
     int no_retry;                    /* ask the coder not to retry failed requests */
-    bt_runner_ask_fn ask;            /* optional: who is asked first; NULL: the policy */
-    void *ask_data;
+    /* Under BT_APPROVAL_ASK (src/turn-ask.c): */
+    enum bt_approval ask_fallback; /* what decides a request nobody answered within the
+                                      idle timeout, by "timeout": DENY (0, the default)
+                                      declines, AUTO or NEVER accepts (never a question) */
+    int ask_no_questions;          /* 1: questions are not put to the person (an ACP
+                                      editor cannot answer one): the policy declines them */
 };
 
 /* A coder's models as it lists them (models_line below), while they are
@@ -215,15 +207,14 @@ struct bt_runner_ops {
 void bt_runner_models_add(struct bt_runner_models *m, const char *value, const char *name);
 void bt_runner_models_release(struct bt_runner_models *m);
 
-/* Whether to accept approval request rq. A request that came after baton
- * began stopping the turn (rq->stopping) is declined, *by "cancel",
- * whatever the policy and without asking anyone; a question (kind
- * user_input) is never accepted, *by "policy": only a person's words
- * answer it, and none can be given during a turn. Else cfg->ask's answer
- * when it gives one, else the policy (auto accepts; deny and never
- * decline). *by is "user", "policy" or "cancel" (also when cfg->ask says
- * the turn is being stopped), as approval.resolved names who decided; a
- * runner answers "cancel" in its protocol's cancelling form. */
+/* Whether to accept approval request rq by policy. A request that came
+ * after baton began stopping the turn (rq->stopping) is declined, *by
+ * "cancel", whatever the policy; a question (kind user_input) is never
+ * accepted, *by "policy": only a person's words answer it (under
+ * BT_APPROVAL_ASK the engine puts it to one instead, src/turn-ask.c).
+ * Else auto accepts; deny, never and ask decline. *by is "policy" or
+ * "cancel", as approval.resolved names who decided; a runner answers
+ * "cancel" in its protocol's cancelling form. */
 int bt_runner_accepts(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,
                       const char **by);
 

@@ -57,10 +57,9 @@ struct bt_service_turn {
                                   runs); ALWAYS only stores the prompt as
                                   queued, for a worker to take */
 
-    /* Optional: who is asked about an approval request before the policy
-     * decides (runner.h, bt_runner_ask_fn), on the turn's thread. */
-    bt_runner_ask_fn ask;
-    void *ask_data;
+    /* Under BT_APPROVAL_ASK: runner.h's ask_fallback and ask_no_questions. */
+    enum bt_approval ask_fallback;
+    int ask_no_questions;
 
     /* Live subscription: every event as it is stored. */
     void (*on_event)(void *data, const struct bt_event *ev, const char *json, size_t len);

@@ -77,6 +77,8 @@ int bt_turn_ask_hold(struct bt_turn *t, const struct bt_signal_request *rq)
     if (t->replay || t->o->cfg.approval != BT_APPROVAL_ASK || !rq->approval_kind ||
         !rq->request_id || !t->o->coder->runner->answer || t->stop != BT_TURN_STOP_NONE)
         return 0;
+    if (t->o->cfg.ask_no_questions && bt_runner_is_question(rq))
+        return 0; /* nobody there can answer one: the policy declines it */
     /* "allow always" covers approvals of its kind; a question still wants words */
     if (allowed_always(t, rq->approval_kind) && !bt_runner_is_question(rq)) {
         answer(t, rq, &(struct bt_runner_decision){.accept = 1, .by = "user"});
@@ -97,12 +99,21 @@ static struct bt_turn_held *take(struct bt_turn *t, size_t i)
     return h;
 }
 
+/* What the policy behind ask says of rq when its time is up. */
+static int fallback_accepts(const struct bt_turn *t, const struct bt_signal_request *rq)
+{
+    enum bt_approval f = t->o->cfg.ask_fallback;
+    return (f == BT_APPROVAL_AUTO || f == BT_APPROVAL_NEVER) && !bt_runner_is_question(rq);
+}
+
 size_t bt_turn_ask_settle(struct bt_turn *t, const char *by)
 {
     size_t n = t->n_held;
+    int timeout = strcmp(by, "timeout") == 0;
     while (t->n_held) {
         struct bt_turn_held *h = take(t, 0);
-        answer(t, &h->rq, &(struct bt_runner_decision){.accept = 0, .by = by});
+        int accept = timeout && fallback_accepts(t, &h->rq);
+        answer(t, &h->rq, &(struct bt_runner_decision){.accept = accept, .by = by});
         held_free(h);
     }
     return n;

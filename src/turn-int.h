@@ -115,9 +115,10 @@ void bt_turn_progressed(struct bt_turn *t);
  * person allowed its kind for the rest of the turn). Returns 1 if taken
  * (the runner's on_signal must not see it), 0 when the policy decides. */
 int bt_turn_ask_hold(struct bt_turn *t, const struct bt_signal_request *rq);
-/* Decline every waiting request, by "timeout" (the idle watchdog fired
- * while a person was asked) or "cancel" (the stop began, or the coder
- * ended). Returns how many there were. */
+/* Settle every waiting request: by "timeout" (the idle watchdog fired
+ * while a person was asked) as cfg.ask_fallback says (deny by default),
+ * by "cancel" (the stop began, or the coder ended) declined. Returns how
+ * many there were. */
 size_t bt_turn_ask_settle(struct bt_turn *t, const char *by);
 void bt_turn_ask_release(struct bt_turn *t);
 

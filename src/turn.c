@@ -163,7 +163,6 @@ void bt_turn_flush(struct bt_turn *t)
     }
 }
 
-static void answered(struct bt_turn *t);
 static void on_tick(uv_timer_t *h);
 
 /* Stop the turn. After the coder's terminal event the turn is over and
@@ -232,21 +231,6 @@ static void sink_signal(void *data, const struct bt_signal *sig)
         marked.request.stopping = t->stop != BT_TURN_STOP_NONE;
     t->o->coder->runner->on_signal(t->runner, &marked, &t->wbuf, &t->sink);
     bt_turn_flush(t);
-    if (sig->type == BT_SIGNAL_REQUEST)
-        answered(t);
-}
-
-/* A request was answered, maybe after waiting for a person (runner.h,
- * bt_runner_ask_fn: the loop stood still meanwhile). That wait was not
- * the coder idling: the watchdog starts over from now. A cancel asked for
- * meanwhile acts now, before the coder goes on. */
-static void answered(struct bt_turn *t)
-{
-    uv_update_time(&t->loop);
-    if (t->stop == BT_TURN_STOP_NONE)
-        bt_turn_progressed(t);
-    if (t->o->on_tick && t->o->tick_ms)
-        on_tick(&t->tick);
 }
 
 /* ---- reading from the coder ----------------------------------------- */
