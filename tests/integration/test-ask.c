@@ -183,35 +183,37 @@ static void test_approve_deny(void **state)
     approve_with(*state, "--deny", DECLINE_ANSWER, "\"decision\":\"decline\",\"by\":\"user\"");
 }
 
-/* An answer after the request was declined by timeout, while the turn
- * still runs: refused (exit 1), and nothing more reaches the coder. */
+/* A second answer, once the first was given, while the turn still runs
+ * (held after the line that follows the answer): refused (exit 1), and
+ * nothing more reaches the coder. (After a timeout the same: the request
+ * no longer waits; test_timeout_declines has that decline.) */
 static void test_late_answer_refused(void **state)
 {
     struct ctx *c = *state;
     struct bt_test_result res;
     ask_replay(c);
-    hold_turns(c, 13); /* the line after the request: the turn goes on running */
+    hold_turns(c, 13);
     pid_t pid =
-        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "1", "hi", END);
+        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
     char *conv = wait_asking(c);
-    for (int64_t t0 = 0;;) { /* until the watchdog declined it */
-        baton(c, &res, NULL, 0, "approve", conv, "--list", END);
-        int gone = res.out.len == 0;
-        bt_test_result_release(&res);
-        if (gone || !bt_test_poll(&t0))
-            break;
-    }
+    baton(c, &res, NULL, 0, "approve", conv, "0", "--deny", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
     baton(c, &res, NULL, 0, "approve", conv, "0", "--allow", END);
     assert_int_equal(res.exit_code, 1);
     assert_non_null(strstr(res.err.data, "request 0 of"));
     assert_non_null(strstr(res.err.data, "does not wait for an answer"));
     bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "answer", conv, "--decline", END); /* nothing else waits */
+    assert_int_equal(res.exit_code, 1);
+    bt_test_result_release(&res);
     release_turns(c);
-    wait_exit(pid);
+    assert_int_equal(wait_exit(pid), 0);
     char *out = slurp_out(c, "out");
-    assert_non_null(strstr(out, "\"decision\":\"decline\",\"by\":\"timeout\""));
+    assert_non_null(strstr(out, "\"decision\":\"decline\",\"by\":\"user\""));
     assert_null(strstr(out, "\"decision\":\"accept\""));
     char *in = coder_stdin(c);
+    assert_non_null(strstr(in, DECLINE_ANSWER));
     assert_null(strstr(in, ACCEPT_ANSWER));
     free(in);
     free(out);

@@ -345,11 +345,13 @@ lane_two() {
     integration integration-handoff          # 87
     serve_suite sse                          # 77
     serve_suite turns                        # turn slots: waiting, cancel
+    serve_suite ask                          # approval ask through the API
     integration integration-watchdog         # 52
     integration integration-store-files      # 36
     crash_recovery                           # 9
     integration integration-show             # 164
     integration integration-approval         # requests after Ctrl-C and cancel
+    integration integration-ask              # --approval ask: approve, answer, inline, late
     integration integration-rm               # 64
     integration integration-acp              # 27
     integration integration-changes          # libgit2 in every turn
