@@ -168,7 +168,7 @@ static void on_line(struct bt_cmd_ask *k, const char *text)
 {
     struct ask_req *r = &k->q[0];
     if (!is_question(r)) {
-        int c = text[0];
+        int c = (unsigned char)text[0];
         if (strchr("yYaAnNdD", c) && c &&
             (text[1] == '\0' || strcmp(text + 1, "es") == 0 || strcmp(text + 1, "lways") == 0 ||
              strcmp(text + 1, "o") == 0 || strcmp(text + 1, "eny") == 0))

@@ -194,11 +194,14 @@ void bt_render_event(struct bt_render *r, const struct bt_event *ev)
         if (ev->approval_kind && strcmp(ev->approval_kind, "user_input") == 0 &&
             strcmp(by, "cancel") != 0) {
             /* answered by a person (--approval ask), refused by them, or by nobody */
-            if (yes || strcmp(by, "user") == 0)
-                summary(r, "%s by user: %s", yes ? "answered" : "declined to answer",
-                        ev->summary ? ev->summary : "");
-            else
-                summary(r, "not answered: %s", BT_RENDER_UNANSWERED);
+            int person = yes || strcmp(by, "user") == 0;
+            summary(r, "%s: %s",
+                    !person ? "not answered"
+                    : yes   ? "answered by user"
+                            : "declined to answer by user",
+                    !person       ? BT_RENDER_UNANSWERED
+                    : ev->summary ? ev->summary
+                                  : "");
             break;
         }
         r->declined += !yes;

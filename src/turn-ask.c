@@ -94,7 +94,7 @@ int bt_turn_ask_hold(struct bt_turn *t, const struct bt_signal_request *rq)
 static struct bt_turn_held *take(struct bt_turn *t, size_t i)
 {
     struct bt_turn_held *h = t->held[i];
-    memmove(&t->held[i], &t->held[i + 1], (t->n_held - i - 1) * sizeof(t->held[0]));
+    memmove(&t->held[i], &t->held[i + 1], (t->n_held - i - 1) * sizeof(struct bt_turn_held *));
     t->n_held--;
     return h;
 }
