@@ -286,7 +286,7 @@ static void answer_permission(const struct bt_signal_request *sig,
         cJSON_AddStringToObject(outcome, "optionId", option);
     cJSON_Delete(opts);
     bt_runner_answer(sig, "2.0", result, out);
-    bt_parser_approval(sink, sig, accept && option ? "accept" : "decline", d->by);
+    bt_runner_resolved(sink, sig, accept && option, d);
 }
 
 /* elicitation/create answered: declined (cancelled after the stop):
@@ -303,7 +303,7 @@ static void answer_elicitation(const struct bt_signal_request *sig,
     cJSON *result = cJSON_CreateObject();
     cJSON_AddStringToObject(result, "action", strcmp(d->by, "cancel") == 0 ? "cancel" : "decline");
     bt_runner_answer(sig, "2.0", result, out);
-    bt_parser_approval(sink, sig, "decline", d->by);
+    bt_runner_resolved(sink, sig, 0, d);
 }
 
 void bt_acp_runner_answer(void *st, const struct bt_signal_request *sig,

@@ -343,19 +343,6 @@ static cJSON *control_response(cJSON **msg, const char *request_id_json, const c
     return r;
 }
 
-static void resolved(const struct bt_signal_request *rq, int accept, const char *by,
-                     const struct bt_parser_sink *sink)
-{
-    struct bt_event ev;
-    bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
-    ev.approval_kind = rq->approval_kind;
-    ev.summary = rq->summary;
-    ev.decision = accept ? "accept" : "decline";
-    ev.by = by;
-    ev.request_id = rq->request_id;
-    sink->event(sink->data, &ev);
-}
-
 /* Why a can_use_tool was denied, in the words the model reads. */
 static const char *deny_message(const struct bt_signal_request *rq, const char *by)
 {
@@ -420,7 +407,7 @@ static void claude_answer(void *st, const struct bt_signal_request *rq,
             cJSON_AddBoolToObject(resp, "interrupt", 1);
     }
     bt_runner_put_json(out, msg);
-    resolved(rq, d->accept, d->by, sink);
+    bt_runner_resolved(sink, rq, d->accept, d);
 }
 
 /* can_use_tool by policy: auto allows, deny refuses; a question

@@ -382,7 +382,7 @@ static void codex_answer(void *st, const struct bt_signal_request *sig,
         cJSON_AddStringToObject(result, "decision", decision_word(sig->method, accept, cancel));
     }
     bt_runner_answer(sig, NULL, result, out);
-    bt_parser_approval(sink, sig, accept ? "accept" : "decline", d->by);
+    bt_runner_resolved(sink, sig, accept, d);
 }
 
 static void codex_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *out,

@@ -279,7 +279,7 @@ static void pi_answer(void *st, const struct bt_signal_request *sig,
         cJSON_AddBoolToObject(m, "cancelled", 1);
     free(value);
     bt_runner_put_json(out, m);
-    bt_parser_approval(sink, sig, accept ? "accept" : "decline", d->by);
+    bt_runner_resolved(sink, sig, accept, d);
 }
 
 /* Dialogs (extension_ui_request) by policy: a confirm is an approval:

@@ -365,3 +365,19 @@ char *bt_runner_answer_text(const struct bt_runner_decision *d, size_t i)
     }
     return bt_buf_detach(&b, NULL);
 }
+
+void bt_runner_resolved(const struct bt_parser_sink *sink, const struct bt_signal_request *rq,
+                        int accept, const struct bt_runner_decision *d)
+{
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
+    ev.approval_kind = rq->approval_kind;
+    ev.summary = rq->summary;
+    ev.item.id = rq->item_id;
+    ev.request_id = rq->request_id;
+    ev.decision = accept ? "accept" : "decline";
+    ev.by = d->by ? d->by : "policy";
+    if (accept && bt_runner_is_question(rq))
+        ev.answers_json = d->answers_json;
+    sink->event(sink->data, &ev);
+}

@@ -228,6 +228,12 @@ void bt_runner_policy(const struct bt_runner_config *cfg, const struct bt_signal
  * when d gives none (not accepted, no such element, not strings). */
 char *bt_runner_answer_text(const struct bt_runner_decision *d, size_t i);
 
+/* Emit approval.resolved for rq through sink: d's decision (accept as
+ * given: a runner that could not do what d says passes what it did) and
+ * who decided, and a question's answers when it was answered. */
+void bt_runner_resolved(const struct bt_parser_sink *sink, const struct bt_signal_request *rq,
+                        int accept, const struct bt_runner_decision *d);
+
 /* 1 if rq is a question the coder asks the user (kind user_input). */
 int bt_runner_is_question(const struct bt_signal_request *rq);
 

@@ -241,6 +241,10 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
         if (ev->type == BT_EVENT_APPROVAL_RESOLVED) {
             put_str(b, "decision", ev->decision);
             put_str(b, "by", ev->by);
+            if (ev->answers_json && ev->answers_json[0] == '[') {
+                put_key(b, "answers");
+                put_json_text(b, ev->answers_json);
+            }
         }
         break;
     case BT_EVENT_USAGE: put_usage(b, &ev->usage); break;

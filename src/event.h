@@ -140,6 +140,10 @@ struct bt_event {
      * text [{text, header?, options?: [{label, description?}], multiple?,
      * id?}] (docs/events.md); NULL: none given */
     const char *questions_json;
+    /* approval.resolved of a question a person answered (--approval ask):
+     * the answers, JSON array text, one array of strings per question
+     * (runners/runner.h, bt_runner_decision); NULL: none */
+    const char *answers_json;
 
     /* usage, and the turn totals in turn.completed */
     struct bt_usage usage;

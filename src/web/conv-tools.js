@@ -162,6 +162,8 @@ function toolOutput(it) {
     if (it.text) parts.push(it.text);
   } else if (it.kind === 'approval' && it.akind === 'user_input') {
     parts.push(...questionLines(it));
+    if (Array.isArray(it.answers))
+      parts.push(...it.answers.map((a) => `-> ${Array.isArray(a) ? a.join(', ') : ''}`));
     parts.push(it.decision === 'accept' ? 'answered by you'
       : it.by === 'user' ? 'declined by you'
       : it.by === 'cancel' ? 'not answered: the turn was stopped'

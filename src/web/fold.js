@@ -97,6 +97,7 @@ export function applyEvent(ev) {
       request_id: ev.request_id, // what a person's answer names (conv-ask.js)
       // a question the coder asked (kind user_input): its text and options
       questions: Array.isArray(ev.questions) ? ev.questions : undefined,
+      answers: Array.isArray(ev.answers) ? ev.answers : undefined, // what a person answered
     });
     break;
   }

@@ -269,9 +269,17 @@ static void test_answer_question(void **state)
     assert_int_equal(wait_exit(pid), 0);
     char *text = slurp_out(c, "out");
     assert_non_null(strstr(text, "\"kind\":\"user_input\""));
-    assert_non_null(strstr(text, "\"decision\":\"accept\",\"by\":\"user\""));
+    assert_non_null(strstr(text, "\"decision\":\"accept\",\"by\":\"user\",\"answers\":"
+                                 "[[\"Blue\"],[\"Ada Lovelace\"]]"));
     char *sent = coder_stdin(c);
     assert_non_null(strstr(sent, ANSWERS));
+    /* the transcript has the answers, not "nobody could answer" */
+    baton(c, &res, NULL, 0, "show", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "you answered:\n  Colour: Which colour? [Red / Blue]\n"
+                                         "  -> Blue\n  Name: What name?\n  -> Ada Lovelace\n"));
+    assert_null(strstr(res.out.data, "asked you"));
+    bt_test_result_release(&res);
     free(sent);
     free(text);
     free(conv);
