@@ -407,7 +407,11 @@ static void claude_answer(void *st, const struct bt_signal_request *rq,
             cJSON_AddBoolToObject(resp, "interrupt", 1);
     }
     bt_runner_put_json(out, msg);
-    bt_runner_resolved(sink, rq, d->accept, d);
+    /* as approval.requested (parser-claude.c) names no item: the request
+     * is about a tool call claude has not shown yet */
+    struct bt_signal_request unnamed = *rq;
+    unnamed.item_id = NULL;
+    bt_runner_resolved(sink, &unnamed, d->accept, d);
 }
 
 /* can_use_tool by policy: auto allows, deny refuses; a question
