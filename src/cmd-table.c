@@ -13,8 +13,8 @@
 #define HELP_JSON "the event stream as JSON lines on stdout, nothing\nelse there"
 #define HELP_APPROVAL                                                                              \
     "deny (default): decline every approval request;\nauto: accept every request;\n"               \
-    "never: tell the coder not to ask (it runs without\napproval); ask: a person answers "         \
-    "(inline on a\nterminal, or `baton approve`/`baton answer`), unanswered\nwithin the idle "     \
+    "never: tell the coder not to ask (it runs without\napproval); ask: a person answers each\n"   \
+    "one (inline on a terminal, `baton approve`,\n`baton answer`); unanswered within the idle\n"   \
     "timeout: declined"
 #define HELP_ACP_APPROVAL                                                                          \
     "what a coder's approval request gets when the editor\ndoes not answer in time: deny "         \
