@@ -27,6 +27,7 @@
     X(ITEM_COMPLETED, "item.completed")                                                            \
     X(APPROVAL_REQUESTED, "approval.requested")                                                    \
     X(APPROVAL_RESOLVED, "approval.resolved")                                                      \
+    X(TURN_STEERED, "turn.steered")                                                                \
     X(USAGE, "usage")                                                                              \
     X(WARNING, "warning")                                                                          \
     X(ERROR, "error")                                                                              \
@@ -144,6 +145,11 @@ struct bt_event {
      * the answers, JSON array text, one array of strings per question
      * (runners/runner.h, bt_runner_decision); NULL: none */
     const char *answers_json;
+
+    /* turn.steered: the text a person put into the running turn, and the
+     * control request that carried it (store.h controls; 0: none) */
+    const char *steer_text;
+    int64_t control;
 
     /* usage, and the turn totals in turn.completed */
     struct bt_usage usage;

@@ -166,6 +166,7 @@ static const struct route routes[] = {
     {"GET", "/v1/conversations/{id}/events", 0, bt_serve_sse_conversation},
     {"POST", "/v1/conversations/{id}/messages", 0, bt_serve_api_send},
     {"POST", "/v1/conversations/{id}/cancel", ROUTE_NO_FIELDS, bt_serve_api_cancel},
+    {"POST", "/v1/conversations/{id}/steer", 0, bt_serve_api_steer},
     {"GET", "/v1/conversations/{id}/requests", 0, bt_serve_ask_list},
     {"POST", "/v1/conversations/{id}/requests/{n}", 0, bt_serve_ask_decide},
     {"POST", "/v1/conversations/{id}/retry", 0, bt_serve_api_retry},

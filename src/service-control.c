@@ -68,6 +68,7 @@ struct control_handler {
 
 static const struct control_handler handlers[] = {
     {"cancel", cancel_deliver, cancel_stranded},
+    {"steer", bt_service_steer_deliver, bt_service_steer_stranded},
     {"decision", bt_service_decision_deliver, bt_service_decision_stranded},
 };
 

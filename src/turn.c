@@ -195,7 +195,8 @@ static void sink_signal(void *data, const struct bt_signal *sig)
     struct bt_turn *t = data;
     if (t->stop == BT_TURN_STOP_NONE && bt_progress_signal(&t->progress, sig))
         bt_turn_progressed(t);
-    if (sig->type == BT_SIGNAL_RETRY || sig->type == BT_SIGNAL_PROGRESS)
+    if (sig->type == BT_SIGNAL_RETRY || sig->type == BT_SIGNAL_PROGRESS ||
+        bt_turn_steer_signal(t, sig))
         return;
     if (sig->type == BT_SIGNAL_TURN_END && (sig->turn_end.tentative || sig->turn_end.drain)) {
         bt_turn_end_hold(t, &sig->turn_end);
@@ -203,7 +204,8 @@ static void sink_signal(void *data, const struct bt_signal *sig)
     }
     if (sig->type == BT_SIGNAL_TURN_END) {
         bt_turn_end_clear_pending(t);
-        bt_turn_end_now(t, &sig->turn_end);
+        if (!bt_turn_steer_owes_end(t, &sig->turn_end))
+            bt_turn_end_now(t, &sig->turn_end);
         return;
     }
     if (sig->type == BT_SIGNAL_TURN_RESUMED) {
@@ -231,6 +233,8 @@ static void sink_signal(void *data, const struct bt_signal *sig)
         marked.request.stopping = t->stop != BT_TURN_STOP_NONE;
     t->o->coder->runner->on_signal(t->runner, &marked, &t->wbuf, &t->sink);
     bt_turn_flush(t);
+    if (sig->type == BT_SIGNAL_RESPONSE)
+        bt_turn_steer_retry(t); /* the coder may have begun the turn */
 }
 
 /* ---- reading from the coder ----------------------------------------- */
@@ -518,6 +522,7 @@ int bt_turn_replay(const struct bt_turn_options *o, const struct bt_turn_replay 
     bt_buf_reset(&t.wbuf);
     bt_framer_feed(&t.framer, r->out, r->len);
     t.done = 1;
+    bt_turn_steer_finish(&t);
     bt_turn_end_finish(&t, res);
     teardown(&t);
     return 0;
@@ -547,6 +552,7 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
             o->on_loop_end(o->data, &t);
     }
     bt_perf_mark("coder done");
+    bt_turn_steer_finish(&t);
     bt_turn_end_finish(&t, res);
     teardown(&t);
     return 0;

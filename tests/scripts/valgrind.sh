@@ -351,6 +351,8 @@ lane_two() {
     crash_recovery                           # 9
     integration integration-show             # 164
     integration integration-approval         # requests after Ctrl-C and cancel
+    integration integration-steer            # steer: delivered, refused, queued
+    serve_suite steer                        # POST .../steer
     integration integration-ask              # --approval ask: approve, answer, inline, late
     integration integration-rm               # 64
     integration integration-acp              # 27
