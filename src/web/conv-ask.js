@@ -11,6 +11,22 @@ import { state } from './state.js';
 import { api, convPath } from './api.js';
 import { act } from './fold.js';
 
+// What the request is about, from the tool call it names: a command's
+// line, a file change's paths and diffs (codex names the item first).
+function changeOf(run, it) {
+  const tool = it.item_id ? act(run).items.get(`i:${it.item_id}`) : null;
+  if (!tool) return [];
+  if (tool.kind === 'command' && tool.command && tool.command !== it.summary) return [`$ ${tool.command}`];
+  if (tool.kind !== 'file_change' || !tool.detail) return [];
+  const lines = [];
+  for (const c of Array.isArray(tool.detail.changes) ? tool.detail.changes : []) {
+    if (!c || typeof c.path !== 'string') continue;
+    lines.push(`--- ${c.path}`);
+    if (typeof c.diff === 'string') lines.push(c.diff.replace(/\n$/, ''));
+  }
+  return lines;
+}
+
 // The requests of run that wait: approvals without a decision, in order.
 function waiting(run) {
   const a = act(run);
@@ -70,7 +86,7 @@ function answersOf(card) {
   });
 }
 
-function makeCard(it) {
+function makeCard(run, it) {
   const card = el('div', 'ask');
   card.dataset.request = it.request_id;
   const question = it.akind === 'user_input';
@@ -79,7 +95,7 @@ function makeCard(it) {
     const qs = Array.isArray(it.questions) && it.questions.length ? it.questions : [{ text: it.summary }];
     qs.forEach((q, i) => card.append(questionField(q, i)));
   } else {
-    card.append(el('pre', 'ask-what', it.summary || ''));
+    card.append(el('pre', 'ask-what', [it.summary || '', ...changeOf(run, it)].join('\n')));
   }
   const row = el('div', 'ask-buttons');
   if (question) {
@@ -118,7 +134,7 @@ export function fillAsks(box, run) {
   for (const card of [...asks.children]) if (!ids.has(card.dataset.request)) card.remove();
   for (const it of want) {
     if (!asks.querySelector(`:scope > [data-request="${CSS.escape(it.request_id)}"]`))
-      asks.append(makeCard(it));
+      asks.append(makeCard(run, it));
   }
   asks.hidden = !want.length;
 }

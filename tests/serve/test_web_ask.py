@@ -6,7 +6,8 @@ the real server and the fake coder as codex replaying
 fixtures/codex/0.171.0/shell-approved.jsonl (codex asks to run a command,
 request 0, and waits): the request is shown with its command and Allow /
 Always / Deny, and Allow gets codex decision accept, shown accepted by
-user; a question (the same replay with item/tool/requestUserInput in
+user; a file change's card shows its file and diff, and Deny gets
+decline; a question (the same replay with item/tool/requestUserInput in
 place of the approval) is shown with its choices and a text box, and
 Answer sends the option chosen and the words typed. What baton wrote to
 the coder is the fake's stdin log.
@@ -73,6 +74,22 @@ class WebAsk(BrowserCase):
         self.until(lambda: any("accepted by user" in e.text for e in self.q(".tool")),
                    "the request shown accepted by user")
         self.assertIn('{"id":0,"result":{"decision":"accept"}}', self.coder_stdin())
+
+    def test_deny_a_file_change(self):
+        """codex's file change approval: the card shows the file and its
+        diff (from the tool call it names); Deny gets decision decline."""
+        self.restart(servetest.TOP / "fixtures/codex/0.171.0/file-change-approved.jsonl")
+        conv, _ = self.create("write it", approval="ask", idle_timeout=60)
+        self.open_conv(conv)
+        card = self.until(self.card, "the request's card")
+        self.assertIn("The coder asks to: file_change", card.text)
+        self.assertIn("--- /root/baton-fixtures/project/hello-approved.txt", card.text)
+        self.assertIn("written by baton-standin", card.text)
+        self.shot("ask-file-change")
+        card.find_element(By.XPATH, ".//button[text()='Deny']").click()
+        self.idle(conv)
+        self.until(lambda: not self.card(), "the card to go")
+        self.assertIn('{"id":0,"result":{"decision":"decline"}}', self.coder_stdin())
 
     def test_answer_a_question(self):
         path = os.path.join(self.home.dir, "question.jsonl")
