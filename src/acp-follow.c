@@ -15,7 +15,7 @@
 
 #include "acp-int.h"
 #include "acp-map.h"
-#include "cmd-common.h"
+#include "service-conv.h"
 #include "event.h"
 #include "util.h"
 
@@ -161,7 +161,7 @@ static int look(struct follow *f, struct bt_acp_waiting **w)
 static void cancel(struct follow *f, struct bt_acp_waiting **w)
 {
     for (struct bt_acp_waiting **p = w; *p;) {
-        if (bt_store_message_discard(f->s, f->se->id, (*p)->msg) != 0) {
+        if (bt_service_take_back(f->s, f->se->id, (*p)->msg, 0) != 0) {
             p = &(*p)->next; /* it went out: its run's end answers it */
             continue;
         }
@@ -174,9 +174,9 @@ static void cancel(struct follow *f, struct bt_acp_waiting **w)
         free(back);
     }
     if (*w && !f->cancel_sent) {
-        struct bt_store_run r;
-        if (bt_store_run_cancel(f->s, f->se->id, &r) == 0)
-            bt_store_run_release(&r);
+        struct bt_service_outcome o = {0};
+        bt_service_cancel(f->s, f->se->id, &o); /* none runs: its end answers them */
+        free(o.message);
         f->cancel_sent = 1;
     }
 }
@@ -192,7 +192,7 @@ struct bt_acp_waiting *bt_acp_follow(struct bt_acp *a, struct bt_acp_session *se
          * may find the conversation busy again at once */
         nanosleep(&tick, NULL);
         if (looks % BT_ACP_RECOVER_LOOKS == 0)
-            bt_cmd_recover(s);
+            bt_service_recover(s, bt_acp_say, NULL);
         if (atomic_load(&se->cancel))
             cancel(&f, &w);
         if (!w || !look(&f, &w))

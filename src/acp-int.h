@@ -118,6 +118,9 @@ int bt_acp_watch_start(struct bt_acp *a);
 void bt_acp_watch_stop(struct bt_acp *a);
 /* Make a->stop_pipe[0] readable (async-signal-safe, lock-free). */
 void bt_acp_wake(struct bt_acp *a);
+/* What the service says (bt_service_say_fn: what recovery did): "baton:
+ * LINE" on stderr, which the editor keeps as the agent's log. */
+void bt_acp_say(void *data, const char *line);
 
 /* --- acp-rpc.c: messages out ------------------------------------------ */
 

@@ -19,7 +19,7 @@
 #include "error.h"
 #include "input.h"
 #include "json.h"
-#include "service.h"
+#include "service-conv.h"
 #include "util.h"
 
 struct job {
@@ -340,24 +340,15 @@ static void *prompt_main(void *arg)
 static int store_session(struct bt_acp *a, const cJSON *id, struct bt_acp_session *se,
                          const char *text)
 {
-    const struct bt_coder *c = bt_coder_find(se->coder);
-    char *bin = c ? bt_coder_locate(c) : NULL;
-    if (!bin) {
-        char *why = c ? bt_coder_not_installed(c) : bt_xasprintf("no coder '%s'", se->coder);
-        bt_acp_error(a, id, BT_ACP_INTERNAL_ERROR, why, 0);
-        free(why);
-        return -1;
-    }
-    free(bin);
     struct bt_store_conversation_new cn = {
         .id = se->id, .coder = se->coder, .model = se->model, .cwd = se->cwd, .title = text};
-    char got[BT_ID_SIZE];
-    if (bt_store_conversation_create(a->store, &cn, got) != 0) {
-        bt_acp_error(a, id, BT_ACP_INTERNAL_ERROR, bt_store_errmsg(a->store), 0);
-        return -1;
-    }
-    se->stored = 1;
-    return 0;
+    struct bt_service_outcome o = {0};
+    int rc = bt_service_create(a->store, &cn, &o);
+    if (rc)
+        bt_acp_error(a, id, BT_ACP_INTERNAL_ERROR, o.message, 0);
+    free(o.message);
+    se->stored = rc == 0;
+    return rc ? -1 : 0;
 }
 
 /* Queue text behind the session's running turn (as `baton send` does);
@@ -462,7 +453,7 @@ void bt_acp_cancel(struct bt_acp *a, const cJSON *params)
     /* the prompts it queued are taken back: cancel ends all of them */
     while (w) {
         struct bt_acp_waiting *next = w->next;
-        (void)bt_store_message_discard(a->store, sid, w->msg); /* a turn took it: cancelled too */
+        (void)bt_service_take_back(a->store, sid, w->msg, 0); /* a turn took it: cancelled too */
         cJSON *r = cJSON_CreateObject();
         cJSON_AddStringToObject(r, "stopReason", "cancelled");
         bt_acp_result(a, w->id, r, 0);

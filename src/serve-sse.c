@@ -13,11 +13,13 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "serve.h"
+#include "service-conv.h"
 #include "store-follow.h"
 #include "store.h"
 
@@ -414,4 +416,15 @@ void bt_serve_sse_close_all(struct bt_serve *srv)
         st->ended = 1;
         wake(st);
     }
+}
+
+void bt_serve_say(void *data, const char *line)
+{
+    (void)data;
+    fprintf(stderr, "baton: %s\n", line);
+}
+
+int bt_serve_recover(struct bt_serve *srv)
+{
+    return bt_service_recover(srv->store, bt_serve_say, NULL) > 0;
 }
