@@ -272,11 +272,13 @@ static int run_question(void *data, const struct bt_store_event *sev)
             if (!answers)
                 continue;
             bt_buf_adds(b, "-> ");
-            int n = 0;
+            const char *sep = ""; /* ", " after the first */
             cJSON_ArrayForEach(str, given)
             {
-                if (cJSON_IsString(str))
-                    bt_buf_addf(b, "%s%s", n++ ? ", " : "", str->valuestring);
+                if (!cJSON_IsString(str))
+                    continue;
+                bt_buf_addf(b, "%s%s", sep, str->valuestring);
+                sep = ", ";
             }
             bt_buf_addc(b, '\n');
         }
