@@ -133,10 +133,14 @@ static const char *allowed(const struct path *p)
     const char *what = p->seg[3];
     if (p->n == 5 && strcmp(what, "queue") == 0)
         return "DELETE";
+    if (p->n == 6 && strcmp(what, "turns") == 0 && strcmp(p->seg[5], "diff") == 0)
+        return "GET";
     if (p->n != 4)
         return NULL;
-    if (strcmp(what, "events") == 0)
+    if (strcmp(what, "events") == 0 || strcmp(what, "diff") == 0)
         return "GET";
+    if (strcmp(what, "keep") == 0)
+        return "POST";
     if (strcmp(what, "messages") == 0 || strcmp(what, "cancel") == 0 ||
         strcmp(what, "retry") == 0 || strcmp(what, "handoff") == 0)
         return "POST";
@@ -180,6 +184,12 @@ static enum MHD_Result conversation(struct bt_serve_req *r, const struct path *p
         return is(r, "GET") ? bt_serve_read_detail(r, id) : bt_serve_cli_remove(r, id);
     if (p->n == 5)
         return bt_serve_api_unqueue(r, id, p->seg[4]);
+    if (p->n == 6)
+        return bt_serve_work_diff(r, id, p->seg[4]);
+    if (strcmp(what, "diff") == 0)
+        return bt_serve_work_diff(r, id, NULL);
+    if (strcmp(what, "keep") == 0)
+        return bt_serve_work_keep(r, id);
     if (strcmp(what, "events") == 0)
         return bt_serve_sse_conversation(r, id);
     if (strcmp(what, "messages") == 0)
@@ -208,6 +218,10 @@ static enum MHD_Result v1(struct bt_serve_req *r, const struct path *p)
                                : not_allowed(r, "GET, POST");
     if (p->n >= 3 && strcmp(top, "conversations") == 0)
         return conversation(r, p);
+    if (p->n == 2 && strcmp(top, "groups") == 0)
+        return is(r, "GET") ? bt_serve_work_groups(r) : not_allowed(r, "GET");
+    if (p->n == 3 && strcmp(top, "groups") == 0)
+        return is(r, "GET") ? bt_serve_work_group(r, p->seg[2]) : not_allowed(r, "GET");
     return not_found(r);
 }
 

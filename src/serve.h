@@ -11,6 +11,8 @@
  *   serve-http.c   a request: checks (Host, Origin, token), body, replies
  *   serve-route.c  the routes of /v1 and the page
  *   serve-api.c    the handlers that change conversations
+ *   serve-fanout.c a prompt to several coders (a group)
+ *   serve-work.c   a turn's changes, keep, groups
  *   serve-sse.c    event streams
  *   serve-token.c  the token file
  *   serve-conn.c   the listen socket, the connection limit, header deadlines
@@ -43,6 +45,7 @@ struct bt_store;
 struct bt_serve_stream;
 struct bt_serve_cli;
 struct bt_serve_job;
+struct bt_serve_fan;
 struct bt_serve_conn;
 
 struct bt_serve_opts {
@@ -104,6 +107,7 @@ struct bt_serve_req {
     unsigned reply_status;
     struct bt_serve_job *job; /* the worker report awaited, or NULL */
     struct bt_serve_cli *cli; /* the baton command run for it, or NULL */
+    struct bt_serve_fan *fan; /* the fan-out it waits for, or NULL */
     char *location;           /* a Location header for the reply, or NULL */
 };
 
@@ -187,6 +191,9 @@ enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r, const char *conv);
 int bt_serve_body_none(struct bt_serve_req *r, enum MHD_Result *ret);
 enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r, const char *conv, const char *n);
 enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r, const char *conv);
+/* The body of POST .../keep: {"prune": bool} or none. 0, or -1 with the
+ * 400 queued in *ret. */
+int bt_serve_body_keep(struct bt_serve_req *r, int *prune, enum MHD_Result *ret);
 /* 1 with a 409 busy queued in *ret when a turn of conv runs, else 0. */
 int bt_serve_busy(struct bt_serve_req *r, const char *conv, enum MHD_Result *ret);
 /* A request going away while its worker report is awaited. */
@@ -194,6 +201,36 @@ void bt_serve_api_forget(struct bt_serve_req *r);
 /* Stopping: answer the requests still waiting (503) and stop reading the
  * reports (the workers go on). */
 void bt_serve_api_stop(struct bt_serve *srv);
+
+/* serve-api.c: start a worker for member index of fan-out fan (flush of
+ * conv, its prompt queued as message queued); its report goes to
+ * bt_serve_fan_report. 0, or a negative error (what was stored for it is
+ * taken back, and no report comes). */
+struct bt_service_turn;
+int bt_serve_api_start_member(struct bt_serve *srv, struct bt_serve_fan *fan, size_t index,
+                              const char *conv, int64_t queued, const struct bt_service_turn *t);
+
+/* serve-fanout.c: POST /v1/conversations with "coders": the service makes
+ * the group and its conversations (service-work.h, bt_service_fanout), a
+ * worker per member is started and the request waits for every report.
+ * coders is the body's array of names (borrowed for the call). */
+struct cJSON;
+enum MHD_Result bt_serve_fan_create(struct bt_serve_req *r, const struct bt_service_turn *t,
+                                    const struct cJSON *coders);
+/* Member index's worker reported: run started it (NULL: it did not, code
+ * the worker's exit code with message, or -1 when the server stops). */
+void bt_serve_fan_report(struct bt_serve_fan *fan, size_t index, const char *run, int code,
+                         const char *message);
+/* The request of r went away: the reports are still read. */
+void bt_serve_fan_forget(struct bt_serve_req *r);
+
+/* serve-work.c: what conversations changed, and keeping it
+ * (service-work.h): GET .../diff and .../turns/{n}/diff (turn NULL: the
+ * whole conversation), POST .../keep, GET /v1/groups[/{id}]. */
+enum MHD_Result bt_serve_work_diff(struct bt_serve_req *r, const char *conv, const char *turn);
+enum MHD_Result bt_serve_work_keep(struct bt_serve_req *r, const char *conv);
+enum MHD_Result bt_serve_work_groups(struct bt_serve_req *r);
+enum MHD_Result bt_serve_work_group(struct bt_serve_req *r, const char *id);
 
 /* serve-read.c: what reads the store (the views of view.h). */
 enum MHD_Result bt_serve_read_coders(struct bt_serve_req *r);
