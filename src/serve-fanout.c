@@ -31,7 +31,7 @@ struct bt_serve_fan {
 
 static void fan_free(struct bt_serve_fan *fan)
 {
-    for (size_t i = 0; i < fan->made.n; i++)
+    for (size_t i = 0; fan->failure && i < fan->made.n; i++)
         free(fan->failure[i]);
     free(fan->failure);
     free(fan->code);
