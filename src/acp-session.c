@@ -147,6 +147,11 @@ cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s, const struct
             add_choice(options, listed->v[i].value, listed->v[i].name);
     add_used_models(s, options, se->coder);
     cJSON_AddItemToArray(all, model);
+    /* `baton run --worktree`: made with the first prompt, so fixed then */
+    cJSON *wt = select_option("worktree", "Worktree", NULL, se->worktree ? "on" : "off", &options);
+    add_choice(options, "off", "in the session's directory");
+    add_choice(options, "on", "in a git worktree of its own (baton keep brings the work back)");
+    cJSON_AddItemToArray(all, wt);
     return all;
 }
 
@@ -302,6 +307,7 @@ static void open_session(struct bt_acp *a, const cJSON *id, const cJSON *params,
             return;
         }
         se = session_add(a, conv.id, conv.cwd, conv.coder, conv.model, 1);
+        se->worktree = conv.worktree.path != NULL;
         bt_store_conversation_release(&conv);
     }
     pthread_mutex_lock(&a->lock);
@@ -405,12 +411,15 @@ void bt_acp_session_set_option(struct bt_acp *a, const cJSON *id, const cJSON *p
     const char *config = bt_json_str(params, "configId");
     const char *value = bt_json_str(params, "value");
     const char *why = NULL;
+    int is_wt = config && strcmp(config, "worktree") == 0;
     if (!config || !value)
         why = "configId and value (strings) are needed";
-    else if (strcmp(config, "coder") != 0 && strcmp(config, "model") != 0)
-        why = "baton's options are coder and model";
+    else if (strcmp(config, "coder") != 0 && strcmp(config, "model") != 0 && !is_wt)
+        why = "baton's options are coder, model and worktree";
     else if (se->stored)
-        why = "the coder and model are fixed by a session's first prompt";
+        why = "the coder, model and worktree are fixed by a session's first prompt";
+    else if (is_wt && strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+        why = "worktree is on or off";
     else if (strcmp(config, "coder") == 0 && !bt_coder_find(value))
         why = "no such coder (see `baton coders`)";
     else if (strcmp(config, "model") == 0 && strcmp(value, "default") != 0)
@@ -420,10 +429,14 @@ void bt_acp_session_set_option(struct bt_acp *a, const cJSON *id, const cJSON *p
         return;
     }
     pthread_mutex_lock(&a->lock);
-    char **field = strcmp(config, "coder") == 0 ? &se->coder : &se->model;
-    free(*field);
-    *field =
-        strcmp(config, "model") == 0 && strcmp(value, "default") == 0 ? NULL : bt_xstrdup(value);
+    if (is_wt) {
+        se->worktree = strcmp(value, "on") == 0;
+    } else {
+        char **field = strcmp(config, "coder") == 0 ? &se->coder : &se->model;
+        free(*field);
+        *field = strcmp(config, "model") == 0 && strcmp(value, "default") == 0 ? NULL
+                                                                                : bt_xstrdup(value);
+    }
     pthread_mutex_unlock(&a->lock);
     cJSON *r = cJSON_CreateObject();
     answer_options(a, id, r, se);

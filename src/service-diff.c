@@ -109,6 +109,11 @@ static int make(struct bt_store *s, const struct bt_store_conversation *c, int w
         rc = bt_repo_changes(dir, snapshots, d->from, d->to, &d->files, &why);
     if (rc == 0 && (want & BT_SERVICE_DIFF_PATCH))
         rc = bt_repo_diff(dir, snapshots, d->from, d->to, colour, &d->patch, &why);
+    if (rc == 0 && (want & BT_SERVICE_DIFF_TOP)) { /* a worktree's own, else cwd's repository's */
+        d->top = c->worktree.path ? bt_xstrdup(c->worktree.path) : bt_repo_top(c->cwd, &why);
+        free(why);
+        why = NULL;
+    }
     free(snapshots);
     if (rc)
         return refuse(d, BT_SERVICE_FAILED, rc, why ? why : bt_xstrdup(bt_strerror(rc)));
@@ -157,7 +162,8 @@ void bt_service_diff_release(struct bt_service_diff *d)
     free(d->message);
     free(d->shared_dir);
     free(d->changes);
+    free(d->top);
     bt_buf_release(&d->patch);
     bt_repo_changes_release(&d->files);
-    d->message = d->shared_dir = d->changes = NULL;
+    d->message = d->shared_dir = d->changes = d->top = NULL;
 }

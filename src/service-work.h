@@ -9,6 +9,7 @@
  * prompt fanned out to several coders in a group. Each returns what it did
  * (or why not, as a sentence) and prints nothing.
  *
+ *   service-worktree.c  bt_service_create (with a worktree of its own)
  *   service-diff.c      bt_service_diff
  *   service-keep.c      bt_service_keep, bt_service_worktree_remove
  *   service-group.c     bt_service_member_of, bt_service_group_show
@@ -27,6 +28,7 @@ enum {
     BT_SERVICE_DIFF_PATCH = 1,   /* the unified diff, as `git diff -M` prints it */
     BT_SERVICE_DIFF_CHANGES = 2, /* the changes as turn.completed's "changes" holds them */
     BT_SERVICE_DIFF_FILES = 4,   /* the changes as a struct (for a diffstat) */
+    BT_SERVICE_DIFF_TOP = 8,     /* the top directory the paths are relative to */
 };
 
 struct bt_service_diff {
@@ -45,6 +47,9 @@ struct bt_service_diff {
     char *changes;                 /* CHANGES: {"files":[…],"added":N,"removed":N}
                                       (repo.h, bt_repo_changes_summary; owned) */
     struct bt_repo_changes files;  /* FILES: the changes */
+    char *top;                     /* TOP: the working tree's top directory, the
+                                      paths' base (a worktree's own path), or
+                                      NULL when it cannot be found (owned) */
 };
 
 /* What turn (1, 2, ...; 0: all turns) of conversation conv (full id)
@@ -58,6 +63,19 @@ struct bt_service_diff {
 int bt_service_diff(struct bt_store *s, const char *conv, int64_t turn, int want, int colour,
                     struct bt_service_diff *out);
 void bt_service_diff_release(struct bt_service_diff *d);
+
+/* --- service-worktree.c ------------------------------------------------ */
+
+/* Store a new conversation with id (made beforehand with bt_id_new: an ACP
+ * session's, handed out before its first prompt) for t->coder and
+ * t->model in t->cwd, titled by t->prompt, with no turn; with t->worktree
+ * in a git worktree of its own of t->cwd's repository (on t->branch or
+ * baton/<short id>), where its turns run: its cwd is then the worktree's.
+ * Returns 0, or an error with out->result and out->message (no
+ * repository: BT_ENOTFOUND, USAGE; the store: FAILED, and a worktree made
+ * for it is taken back). Free out->message. */
+int bt_service_create(struct bt_store *s, const struct bt_service_turn *t, const char id[BT_ID_SIZE],
+                      struct bt_service_outcome *out);
 
 /* --- service-keep.c --------------------------------------------------- */
 
