@@ -21,6 +21,7 @@
 #include "error.h"
 #include "proc.h"
 #include "rebuild.h"
+#include "service.h"
 #include "store.h"
 #include "view.h"
 
@@ -93,7 +94,7 @@ int bt_cmd_recover(struct bt_store *s)
         rebuild_dead(s, &dead[i]);
     bt_store_run_list_free(dead, n);
     if (rc == 0 && n == 0)
-        return 0;
+        return bt_service_control_strand(s); /* left by owners that died before */
     struct bt_store_orphan *orphans = NULL;
     size_t n_orphans = 0;
     if (rc == 0)
@@ -101,6 +102,8 @@ int bt_cmd_recover(struct bt_store *s)
     for (size_t i = 0; rc == 0 && i < n_orphans; i++)
         bt_proc_stop_orphan(orphans[i].pgid, orphans[i].child_start, orphans[i].run);
     free(orphans);
+    if (rc == 0) /* their control requests: a cancel is done, the rest refused */
+        rc = bt_service_control_strand(s);
     if (rc)
         fprintf(stderr, "baton: cannot recover the runs whose baton process is gone: %s\n",
                 bt_store_errmsg(s));

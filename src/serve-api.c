@@ -528,8 +528,9 @@ static enum MHD_Result reply_queued(struct bt_serve_req *r, int64_t n)
     return bt_serve_reply(r, MHD_HTTP_ACCEPTED, &b);
 }
 
-enum MHD_Result bt_serve_api_send(struct bt_serve_req *r, const char *conv)
+enum MHD_Result bt_serve_api_send(struct bt_serve_req *r)
 {
+    const char *conv = r->conv;
     struct body b;
     enum MHD_Result ret;
     if (parse_body(r, SEND_FIELDS, &b, &ret) != 0)
@@ -562,8 +563,9 @@ int bt_serve_busy(struct bt_serve_req *r, const char *conv, enum MHD_Result *ret
     return busy;
 }
 
-enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r, const char *conv)
+enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r)
 {
+    const char *conv = r->conv;
     struct body b;
     enum MHD_Result ret;
     if (parse_body(r, RETRY_FIELDS, &b, &ret) != 0)
@@ -574,8 +576,9 @@ enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r, const char *conv)
     return ret;
 }
 
-enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r, const char *conv)
+enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r)
 {
+    const char *conv = r->conv;
     struct bt_store_run run = {0};
     int rc = bt_store_run_cancel(r->srv->store, conv, &run);
     enum MHD_Result ret;
@@ -596,8 +599,9 @@ enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r, const char *conv)
     return ret;
 }
 
-enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r, const char *conv, const char *n)
+enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r)
 {
+    const char *conv = r->conv, *n = r->arg;
     char *end;
     long long v = strtoll(n, &end, 10);
     if (end == n || *end || v <= 0 || n[0] == '+' || n[0] == '0')
@@ -616,8 +620,9 @@ enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r, const char *conv, c
     return bt_serve_reply(r, MHD_HTTP_OK, &b);
 }
 
-enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r, const char *conv)
+enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r)
 {
+    const char *conv = r->conv;
     struct body b;
     enum MHD_Result ret;
     if (parse_body(r, HANDOFF_FIELDS, &b, &ret) != 0)
@@ -625,4 +630,9 @@ enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r, const char *conv)
     ret = bt_serve_cli_handoff(r, conv, b.tmux);
     body_release(&b);
     return ret;
+}
+
+enum MHD_Result bt_serve_api_remove(struct bt_serve_req *r)
+{
+    return bt_serve_cli_remove(r, r->conv);
 }

@@ -50,8 +50,9 @@ enum MHD_Result bt_serve_read_list(struct bt_serve_req *r)
     return reply_view(r, rc, &b);
 }
 
-enum MHD_Result bt_serve_read_detail(struct bt_serve_req *r, const char *conv)
+enum MHD_Result bt_serve_read_detail(struct bt_serve_req *r)
 {
+    const char *conv = r->conv;
     const char *html = bt_serve_arg(r, "html");
     struct bt_buf b = BT_BUF_INIT;
     int want = html && (strcmp(html, "1") == 0 || strcmp(html, "true") == 0);

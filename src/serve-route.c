@@ -23,6 +23,18 @@ struct path {
     char seg[MAX_SEGMENTS][SEGMENT_MAX];
 };
 
+enum {
+    ROUTE_OPEN = 1 << 0,      /* served without the token: the page's files, the API document */
+    ROUTE_NO_FIELDS = 1 << 1, /* takes no body, or a JSON object with no member */
+};
+
+struct route {
+    const char *method;                            /* "GET", "POST", ... exactly */
+    const char *pattern;                           /* "/v1/conversations/{id}/cancel" */
+    int flags;                                     /* ROUTE_* */
+    enum MHD_Result (*fn)(struct bt_serve_req *r); /* r->conv and r->arg set */
+};
+
 static int hex(char c)
 {
     if (c >= '0' && c <= '9')
@@ -93,11 +105,6 @@ static enum MHD_Result not_allowed(struct bt_serve_req *r, const char *allow)
     return ret;
 }
 
-static int is(const struct bt_serve_req *r, const char *m)
-{
-    return strcmp(r->method, m) == 0;
-}
-
 /* A body, when one came, must say it is JSON (a cross-site form cannot). */
 static int json_body_ok(const struct bt_serve_req *r)
 {
@@ -125,104 +132,113 @@ static enum MHD_Result login(struct bt_serve_req *r)
     return ret;
 }
 
-/* The methods a path under /v1/conversations/ID takes, NULL for no path. */
-static const char *allowed(const struct path *p)
+static enum MHD_Result openapi(struct bt_serve_req *r)
 {
-    if (p->n == 3)
-        return "GET, DELETE";
-    const char *what = p->seg[3];
-    if (p->n == 5 && strcmp(what, "queue") == 0)
-        return "DELETE";
-    if (p->n == 6 && strcmp(what, "turns") == 0 && strcmp(p->seg[5], "diff") == 0)
-        return "GET";
-    if (p->n != 4)
-        return NULL;
-    if (strcmp(what, "events") == 0 || strcmp(what, "diff") == 0)
-        return "GET";
-    if (strcmp(what, "keep") == 0)
-        return "POST";
-    if (strcmp(what, "messages") == 0 || strcmp(what, "cancel") == 0 ||
-        strcmp(what, "retry") == 0 || strcmp(what, "handoff") == 0)
-        return "POST";
+    return bt_serve_page(r, "/openapi.json");
+}
+
+static enum MHD_Result page(struct bt_serve_req *r)
+{
+    char path[SEGMENT_MAX + 1];
+    snprintf(path, sizeof path, "/%s", r->arg);
+    return bt_serve_page(r, path);
+}
+
+/* Every route: a request goes to the first whose method and pattern it
+ * matches. A pattern is literal segments and parameters: {id} is a
+ * conversation's full id (checked to exist before the handler runs, into
+ * r->conv), {n}, {gid} (a group's id) and {file} any one segment (into
+ * r->arg); {file} never is
+ * "v1", so no path under /v1 is a page's file. A path some pattern matches
+ * with another method gets 405 with every method that path takes. */
+static const struct route routes[] = {
+    {"GET", "/", ROUTE_OPEN, page},
+    {"HEAD", "/", ROUTE_OPEN, page},
+    {"GET", "/{file}", ROUTE_OPEN, page},
+    {"HEAD", "/{file}", ROUTE_OPEN, page},
+    {"GET", "/v1/openapi.json", ROUTE_OPEN, openapi},
+    {"POST", "/v1/login", 0, login},
+    {"GET", "/v1/coders", 0, bt_serve_read_coders},
+    {"GET", "/v1/events", 0, bt_serve_sse_all},
+    {"GET", "/v1/conversations", 0, bt_serve_read_list},
+    {"POST", "/v1/conversations", 0, bt_serve_api_create},
+    {"GET", "/v1/conversations/{id}", 0, bt_serve_read_detail},
+    {"DELETE", "/v1/conversations/{id}", ROUTE_NO_FIELDS, bt_serve_api_remove},
+    {"GET", "/v1/conversations/{id}/events", 0, bt_serve_sse_conversation},
+    {"POST", "/v1/conversations/{id}/messages", 0, bt_serve_api_send},
+    {"POST", "/v1/conversations/{id}/cancel", ROUTE_NO_FIELDS, bt_serve_api_cancel},
+    {"POST", "/v1/conversations/{id}/retry", 0, bt_serve_api_retry},
+    {"POST", "/v1/conversations/{id}/handoff", 0, bt_serve_api_handoff},
+    {"DELETE", "/v1/conversations/{id}/queue/{n}", ROUTE_NO_FIELDS, bt_serve_api_unqueue},
+    {"GET", "/v1/conversations/{id}/diff", 0, bt_serve_work_diff},
+    {"GET", "/v1/conversations/{id}/turns/{n}/diff", 0, bt_serve_work_turn_diff},
+    {"POST", "/v1/conversations/{id}/keep", 0, bt_serve_work_keep},
+    {"GET", "/v1/groups", 0, bt_serve_work_groups},
+    {"GET", "/v1/groups/{gid}", 0, bt_serve_work_group},
+};
+
+/* pattern matches p; its {id} and {n}/{file} segments are set in *id and
+ * *arg (pointers into p). */
+static int match(const char *pattern, const struct path *p, const char **id, const char **arg)
+{
+    int i = 0;
+    *id = *arg = NULL;
+    for (const char *s = pattern + 1; *s; i++) {
+        size_t n = strcspn(s, "/");
+        if (i == p->n)
+            return 0;
+        const char *seg = p->seg[i];
+        if (n == 4 && strncmp(s, "{id}", 4) == 0)
+            *id = seg;
+        else if ((n == 3 && strncmp(s, "{n}", 3) == 0) || (n == 5 && strncmp(s, "{gid}", 5) == 0) ||
+                 (n == 6 && strncmp(s, "{file}", 6) == 0 && strcmp(seg, "v1") != 0))
+            *arg = seg;
+        else if (strlen(seg) != n || strncmp(s, seg, n) != 0)
+            return 0;
+        s += n + (s[n] == '/');
+    }
+    return i == p->n;
+}
+
+/* The route for r's method and path, NULL with *allow (owned) the methods
+ * the path takes ("" when none). */
+static const struct route *find(const struct bt_serve_req *r, const struct path *p, char **allow,
+                                const char **id, const char **arg)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        if (!match(routes[i].pattern, p, id, arg))
+            continue;
+        if (strcmp(routes[i].method, r->method) == 0) {
+            bt_buf_release(&b);
+            *allow = NULL;
+            return &routes[i];
+        }
+        if (!strstr(b.data, routes[i].method))
+            bt_buf_addf(&b, "%s%s", b.len ? ", " : "", routes[i].method);
+    }
+    *allow = bt_buf_detach(&b, NULL);
     return NULL;
 }
 
-static int method_in(const struct bt_serve_req *r, const char *allow)
+/* {id}: recover what died first (so neither a stream nor a busy check
+ * waits on a dead worker), then the conversation must exist. 0, or -1
+ * with the reply queued in *ret. */
+static int need_conversation(struct bt_serve_req *r, const char *id, enum MHD_Result *ret)
 {
-    size_t n = strlen(r->method);
-    for (const char *p = allow; (p = strstr(p, r->method)) != NULL; p += n)
-        if ((p == allow || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
-            return 1;
-    return 0;
-}
-
-/* /v1/conversations/ID[/...]: a path and method it takes, then ID must be
- * a conversation. */
-static enum MHD_Result conversation(struct bt_serve_req *r, const struct path *p)
-{
-    const char *allow = allowed(p), *id = p->seg[2];
-    if (!allow)
-        return not_found(r);
-    if (!method_in(r, allow))
-        return not_allowed(r, allow);
     if (bt_serve_recover(r->srv))
         bt_serve_sse_wake(r->srv, NULL);
     struct bt_store_conversation c = {0};
     int rc = bt_id_valid(id) ? bt_store_conversation_get(r->srv->store, id, &c) : BT_ENOTFOUND;
     bt_store_conversation_release(&c);
     if (rc == BT_ENOTFOUND)
-        return bt_serve_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "no conversation '%s'", id);
-    if (rc)
-        return bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s",
+        *ret = bt_serve_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "no conversation '%s'", id);
+    else if (rc)
+        *ret = bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s",
                              bt_store_errmsg(r->srv->store));
-    const char *what = p->n > 3 ? p->seg[3] : "";
-    enum MHD_Result ret;
-    int fieldless = (p->n == 3 && !is(r, "GET")) || p->n == 5 || strcmp(what, "cancel") == 0;
-    if (fieldless && bt_serve_body_none(r, &ret) != 0)
-        return ret;
-    if (p->n == 3)
-        return is(r, "GET") ? bt_serve_read_detail(r, id) : bt_serve_cli_remove(r, id);
-    if (p->n == 5)
-        return bt_serve_api_unqueue(r, id, p->seg[4]);
-    if (p->n == 6)
-        return bt_serve_work_diff(r, id, p->seg[4]);
-    if (strcmp(what, "diff") == 0)
-        return bt_serve_work_diff(r, id, NULL);
-    if (strcmp(what, "keep") == 0)
-        return bt_serve_work_keep(r, id);
-    if (strcmp(what, "events") == 0)
-        return bt_serve_sse_conversation(r, id);
-    if (strcmp(what, "messages") == 0)
-        return bt_serve_api_send(r, id);
-    if (strcmp(what, "cancel") == 0)
-        return bt_serve_api_cancel(r, id);
-    if (strcmp(what, "retry") == 0)
-        return bt_serve_api_retry(r, id);
-    return bt_serve_api_handoff(r, id);
-}
-
-static enum MHD_Result v1(struct bt_serve_req *r, const struct path *p)
-{
-    const char *top = p->n > 1 ? p->seg[1] : "";
-    if (p->n == 2 && strcmp(top, "coders") == 0)
-        return is(r, "GET") ? bt_serve_read_coders(r) : not_allowed(r, "GET");
-    if (p->n == 2 && strcmp(top, "events") == 0)
-        return is(r, "GET") ? bt_serve_sse_all(r) : not_allowed(r, "GET");
-    if (p->n == 2 && strcmp(top, "login") == 0)
-        return is(r, "POST") ? login(r) : not_allowed(r, "POST");
-    if (p->n == 2 && strcmp(top, "openapi.json") == 0)
-        return is(r, "GET") ? bt_serve_page(r, "/openapi.json") : not_allowed(r, "GET");
-    if (p->n == 2 && strcmp(top, "conversations") == 0)
-        return is(r, "GET")    ? bt_serve_read_list(r)
-               : is(r, "POST") ? bt_serve_api_create(r)
-                               : not_allowed(r, "GET, POST");
-    if (p->n >= 3 && strcmp(top, "conversations") == 0)
-        return conversation(r, p);
-    if (p->n == 2 && strcmp(top, "groups") == 0)
-        return is(r, "GET") ? bt_serve_work_groups(r) : not_allowed(r, "GET");
-    if (p->n == 3 && strcmp(top, "groups") == 0)
-        return is(r, "GET") ? bt_serve_work_group(r, p->seg[2]) : not_allowed(r, "GET");
-    return not_found(r);
+    else
+        snprintf(r->conv, sizeof r->conv, "%s", id);
+    return rc ? -1 : 0;
 }
 
 int bt_serve_route_open(const char *uri)
@@ -230,9 +246,12 @@ int bt_serve_route_open(const char *uri)
     struct path p;
     if (split(uri, &p) != 0)
         return 0;
-    if (p.n >= 1 && strcmp(p.seg[0], "v1") == 0)
-        return p.n == 2 && strcmp(p.seg[1], "openapi.json") == 0;
-    return p.n <= 1;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        const char *id, *arg;
+        if ((routes[i].flags & ROUTE_OPEN) && match(routes[i].pattern, &p, &id, &arg))
+            return 1;
+    }
+    return 0;
 }
 
 enum MHD_Result bt_serve_route(struct bt_serve_req *r)
@@ -243,13 +262,19 @@ enum MHD_Result bt_serve_route(struct bt_serve_req *r)
     if (!json_body_ok(r))
         return bt_serve_fail(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type",
                              "a request body must be JSON, sent as application/json");
-    if (p.n >= 1 && strcmp(p.seg[0], "v1") == 0)
-        return v1(r, &p);
-    if (p.n > 1)
-        return not_found(r);
-    if (!is(r, "GET") && !is(r, "HEAD"))
-        return not_allowed(r, "GET, HEAD");
-    char path[SEGMENT_MAX + 1];
-    snprintf(path, sizeof path, "/%s", p.n == 1 ? p.seg[0] : "");
-    return bt_serve_page(r, path);
+    char *allow;
+    const char *id, *arg;
+    const struct route *rt = find(r, &p, &allow, &id, &arg);
+    if (!rt) {
+        enum MHD_Result ret = *allow ? not_allowed(r, allow) : not_found(r);
+        free(allow);
+        return ret;
+    }
+    enum MHD_Result ret;
+    if (id && need_conversation(r, id, &ret) != 0)
+        return ret;
+    if ((rt->flags & ROUTE_NO_FIELDS) && bt_serve_body_none(r, &ret) != 0)
+        return ret;
+    snprintf(r->arg, sizeof r->arg, "%s", arg ? arg : "");
+    return rt->fn(r);
 }

@@ -327,8 +327,9 @@ static int conversation_cursor(struct bt_serve_req *r, struct bt_serve_stream *s
     return rc == 0 && st->run[0] ? 0 : -1;
 }
 
-enum MHD_Result bt_serve_sse_conversation(struct bt_serve_req *r, const char *conv)
+enum MHD_Result bt_serve_sse_conversation(struct bt_serve_req *r)
 {
+    const char *conv = r->conv;
     struct bt_serve_stream *st = bt_xcalloc(1, sizeof *st);
     enum MHD_Result ret = MHD_YES;
     memcpy(st->conv, conv, BT_ID_SIZE);

@@ -29,12 +29,10 @@ static int turn_of(const char *text, int64_t *turn)
     return 0;
 }
 
-enum MHD_Result bt_serve_work_diff(struct bt_serve_req *r, const char *conv, const char *turn_text)
+/* The diff of turn (0: every turn) of r's conversation. */
+static enum MHD_Result diff(struct bt_serve_req *r, int64_t turn)
 {
-    int64_t turn = 0;
-    if (turn_text && turn_of(turn_text, &turn) != 0)
-        return bt_serve_fail(r, MHD_HTTP_NOT_FOUND, "not_found",
-                             "a turn is named by its number, 1 or more");
+    const char *conv = r->conv;
     struct bt_service_diff d;
     int rc = bt_service_diff(r->srv->store, conv, turn,
                              BT_SERVICE_DIFF_CHANGES | BT_SERVICE_DIFF_PATCH, 0, &d);
@@ -71,6 +69,20 @@ enum MHD_Result bt_serve_work_diff(struct bt_serve_req *r, const char *conv, con
     return ret;
 }
 
+enum MHD_Result bt_serve_work_diff(struct bt_serve_req *r)
+{
+    return diff(r, 0);
+}
+
+enum MHD_Result bt_serve_work_turn_diff(struct bt_serve_req *r)
+{
+    int64_t turn = 0;
+    if (turn_of(r->arg, &turn) != 0)
+        return bt_serve_fail(r, MHD_HTTP_NOT_FOUND, "not_found",
+                             "a turn is named by its number, 1 or more");
+    return diff(r, turn);
+}
+
 static void kept_json(struct bt_buf *b, const struct bt_service_kept *k)
 {
     bt_buf_addc(b, '{');
@@ -96,8 +108,9 @@ static void kept_json(struct bt_buf *b, const struct bt_service_kept *k)
     bt_buf_adds(b, "]}\n");
 }
 
-enum MHD_Result bt_serve_work_keep(struct bt_serve_req *r, const char *conv)
+enum MHD_Result bt_serve_work_keep(struct bt_serve_req *r)
 {
+    const char *conv = r->conv;
     int prune = 0;
     enum MHD_Result ret;
     if (bt_serve_body_keep(r, &prune, &ret) != 0)
@@ -130,8 +143,9 @@ enum MHD_Result bt_serve_work_groups(struct bt_serve_req *r)
     return bt_serve_reply(r, MHD_HTTP_OK, &b);
 }
 
-enum MHD_Result bt_serve_work_group(struct bt_serve_req *r, const char *id)
+enum MHD_Result bt_serve_work_group(struct bt_serve_req *r)
 {
+    const char *id = r->arg;
     struct bt_service_group g = {0};
     int rc = bt_id_valid(id) ? bt_service_group_show(r->srv->store, id, &g) : BT_ENOTFOUND;
     enum MHD_Result ret;

@@ -109,6 +109,8 @@ struct bt_serve_req {
     struct bt_serve_cli *cli; /* the baton command run for it, or NULL */
     struct bt_serve_fan *fan; /* the fan-out it waits for, or NULL */
     char *location;           /* a Location header for the reply, or NULL */
+    char conv[BT_ID_SIZE];    /* the route's {id}: a conversation that exists, or "" */
+    char arg[128];            /* the route's {n} or {file}, unescaped, or "" */
 };
 
 /* serve.c: run the server until SIGINT/SIGTERM. Prints the page's address
@@ -170,7 +172,10 @@ void bt_serve_error_json(struct bt_buf *b, const char *kind, const char *message
 /* A query argument, or NULL. */
 const char *bt_serve_arg(const struct bt_serve_req *r, const char *key);
 
-/* serve-route.c: dispatch a whole request (path split from r->uri). */
+/* serve-route.c: dispatch a whole request (path split from r->uri) by the
+ * one table of routes there (method, path pattern, handler). A handler is
+ * enum MHD_Result fn(struct bt_serve_req *r), with r->conv and r->arg set
+ * from the pattern. */
 enum MHD_Result bt_serve_route(struct bt_serve_req *r);
 /* 1 when uri, read as bt_serve_route reads it (each segment unescaped),
  * names what anyone may fetch without the token: the page's files and
@@ -179,18 +184,20 @@ enum MHD_Result bt_serve_route(struct bt_serve_req *r);
 int bt_serve_route_open(const char *uri);
 
 /* serve-api.c: the handlers that start turns or change a conversation;
- * conv is a full id that exists. */
+ * r->conv is a full id that exists. */
 enum MHD_Result bt_serve_api_create(struct bt_serve_req *r);
-enum MHD_Result bt_serve_api_send(struct bt_serve_req *r, const char *conv);
-enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r, const char *conv);
-enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r, const char *conv);
+enum MHD_Result bt_serve_api_send(struct bt_serve_req *r);
+enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r);
+enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r);
+enum MHD_Result bt_serve_api_remove(struct bt_serve_req *r);
 /* For the requests that take no fields (cancel, a queued message's
  * DELETE, a conversation's DELETE, login): no body, or a JSON object with
  * no member. 0, or -1 with the 400 queued in *ret, as a malformed body or
  * an unknown field of any request. */
 int bt_serve_body_none(struct bt_serve_req *r, enum MHD_Result *ret);
-enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r, const char *conv, const char *n);
-enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r, const char *conv);
+/* r->arg: the queued message's number */
+enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r);
+enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r);
 /* The body of POST .../keep: {"prune": bool} or none. 0, or -1 with the
  * 400 queued in *ret. */
 int bt_serve_body_keep(struct bt_serve_req *r, int *prune, enum MHD_Result *ret);
@@ -225,17 +232,19 @@ void bt_serve_fan_report(struct bt_serve_fan *fan, size_t index, const char *run
 void bt_serve_fan_forget(struct bt_serve_req *r);
 
 /* serve-work.c: what conversations changed, and keeping it
- * (service-work.h): GET .../diff and .../turns/{n}/diff (turn NULL: the
- * whole conversation), POST .../keep, GET /v1/groups[/{id}]. */
-enum MHD_Result bt_serve_work_diff(struct bt_serve_req *r, const char *conv, const char *turn);
-enum MHD_Result bt_serve_work_keep(struct bt_serve_req *r, const char *conv);
+ * (service-work.h): GET .../diff (every turn) and .../turns/{n}/diff
+ * (r->arg the turn), POST .../keep, GET /v1/groups and /v1/groups/{gid}
+ * (r->arg the group). */
+enum MHD_Result bt_serve_work_diff(struct bt_serve_req *r);
+enum MHD_Result bt_serve_work_turn_diff(struct bt_serve_req *r);
+enum MHD_Result bt_serve_work_keep(struct bt_serve_req *r);
 enum MHD_Result bt_serve_work_groups(struct bt_serve_req *r);
-enum MHD_Result bt_serve_work_group(struct bt_serve_req *r, const char *id);
+enum MHD_Result bt_serve_work_group(struct bt_serve_req *r);
 
 /* serve-read.c: what reads the store (the views of view.h). */
 enum MHD_Result bt_serve_read_coders(struct bt_serve_req *r);
 enum MHD_Result bt_serve_read_list(struct bt_serve_req *r);
-enum MHD_Result bt_serve_read_detail(struct bt_serve_req *r, const char *conv);
+enum MHD_Result bt_serve_read_detail(struct bt_serve_req *r);
 
 /* serve-cli.c: `baton rm --yes CONV` and `baton handoff --print|--tmux
  * CONV`, run while the request waits. */
@@ -256,7 +265,7 @@ enum MHD_Result bt_serve_page(struct bt_serve_req *r, const char *path);
 int bt_serve_recover(struct bt_serve *srv);
 
 /* serve-sse.c: event streams. */
-enum MHD_Result bt_serve_sse_conversation(struct bt_serve_req *r, const char *conv);
+enum MHD_Result bt_serve_sse_conversation(struct bt_serve_req *r);
 enum MHD_Result bt_serve_sse_all(struct bt_serve_req *r);
 /* Wake the streams of conv (NULL: every stream) to read the store. */
 void bt_serve_sse_wake(struct bt_serve *srv, const char *conv);

@@ -39,6 +39,14 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
                         struct bt_service_coder *l, const struct bt_service_turn *t,
                         const char *prompt, struct bt_service_outcome *out);
 
+/* service-control.c: deliver every pending control request of run with
+ * an id above *last to the live turn t, in id order, by its kind's
+ * handler (each finishes its request); *last becomes the last id seen.
+ * Called on t's loop thread. 0 or a store error. */
+struct bt_turn;
+int bt_service_control_deliver(struct bt_store *s, struct bt_turn *t, const char *run,
+                               int64_t *last);
+
 /* service-worktree.c: make the worktree of the new conversation id
  * (t->cwd's repository, t->branch or baton/<short id>, under
  * $BATON_HOME/worktrees). Returns 0 with *wt filled (release it), or an

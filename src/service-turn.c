@@ -39,6 +39,8 @@ struct turn_ctx {
     char *changes;                     /* what turn.completed said changed, for a rebuild */
     char *unknown;                     /* why the changes cannot be known (untracked files
                                           over their bounds), or NULL */
+    struct bt_turn *turn;              /* the live turn, between on_loop and on_loop_end */
+    int64_t control_last;              /* the last control request delivered (its id) */
 };
 
 /* Report the first failed write. The turn goes on (the coder's work is not
@@ -204,16 +206,38 @@ static int ctx_ask(void *data, const struct bt_signal_request *rq)
     return c->t->ask(c->t->ask_data, rq);
 }
 
-/* The caller's tick (spinner, its own reasons to stop), and the cancel
- * request of `baton cancel` from any process. */
+/* The control requests stored for this run by any process (`baton
+ * cancel`, the API...), delivered to the live turn (service-control.c). */
+static void ctx_controls(struct turn_ctx *c)
+{
+    if (c->turn)
+        bt_service_control_deliver(c->store, c->turn, c->run, &c->control_last);
+}
+
+/* The caller's tick (spinner, its own reasons to stop), and the control
+ * requests, read on each tick. */
 static int ctx_tick(void *data)
 {
     struct turn_ctx *c = data;
-    int requested = 0;
     if (c->t->on_tick && c->t->on_tick(c->t->data))
         return 1;
-    bt_store_run_cancel_requested(c->store, c->run, &requested);
-    return requested;
+    ctx_controls(c);
+    return 0;
+}
+
+/* The turn's loop runs: requests stored before it are delivered now. */
+static void ctx_loop(void *data, struct bt_turn *t)
+{
+    struct turn_ctx *c = data;
+    c->turn = t;
+    ctx_controls(c);
+}
+
+static void ctx_loop_end(void *data, struct bt_turn *t)
+{
+    struct turn_ctx *c = data;
+    (void)t;
+    c->turn = NULL;
 }
 
 /* The run file runs/<run><suffix>.zst, or NULL: a run without its raw copy
@@ -465,6 +489,8 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
         .on_version = ctx_version,
         .on_tick = ctx_tick,
         .tick_ms = 100,
+        .on_loop = ctx_loop,
+        .on_loop_end = ctx_loop_end,
         .on_end = ctx_end,
         .data = &c,
     };
@@ -494,6 +520,7 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
     free(c.store_error);
     free(c.changes);
     free(c.unknown);
+    bt_service_control_strand(s); /* what came too late for the turn */
     bt_perf_mark("run recorded");
     late_probe(s, l, out->run, c.version_named);
     out->result = BT_SERVICE_TURN;

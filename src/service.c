@@ -159,6 +159,7 @@ static void end_waiting(struct bt_store *s, const char *conv, const char *run, i
     else
         out->result = BT_SERVICE_TURN;
     out->status = BT_TURN_CANCELLED;
+    bt_service_control_strand(s); /* the cancel is done: the run ended cancelled */
 }
 
 /* Wait for a turn slot for run: 0 with it held (or none to hold: the

@@ -128,4 +128,12 @@ int bt_service_flush(struct bt_store *s, const char *conv, const struct bt_servi
 int bt_service_retry(struct bt_store *s, const char *conv, const struct bt_service_turn *t,
                      struct bt_service_outcome *out);
 
+/* Finish every control request (store.h, "controls") left pending by a
+ * run that is no longer running, by its kind's rule (service-control.c):
+ * a cancel of a run that ended cancelled is done, the others refused
+ * ("the turn had ended"). Run after the owner finished its run and by
+ * recovery, so a request of a dead owner is never lost nor left waiting.
+ * 0 or a store error. */
+int bt_service_control_strand(struct bt_store *s);
+
 #endif

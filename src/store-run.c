@@ -29,6 +29,12 @@
 
 static const char SQL_RUN_CANCEL[] = "UPDATE runs SET cancel_ms = coalesce(cancel_ms, ?2)"
                                      " WHERE conversation = ?1 AND state = 'running'";
+/* the request delivered to the owner (store-control.c), once per run */
+static const char SQL_RUN_CANCEL_CONTROL[] =
+    "INSERT INTO controls (conversation, run, kind, body, created_ms)"
+    " SELECT r.conversation, r.id, 'cancel', '{}', ?2 FROM runs r"
+    " WHERE r.conversation = ?1 AND r.state = 'running' AND NOT EXISTS (SELECT 1 FROM controls c"
+    " WHERE c.run = r.id AND c.kind = 'cancel' AND c.state = 'pending')";
 static const char SQL_RUN_CANCELLED[] = "SELECT cancel_ms IS NOT NULL FROM runs WHERE id = ?1";
 static const char SQL_RUN_STARTED[] = "UPDATE runs SET pid = ?2, pgid = ?3, child_start = ?4,"
                                       " coder_version = coalesce(?5, coder_version) WHERE id = ?1";
@@ -82,9 +88,11 @@ static void bind_known(sqlite3_stmt *q, int i, int64_t v)
         sqlite3_bind_null(q, i);
 }
 
-/* The request and the read of the run it reached are one transaction: a
- * run that ends at once because of it (a turn waiting for a slot) is still
- * the one reported, running, never "nothing to cancel". */
+/* The request (the run's cancel_ms, which recovery and the views read,
+ * and the control request its owner is woken for) and the read of the run
+ * it reached are one transaction: a run that ends at once because of it (a
+ * turn waiting for a slot) is still the one reported, running, never
+ * "nothing to cancel". */
 int bt_store_run_cancel(struct bt_store *s, const char *conversation, struct bt_store_run *out)
 {
     memset(out, 0, sizeof *out);
@@ -101,6 +109,13 @@ int bt_store_run_cancel(struct bt_store *s, const char *conversation, struct bt_
     rc = bt_st_run(s, q, "request cancel");
     if (rc == 0 && sqlite3_changes(s->db) == 0)
         rc = bt_st_fail(s, BT_ENOTFOUND, "no turn is running in conversation '%s'", conversation);
+    if (rc == 0 && !(q = bt_st_write_sql(s, SQL_RUN_CANCEL_CONTROL)))
+        rc = BT_ESTORE;
+    if (rc == 0) {
+        bt_st_bind_text(q, 1, conversation);
+        sqlite3_bind_int64(q, 2, bt_now_ms());
+        rc = bt_st_run(s, q, "store cancel request");
+    }
     if (rc == 0)
         rc = bt_store_run_last(s, conversation, out);
     rc = bt_st_tx_end(s, rc);

@@ -191,6 +191,21 @@ static const char *const migrations[] = {
     "CREATE TRIGGER groups_emptied AFTER DELETE ON conversations WHEN old.group_id IS NOT NULL"
     " BEGIN DELETE FROM groups WHERE id = old.group_id AND NOT EXISTS"
     " (SELECT 1 FROM conversations WHERE group_id = old.group_id); END;",
+    /* 9 -> 10: control requests to a run's owner (cancel, steer, a
+     * person's decision), stored before they are delivered (store.h,
+     * "controls"); they go with their conversation */
+    "CREATE TABLE controls ("
+    " id INTEGER PRIMARY KEY,"
+    " conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+    " run TEXT NOT NULL,"
+    " kind TEXT NOT NULL,"
+    " body TEXT NOT NULL DEFAULT '{}',"
+    " created_ms INTEGER NOT NULL,"
+    " state TEXT NOT NULL DEFAULT 'pending'"
+    "  CHECK (state IN ('pending', 'done', 'refused', 'queued')),"
+    " result TEXT,"
+    " done_ms INTEGER);"
+    "CREATE INDEX controls_pending ON controls(run, id) WHERE state = 'pending';",
 };
 
 #define N_MIGRATIONS ((int)BT_ARRAY_SIZE(migrations))

@@ -31,7 +31,7 @@
 #include "event.h"
 #include "id.h"
 
-#define BT_STORE_SCHEMA_VERSION 9                    /* PRAGMA user_version this code writes */
+#define BT_STORE_SCHEMA_VERSION 10                   /* PRAGMA user_version this code writes */
 #define BT_STORE_BUSY_TIMEOUT_MS 5000                /* wait for another writer at most this long */
 #define BT_STORE_TITLE_MAX 80                        /* bytes of a conversation title */
 #define BT_STORE_STDERR_TAIL_MAX ((size_t)64 * 1024) /* bytes of a run's stderr tail kept */
@@ -732,6 +732,87 @@ int bt_store_conversation_delete(struct bt_store *s, const char *id, struct bt_s
 /* What bt_store_conversation_delete would remove now, with its checks and
  * codes (BT_EBUSY while a run runs), removing nothing: for asking first. */
 int bt_store_conversation_survey(struct bt_store *s, const char *id, struct bt_store_removal *out);
+
+/* --- controls ---------------------------------------------------------- */
+
+/* Control requests to the process that owns a run (its turn engine): a
+ * cancel, a steer, a person's decision on an approval or a question. A
+ * request is stored first (bt_store_control_add), then the owner is woken
+ * (its channel, src/channel.h) and delivers it to the coder on the turn's
+ * loop (src/service-control.c), which finishes it with a result. A request
+ * whose owner died waits stored; recovery finishes it (docs/store.md,
+ * "Controls"). Requests of a run are delivered in id order. */
+#define BT_STORE_CONTROL_STATES(X)                                                                 \
+    X(PENDING, "pending") /* stored, not delivered yet */                                          \
+    X(DONE, "done")       /* delivered to the turn */                                              \
+    X(REFUSED, "refused") /* not delivered: result says why */                                     \
+    X(QUEUED, "queued")   /* the turn ended first: sent as a queued message */
+
+enum bt_store_control_state {
+    BT_STORE_CONTROL_NONE = 0,
+#define BT_STORE_X(name, text) BT_STORE_CONTROL_##name,
+    BT_STORE_CONTROL_STATES(BT_STORE_X)
+#undef BT_STORE_X
+};
+
+/* The bound of a control's kind (bytes) and body (bytes of JSON text). */
+#define BT_STORE_CONTROL_KIND_MAX 32
+#define BT_STORE_CONTROL_BODY_MAX ((size_t)16 << 20)
+
+struct bt_store_control {
+    int64_t id;                        /* rowid, from 1, increasing */
+    char conversation[BT_ID_SIZE];     /* the run's conversation */
+    char run[BT_ID_SIZE];              /* the run it is for */
+    char *kind;                        /* "cancel", "steer", "decision" */
+    char *body;                        /* JSON object text: the kind's fields; never NULL */
+    int64_t created_ms;                /* when it was stored (Unix ms) */
+    enum bt_store_control_state state; /* PENDING until finished */
+    char *result;                      /* JSON text the handler finished it with, or NULL */
+    int64_t done_ms;                   /* when it was finished, 0 while pending */
+    enum bt_store_run_state run_state; /* its run's state now; NONE if the run is gone */
+};
+
+/* Free what c holds and zero it. NULL is a no-op. */
+void bt_store_control_release(struct bt_store_control *c);
+
+/* The stored name of a state ("pending", ...), "none" for NONE. */
+const char *bt_store_control_state_name(enum bt_store_control_state st);
+
+/* Store a control request of kind (1..BT_STORE_CONTROL_KIND_MAX bytes of
+ * [a-z_]) with body (a JSON object's text, at most
+ * BT_STORE_CONTROL_BODY_MAX bytes; NULL: "{}") for run of conversation,
+ * pending, and set *id. Only a running run takes requests, checked in the
+ * same statement, so a request is never stored after the owner's last
+ * look at its pending requests (it finishes the run first, then looks):
+ * -EALREADY if the run has ended (the message names its state),
+ * BT_ENOTFOUND if the conversation has no such run, -EINVAL for a bad
+ * kind or body. */
+int bt_store_control_add(struct bt_store *s, const char *conversation, const char *run,
+                         const char *kind, const char *body_json, int64_t *id);
+
+/* Call cb for each pending request of run with an id above after_id, in id
+ * order, each *c valid for the call only. The rows are read first, so cb
+ * may use the store (finish the request, add events). A nonzero return of
+ * cb stops the walk and is returned; otherwise 0 or a store error. */
+typedef int (*bt_store_control_fn)(void *data, const struct bt_store_control *c);
+int bt_store_control_pending(struct bt_store *s, const char *run, int64_t after_id,
+                             bt_store_control_fn cb, void *data);
+
+/* The same for every pending request whose run is not running (its owner
+ * finished it, or died and recovery ended it), in id order, each with its
+ * run's end in c->run_state: what recovery finishes. */
+int bt_store_control_stranded(struct bt_store *s, bt_store_control_fn cb, void *data);
+
+/* Finish pending request id with state (DONE, REFUSED or QUEUED) and
+ * result (a JSON text, or NULL) now. -EALREADY if it was already finished
+ * (nothing changes: a request is finished once), BT_ENOTFOUND if there is
+ * no such request, -EINVAL for a bad state. */
+int bt_store_control_finish(struct bt_store *s, int64_t id, enum bt_store_control_state state,
+                            const char *result_json);
+
+/* Read request id into *out (release with bt_store_control_release).
+ * BT_ENOTFOUND if there is none. */
+int bt_store_control_get(struct bt_store *s, int64_t id, struct bt_store_control *out);
 
 /* --- helpers ----------------------------------------------------------- */
 

@@ -5,6 +5,7 @@
  * timers and the stop signals; the writes to the coder and the stop
  * escalation. How the turn ends and its result: turn-end.c.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,6 +352,23 @@ static void on_tick(uv_timer_t *h)
     }
 }
 
+uv_loop_t *bt_turn_loop(struct bt_turn *t)
+{
+    return &t->loop;
+}
+
+int bt_turn_stop(struct bt_turn *t)
+{
+    if (!t->proc || t->done)
+        return -EALREADY;
+    int ended = t->ended;
+    if (t->stop_signals_seen == 0) {
+        t->stop_signals_seen = 1; /* a stop signal after this one kills */
+        begin_stop(t, BT_TURN_STOP_CANCEL);
+    }
+    return ended ? -EALREADY : 0;
+}
+
 /* SIGINT, SIGTERM, SIGHUP: the first stops the turn politely, the next
  * kills the coder's group at once. */
 static void on_stop_signal(uv_signal_t *h, int signum)
@@ -520,8 +538,12 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
             o->on_spawn(o->data, bt_proc_pid(t.proc));
         o->coder->runner->start(t.runner, &t.wbuf);
         flush_writes(&t);
+        if (o->on_loop)
+            o->on_loop(o->data, &t);
         while (!t.done)
             uv_run(&t.loop, UV_RUN_ONCE);
+        if (o->on_loop && o->on_loop_end)
+            o->on_loop_end(o->data, &t);
     }
     bt_perf_mark("coder done");
     bt_turn_end_finish(&t, res);

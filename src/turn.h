@@ -77,6 +77,16 @@ struct bt_turn_options {
      * first stop signal would (status cancelled). */
     int (*on_tick)(void *data);
     uint64_t tick_ms;
+    /* Optional: the turn's loop runs, the coder spawned: called once, on
+     * the loop's thread, before the first read from the coder. The caller
+     * may put handles of its own on bt_turn_loop(t) (the run owner's
+     * channel, src/channel.h) and, from their callbacks, call the
+     * loop-thread functions below. It must close them in on_loop_end. */
+    void (*on_loop)(void *data, struct bt_turn *t);
+    /* Optional, with on_loop: the coder is gone and the loop is about to
+     * close: close what on_loop put on it (the loop runs until they are
+     * closed). Called once, before turn.completed is emitted. */
+    void (*on_loop_end)(void *data, struct bt_turn *t);
     /* Optional: the turn has ended and turn.completed is next: what it
      * carries as changes (event.h changes_json; owned, freed by the
      * engine), or NULL for none. Called once, after the coder's process
@@ -111,6 +121,22 @@ struct bt_turn_result {
 int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res);
 
 void bt_turn_result_release(struct bt_turn_result *res);
+
+/* Loop-thread functions: called only on the turn's loop thread, between
+ * on_loop and on_loop_end (from a handle the caller put on the loop, or
+ * from a callback of the turn such as on_tick). */
+
+/* The turn's loop (valid until on_loop_end returns). */
+uv_loop_t *bt_turn_loop(struct bt_turn *t);
+
+/* Stop the turn as a cancel: it stops politely (the runner's protocol
+ * interrupt, then the group's signals after grace_ms), as the first
+ * Ctrl-C would, and the turn ends cancelled; a Ctrl-C after it kills the
+ * group. A second call changes nothing (a stop is under way). Returns 0
+ * when the stop began or is under way, -EALREADY when the coder had
+ * already ended the turn (its end stands; its exit is only hastened) or
+ * is gone. */
+int bt_turn_stop(struct bt_turn *t);
 
 /* A run replayed from the raw stdout its run file kept (bt_turn_replay). */
 struct bt_turn_replay {

@@ -369,6 +369,9 @@ static char *numbered(struct bt_store *s, const char *conv)
     return bt_buf_detach(&b, NULL);
 }
 
+/* Back to schema 9: no control requests. */
+#define SCHEMA_10_TO_9 "DROP TABLE controls; PRAGMA user_version = 9"
+
 /* Back to schema 8: no groups. */
 #define SCHEMA_9_TO_8                                                                              \
     "DROP TRIGGER groups_emptied; DROP INDEX conversations_group;"                                 \
@@ -402,6 +405,7 @@ static void test_migrate_queue_numbers(void **state)
     new_conversation(s, "b", b);
     bt_store_close(s);
     sqlite3 *db = raw_db(f); /* back to schema 4, with three queued messages */
+    raw_exec(db, SCHEMA_10_TO_9);
     raw_exec(db, SCHEMA_9_TO_8);
     raw_exec(db, SCHEMA_8_TO_7);
     raw_exec(db, SCHEMA_7_TO_6);
@@ -543,6 +547,7 @@ static void test_conversation_worktree(void **state)
     sqlite3 *db = raw_db(f); /* schema 7 again: migrated, no worktree */
     raw_exec(db, "UPDATE conversations SET wt_path = NULL, wt_branch = NULL, wt_base = NULL,"
                  " wt_start = NULL, wt_repo = NULL");
+    raw_exec(db, SCHEMA_10_TO_9);
     raw_exec(db, SCHEMA_9_TO_8);
     raw_exec(db, SCHEMA_8_TO_7);
     sqlite3_close(db);
@@ -1561,6 +1566,7 @@ static void test_migrate_settings(void **state)
     add_user(s, a, "m4", BT_STORE_MSG_QUEUED);
     bt_store_close(s);
     sqlite3 *db = raw_db(f); /* back to schema 5: the settings as the text it kept */
+    raw_exec(db, SCHEMA_10_TO_9);
     raw_exec(db, SCHEMA_9_TO_8);
     raw_exec(db, SCHEMA_8_TO_7);
     raw_exec(db, SCHEMA_7_TO_6);
