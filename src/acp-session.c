@@ -435,7 +435,7 @@ void bt_acp_session_set_option(struct bt_acp *a, const cJSON *id, const cJSON *p
         char **field = strcmp(config, "coder") == 0 ? &se->coder : &se->model;
         free(*field);
         *field = strcmp(config, "model") == 0 && strcmp(value, "default") == 0 ? NULL
-                                                                                : bt_xstrdup(value);
+                                                                               : bt_xstrdup(value);
     }
     pthread_mutex_unlock(&a->lock);
     cJSON *r = cJSON_CreateObject();

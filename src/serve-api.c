@@ -51,7 +51,7 @@ struct body {
     struct bt_service_turn turn;
     char *cwd; /* resolved */
     int tmux;
-    int prune; /* keep */
+    int prune;           /* keep */
     const cJSON *coders; /* create: "coders", a fan-out (serve-fanout.c) */
 };
 
@@ -114,8 +114,9 @@ static const char *field(struct body *b, const cJSON *m)
     } else if (strcmp(k, "force") == 0 || strcmp(k, "tmux") == 0 || strcmp(k, "prune") == 0) {
         if (!cJSON_IsBool(m))
             return "must be true or false";
-        *(strcmp(k, "force") == 0 ? &t->force : strcmp(k, "tmux") == 0 ? &b->tmux : &b->prune) =
-            cJSON_IsTrue(m);
+        *(strcmp(k, "force") == 0  ? &t->force
+          : strcmp(k, "tmux") == 0 ? &b->tmux
+                                   : &b->prune) = cJSON_IsTrue(m);
     } else if (strcmp(k, "snapshot") == 0) { /* false: --no-snapshot (docs/snapshots.md) */
         if (!cJSON_IsBool(m))
             return "must be true or false";
@@ -455,9 +456,9 @@ static enum MHD_Result service_refused(struct bt_serve_req *r, int rc,
     }
 }
 
-static const char *const CREATE_FIELDS[] = {
-    "coder",        "coders",   "model",    "cwd",    "prompt", "approval", "timeout",
-    "idle_timeout", "snapshot", "worktree", "branch", NULL};
+static const char *const CREATE_FIELDS[] = {"coder",    "coders",   "model",   "cwd",
+                                            "prompt",   "approval", "timeout", "idle_timeout",
+                                            "snapshot", "worktree", "branch",  NULL};
 static const char *const SEND_FIELDS[] = {"prompt", "approval", "timeout", "idle_timeout",
                                           "force",  "snapshot", NULL};
 static const char *const RETRY_FIELDS[] = {"approval", "timeout",  "idle_timeout",

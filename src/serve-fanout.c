@@ -21,12 +21,12 @@
 
 struct bt_serve_fan {
     struct bt_serve *srv;
-    struct bt_serve_req *req;     /* NULL once the request went away */
+    struct bt_serve_req *req;      /* NULL once the request went away */
     struct bt_service_fanout made; /* the group and its members */
-    char (*run)[BT_ID_SIZE];      /* each member's run, "" when none */
-    int *code;                    /* why not: an exit code (cmd-exit.h), -1 stopping */
-    char **failure;               /* why not, a sentence (owned) */
-    size_t left;                  /* reports still awaited */
+    char (*run)[BT_ID_SIZE];       /* each member's run, "" when none */
+    int *code;                     /* why not: an exit code (cmd-exit.h), -1 stopping */
+    char **failure;                /* why not, a sentence (owned) */
+    size_t left;                   /* reports still awaited */
 };
 
 static void fan_free(struct bt_serve_fan *fan)
@@ -214,7 +214,7 @@ enum MHD_Result bt_serve_fan_create(struct bt_serve_req *r, const struct bt_serv
     fan->code = bt_xcalloc(n, sizeof *fan->code);
     fan->failure = bt_xcalloc(n, sizeof *fan->failure);
     start_members(r, fan, t); /* reports come on the loop, never now */
-    if (fan->left == 0) {        /* no worker started */
+    if (fan->left == 0) {     /* no worker started */
         size_t i = first_failed(fan);
         unsigned status;
         const char *kind = kind_of(fan->code[i], &status);

@@ -74,8 +74,8 @@ void bt_service_diff_release(struct bt_service_diff *d);
  * Returns 0, or an error with out->result and out->message (no
  * repository: BT_ENOTFOUND, USAGE; the store: FAILED, and a worktree made
  * for it is taken back). Free out->message. */
-int bt_service_create(struct bt_store *s, const struct bt_service_turn *t, const char id[BT_ID_SIZE],
-                      struct bt_service_outcome *out);
+int bt_service_create(struct bt_store *s, const struct bt_service_turn *t,
+                      const char id[BT_ID_SIZE], struct bt_service_outcome *out);
 
 /* --- service-keep.c --------------------------------------------------- */
 

@@ -41,8 +41,8 @@ void bt_service_worktree_drop(const struct bt_repo_worktree *wt)
     free(why);
 }
 
-int bt_service_create(struct bt_store *s, const struct bt_service_turn *t, const char id[BT_ID_SIZE],
-                      struct bt_service_outcome *out)
+int bt_service_create(struct bt_store *s, const struct bt_service_turn *t,
+                      const char id[BT_ID_SIZE], struct bt_service_outcome *out)
 {
     memset(out, 0, sizeof *out);
     struct bt_repo_worktree wt = {0};
@@ -51,8 +51,11 @@ int bt_service_create(struct bt_store *s, const struct bt_service_turn *t, const
     if (rc)
         return rc;
     if (t->worktree)
-        sw = (struct bt_store_worktree){
-            .path = wt.path, .branch = wt.branch, .base = wt.base, .start = wt.start, .repo = wt.repo};
+        sw = (struct bt_store_worktree){.path = wt.path,
+                                        .branch = wt.branch,
+                                        .base = wt.base,
+                                        .start = wt.start,
+                                        .repo = wt.repo};
     struct bt_store_conversation_new cn = {.id = id,
                                            .coder = t->coder,
                                            .model = t->model,

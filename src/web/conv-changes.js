@@ -34,7 +34,9 @@ function filesList(changes) {
 
 function patchView(patch) {
   const pre = el('pre', 'patch');
-  for (const line of patch.split('\n')) {
+  const lines = patch.split('\n');
+  if (lines.length && lines[lines.length - 1] === '') lines.pop(); // the last line's end
+  for (const line of lines) {
     const cls = line.startsWith('+++') || line.startsWith('---') ? 'file'
       : line.startsWith('+') ? 'add'
       : line.startsWith('-') ? 'del'
