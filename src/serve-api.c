@@ -315,12 +315,20 @@ static void job_answer(struct bt_serve_job *job)
     int started =
         sscanf(job->line, "run %63s %63s", c, run) == 2 && bt_id_valid(c) && bt_id_valid(run);
     if (job->fan) {
-        char *end = NULL;
-        long code = strncmp(job->line, "end ", 4) == 0 ? strtol(job->line + 4, &end, 10) : -1;
+        /* no report at all (the worker died, or said nothing in time):
+         * failed, as for one coder; -1 is the server stopping */
+        char *end = NULL, *said = NULL;
+        long code = strncmp(job->line, "end ", 4) == 0 ? strtol(job->line + 4, &end, 10) : 0;
+        if (!started && (code <= 0 || !end || *end != ' ')) {
+            code = BT_EXIT_FAILED;
+            said = bt_xasprintf("the worker ended before it started the turn (see %s/worker.log)",
+                                bt_store_home(job->srv->store));
+        }
         if (!started)
             take_back(job);
-        bt_serve_fan_report(job->fan, job->index, started ? run : NULL, (int)code,
-                            end && *end == ' ' ? end + 1 : NULL);
+        const char *why = started ? NULL : said ? said : end + 1;
+        bt_serve_fan_report(job->fan, job->index, started ? run : NULL, (int)code, why);
+        free(said);
     } else if (started) {
         if (job->req)
             reply_started(job, run);
