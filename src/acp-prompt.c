@@ -371,7 +371,7 @@ static int store_session(struct bt_acp *a, const cJSON *id, struct bt_acp_sessio
                                 .prompt = text,
                                 .worktree = se->worktree};
     struct bt_service_outcome out;
-    if (bt_service_create(a->store, &t, se->id, &out) != 0) {
+    if (bt_service_conversation_new(a->store, &t, se->id, &out) != 0) {
         int asked = out.result == BT_SERVICE_USAGE; /* no repository, the branch exists */
         bt_acp_error(a, id, asked ? BT_ACP_INVALID_PARAMS : BT_ACP_INTERNAL_ERROR,
                      out.message ? out.message : "the conversation could not be stored", 0);

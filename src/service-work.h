@@ -9,7 +9,7 @@
  * prompt fanned out to several coders in a group. Each returns what it did
  * (or why not, as a sentence) and prints nothing.
  *
- *   service-worktree.c  bt_service_create (with a worktree of its own)
+ *   service-worktree.c  bt_service_conversation_new (with a worktree of its own)
  *   service-diff.c      bt_service_diff
  *   service-keep.c      bt_service_keep, bt_service_worktree_remove
  *   service-group.c     bt_service_member_of, bt_service_group_show
@@ -74,8 +74,8 @@ void bt_service_diff_release(struct bt_service_diff *d);
  * Returns 0, or an error with out->result and out->message (no
  * repository: BT_ENOTFOUND, USAGE; the store: FAILED, and a worktree made
  * for it is taken back). Free out->message. */
-int bt_service_create(struct bt_store *s, const struct bt_service_turn *t,
-                      const char id[BT_ID_SIZE], struct bt_service_outcome *out);
+int bt_service_conversation_new(struct bt_store *s, const struct bt_service_turn *t,
+                                const char id[BT_ID_SIZE], struct bt_service_outcome *out);
 
 /* --- service-keep.c --------------------------------------------------- */
 

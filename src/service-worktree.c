@@ -41,8 +41,8 @@ void bt_service_worktree_drop(const struct bt_repo_worktree *wt)
     free(why);
 }
 
-int bt_service_create(struct bt_store *s, const struct bt_service_turn *t,
-                      const char id[BT_ID_SIZE], struct bt_service_outcome *out)
+int bt_service_conversation_new(struct bt_store *s, const struct bt_service_turn *t,
+                                const char id[BT_ID_SIZE], struct bt_service_outcome *out)
 {
     memset(out, 0, sizeof *out);
     struct bt_repo_worktree wt = {0};
