@@ -251,25 +251,26 @@ static void claim_sent(struct job *j, struct bt_acp_waiting **w, const char *run
     bt_store_message_list_free(m, n);
 }
 
-/* What the turn of run changed in its working tree, from its snapshots
- * (service-work.h), as one tool call before its prompts are answered:
- * nothing when nothing changed or nothing was recorded (not in git,
- * snapshots off). */
+cJSON *bt_acp_changes(struct bt_store *s, const char *conv, const char *run, int64_t turn)
+{
+    struct bt_service_diff d;
+    int want = BT_SERVICE_DIFF_PATCH | BT_SERVICE_DIFF_FILES | BT_SERVICE_DIFF_TOP;
+    cJSON *u =
+        bt_service_diff(s, conv, turn, want, 0, &d) == 0 ? bt_acp_diff_turn(run, turn, &d) : NULL;
+    bt_service_diff_release(&d);
+    return u;
+}
+
+/* What the turn of run changed, as one tool call before its prompts are
+ * answered (bt_acp_changes). */
 static void send_changes(struct job *j, const char *run)
 {
     struct bt_store_run r = {0};
-    if (!run[0] || bt_store_run_get(j->s, run, &r) != 0) {
-        bt_store_run_release(&r);
-        return;
-    }
-    struct bt_service_diff d;
-    int want = BT_SERVICE_DIFF_PATCH | BT_SERVICE_DIFF_FILES | BT_SERVICE_DIFF_TOP;
-    if (bt_service_diff(j->s, j->se->id, r.turn, want, 0, &d) == 0) {
-        cJSON *u = bt_acp_diff_turn(run, r.turn, &d);
+    if (run[0] && bt_store_run_get(j->s, run, &r) == 0) {
+        cJSON *u = bt_acp_changes(j->s, j->se->id, run, r.turn);
         if (u)
             bt_acp_update(j->a, j->se->id, u, 0);
     }
-    bt_service_diff_release(&d);
     bt_store_run_release(&r);
 }
 

@@ -265,23 +265,48 @@ static void replay_run(struct replay *r, const char *run)
     bt_acp_map_release(&r->map);
 }
 
+/* After the events of run, its turn's changes as they were sent live,
+ * when run is the last of its turn (the changes are that run's). */
+static void replay_changes(struct bt_acp *a, const char *sid, const char *run,
+                           const struct bt_store_run *runs, size_t n)
+{
+    int64_t turn = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(runs[i].id, run) == 0)
+            turn = runs[i].turn;
+        else if (turn && runs[i].turn == turn)
+            return; /* a later run of the same turn */
+    }
+    cJSON *u = turn ? bt_acp_changes(a->store, sid, run, turn) : NULL;
+    if (u)
+        bt_acp_update(a, sid, u, 0);
+}
+
 /* The transcript as `baton show` has it: each prompt sent as a
  * user_message_chunk, each answer as the events of its run. A turn run
  * again (retry) has an answer per run, each replayed; prompts sent
- * together in one turn are one chunk each before it. */
+ * together in one turn are one chunk each before it; each turn's changes
+ * after its last run's events. */
 static void replay(struct bt_acp *a, const char *sid)
 {
     struct bt_store_message *m = NULL;
     size_t n = 0;
     if (bt_store_message_list(a->store, sid, &m, &n) != 0)
         return;
+    struct bt_store_run *runs = NULL;
+    size_t nr = 0;
+    if (bt_store_run_list(a->store, sid, &runs, &nr) != 0)
+        nr = 0; /* the turns' changes are left out, the transcript is not */
     struct replay r = {.a = a, .sid = sid};
     for (size_t i = 0; i < n; i++) {
         if (m[i].role == BT_STORE_ROLE_USER && m[i].state != BT_STORE_MSG_QUEUED)
             bt_acp_update(a, sid, bt_acp_map_user_text(m[i].text), 0);
-        else if (m[i].role == BT_STORE_ROLE_ASSISTANT && m[i].run[0])
+        else if (m[i].role == BT_STORE_ROLE_ASSISTANT && m[i].run[0]) {
             replay_run(&r, m[i].run);
+            replay_changes(a, sid, m[i].run, runs, nr);
+        }
     }
+    bt_store_run_list_free(runs, nr);
     bt_store_message_list_free(m, n);
 }
 

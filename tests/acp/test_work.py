@@ -73,6 +73,13 @@ class Work(AgentCase):
         # the same turn, as baton diff tells it
         diff = self.home.baton("diff", "--turn", "1", sid).stdout.decode()
         self.assertIn("+TWO", diff)
+        # session/load in another agent replays it after the turn's events
+        replay = []
+        self.agent().request("session/load", {"sessionId": sid, "cwd": self.repo,
+                                              "mcpServers": []}, replay)
+        got = [m["params"]["update"] for m in replay]
+        self.assertEqual([u for u in got if u.get("toolCallId", "").startswith("changes-")], [t])
+        self.assertEqual(got[-1], t)  # the last of the turn
         # a turn that changes nothing: no such tool call
         self.edits("")
         msgs = []
