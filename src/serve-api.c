@@ -304,6 +304,25 @@ static void reply_refused(struct bt_serve_job *job, const char *line)
                             bt_store_home(job->srv->store));
 }
 
+/* A worker's "end CODE MESSAGE" (no turn started) as the service's
+ * outcome: the result and error kind of the exit code, the message; no
+ * such line (the worker died, or said nothing in time) failed, with
+ * worker.log named. */
+static void outcome_of(const struct bt_serve_job *job, struct bt_service_outcome *o)
+{
+    char *end = NULL;
+    long code = strncmp(job->line, "end ", 4) == 0 ? strtol(job->line + 4, &end, 10) : 0;
+    o->result = code == BT_EXIT_NOT_INSTALLED ? BT_SERVICE_NOT_INSTALLED
+                : code == BT_EXIT_USAGE       ? BT_SERVICE_USAGE
+                                              : BT_SERVICE_FAILED;
+    o->error_kind = code == BT_EXIT_AUTH ? BT_ERROR_KIND_AUTH_REQUIRED : BT_ERROR_KIND_NONE;
+    o->message = code > 0 && end && *end == ' '
+                     ? bt_xstrdup(end + 1)
+                     : bt_xasprintf("the worker ended before it started the turn (see "
+                                    "%s/worker.log)",
+                                    bt_store_home(job->srv->store));
+}
+
 static void job_answer(struct bt_serve_job *job)
 {
     if (job->answered)
@@ -315,20 +334,13 @@ static void job_answer(struct bt_serve_job *job)
     int started =
         sscanf(job->line, "run %63s %63s", c, run) == 2 && bt_id_valid(c) && bt_id_valid(run);
     if (job->fan) {
-        /* no report at all (the worker died, or said nothing in time):
-         * failed, as for one coder; -1 is the server stopping */
-        char *end = NULL, *said = NULL;
-        long code = strncmp(job->line, "end ", 4) == 0 ? strtol(job->line + 4, &end, 10) : 0;
-        if (!started && (code <= 0 || !end || *end != ' ')) {
-            code = BT_EXIT_FAILED;
-            said = bt_xasprintf("the worker ended before it started the turn (see %s/worker.log)",
-                                bt_store_home(job->srv->store));
-        }
-        if (!started)
+        struct bt_service_outcome o = {0};
+        if (!started) {
+            outcome_of(job, &o);
             take_back(job);
-        const char *why = started ? NULL : said ? said : end + 1;
-        bt_serve_fan_report(job->fan, job->index, started ? run : NULL, (int)code, why);
-        free(said);
+        }
+        bt_serve_fan_report(job->fan, job->index, started ? run : NULL, &o);
+        free(o.message);
     } else if (started) {
         if (job->req)
             reply_started(job, run);
@@ -439,7 +451,7 @@ void bt_serve_api_stop(struct bt_serve *srv)
         struct bt_serve_job *job = srv->jobs;
         job->answered = 1;
         if (job->fan) /* the turn may still start: nothing is taken back */
-            bt_serve_fan_report(job->fan, job->index, NULL, -1, NULL);
+            bt_serve_fan_report(job->fan, job->index, NULL, NULL);
         else if (job->req)
             bt_serve_fail_later(job->req, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
                                 "the server is stopping; the turn may still start in its worker");

@@ -9,10 +9,10 @@
  * for it is taken back, as for one coder).
  */
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h" /* the exit codes of a worker's report */
 #include "error.h"
 #include "json.h"
 #include "serve.h"
@@ -21,42 +21,51 @@
 
 struct bt_serve_fan {
     struct bt_serve *srv;
-    struct bt_serve_req *req;      /* NULL once the request went away */
-    struct bt_service_fanout made; /* the group and its members */
-    char (*run)[BT_ID_SIZE];       /* each member's run, "" when none */
-    int *code;                     /* why not: an exit code (cmd-exit.h), -1 stopping */
-    char **failure;                /* why not, a sentence (owned) */
-    size_t left;                   /* reports still awaited */
+    struct bt_serve_req *req;       /* NULL once the request went away */
+    struct bt_service_fanout made;  /* the group and its members */
+    char (*run)[BT_ID_SIZE];        /* each member's run, "" when none */
+    struct bt_service_outcome *why; /* why not: result, error_kind, message (owned) */
+    int *stopping;                  /* the server stopped before its worker reported */
+    size_t left;                    /* reports still awaited */
 };
 
 static void fan_free(struct bt_serve_fan *fan)
 {
-    for (size_t i = 0; fan->failure && i < fan->made.n; i++)
-        free(fan->failure[i]);
-    free(fan->failure);
-    free(fan->code);
+    for (size_t i = 0; fan->why && i < fan->made.n; i++)
+        free(fan->why[i].message);
+    free(fan->why);
+    free(fan->stopping);
     free(fan->run);
     bt_service_fanout_release(&fan->made);
     free(fan);
 }
 
-/* The error kind and HTTP status of a member that did not start. */
-static const char *kind_of(int code, unsigned *status)
+/* The error kind and HTTP status of member i, which did not start. */
+static const char *kind_of(const struct bt_serve_fan *fan, size_t i, unsigned *status)
 {
+    const struct bt_service_outcome *o = &fan->why[i];
     *status = MHD_HTTP_INTERNAL_SERVER_ERROR;
-    if (code == BT_EXIT_NOT_INSTALLED || code == BT_EXIT_AUTH) {
-        *status = MHD_HTTP_UNPROCESSABLE_CONTENT;
-        return code == BT_EXIT_AUTH ? "auth_required" : "not_installed";
-    }
-    if (code == BT_EXIT_USAGE) {
-        *status = MHD_HTTP_CONFLICT;
-        return "conflict";
-    }
-    if (code < 0) {
+    if (fan->stopping[i]) {
         *status = MHD_HTTP_SERVICE_UNAVAILABLE;
         return "unavailable";
     }
+    if (o->result == BT_SERVICE_NOT_INSTALLED || o->error_kind == BT_ERROR_KIND_AUTH_REQUIRED) {
+        *status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+        return o->result == BT_SERVICE_NOT_INSTALLED ? "not_installed" : "auth_required";
+    }
+    if (o->result == BT_SERVICE_USAGE) {
+        *status = MHD_HTTP_CONFLICT;
+        return "conflict";
+    }
     return "internal";
+}
+
+/* Why member i did not start, a sentence. */
+static const char *failure(const struct bt_serve_fan *fan, size_t i)
+{
+    return fan->stopping[i]      ? "the server stopped before its worker reported"
+           : fan->why[i].message ? fan->why[i].message
+                                 : "it did not start";
 }
 
 /* {coder, conversation, run, error} of member i. */
@@ -74,8 +83,8 @@ static void member_json(struct bt_buf *b, const struct bt_serve_fan *fan, size_t
     }
     unsigned status;
     bt_buf_addc(b, '{');
-    bt_json_member(b, "kind", kind_of(fan->code[i], &status));
-    bt_json_member(b, "message", fan->failure[i] ? fan->failure[i] : "it did not start");
+    bt_json_member(b, "kind", kind_of(fan, i, &status));
+    bt_json_member(b, "message", failure(fan, i));
     bt_buf_adds(b, "}}");
 }
 
@@ -97,7 +106,7 @@ static void reply(struct bt_serve_fan *fan)
     int stopping = 0;
     for (size_t i = 0; i < fan->made.n; i++) {
         started += fan->run[i][0] != '\0';
-        stopping |= !fan->run[i][0] && fan->code[i] < 0;
+        stopping |= fan->stopping[i];
     }
     if (stopping) {
         bt_serve_fail_later(r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
@@ -106,9 +115,8 @@ static void reply(struct bt_serve_fan *fan)
     }
     if (!started) {
         unsigned status;
-        const char *kind = kind_of(fan->code[first], &status);
-        bt_serve_fail_later(r, status, kind, "%s",
-                            fan->failure[first] ? fan->failure[first] : "no turn started");
+        const char *kind = kind_of(fan, first, &status);
+        bt_serve_fail_later(r, status, kind, "%s", failure(fan, first));
         return;
     }
     struct bt_service_group g;
@@ -133,15 +141,16 @@ static void reply(struct bt_serve_fan *fan)
     bt_serve_reply_later(r, MHD_HTTP_CREATED, &b);
 }
 
-void bt_serve_fan_report(struct bt_serve_fan *fan, size_t index, const char *run, int code,
-                         const char *message)
+void bt_serve_fan_report(struct bt_serve_fan *fan, size_t index, const char *run,
+                         const struct bt_service_outcome *o)
 {
-    if (run)
+    if (run) {
         snprintf(fan->run[index], BT_ID_SIZE, "%s", run);
-    else {
-        fan->code[index] = code;
-        if (message && *message)
-            fan->failure[index] = bt_xstrdup(message);
+    } else if (!o) {
+        fan->stopping[index] = 1;
+    } else {
+        fan->why[index] = *o;
+        fan->why[index].message = o->message ? bt_xstrdup(o->message) : NULL;
     }
     if (--fan->left) /* the others' reports are still read */
         return;
@@ -166,12 +175,9 @@ static void start_members(struct bt_serve_req *r, struct bt_serve_fan *fan,
 {
     for (size_t i = 0; i < fan->made.n; i++) {
         const struct bt_service_fanned *m = &fan->made.v[i];
-        fan->code[i] = BT_EXIT_FAILED;
-        if (!m->conversation[0]) {
-            fan->code[i] = m->result == BT_SERVICE_NOT_INSTALLED ? BT_EXIT_NOT_INSTALLED
-                           : m->result == BT_SERVICE_USAGE       ? BT_EXIT_USAGE
-                                                                 : BT_EXIT_FAILED;
-            fan->failure[i] = bt_xstrdup(m->message ? m->message : "it could not start");
+        if (!m->conversation[0]) { /* the service said why */
+            fan->why[i].result = m->result;
+            fan->why[i].message = bt_xstrdup(m->message ? m->message : "it could not start");
             continue;
         }
         int rc = bt_serve_api_start_member(r->srv, fan, i, m->conversation, m->queued, t);
@@ -179,7 +185,8 @@ static void start_members(struct bt_serve_req *r, struct bt_serve_fan *fan,
             fan->left++;
             continue;
         }
-        fan->failure[i] = bt_xasprintf("cannot start a worker: %s", bt_strerror(rc));
+        fan->why[i].result = BT_SERVICE_FAILED;
+        fan->why[i].message = bt_xasprintf("cannot start a worker: %s", bt_strerror(rc));
     }
 }
 
@@ -211,14 +218,14 @@ enum MHD_Result bt_serve_fan_create(struct bt_serve_req *r, const struct bt_serv
     }
     n = fan->made.n;
     fan->run = bt_xcalloc(n, sizeof *fan->run);
-    fan->code = bt_xcalloc(n, sizeof *fan->code);
-    fan->failure = bt_xcalloc(n, sizeof *fan->failure);
+    fan->why = bt_xcalloc(n, sizeof *fan->why);
+    fan->stopping = bt_xcalloc(n, sizeof *fan->stopping);
     start_members(r, fan, t); /* reports come on the loop, never now */
     if (fan->left == 0) {     /* no worker started */
         size_t i = first_failed(fan);
         unsigned status;
-        const char *kind = kind_of(fan->code[i], &status);
-        enum MHD_Result ret = bt_serve_fail(r, status, kind, "%s", fan->failure[i]);
+        const char *kind = kind_of(fan, i, &status);
+        enum MHD_Result ret = bt_serve_fail(r, status, kind, "%s", failure(fan, i));
         fan_free(fan);
         return ret;
     }

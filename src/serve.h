@@ -224,10 +224,12 @@ int bt_serve_api_start_member(struct bt_serve *srv, struct bt_serve_fan *fan, si
 struct cJSON;
 enum MHD_Result bt_serve_fan_create(struct bt_serve_req *r, const struct bt_service_turn *t,
                                     const struct cJSON *coders);
-/* Member index's worker reported: run started it (NULL: it did not, code
- * the worker's exit code with message, or -1 when the server stops). */
-void bt_serve_fan_report(struct bt_serve_fan *fan, size_t index, const char *run, int code,
-                         const char *message);
+/* Member index's worker reported: run started it; NULL: it did not, and o
+ * says why (result, error_kind, message), or is NULL when the server
+ * stops before the worker reported. */
+struct bt_service_outcome;
+void bt_serve_fan_report(struct bt_serve_fan *fan, size_t index, const char *run,
+                         const struct bt_service_outcome *o);
 /* The request of r went away: the reports are still read. */
 void bt_serve_fan_forget(struct bt_serve_req *r);
 
