@@ -76,12 +76,20 @@ async function load(conv, turn, key, body) {
   if (state.current === conv) fill(body, k);
 }
 
-// The fold of run r's turn (r the last run of its turn, ended).
-export function changesBox(conv, r) {
+// The summary's words: the files and lines when turn.completed said them.
+function summary(turn, c) {
+  if (!c || !Array.isArray(c.files)) return `Changes of turn ${turn}`;
+  const n = c.files.length;
+  return `Changes of turn ${turn}: ${n} file${n === 1 ? '' : 's'} +${c.added} −${c.removed}`;
+}
+
+// The fold of run r's turn (r the last run of its turn, ended); c its
+// turn.completed's changes when the page has them.
+export function changesBox(conv, r, c) {
   const key = `${conv}:${r.turn}:${r.id}`;
   const box = el('details', 'changes');
   box.dataset.turn = String(r.turn);
-  box.append(el('summary', '', `Changes of turn ${r.turn}`));
+  box.append(el('summary', '', summary(r.turn, c)));
   const body = el('div', 'changes-body');
   box.append(body);
   const k = kept.get(key);

@@ -21,8 +21,13 @@ export function renderTranscript() {
   for (const r of d.runs) lastOfTurn.set(r.turn, r);
   const changes = (runId) => {
     const r = d.runs.find((x) => x.id === runId);
-    if (r && lastOfTurn.get(r.turn) === r && r.state !== 'running' && r.state !== 'waiting')
-      tr.append(changesBox(d.conversation.id, r));
+    if (!r || lastOfTurn.get(r.turn) !== r || r.state === 'running' || r.state === 'waiting') return;
+    // its turn.completed, when the page has it, says whether anything changed
+    const a = state.acts.get(r.id);
+    const c = a && a.done ? a.changes : undefined;
+    if (c === null) return; // nothing recorded: not in git, snapshots off
+    if (c && !c.unknown && Array.isArray(c.files) && !c.files.length) return; // nothing changed
+    tr.append(changesBox(d.conversation.id, r, c));
   };
   const place = (run) => {
     if (!run || placed.has(run)) return;

@@ -93,8 +93,10 @@ class WebWork(BrowserCase):
         d = self.detail_raw(conv)
         self.assertEqual(d["conversation"]["worktree"]["branch"], f"baton/{conv[:12]}")
         # the turn's changes: closed until asked, then the files and the patch
-        (box,) = self.q("details.changes")
+        (box,) = self.until(lambda: self.q("details.changes"), "the turn's changes")
         self.assertEqual(box.get_attribute("data-turn"), "1")
+        self.until(lambda: self.q("details.changes summary")[0].text ==
+                   "Changes of turn 1: 1 file +1 −0", "the summary of turn.completed's changes")
         box.find_element(By.CSS_SELECTOR, "summary").click()
         self.until(lambda: self.q("details.changes .files li"), "the changed files")
         self.assertEqual(self.read(lambda: [li.get_attribute("textContent") for li in self.q("details.changes .files li")]),
@@ -115,6 +117,11 @@ class WebWork(BrowserCase):
         self.q("details.changes")[1].find_element(By.CSS_SELECTOR, "summary").click()
         self.until(lambda: [li.get_attribute("textContent") for li in self.q("details.changes")[1].find_elements(
             By.CSS_SELECTOR, ".files li")] == ["M a.txt +1 −0"], "turn 2's files")
+        # a turn that changed nothing has no fold
+        self.edits("")
+        self.el("prompt").send_keys("and nothing", Keys.ENTER)
+        self.until(lambda: len(self.answers()) == 3, "the third answer")
+        self.assertEqual(len(self.q("details.changes")), 2)
         # Keep: the work into main, said as baton keep says it
         self.until(lambda: self.shown("keep-btn") and self.el("keep-btn").is_enabled(), "Keep")
         self.el("keep-btn").click()
