@@ -425,8 +425,10 @@ static enum MHD_Result start_worker(struct bt_serve_req *r, enum job_kind kind, 
     return MHD_YES;
 }
 
-int bt_serve_api_start_member(struct bt_serve *srv, struct bt_serve_fan *fan, size_t index,
-                              const char *conv, int64_t queued, const struct bt_service_turn *t)
+/* A fan-out's member (bt_serve_member_start_fn): its worker, whose report
+ * goes to the fan-out. */
+static int start_member(struct bt_serve *srv, struct bt_serve_fan *fan, size_t index,
+                        const char *conv, int64_t queued, const struct bt_service_turn *t)
 {
     int rc;
     struct bt_serve_job *job = job_start(srv, JOB_CREATE, conv, queued, t, &rc);
@@ -521,7 +523,7 @@ enum MHD_Result bt_serve_api_create(struct bt_serve_req *r)
     if (b.coders) {
         ret = b.turn.coder ? bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request",
                                            "give \"coder\" or \"coders\", not both")
-                           : bt_serve_fan_create(r, &b.turn, b.coders);
+                           : bt_serve_fan_create(r, &b.turn, b.coders, start_member);
         goto out;
     }
     if (!b.turn.coder)

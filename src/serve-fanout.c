@@ -171,7 +171,7 @@ void bt_serve_fan_forget(struct bt_serve_req *r)
 /* A worker for each member made; those not made, or whose worker could
  * not start, have their reason now. */
 static void start_members(struct bt_serve_req *r, struct bt_serve_fan *fan,
-                          const struct bt_service_turn *t)
+                          const struct bt_service_turn *t, bt_serve_member_start_fn start)
 {
     for (size_t i = 0; i < fan->made.n; i++) {
         const struct bt_service_fanned *m = &fan->made.v[i];
@@ -180,7 +180,7 @@ static void start_members(struct bt_serve_req *r, struct bt_serve_fan *fan,
             fan->why[i].message = bt_xstrdup(m->message ? m->message : "it could not start");
             continue;
         }
-        int rc = bt_serve_api_start_member(r->srv, fan, i, m->conversation, m->queued, t);
+        int rc = start(r->srv, fan, i, m->conversation, m->queued, t);
         if (rc == 0) {
             fan->left++;
             continue;
@@ -191,7 +191,7 @@ static void start_members(struct bt_serve_req *r, struct bt_serve_fan *fan,
 }
 
 enum MHD_Result bt_serve_fan_create(struct bt_serve_req *r, const struct bt_service_turn *t,
-                                    const struct cJSON *coders)
+                                    const struct cJSON *coders, bt_serve_member_start_fn start)
 {
     size_t n = 0;
     for (const cJSON *c = coders->child; c; c = c->next)
@@ -220,8 +220,8 @@ enum MHD_Result bt_serve_fan_create(struct bt_serve_req *r, const struct bt_serv
     fan->run = bt_xcalloc(n, sizeof *fan->run);
     fan->why = bt_xcalloc(n, sizeof *fan->why);
     fan->stopping = bt_xcalloc(n, sizeof *fan->stopping);
-    start_members(r, fan, t); /* reports come on the loop, never now */
-    if (fan->left == 0) {     /* no worker started */
+    start_members(r, fan, t, start); /* reports come on the loop, never now */
+    if (fan->left == 0) {            /* no worker started */
         size_t i = first_failed(fan);
         unsigned status;
         const char *kind = kind_of(fan, i, &status);

@@ -209,21 +209,22 @@ void bt_serve_api_forget(struct bt_serve_req *r);
  * reports (the workers go on). */
 void bt_serve_api_stop(struct bt_serve *srv);
 
-/* serve-api.c: start a worker for member index of fan-out fan (flush of
- * conv, its prompt queued as message queued); its report goes to
- * bt_serve_fan_report. 0, or a negative error (what was stored for it is
- * taken back, and no report comes). */
-struct bt_service_turn;
-int bt_serve_api_start_member(struct bt_serve *srv, struct bt_serve_fan *fan, size_t index,
-                              const char *conv, int64_t queued, const struct bt_service_turn *t);
-
 /* serve-fanout.c: POST /v1/conversations with "coders": the service makes
  * the group and its conversations (service-work.h, bt_service_fanout), a
- * worker per member is started and the request waits for every report.
- * coders is the body's array of names (borrowed for the call). */
+ * worker per member is started with start (serve-api.c's, so that this
+ * file calls none of serve-api.c's by name: the calls go one way) and the
+ * request waits for every report. start(srv, fan, index, conv, queued, t)
+ * starts the worker that flushes conv (its prompt queued as message
+ * queued), whose report goes to bt_serve_fan_report; it returns 0, or a
+ * negative error (what was stored for it is taken back, and no report
+ * comes). coders is the body's array of names (borrowed for the call). */
 struct cJSON;
+struct bt_service_turn;
+typedef int (*bt_serve_member_start_fn)(struct bt_serve *srv, struct bt_serve_fan *fan,
+                                        size_t index, const char *conv, int64_t queued,
+                                        const struct bt_service_turn *t);
 enum MHD_Result bt_serve_fan_create(struct bt_serve_req *r, const struct bt_service_turn *t,
-                                    const struct cJSON *coders);
+                                    const struct cJSON *coders, bt_serve_member_start_fn start);
 /* Member index's worker reported: run started it; NULL: it did not, and o
  * says why (result, error_kind, message), or is NULL when the server
  * stops before the worker reported. */
