@@ -48,6 +48,9 @@ struct claude_parser {
     char *api_error;        /* "error" of the last synthetic assistant message */
     const char *subagent;   /* the line's parent_tool_use_id (a sub-agent's), or NULL */
     int64_t context_tokens; /* last request: input + cache + output */
+    int inited;             /* init seen: a steer's query repeats it (runner-claude.c) */
+    struct bt_usage sum;    /* the token counts of the results so far: a steer's query
+                               has a result of its own, and the turn's usage is the sum */
 };
 
 static void *claude_create(void)
@@ -56,6 +59,7 @@ static void *claude_create(void)
     for (size_t i = 0; i < MAX_BLOCKS; i++)
         bt_buf_init(&p->blocks[i].text);
     p->context_tokens = BT_UNKNOWN;
+    bt_usage_init(&p->sum);
     return p;
 }
 
@@ -633,8 +637,15 @@ static void on_control_request(const cJSON *msg, const struct bt_parser_sink *si
 
 /* ---- the result ---------------------------------------------------------- */
 
-static void on_usage(const struct claude_parser *p, const cJSON *res,
-                     const struct bt_parser_sink *sink)
+/* *sum += v, either unknown (BT_UNKNOWN) counting as nothing. */
+static int64_t add_count(int64_t *sum, int64_t v)
+{
+    if (v != BT_UNKNOWN)
+        *sum = (*sum == BT_UNKNOWN ? 0 : *sum) + v;
+    return *sum;
+}
+
+static void on_usage(struct claude_parser *p, const cJSON *res, const struct bt_parser_sink *sink)
 {
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(res, "usage");
     struct bt_event ev;
@@ -642,12 +653,17 @@ static void on_usage(const struct claude_parser *p, const cJSON *res,
     int64_t in = bt_json_count(u, "input_tokens"),
             read = bt_json_count(u, "cache_read_input_tokens"),
             made = bt_json_count(u, "cache_creation_input_tokens");
-    if (in != BT_UNKNOWN)
-        ev.usage.input_tokens = in + (read > 0 ? read : 0) + (made > 0 ? made : 0);
-    ev.usage.cached_input_tokens = read;
-    ev.usage.output_tokens = bt_json_count(u, "output_tokens");
-    ev.usage.reasoning_tokens = bt_json_count(
-        cJSON_GetObjectItemCaseSensitive(u, "output_tokens_details"), "thinking_tokens");
+    /* each result counts its own query (claude 2.1.332): summed over the
+     * turn's, a steer's included */
+    add_count(&p->sum.input_tokens,
+              in == BT_UNKNOWN ? BT_UNKNOWN : in + (read > 0 ? read : 0) + (made > 0 ? made : 0));
+    ev.usage.input_tokens = p->sum.input_tokens;
+    ev.usage.cached_input_tokens = add_count(&p->sum.cached_input_tokens, read);
+    ev.usage.output_tokens = add_count(&p->sum.output_tokens, bt_json_count(u, "output_tokens"));
+    ev.usage.reasoning_tokens =
+        add_count(&p->sum.reasoning_tokens,
+                  bt_json_count(cJSON_GetObjectItemCaseSensitive(u, "output_tokens_details"),
+                                "thinking_tokens"));
     ev.usage.context_tokens = p->context_tokens;
     const cJSON *m;
     cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(res, "modelUsage"))
@@ -687,8 +703,9 @@ static void on_system(struct claude_parser *p, const cJSON *msg, const char *lin
                       const struct bt_parser_sink *sink)
 {
     const char *sub = bt_json_str(msg, "subtype");
-    (void)p;
     if (sub && strcmp(sub, "init") == 0) {
+        if (p->inited++)
+            return;
         send_init(bt_json_str(msg, "session_id"), bt_json_str(msg, "claude_code_version"), sink);
     } else if (sub && strcmp(sub, "api_retry") == 0) {
         bt_claude_retry(msg, line, len, sink);

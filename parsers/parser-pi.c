@@ -237,13 +237,42 @@ static void on_message_end(struct pi_parser *p, const cJSON *m, const struct bt_
     sink->event(sink->data, &ev);
 }
 
+/* A user message pi took into the turn (the prompt, or a steer its loop
+ * took in before a model request): its text parts, for the engine to
+ * match against the steers it wrote. content is a string or parts
+ * [{type:"text", text}] (pi 0.73.1 and 1.6.0). */
+static void user_text(const cJSON *m, const struct bt_parser_sink *sink)
+{
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(m, "content");
+    struct bt_buf text = BT_BUF_INIT;
+    if (cJSON_IsString(content)) {
+        bt_buf_adds(&text, content->valuestring);
+    } else {
+        const cJSON *part;
+        cJSON_ArrayForEach(part, content)
+        {
+            const char *type = bt_json_str(part, "type");
+            const char *t = bt_json_str(part, "text");
+            if (type && strcmp(type, "text") == 0 && t)
+                bt_buf_adds(&text, t);
+        }
+    }
+    struct bt_signal sig = {.type = BT_SIGNAL_USER_TEXT, .user_text = {.text = text.data}};
+    sink->signal(sink->data, &sig);
+    bt_buf_release(&text);
+}
+
 static void on_message(struct pi_parser *p, const cJSON *msg, int end,
                        const struct bt_parser_sink *sink)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(msg, "message");
     const char *role = bt_json_str(m, "role");
+    if (end && role && strcmp(role, "user") == 0) {
+        user_text(m, sink);
+        return;
+    }
     if (!role || strcmp(role, "assistant") != 0)
-        return; /* the user's prompt and tool results echo what is known */
+        return; /* tool results echo what is known */
     if (!end)
         p->message++;
     else

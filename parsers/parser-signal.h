@@ -28,6 +28,8 @@ enum bt_signal_type {
     BT_SIGNAL_RETRY,         /* the coder is retrying a failed request */
     BT_SIGNAL_PROGRESS,      /* the coder got on with the turn, in a line that makes no
                                 event (progress.h, parser.h); no fields */
+    BT_SIGNAL_USER_TEXT,     /* the coder took a user message into the turn */
+    BT_SIGNAL_STEER,         /* a runner's word on a steer it wrote (runner.h steer) */
 };
 
 /* RESPONSE: the answer to a request the runner wrote. codex: a JSON-RPC
@@ -119,6 +121,25 @@ struct bt_signal_coder_version {
     const char *version; /* "0.171.0" */
 };
 
+/* USER_TEXT: the coder took a user message into its context during the
+ * turn (pi: message_end of role "user", pi 0.73.1 and 1.6.0, for the prompt
+ * and for every steer its agent loop takes in before the next model
+ * request). The engine matches it against the steers it wrote: a steer pi
+ * queued but never took in is not in the turn (runner.h steer). */
+struct bt_signal_user_text {
+    const char *text; /* the message's text parts, joined */
+};
+
+/* STEER: sent by a runner, never by a parser, through the sink it is
+ * given: what the coder said of steer `key` (codex: the turn/steer
+ * response, codex-cli 0.171.0: a turnId when taken, an error such as "no
+ * active turn" when refused). */
+struct bt_signal_steer {
+    int64_t key;         /* the key bt_turn_steer gave the runner */
+    int taken;           /* 1: it is part of the running turn; 0: refused */
+    const char *message; /* refused: the coder's reason; NULL if none */
+};
+
 struct bt_signal {
     enum bt_signal_type type;
     union { /* the member that type names */
@@ -127,6 +148,8 @@ struct bt_signal {
         struct bt_signal_turn_end turn_end;
         struct bt_signal_retry retry;
         struct bt_signal_coder_version coder_version;
+        struct bt_signal_user_text user_text;
+        struct bt_signal_steer steer;
     };
 };
 

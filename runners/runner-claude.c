@@ -317,16 +317,22 @@ static void claude_destroy(void *st)
     free(st);
 }
 
-/* The prompt, as one stream-json user message. */
-static void claude_start(void *st, struct bt_buf *out)
+/* text as one stream-json user message. */
+static void user_message(const char *text, struct bt_buf *out)
 {
-    struct claude_runner *r = st;
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "type", "user");
     cJSON *msg = cJSON_AddObjectToObject(m, "message");
     cJSON_AddStringToObject(msg, "role", "user");
-    cJSON_AddStringToObject(msg, "content", r->cfg->prompt ? r->cfg->prompt : "");
+    cJSON_AddStringToObject(msg, "content", text ? text : "");
     bt_runner_put_json(out, m);
+}
+
+/* The prompt. */
+static void claude_start(void *st, struct bt_buf *out)
+{
+    struct claude_runner *r = st;
+    user_message(r->cfg->prompt, out);
 }
 
 /* {"type":"control_response","response":{"subtype":S,"request_id":ID,...}};
@@ -445,6 +451,23 @@ static int claude_interrupt(void *st, struct bt_buf *out)
     return 0;
 }
 
+/* A steer: one more user message on the open stdin. Claude Code 2.1.332
+ * queues a user message that comes while it works and runs it once the
+ * current one ends, with a `result` for each (observed against the
+ * stand-in, docs/claude.md): the turn then waits for that later result,
+ * and stdin stays open until it comes. */
+static int claude_steer(void *st, int64_t key, const char *text, struct bt_buf *out,
+                        const struct bt_parser_sink *sink)
+{
+    struct claude_runner *r = st;
+    (void)key;
+    (void)sink;
+    if (r->interrupted)
+        return -EAGAIN;
+    user_message(text, out);
+    return BT_RUNNER_STEER_TAKEN_END;
+}
+
 const struct bt_runner_ops bt_runner_claude = {
     .bin_name = "claude",
     .bin_env = "BATON_CLAUDE_BIN",
@@ -461,6 +484,7 @@ const struct bt_runner_ops bt_runner_claude = {
     .start = claude_start,
     .on_signal = claude_on_signal,
     .interrupt = claude_interrupt,
+    .steer = claude_steer,
 };
 
 /* Where claude keeps its transcripts (claude_session_root). */

@@ -22,10 +22,13 @@
 
 struct codex_runner {
     const struct bt_runner_config *cfg;
-    char *thread_id;          /* known after thread/start|resume */
-    char *turn_id;            /* known after turn/start */
-    int interrupted;          /* turn/interrupt sent */
-    struct bt_runner_ids ids; /* requests written and answered */
+    char *thread_id;                         /* known after thread/start|resume */
+    char *turn_id;                           /* known after turn/start */
+    int interrupted;                         /* turn/interrupt sent */
+    struct bt_runner_ids ids;                /* requests written and answered */
+    int64_t steer_keys[BT_CODEX_STEERS_MAX]; /* the engine's key of each turn/steer */
+    int steers;                              /* turn/steer requests written */
+    uint64_t steer_answered;                 /* bit per steer whose answer came */
 };
 
 static int codex_parse_version(const char *text, char **version)
@@ -251,9 +254,31 @@ static void on_thread(struct codex_runner *r, const struct bt_signal_response *s
     send_turn(r, out);
 }
 
+/* The answer to turn/steer n: taken (TurnSteerResponse) or refused (an
+ * error: the turn ended, or another turn is the active one). */
+static int on_steer_response(struct codex_runner *r, const struct bt_signal_response *sig,
+                             const struct bt_parser_sink *sink)
+{
+    int64_t n = sig->id - BT_CODEX_ID_STEER;
+    if (n < 0 || n >= r->steers)
+        return 0;
+    if (r->steer_answered & ((uint64_t)1 << n)) {
+        bt_parser_warn(sink, "protocol", "codex answered a steer twice", NULL, 0);
+        return 1;
+    }
+    r->steer_answered |= (uint64_t)1 << n;
+    struct bt_signal s = {
+        .type = BT_SIGNAL_STEER,
+        .steer = {.key = r->steer_keys[n], .taken = !sig->is_error, .message = sig->error_message}};
+    sink->signal(sink->data, &s);
+    return 1;
+}
+
 static void on_response(struct codex_runner *r, const struct bt_signal_response *sig,
                         struct bt_buf *out, const struct bt_parser_sink *sink)
 {
+    if (on_steer_response(r, sig, sink))
+        return;
     if (!bt_runner_ids_first_response(&r->ids, sig->id, BT_CODEX_ID_INITIALIZE,
                                       BT_CODEX_ID_INTERRUPT)) {
         bt_parser_warn(sink, "protocol", "codex answered a request that was not pending", NULL, 0);
@@ -374,6 +399,31 @@ static int codex_interrupt(void *st, struct bt_buf *out)
     return 0;
 }
 
+/* turn/steer with the turn id codex gave: codex adds the text to that
+ * turn if it is still the active one, else answers with an error
+ * (on_steer_response). */
+static int codex_steer(void *st, int64_t key, const char *text, struct bt_buf *out,
+                       const struct bt_parser_sink *sink)
+{
+    struct codex_runner *r = st;
+    (void)sink;
+    if (r->interrupted || r->steers >= BT_CODEX_STEERS_MAX)
+        return -EAGAIN;
+    if (!r->thread_id || !r->turn_id)
+        return -EBUSY; /* turn/start has not named the turn yet */
+    int n = r->steers++;
+    r->steer_keys[n] = key;
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddNumberToObject(m, "id", BT_CODEX_ID_STEER + n);
+    cJSON_AddStringToObject(m, "method", "turn/steer");
+    cJSON *params = cJSON_AddObjectToObject(m, "params");
+    cJSON_AddStringToObject(params, "threadId", r->thread_id);
+    cJSON_AddStringToObject(params, "expectedTurnId", r->turn_id);
+    bt_runner_add_text_input(params, "input", text);
+    bt_runner_put_json(out, m);
+    return BT_RUNNER_STEER_CONFIRM;
+}
+
 const struct bt_runner_ops bt_runner_codex = {
     .bin_name = "codex",
     .bin_env = "BATON_CODEX_BIN",
@@ -390,6 +440,7 @@ const struct bt_runner_ops bt_runner_codex = {
     .start = codex_start,
     .on_signal = codex_on_signal,
     .interrupt = codex_interrupt,
+    .steer = codex_steer,
     .models_argv = bt_codex_models_argv,
     .models_start = bt_codex_models_start,
     .models_line = bt_codex_models_line,

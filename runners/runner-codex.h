@@ -10,6 +10,9 @@
  *     or thread/resume {threadId, excludeTurns:true}
  *   3 turn/start {threadId, input:[{type:"text", text}]}
  *   4 turn/interrupt {threadId, turnId}
+ *   100 + n turn/steer {threadId, expectedTurnId, input:[{type:"text", text}]}
+ *     for the turn's nth steer (TurnSteerParams; TurnSteerResponse {turnId},
+ *     or an error when the turn is no longer the active one)
  * Messages carry no "jsonrpc" member (codex app-server omits it too).
  *
  * Listing the models (runners/codex-models.c), in a process of its own:
@@ -29,7 +32,11 @@ enum {
     BT_CODEX_ID_TURN = 3,
     BT_CODEX_ID_INTERRUPT = 4,
     BT_CODEX_ID_MODELS = 5,
+    BT_CODEX_ID_STEER = 100, /* + the steer's index in the turn */
 };
+
+/* Steers one turn takes, at most (the rest are queued as the next turn's). */
+#define BT_CODEX_STEERS_MAX 64
 
 extern const struct bt_runner_ops bt_runner_codex;
 

@@ -16,8 +16,10 @@
 
 struct pi_runner {
     const struct bt_runner_config *cfg;
-    int prompted; /* the prompt was accepted */
-    int aborted;  /* abort sent */
+    int prompted;                         /* the prompt was accepted */
+    int aborted;                          /* abort sent */
+    int64_t steer_keys[BT_PI_STEERS_MAX]; /* the engine's key of each steer */
+    int steers;                           /* steer commands written */
 };
 
 static int pi_parse_version(const char *text, char **version)
@@ -248,6 +250,12 @@ static void on_response(struct pi_runner *r, const struct bt_signal_response *si
         bt_buf_release(&msg);
     } else if (sig->id == BT_PI_ID_PROMPT) {
         r->prompted = 1;
+    } else if (sig->id >= BT_PI_ID_STEER && sig->id < BT_PI_ID_STEER + r->steers && sig->is_error) {
+        /* success only says pi queued it: USER_TEXT says it was taken */
+        struct bt_signal s = {.type = BT_SIGNAL_STEER,
+                              .steer = {.key = r->steer_keys[sig->id - BT_PI_ID_STEER],
+                                        .message = sig->error_message}};
+        sink->signal(sink->data, &s);
     }
     /* set_auto_retry and abort acknowledgements need nothing */
 }
@@ -291,6 +299,21 @@ static int pi_interrupt(void *st, struct bt_buf *out)
     bt_runner_put_json(out, command(BT_PI_ID_ABORT, "abort"));
     r->aborted = 1;
     return 0;
+}
+
+static int pi_steer(void *st, int64_t key, const char *text, struct bt_buf *out,
+                    const struct bt_parser_sink *sink)
+{
+    struct pi_runner *r = st;
+    (void)sink;
+    if (r->aborted || r->steers >= BT_PI_STEERS_MAX)
+        return -EAGAIN;
+    int n = r->steers++;
+    r->steer_keys[n] = key;
+    cJSON *m = command(BT_PI_ID_STEER + n, "steer");
+    cJSON_AddStringToObject(m, "message", text);
+    bt_runner_put_json(out, m);
+    return BT_RUNNER_STEER_CONFIRM;
 }
 
 /* --- the model list: get_available_models and get_state, in a process
@@ -384,6 +407,7 @@ const struct bt_runner_ops bt_runner_pi = {
     .start = pi_start,
     .on_signal = pi_on_signal,
     .interrupt = pi_interrupt,
+    .steer = pi_steer,
     .models_argv = pi_models_argv,
     .models_start = pi_models_start,
     .models_line = pi_models_line,

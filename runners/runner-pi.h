@@ -21,6 +21,11 @@
  *       alone otherwise
  *   "3" prompt {message}
  *   "4" abort
+ *   "100"+n steer {message}: the turn's nth steer. pi answers success at
+ *       once (it queues the text for its agent loop, which takes it in
+ *       before its next model request, with a message_end of role user);
+ *       a steer queued as the loop ends is never taken in, so only that
+ *       message_end (BT_SIGNAL_USER_TEXT) makes it part of the turn
  * Extension UI dialogs are answered by the approval policy.
  *
  * Listing the models, in a process of its own (--mode rpc --no-session):
@@ -38,7 +43,11 @@ enum {
     BT_PI_ID_RETRY = 2,
     BT_PI_ID_PROMPT = 3,
     BT_PI_ID_ABORT = 4,
+    BT_PI_ID_STEER = 100, /* + the steer's index in the turn */
 };
+
+/* Steers one turn takes, at most (the rest are queued as the next turn's). */
+#define BT_PI_STEERS_MAX 64
 
 extern const struct bt_runner_ops bt_runner_pi;
 

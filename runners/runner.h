@@ -161,6 +161,27 @@ struct bt_runner_ops {
      * then goes straight to signals. */
     int (*interrupt)(void *st, struct bt_buf *out);
 
+    /* Optional: append the lines that put text into the running turn, on
+     * the coder's own protocol (a steer; docs/events.md turn.steered).
+     * key is the engine's name for it, echoed in the BT_SIGNAL_STEER a
+     * runner sends through sink when the coder takes or refuses it (the
+     * sink may be called during this call). Returns:
+     *   BT_RUNNER_STEER_CONFIRM  written; the coder's answer or a
+     *       USER_TEXT signal (pi) will say whether it was taken;
+     *   BT_RUNNER_STEER_TAKEN_END written and taken: the coder answers it
+     *       with a turn end of its own, which the turn waits for (claude
+     *       2.1.332 runs a user message that comes mid-turn once the
+     *       current one ends, with a `result` each);
+     *   -EBUSY when the coder has not begun the turn yet (codex before
+     *       turn/start named it): nothing written; the engine asks again
+     *       after the coder's next answer;
+     *   -EAGAIN when the turn can take nothing more (it is being
+     *       stopped): nothing written.
+     * NULL: the coder cannot steer (ACP v1 agents); the caller queues the
+     * text as the next turn's message. */
+    int (*steer)(void *st, int64_t key, const char *text, struct bt_buf *out,
+                 const struct bt_parser_sink *sink);
+
     /* Optional: how the coder lists its models through its machine
      * interface, for `baton acp`'s model select (bt_coder_models runs it
      * in a short-lived process). models_argv appends the arguments after
@@ -175,6 +196,12 @@ struct bt_runner_ops {
     void (*models_start)(struct bt_buf *out);
     int (*models_line)(const char *line, size_t len, struct bt_runner_models *m, struct bt_buf *out,
                        char **why);
+};
+
+/* What a runner's steer op returns when it wrote the steer. */
+enum {
+    BT_RUNNER_STEER_CONFIRM = 0,
+    BT_RUNNER_STEER_TAKEN_END = 1,
 };
 
 /* Shared helpers (runners/runner-util.c). */

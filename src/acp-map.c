@@ -341,6 +341,9 @@ int bt_acp_map_event(struct bt_acp_map *m, const struct bt_event *ev, cJSON *upd
         }
     case BT_EVENT_USAGE: return on_usage(ev, updates);
     case BT_EVENT_APPROVAL_REQUESTED: return on_question(ev, updates);
+    case BT_EVENT_TURN_STEERED:
+        cJSON_AddItemToArray(updates, bt_acp_map_user_text(ev->steer_text));
+        return 1;
     default: return 0;
     }
 }

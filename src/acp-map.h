@@ -55,6 +55,8 @@ void bt_acp_map_release(struct bt_acp_map *m);
  *   usage with context_tokens and context_window known: usage_update
  *     {used, size}; no cost: ACP's is the session's total, cost_usd
  *     the turn's (docs/events.md).
+ *   turn.steered (a steer from the CLI, the API or the page): a
+ *     user_message_chunk with its text, where it went into the turn.
  * Returns the number of updates appended. */
 int bt_acp_map_event(struct bt_acp_map *m, const struct bt_event *ev, cJSON *updates);
 

@@ -2,7 +2,9 @@
 /*
  * cmd-run: `baton run` (a new conversation, one turn), `baton send` (the
  * next turn of a conversation, or queued while one runs) and `baton retry`
- * (the last prompt again after a failed turn). Human output or, with
+ * (the last prompt again after a failed turn), and `baton steer` (or
+ * `send --steer`: the text into the running turn, service-steer.c). Human
+ * output or, with
  * --json, the event stream as JSON lines on stdout and nothing else there.
  * With --detach the turn runs in a detached worker (cmd-turn.c starts it,
  * cmd-worker.c is the worker).
@@ -25,16 +27,22 @@
 #include "error.h"
 #include "render.h"
 #include "service.h"
+#include "view.h"
 
 #define BT_PROMPT_MAX BT_SERVICE_PROMPT_MAX
 
-enum mode { MODE_RUN, MODE_SEND, MODE_RETRY };
+enum mode { MODE_RUN, MODE_SEND, MODE_RETRY, MODE_STEER };
+
+/* How long steer waits for the turn's owner to take the text in or queue
+ * it before saying it is stored (it then still goes in, or is queued). */
+#define STEER_WAIT_MS 5000
 
 struct run_args {
     struct bt_service_turn turn;
     enum mode mode;
     int json;
     int detach;
+    int steer;        /* send --steer */
     char *cwd;        /* owned absolute path */
     char *prompt;     /* owned */
     const char *conv; /* CONV as typed (send, retry) */
@@ -130,19 +138,25 @@ static int parse(int argc, char **argv, struct run_args *a)
         case 'C': dir = args.value; break;
         case 'j': a->json = 1; break;
         case 'd': a->detach = 1; break;
+        case 's': a->steer = 1; break;
         case 'f': a->turn.force = 1; break;
         case 'W': a->turn.worktree = 1; break;
         case 'b': a->turn.branch = args.value; break;
         }
     }
     int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&args);
+    if (rc == 0 && a->steer && a->detach)
+        rc = bt_args_fail(&args, "--steer puts the text into the running turn: no --detach");
+    if (a->steer)
+        a->mode = MODE_STEER;
     if (rc == 0 && a->turn.branch && !a->turn.worktree)
         rc = bt_args_fail(&args, "--branch names the branch of --worktree: give both");
     if (rc)
         return rc;
     a->conv = a->mode == MODE_RUN ? NULL : args.operands[0];
-    const char *prompt = a->mode == MODE_RETRY ? NULL : args.operands[a->mode == MODE_SEND];
-    int implicit = a->mode != MODE_RETRY && args.n_operands == (a->mode == MODE_SEND);
+    int conv_first = a->mode == MODE_SEND || a->mode == MODE_STEER; /* CONV [PROMPT] */
+    const char *prompt = a->mode == MODE_RETRY ? NULL : args.operands[conv_first];
+    int implicit = a->mode != MODE_RETRY && args.n_operands == conv_first;
     if (implicit) {
         /* no PROMPT: a pipe or file on stdin is the prompt, as with
          * `claude -p` and `codex exec`; a terminal would wait unseen */
@@ -272,6 +286,41 @@ static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
     return o.failed && out.run[0] ? say_stdout_failed(&o, &out) : bt_cmd_exit_service(&out);
 }
 
+/* steer: the text into the running turn, or queued; said on stderr, or
+ * as one JSON object on stdout (view.h bt_view_steered). */
+static int steered(struct bt_store *s, const struct run_args *a, const char *conv)
+{
+    struct bt_service_steered st;
+    int rc = bt_service_steer(s, conv, a->prompt, &a->turn, STEER_WAIT_MS, &st);
+    if (rc) {
+        int code = rc == BT_ESTORE ? BT_EXIT_FAILED : BT_EXIT_USAGE;
+        bt_cmd_fail(code, "%s", st.message ? st.message : bt_strerror(rc));
+        bt_service_steered_release(&st);
+        return code;
+    }
+    if (a->json) {
+        struct bt_buf b = BT_BUF_INIT;
+        bt_view_steered(&b, conv, &st);
+        printf("%s\n", b.data);
+        bt_buf_release(&b);
+    }
+    if (st.state == BT_STORE_CONTROL_DONE)
+        fprintf(stderr, "baton: steered the running turn of %s\n", conv);
+    else if (st.state == BT_STORE_CONTROL_QUEUED)
+        fprintf(stderr,
+                "baton: not steered (%s): queued as #%lld in %s, for the next turn\n"
+                "       (`baton rm-queued %.12s %lld` takes it back)\n",
+                st.reason ? st.reason : "the turn could not take it", (long long)st.queue_no, conv,
+                conv, (long long)st.queue_no);
+    else
+        fprintf(stderr,
+                "baton: stored as request %lld for the running turn of %s; its owner has not "
+                "taken it yet\n       (it goes into the turn, or is queued for the next one)\n",
+                (long long)st.control, conv);
+    bt_service_steered_release(&st);
+    return BT_EXIT_OK;
+}
+
 /* --detach: store the prompt queued, then a worker takes it. */
 static int detached(struct bt_store *s, struct run_args *a, const char *conv)
 {
@@ -310,7 +359,9 @@ static int execute(int argc, char **argv, enum mode mode)
         goto done;
     if (mode != MODE_RUN && (rc = bt_cmd_resolve(s, a.conv, conv)) != 0)
         goto done;
-    if (mode == MODE_RUN && strchr(a.turn.coder, ','))
+    if (a.mode == MODE_STEER)
+        rc = steered(s, &a, conv);
+    else if (mode == MODE_RUN && strchr(a.turn.coder, ','))
         rc = bt_cmd_fanout(s, &a.turn, a.turn.coder, a.json, a.detach);
     else
         rc = a.detach ? detached(s, &a, conv) : foreground(s, &a, conv);
@@ -329,6 +380,11 @@ int bt_cmd_run(int argc, char **argv)
 int bt_cmd_send(int argc, char **argv)
 {
     return execute(argc, argv, MODE_SEND);
+}
+
+int bt_cmd_steer(int argc, char **argv)
+{
+    return execute(argc, argv, MODE_STEER);
 }
 
 int bt_cmd_retry(int argc, char **argv)

@@ -252,6 +252,21 @@ static void print_questions(struct bt_store *s, const char *run)
     bt_buf_release(&b);
 }
 
+/* bt_store_event_each: the texts of a run's turn.steered events. */
+static int run_steer(void *data, const struct bt_store_event *sev)
+{
+    struct bt_event ev;
+    struct bt_event_doc *doc;
+    (void)data;
+    if (strcmp(sev->type, "turn.steered") != 0 ||
+        bt_event_parse(sev->data, sev->len, &ev, &doc) != 0)
+        return 0;
+    printf("\nyou (into the running turn)");
+    print_field(":\n", ev.steer_text ? ev.steer_text : "");
+    bt_event_doc_free(doc);
+    return 0;
+}
+
 /* v[0..n) are the last n of total messages. */
 static void print_human(struct bt_store *s, const struct bt_store_conversation *c,
                         const struct bt_store_message *v, size_t n, size_t total, int debug)
@@ -280,6 +295,8 @@ static void print_human(struct bt_store *s, const struct bt_store_conversation *
     for (size_t i = 0; i < n; i++) {
         const struct bt_store_message *m = &v[i];
         int user = m->role == BT_STORE_ROLE_USER;
+        if (!user && m->run[0]) /* what the user put into the turn, before its answer */
+            bt_store_event_each(s, m->run, 1, run_steer, NULL);
         printf("\n%s", user ? "you" : c->coder);
         if (m->state == BT_STORE_MSG_QUEUED) /* the number rm-queued takes */
             printf(" (queued as #%lld)", (long long)m->queue_no);

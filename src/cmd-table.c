@@ -131,8 +131,14 @@ static const struct bt_opt run_opts[] = {
 
 static const struct bt_opt send_opts[] = {
     TURN_OPTS,
+    {.id = 's',
+     .name = "steer",
+     .help = "put PROMPT into the running turn (as `baton steer`)\ninstead of queueing it"},
     {.id = 'f', .name = "force", .help = "send to a conversation handed off to the coder's UI"},
     {0}};
+
+static const struct bt_opt steer_opts[] = {
+    {.id = 'j', .name = "json", .help = "print what became of it as one JSON object"}, {0}};
 
 static const struct bt_opt retry_opts[] = {
     TURN_OPTS,
@@ -304,6 +310,18 @@ const struct bt_cmd bt_cmds[] = {
      .summary = "stop the running turn of a conversation",
      .notes = "The stop is recorded first, then the turn's owner stops its coder (within\n"
               "about 100 ms); cancel waits for the turn to end and says how it ended.\n"},
+    {.name = "steer",
+     .run = bt_cmd_steer,
+     .operands = "CONV [PROMPT|-]",
+     .summary = "put a message into the running turn of a conversation",
+     .opts = steer_opts,
+     .notes = PROMPT_NOTE
+     "The message goes into the running turn on the coder's own protocol (codex\n"
+     "turn/steer, pi steer, claude a user message): the coder takes it in before\n"
+     "its next model request, and it is part of that turn (`baton show`). With no\n"
+     "turn running, a coder that cannot steer (the ACP agents; `baton coders\n"
+     "--json` says which can), or a turn that ends first, it is queued as the next\n"
+     "turn's message instead, and steer says so; it is never lost or sent twice.\n"},
     {.name = "rm-queued",
      .run = bt_cmd_rm_queued,
      .operands = "CONV N",

@@ -29,6 +29,11 @@ const struct bt_coder *bt_coder_find(const char *name)
     return NULL;
 }
 
+int bt_coder_steers(const struct bt_coder *c)
+{
+    return c->runner->steer != NULL;
+}
+
 const char *const *bt_coder_tested_versions(const struct bt_coder *c)
 {
     static const char *const none[] = {NULL};

@@ -44,6 +44,10 @@ const struct bt_coder *bt_coder_find(const char *name);
  * fixtures. */
 const char *const *bt_coder_tested_versions(const struct bt_coder *c);
 
+/* 1 if c can steer a running turn (its runner has the steer op: codex,
+ * pi, claude; ACP v1 agents cannot), as `baton coders --json` says. */
+int bt_coder_steers(const struct bt_coder *c);
+
 /* 1 if version (as the runner's parse_version gives it) is one of
  * bt_coder_tested_versions(c), else 0 (also for a NULL version). */
 int bt_coder_tested(const struct bt_coder *c, const char *version);

@@ -587,6 +587,10 @@ static int parse_payload(struct ctx *c, const cJSON *j, struct bt_event *ev)
             rc =
                 get_json_text(j, "questions", cJSON_IsArray, &c->doc->changes, &ev->questions_json);
         break;
+    case BT_EVENT_TURN_STEERED:
+        rc |= get_str(j, "text", &ev->steer_text);
+        rc |= get_int(c, j, NULL, "control", &ev->control);
+        break;
     case BT_EVENT_USAGE: rc |= get_usage(c, j, NULL, &ev->usage); break;
     case BT_EVENT_WARNING:
     case BT_EVENT_ERROR:

@@ -224,6 +224,11 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
             put_str(b, "by", ev->by);
         }
         break;
+    case BT_EVENT_TURN_STEERED:
+        put_str(b, "text", ev->steer_text ? ev->steer_text : "");
+        if (ev->control > 0)
+            put_int(b, "control", ev->control);
+        break;
     case BT_EVENT_USAGE: put_usage(b, &ev->usage); break;
     case BT_EVENT_WARNING:
     case BT_EVENT_ERROR:

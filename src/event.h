@@ -27,6 +27,7 @@
     X(ITEM_COMPLETED, "item.completed")                                                            \
     X(APPROVAL_REQUESTED, "approval.requested")                                                    \
     X(APPROVAL_RESOLVED, "approval.resolved")                                                      \
+    X(TURN_STEERED, "turn.steered")                                                                \
     X(USAGE, "usage")                                                                              \
     X(WARNING, "warning")                                                                          \
     X(ERROR, "error")                                                                              \
@@ -138,6 +139,11 @@ struct bt_event {
      * text [{text, header?, options?: [{label, description?}], multiple?,
      * id?}] (docs/events.md); NULL: none given */
     const char *questions_json;
+
+    /* turn.steered: the text a person put into the running turn, and the
+     * control request that carried it (store.h controls; 0: none) */
+    const char *steer_text;
+    int64_t control;
 
     /* usage, and the turn totals in turn.completed */
     struct bt_usage usage;

@@ -178,6 +178,14 @@ static void question(struct bt_render *r, const struct bt_event *ev)
     bt_buf_release(&b);
 }
 
+/* The person's words, taken into the running turn: their first line. */
+static void steered(struct bt_render *r, const char *text)
+{
+    char *line = bt_xstrndup(text ? text : "", text ? strcspn(text, "\n") : 0);
+    summary(r, "steered: %s", line);
+    free(line);
+}
+
 void bt_render_event(struct bt_render *r, const struct bt_event *ev)
 {
     clear_spinner(r);
@@ -200,6 +208,7 @@ void bt_render_event(struct bt_render *r, const struct bt_event *ev)
                 ev->summary ? ev->summary : "");
         break;
     }
+    case BT_EVENT_TURN_STEERED: steered(r, ev->steer_text); break;
     case BT_EVENT_WARNING:
         if (ev->kind && (strcmp(ev->kind, "retry") == 0 || strcmp(ev->kind, "coder") == 0))
             message_line(r, YELLOW, "warning", ev->message);

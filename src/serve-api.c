@@ -486,6 +486,7 @@ static const char *const SEND_FIELDS[] = {"prompt", "approval", "timeout", "idle
 static const char *const RETRY_FIELDS[] = {"approval", "timeout",  "idle_timeout",
                                            "force",    "snapshot", NULL};
 static const char *const HANDOFF_FIELDS[] = {"tmux", NULL};
+static const char *const STEER_FIELDS[] = {"prompt", "approval", "timeout", "idle_timeout", NULL};
 static const char *const KEEP_FIELDS[] = {"prune", NULL};
 
 int bt_serve_body_keep(struct bt_serve_req *r, int *prune, enum MHD_Result *ret)
@@ -569,6 +570,39 @@ enum MHD_Result bt_serve_api_send(struct bt_serve_req *r)
         else
             ret = start_worker(r, JOB_SEND, conv, o.queued, &b.turn);
         free(o.message);
+    }
+    body_release(&b);
+    return ret;
+}
+
+/* A steer: stored for the running turn's owner, who puts it into the turn
+ * or queues it; the reply does not wait (the server's one thread): 202
+ * with the steer's state (view.h bt_view_steered), "pending" while the
+ * owner has not taken it, "queued" at once when no turn runs or the coder
+ * cannot steer. turn.steered on the event stream says it went in. */
+enum MHD_Result bt_serve_api_steer(struct bt_serve_req *r)
+{
+    struct body b;
+    enum MHD_Result ret;
+    if (parse_body(r, STEER_FIELDS, &b, &ret) != 0)
+        return ret;
+    if (need_prompt(r, &b, &ret) == 0) {
+        struct bt_service_steered st;
+        int rc = bt_service_steer(r->srv->store, r->conv, b.turn.prompt, &b.turn, 0, &st);
+        const char *msg = st.message ? st.message : bt_strerror(rc);
+        if (rc == -EPERM)
+            ret = bt_serve_fail(r, MHD_HTTP_CONFLICT, "conflict", "%s", msg);
+        else if (rc == -EINVAL)
+            ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", msg);
+        else if (rc)
+            ret = bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", msg);
+        if (rc == 0) {
+            struct bt_buf out = BT_BUF_INIT;
+            bt_view_steered(&out, r->conv, &st);
+            bt_buf_addc(&out, '\n');
+            ret = bt_serve_reply(r, MHD_HTTP_ACCEPTED, &out);
+        }
+        bt_service_steered_release(&st);
     }
     body_release(&b);
     return ret;

@@ -167,6 +167,7 @@ static const struct route routes[] = {
     {"GET", "/v1/conversations/{id}/events", 0, bt_serve_sse_conversation},
     {"POST", "/v1/conversations/{id}/messages", 0, bt_serve_api_send},
     {"POST", "/v1/conversations/{id}/cancel", ROUTE_NO_FIELDS, bt_serve_api_cancel},
+    {"POST", "/v1/conversations/{id}/steer", 0, bt_serve_api_steer},
     {"POST", "/v1/conversations/{id}/retry", 0, bt_serve_api_retry},
     {"POST", "/v1/conversations/{id}/handoff", 0, bt_serve_api_handoff},
     {"DELETE", "/v1/conversations/{id}/queue/{n}", ROUTE_NO_FIELDS, bt_serve_api_unqueue},

@@ -189,6 +189,7 @@ enum MHD_Result bt_serve_api_create(struct bt_serve_req *r);
 enum MHD_Result bt_serve_api_send(struct bt_serve_req *r);
 enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r);
 enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r);
+enum MHD_Result bt_serve_api_steer(struct bt_serve_req *r);
 enum MHD_Result bt_serve_api_remove(struct bt_serve_req *r);
 /* For the requests that take no fields (cancel, a queued message's
  * DELETE, a conversation's DELETE, login): no body, or a JSON object with

@@ -68,6 +68,7 @@ struct control_handler {
 
 static const struct control_handler handlers[] = {
     {"cancel", cancel_deliver, cancel_stranded},
+    {"steer", bt_service_steer_deliver, bt_service_steer_stranded},
 };
 
 static const struct control_handler *handler_of(const char *kind)

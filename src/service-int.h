@@ -47,6 +47,15 @@ struct bt_turn;
 int bt_service_control_deliver(struct bt_store *s, struct bt_turn *t, const char *run,
                                int64_t *last);
 
+/* service-steer.c: the control table's steer handlers (service-control.c)
+ * and the turn's word on a steer (turn.h on_steer): c finished done, or
+ * its text queued as the next turn's message with the reason why. */
+struct bt_store_control;
+void bt_service_steer_deliver(struct bt_store *s, struct bt_turn *t,
+                              const struct bt_store_control *c);
+void bt_service_steer_stranded(struct bt_store *s, const struct bt_store_control *c);
+void bt_service_steer_outcome(struct bt_store *s, int64_t control, int taken, const char *why);
+
 /* service-worktree.c: make the worktree of the new conversation id
  * (t->cwd's repository, t->branch or baton/<short id>, under
  * $BATON_HOME/worktrees). Returns 0 with *wt filled (release it), or an

@@ -233,6 +233,13 @@ static void ctx_loop(void *data, struct bt_turn *t)
     ctx_controls(c);
 }
 
+/* What became of a steer the turn wrote (its control's id is the key). */
+static void ctx_steer(void *data, int64_t key, int taken, const char *why)
+{
+    struct turn_ctx *c = data;
+    bt_service_steer_outcome(c->store, key, taken, why);
+}
+
 static void ctx_loop_end(void *data, struct bt_turn *t)
 {
     struct turn_ctx *c = data;
@@ -491,6 +498,7 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
         .tick_ms = 100,
         .on_loop = ctx_loop,
         .on_loop_end = ctx_loop_end,
+        .on_steer = ctx_steer,
         .on_end = ctx_end,
         .data = &c,
     };

@@ -136,4 +136,37 @@ int bt_service_retry(struct bt_store *s, const char *conv, const struct bt_servi
  * 0 or a store error. */
 int bt_service_control_strand(struct bt_store *s);
 
+/* What became of a steer (bt_service_steer). */
+struct bt_service_steered {
+    int64_t control;                   /* the stored control request (kind steer); 0 when none
+                                          was stored (no turn ran: queued at once) */
+    char run[BT_ID_SIZE];              /* the running turn's run; "" if none */
+    enum bt_store_control_state state; /* DONE: taken into the running turn
+                                          (turn.steered is in its events);
+                                          QUEUED: waits as the next turn's
+                                          message; PENDING: stored, the turn's
+                                          owner has not delivered it yet (it
+                                          will, or queue it: never lost) */
+    int64_t queue_no;                  /* QUEUED: its queue number (rm-queued's N) */
+    char *reason;                      /* QUEUED: why it was queued (owned), or NULL */
+    char *message;                     /* an error's sentence (owned), or NULL */
+};
+void bt_service_steered_release(struct bt_service_steered *out);
+
+/* Put text into conv's running turn, on its coder's own protocol (a
+ * steer: docs/events.md turn.steered). The request is stored first (a
+ * control of kind steer) and delivered by the turn's owner, whichever
+ * process it is; this waits up to wait_ms for it to be taken in or queued
+ * (0: does not wait: PENDING). No running turn, or a coder that cannot
+ * steer (an ACP agent): text is queued at once as the next turn's message
+ * (QUEUED, reason saying why). A queued text keeps the sender's settings
+ * (t's approval, timeout_ms, idle_timeout_ms, no_retry), as a queued
+ * send does. text must be a prompt (bt_input_prompt_problem). Returns 0
+ * with *out filled; -EINVAL for a bad text, BT_ENOTFOUND for no such
+ * conversation, -EPERM when it was handed off, or a store error: each
+ * with out->message. Release out. */
+int bt_service_steer(struct bt_store *s, const char *conv, const char *text,
+                     const struct bt_service_turn *t, uint64_t wait_ms,
+                     struct bt_service_steered *out);
+
 #endif

@@ -814,6 +814,18 @@ int bt_store_control_finish(struct bt_store *s, int64_t id, enum bt_store_contro
  * BT_ENOTFOUND if there is none. */
 int bt_store_control_get(struct bt_store *s, int64_t id, struct bt_store_control *out);
 
+/* A steer (kind "steer") that did not go into its turn: queue text as a
+ * user message of the request's conversation and finish pending request
+ * id queued with the result {"reason": why, "queue_no": its queue number},
+ * in one transaction, so the text waits as the next turn's message
+ * exactly once (store-steer.c); it is kept with settings, the sender's
+ * (NULL: none, as an older baton's). *queue_no (may be NULL): its number.
+ * -EALREADY if the request was already finished (nothing is queued),
+ * BT_ENOTFOUND if there is no such request. */
+struct bt_store_settings;
+int bt_store_control_queue(struct bt_store *s, int64_t id, const char *text, const char *why,
+                           const struct bt_store_settings *settings, int64_t *queue_no);
+
 /* --- helpers ----------------------------------------------------------- */
 
 /* The title for text: its first line that is not blank, with surrounding

@@ -75,8 +75,22 @@ struct bt_turn {
     struct bt_answer answer;     /* the answer text so far */
     struct bt_progress progress; /* what the idle watchdog counts */
     char *session_id;
+    struct {
+        struct bt_turn_steer_rec *v; /* every steer written, in order (owned) */
+        size_t n, cap;
+        int ends_owed;   /* coder ends still to come for steers (claude) */
+        int prompt_seen; /* the coder's echo of the prompt (USER_TEXT) came */
+    } steers;
     int done;
     struct bt_proc_result pres;
+};
+
+/* A steer written to the coder (turn-steer.c). */
+struct bt_turn_steer_rec {
+    int64_t key;   /* the caller's (on_steer) */
+    char *text;    /* owned */
+    int confirmed; /* on_steer was called for it */
+    int deferred;  /* not written yet: the coder had not begun the turn */
 };
 
 /* Each step of a stop, in ms. */
@@ -88,6 +102,24 @@ static inline uint64_t bt_turn_grace(const struct bt_turn *t)
 /* turn.c: stamp ev (seq, run, conversation, ts), keep what the result
  * needs, encode it and hand it to o->on_event. */
 void bt_turn_emit(struct bt_turn *t, struct bt_event *ev);
+
+/* turn.c: send what the runner appended to t->wbuf to the coder. */
+void bt_turn_flush(struct bt_turn *t);
+
+/* turn-steer.c */
+
+/* A USER_TEXT or STEER signal: a steer taken or refused. Returns 1 if sig
+ * was one of them (the runner is not to see it). */
+int bt_turn_steer_signal(struct bt_turn *t, const struct bt_signal *sig);
+/* After the coder's answer to a request: write the steers deferred until
+ * the coder began the turn, in order. */
+void bt_turn_steer_retry(struct bt_turn *t);
+/* A coder's end of the turn: 1 if it answers a steer (claude) and the turn
+ * goes on to the next. */
+int bt_turn_steer_owes_end(struct bt_turn *t, const struct bt_signal_turn_end *end);
+/* The turn is over: every steer the coder did not take in is reported
+ * not taken (on_steer), and the records are freed. */
+void bt_turn_steer_finish(struct bt_turn *t);
 
 /* turn-end.c */
 

@@ -163,6 +163,11 @@ static void flush_writes(struct bt_turn *t)
     }
 }
 
+void bt_turn_flush(struct bt_turn *t)
+{
+    flush_writes(t);
+}
+
 static void answered(struct bt_turn *t);
 static void on_tick(uv_timer_t *h);
 
@@ -193,7 +198,8 @@ static void sink_signal(void *data, const struct bt_signal *sig)
     struct bt_turn *t = data;
     if (t->stop == BT_TURN_STOP_NONE && bt_progress_signal(&t->progress, sig))
         progressed(t);
-    if (sig->type == BT_SIGNAL_RETRY || sig->type == BT_SIGNAL_PROGRESS)
+    if (sig->type == BT_SIGNAL_RETRY || sig->type == BT_SIGNAL_PROGRESS ||
+        bt_turn_steer_signal(t, sig))
         return;
     if (sig->type == BT_SIGNAL_TURN_END && (sig->turn_end.tentative || sig->turn_end.drain)) {
         bt_turn_end_hold(t, &sig->turn_end);
@@ -201,7 +207,8 @@ static void sink_signal(void *data, const struct bt_signal *sig)
     }
     if (sig->type == BT_SIGNAL_TURN_END) {
         bt_turn_end_clear_pending(t);
-        bt_turn_end_now(t, &sig->turn_end);
+        if (!bt_turn_steer_owes_end(t, &sig->turn_end))
+            bt_turn_end_now(t, &sig->turn_end);
         return;
     }
     if (sig->type == BT_SIGNAL_TURN_RESUMED) {
@@ -226,6 +233,8 @@ static void sink_signal(void *data, const struct bt_signal *sig)
         marked.request.stopping = t->stop != BT_TURN_STOP_NONE;
     t->o->coder->runner->on_signal(t->runner, &marked, &t->wbuf, &t->sink);
     flush_writes(t);
+    if (sig->type == BT_SIGNAL_RESPONSE)
+        bt_turn_steer_retry(t); /* the coder may have begun the turn */
     if (sig->type == BT_SIGNAL_REQUEST)
         answered(t);
 }
@@ -517,6 +526,7 @@ int bt_turn_replay(const struct bt_turn_options *o, const struct bt_turn_replay 
     bt_buf_reset(&t.wbuf);
     bt_framer_feed(&t.framer, r->out, r->len);
     t.done = 1;
+    bt_turn_steer_finish(&t);
     bt_turn_end_finish(&t, res);
     teardown(&t);
     return 0;
@@ -546,6 +556,7 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
             o->on_loop_end(o->data, &t);
     }
     bt_perf_mark("coder done");
+    bt_turn_steer_finish(&t);
     bt_turn_end_finish(&t, res);
     teardown(&t);
     return 0;

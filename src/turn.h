@@ -92,6 +92,11 @@ struct bt_turn_options {
      * engine), or NULL for none. Called once, after the coder's process
      * group is gone, so what it changed is all there. */
     char *(*on_end)(void *data);
+    /* Optional: what became of a steer bt_turn_steer wrote, once per key:
+     * taken (turn.steered was emitted just before), or not (the coder
+     * refused it, or the turn ended before the coder took it in: why says
+     * which), when the caller queues the text as the next turn's message. */
+    void (*on_steer)(void *data, int64_t key, int taken, const char *why);
     void *data;
 };
 
@@ -137,6 +142,19 @@ uv_loop_t *bt_turn_loop(struct bt_turn *t);
  * already ended the turn (its end stands; its exit is only hastened) or
  * is gone. */
 int bt_turn_stop(struct bt_turn *t);
+
+/* Put text into the running turn t on the coder's own protocol (a steer:
+ * codex turn/steer, pi steer, claude a user message; runner.h). On t's
+ * loop thread only (above).
+ * key names it to on_steer (the control's id). Returns 0 when it was
+ * written, or will be once the coder began the turn (codex before
+ * turn/start named it; steers go in the order given): on_steer then says,
+ * exactly once, whether the coder took it in (turn.steered emitted,
+ * carrying key as `control`) or not, at the latest as the turn ends; -ENOTSUP when the coder cannot
+ * steer (an ACP agent); -EAGAIN when the turn cannot take it now: the coder's turn has ended, is
+ * ending or is being stopped. Nothing is written on error, on_steer is not called, and the caller
+ * queues the text. text is checked by the caller as a prompt is (bt_input_prompt_problem). */
+int bt_turn_steer(struct bt_turn *t, int64_t key, const char *text);
 
 /* A run replayed from the raw stdout its run file kept (bt_turn_replay). */
 struct bt_turn_replay {

@@ -10,6 +10,7 @@
 #include "coder.h"
 #include "error.h"
 #include "event.h"
+#include "service.h"
 #include "store.h"
 
 static void member_time(struct bt_buf *b, const char *key, int64_t ms)
@@ -135,6 +136,25 @@ void bt_view_run(struct bt_buf *b, const struct bt_store_run *r)
     bt_buf_addf(b, ",\"cancel_requested\":%s}", r->cancel_ms > 0 ? "true" : "false");
 }
 
+void bt_view_steered(struct bt_buf *b, const char *conversation,
+                     const struct bt_service_steered *st)
+{
+    bt_buf_addc(b, '{');
+    bt_json_member(b, "conversation", conversation);
+    bt_json_member(b, "run", st->run[0] ? st->run : NULL);
+    if (st->control > 0)
+        bt_buf_addf(b, ",\"control\":%lld", (long long)st->control);
+    else
+        bt_buf_adds(b, ",\"control\":null");
+    bt_json_member(b, "state", bt_store_control_state_name(st->state));
+    if (st->state == BT_STORE_CONTROL_QUEUED && st->queue_no > 0)
+        bt_buf_addf(b, ",\"queue_no\":%lld", (long long)st->queue_no);
+    else
+        bt_buf_adds(b, ",\"queue_no\":null");
+    bt_json_member(b, "reason", st->state == BT_STORE_CONTROL_QUEUED ? st->reason : NULL);
+    bt_buf_addc(b, '}');
+}
+
 void bt_view_coder(struct bt_buf *b, const struct bt_coder *c, const struct bt_coder_exe *exe,
                    const char *version)
 {
@@ -156,5 +176,5 @@ void bt_view_coder(struct bt_buf *b, const struct bt_coder *c, const struct bt_c
             bt_buf_addc(b, ',');
         bt_json_quote(b, v[i], strlen(v[i]));
     }
-    bt_buf_adds(b, "]}");
+    bt_buf_addf(b, "],\"steers\":%s}", bt_coder_steers(c) ? "true" : "false");
 }

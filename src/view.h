@@ -45,6 +45,17 @@ void bt_view_message(struct bt_buf *b, const struct bt_store_message *m, bt_view
  * exit_code, error_kind, error, native_session_id, usage{…},
  * cancel_requested. */
 void bt_view_run(struct bt_buf *b, const struct bt_store_run *r);
+/* What became of a steer (service.h bt_service_steered), as `baton steer
+ * --json` prints it and POST /v1/conversations/{id}/steer answers:
+ * {conversation, run (the running turn's, or null), control (the stored
+ * request's id, or null when none was stored), state ("done": taken into
+ * the running turn; "queued": waits as the next turn's message;
+ * "pending": stored, not yet delivered), queue_no (queued: its number,
+ * else null), reason (queued: why, else null)}. */
+struct bt_service_steered;
+void bt_view_steered(struct bt_buf *b, const char *conversation,
+                     const struct bt_service_steered *st);
+
 /* The `baton coders --json` object. */
 void bt_view_coder(struct bt_buf *b, const struct bt_coder *c, const struct bt_coder_exe *exe,
                    const char *version);

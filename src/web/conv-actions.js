@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // conv-actions.js: what the open conversation's buttons do: send or
-// queue, take back, cancel, retry, handoff (and copying its command),
-// delete.
+// queue, steer, take back, cancel, retry, handoff (and copying its
+// command), delete.
 
 import { $, show, enterSends } from './util.js';
 import { state } from './state.js';
@@ -64,6 +64,38 @@ $('composer').addEventListener('submit', async (e) => {
     if (state.current === id) showConvError(`Not sent: ${err.message}.`);
   } finally {
     $('send-btn').disabled = false;
+  }
+});
+
+// Steer: the message into the running turn (POST .../steer). The server
+// says at once when it was queued instead (no turn runs any more, or the
+// coder cannot steer); else the turn.steered event shows it in the turn.
+$('steer-btn').addEventListener('click', async () => {
+  const id = state.current;
+  const prompt = $('prompt').value;
+  if (!id || !prompt.trim() || $('steer-btn').disabled) return;
+  $('steer-btn').disabled = true;
+  try {
+    const res = await api('POST', convPath(id, '/steer'), { prompt, approval: $('send-approval').value });
+    state.drafts.delete(id);
+    if (state.current === id) {
+      $('prompt').value = '';
+      state.stick = true;
+      if (res && res.state === 'queued') {
+        showConvError(`Not steered (${res.reason}): queued as #${res.queue_no} for the next turn.`);
+        if (state.detail && !state.detail.queued.some((q) => q.n === res.queue_no)) {
+          state.detail.queued.push({ n: res.queue_no, text: prompt, created: new Date().toISOString() });
+          renderQueue();
+        }
+      } else {
+        showConvError('');
+      }
+    }
+    scheduleDetail(0);
+  } catch (err) {
+    if (state.current === id) showConvError(`Not steered: ${err.message}.`);
+  } finally {
+    $('steer-btn').disabled = false;
   }
 });
 

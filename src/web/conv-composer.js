@@ -40,7 +40,10 @@ export function renderComposer() {
   show($('cancel-btn'), running);
   $('cancel-btn').disabled = !!(d.running && (d.running.cancel_requested || state.cancelling === d.running.id));
   show($('retry-btn'), !running && ['failed', 'cancelled', 'interrupted'].includes(lastState));
+  // while a turn runs, a message is either put into it (Steer) or waits
+  // for the next turn (Queue)
   $('send-btn').textContent = running ? 'Queue' : 'Send';
+  show($('steer-btn'), running);
   $('turn-state').textContent = !running && last && lastState !== 'completed' && lastState !== 'running'
     ? `last turn ${lastState}` : '';
   $('handoff-btn').disabled = running;

@@ -99,6 +99,10 @@ function toolLine(it, cwd) {
     what = text.trim().split('\n', 1)[0] || (it.kind === 'message' ? 'message' : 'thinking');
     break;
   }
+  case 'steer':
+    // the person's own words, put into the running turn
+    return { kind: 'steered', what: it.text.trim().split('\n', 1)[0] || 'steer', status: 'completed',
+             label: 'taken into the turn' };
   case 'subagent':
     kind = 'agent';
     what = it.name || 'sub-agent';
@@ -156,6 +160,8 @@ function toolOutput(it) {
     }
     if (!parts.length && it.detail) parts.push(JSON.stringify(it.detail, null, 2));
     if (it.text) parts.push(it.text);
+  } else if (it.kind === 'steer') {
+    parts.push(it.text);
   } else if (it.kind === 'approval' && it.akind === 'user_input') {
     parts.push(...questionLines(it));
     parts.push(it.by === 'cancel' ? 'not answered: the turn was stopped'

@@ -100,6 +100,10 @@ export function applyEvent(ev) {
     });
     break;
   }
+  case 'turn.steered':
+    // a message a person put into the running turn: part of this turn
+    if (typeof ev.text === 'string') upsert(a, `s:${ev.seq}`, { kind: 'steer', text: ev.text });
+    break;
   default:
     break;
   }

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 
 #include "coder.h"
@@ -33,6 +34,7 @@ struct replay {
     struct bt_buf events; /* encoded output */
     struct bt_buf writes; /* what the runner would send (discarded) */
     int interrupt;        /* the recording's client sent turn/interrupt */
+    char *steer;          /* the text of a steer the recording's client sent, until sent */
     int ended;            /* a final turn end came: the engine reads no more */
     int unexplained;      /* it said failed but not why: the engine asks explain */
     int64_t seq;
@@ -81,6 +83,11 @@ static void on_signal(void *data, const struct bt_signal *sig)
         bt_buf_adds(&r->events, "#progress\n");
         return;
     }
+    if (sig->type == BT_SIGNAL_STEER) { /* the runner's word on the steer */
+        bt_buf_addf(&r->events, "#steer key=%lld taken=%d message=%s\n", (long long)sig->steer.key,
+                    sig->steer.taken, sig->steer.message ? sig->steer.message : "-");
+        return;
+    }
     if (sig->type == BT_SIGNAL_CODER_VERSION) {
         bt_buf_addf(&r->events, "#coder-version %s\n", sig->coder_version.version);
         return;
@@ -96,6 +103,13 @@ static void on_line(void *data, char *line, size_t len)
     /* interrupt as soon as the runner can, as the recording's client did */
     if (r->interrupt && r->coder->runner->interrupt(r->runner, &r->writes) == 0)
         r->interrupt = 0;
+    /* steer as soon as the runner can (the answer, in the recording, is
+     * matched by its request id) */
+    if (r->steer && r->coder->runner->steer &&
+        r->coder->runner->steer(r->runner, 1, r->steer, &r->writes, &r->sink) >= 0) {
+        free(r->steer);
+        r->steer = NULL;
+    }
     r->coder->parser->line(r->parser, line, len, &r->sink);
 }
 
@@ -119,7 +133,32 @@ static const char *acp_resumed_id(const char *in, char *buf, size_t size)
 
 /* Configure the runner as the recording's client was: <case>.input.jsonl
  * holds what it sent (a thread/resume, approval answers, the policy). */
-static void config_from_input(const char *path, struct bt_runner_config *cfg, int *interrupt)
+/* The text of the first steer in the recording's input (codex turn/steer,
+ * pi steer), owned; NULL when there is none. */
+static char *steer_of(const char *in)
+{
+    const char *m = strstr(in, "\"turn/steer\"");
+    if (!m)
+        m = strstr(in, "\"type\":\"steer\"");
+    if (!m)
+        return NULL;
+    const char *eol = strchr(m, '\n');
+    const char *line = m;
+    while (line > in && line[-1] != '\n')
+        line--;
+    cJSON *j = cJSON_ParseWithLength(line, eol ? (size_t)(eol - line) : strlen(line));
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "params");
+    const char *text =
+        p ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(p, "input"), 0), "text"))
+          : cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "message"));
+    char *copy = text ? bt_xstrdup(text) : NULL;
+    cJSON_Delete(j);
+    return copy;
+}
+
+static void config_from_input(const char *path, struct bt_runner_config *cfg, int *interrupt,
+                              char **steer)
 {
     static char acp_id[128];
     char *in_path = bt_xasprintf("%.*s.input.jsonl", (int)(strlen(path) - 6), path);
@@ -127,6 +166,7 @@ static void config_from_input(const char *path, struct bt_runner_config *cfg, in
     *interrupt =
         in && (strstr(in, "\"turn/interrupt\"") || strstr(in, "\"subtype\":\"interrupt\"") ||
                strstr(in, "\"session/cancel\""));
+    *steer = in ? steer_of(in) : NULL;
     if (in && strstr(in, "\"thread/resume\""))
         cfg->native_session_id = "resumed-session";
     if (in && acp_resumed_id(in, acp_id, sizeof(acp_id)))
@@ -174,7 +214,7 @@ static char *replay_file(const struct bt_coder *coder, const char *path)
     struct replay r = {.coder = coder, .events = BT_BUF_INIT, .writes = BT_BUF_INIT};
     r.cfg.prompt = "prompt";
     r.cfg.cwd = "/work";
-    config_from_input(path, &r.cfg, &r.interrupt);
+    config_from_input(path, &r.cfg, &r.interrupt, &r.steer);
     r.parser = coder->parser->create();
     r.runner = coder->runner->create(&r.cfg);
     r.sink = (struct bt_parser_sink){on_event, on_signal, &r};
@@ -191,6 +231,7 @@ static char *replay_file(const struct bt_coder *coder, const char *path)
     coder->parser->destroy(r.parser);
     coder->runner->destroy(r.runner);
     bt_buf_release(&r.writes);
+    free(r.steer);
     free(input);
     return bt_buf_detach(&r.events, NULL);
 }

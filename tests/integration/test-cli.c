@@ -526,7 +526,7 @@ static size_t fixture_versions(const char *coder, char **out, size_t cap)
 /* `baton coders --json` of the fake coder as codex, whose --version prints
  * say; the codex line, to free with cJSON_Delete. Every line's
  * tested_versions are its coder's fixture directories; a coder not
- * installed has tested null. */
+ * installed has tested null; steers says which coders steer. */
 static cJSON *coders_codex(struct ctx *c, const char *say)
 {
     char *kv = bt_xasprintf("FAKE_CODER_VERSION=%s", say);
@@ -555,6 +555,11 @@ static cJSON *coders_codex(struct ctx *c, const char *say)
         }
         if (!cJSON_IsTrue(cJSON_GetObjectItem(lines[i], "installed")))
             assert_true(cJSON_IsNull(cJSON_GetObjectItem(lines[i], "tested")));
+        /* which coders steer a running turn: codex, pi, claude; ACP not */
+        int steers =
+            strcmp(coder, "codex") == 0 || strcmp(coder, "pi") == 0 || strcmp(coder, "claude") == 0;
+        assert_true(cJSON_IsBool(cJSON_GetObjectItem(lines[i], "steers")));
+        assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(lines[i], "steers")), steers);
         if (strcmp(coder, "codex") == 0)
             codex = cJSON_Duplicate(lines[i], 1);
     }

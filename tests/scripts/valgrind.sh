@@ -352,6 +352,8 @@ lane_two() {
     crash_recovery                           # 9
     integration integration-show             # 164
     integration integration-approval         # requests after Ctrl-C and cancel
+    integration integration-steer            # steer: delivered, refused, queued
+    serve_suite steer                        # POST .../steer
     integration integration-rm               # 64
     integration integration-acp              # 27
     integration integration-changes          # libgit2 in every turn

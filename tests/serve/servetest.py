@@ -531,6 +531,7 @@ class ServeCase(unittest.TestCase):
     unless a test failed."""
 
     home_name = "case"
+    home_env = None  # environment over the home's (e.g. another FAKE_CODER_REPLAY)
     serve_args = ()
     codex_bin = None  # the real codex instead of the fake (Home.use_codex)
     failed = False
@@ -539,7 +540,7 @@ class ServeCase(unittest.TestCase):
     def setUpClass(cls):
         from contract import Contract
         cls.api = Contract(OPENAPI)
-        cls.home = Home(cls.home_name)
+        cls.home = Home(cls.home_name, cls.home_env)
         try:
             if cls.codex_bin:
                 cls.home.use_codex(cls.codex_bin)

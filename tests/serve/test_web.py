@@ -569,6 +569,38 @@ class Web(BrowserCase):
 
 
 
+class WebSteer(BrowserCase):
+    """Steer from the page: while a turn runs the composer offers Steer
+    beside Queue; Steer puts the message into the running turn (the fake
+    coder replays a recorded codex steer: the turn ends only after it went
+    in), shown in that turn as the person's words, and the turn's answer is
+    the steer's. No turn running: only Send."""
+
+    home_name = "web-steer"
+    home_env = {"FAKE_CODER_REPLAY": str(servetest.TOP / "fixtures/codex/0.171.0/steer.jsonl")}
+
+    def test_steer_from_the_page(self):
+        self.sign_in()
+        conv, run = self.create("first [[slow:25]]")
+        self.open_conv(conv)
+        self.until(lambda: self.shown("steer-btn"), "the Steer button while the turn runs")
+        self.assertEqual(self.el("send-btn").text, "Queue")
+        self.el("prompt").send_keys("steer-words-banana <b>x</b>")
+        self.shot("desktop-steer")
+        self.el("steer-btn").click()
+        self.until(lambda: self.answers()[-1:] == ["Hello! You said: steer-words-banana"],
+                   "the steer's answer")
+        rows = self.read(lambda: [e.text for e in self.q(".tool summary")])
+        self.assertTrue(any("steered" in r and "steer-words-banana <b>x</b>" in r for r in rows),
+                        rows)
+        self.shot("desktop-steered")
+        self.until(lambda: not self.shown("steer-btn"), "no Steer once the turn ended")
+        self.assertEqual(self.el("send-btn").text, "Send")
+        self.assertEqual(self.el("prompt").get_attribute("value"), "")
+        self.assertEqual(self.detail_raw(conv)["queued"], [])
+        self.assert_markup_is_text()
+
+
 class WebTurns(BrowserCase):
     """A serve with --max-turns 1: a turn beyond it shows as waiting (the
     list's dot, the working line), then runs once the first ends."""

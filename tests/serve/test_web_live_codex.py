@@ -13,11 +13,13 @@ cancelled with its partial answer kept and the follow-up still queued (a
 queue waits after a cancelled turn), then sent first with the next
 prompt, resuming the same codex thread; the search box finding the
 conversation by a word of the follow-up and nothing for a word no one
-wrote. Screenshots go to build/web-shots (BATON_WEB_SHOTS=DIR: there).
+wrote; and (WebLiveCodexSteer) a message steered into a slow turn with
+the page's Steer. Screenshots go to build/web-shots (BATON_WEB_SHOTS=DIR: there).
 
 Skipped (exit 77) without BATON_TEST_CODEX_BIN, chromium, chromedriver or
 python3-selenium.
 """
+import json
 import os
 import sys
 
@@ -144,6 +146,37 @@ class WebLiveCodex(BrowserCase):
         self.until(lambda: set(self.listed()) >= {conv, other}, "the whole list again")
         self.assertEqual(self.q(".conv-item .title b"), [])
         print(f"story of {conv}: ok", file=sys.stderr)
+
+
+class WebLiveCodexSteer(BrowserCase):
+    """Steer from the page with the real codex: while a slow answer
+    streams, the typed message goes in with Steer (codex turn/steer); the
+    stand-in's next request holds it, the turn's answer is its echo, and
+    the turn shows it as a steered row; nothing is queued."""
+
+    home_name = "web-live-codex-steer"
+    codex_bin = CODEX_BIN
+
+    def test_steer(self):
+        self.sign_in()
+        conv, run = self.create("first [[slow:25]]")
+        self.open_conv(conv)
+        self.until(lambda: self.shown("steer-btn") and "tick 002." in self.read(
+            lambda: self.q(".msg.assistant")[-1].text), "the slow answer streaming", timeout=60)
+        self.el("prompt").send_keys("steer-words-plum")
+        self.el("steer-btn").click()
+        self.until(lambda: self.answers()[-1:] == ["Hello! You said: steer-words-plum"],
+                   "the steer's answer", timeout=60)
+        rows = self.read(lambda: [e.text for e in self.q(".tool summary")])
+        self.assertTrue(any("steered" in r and "steer-words-plum" in r for r in rows), rows)
+        self.until(lambda: not self.shown("steer-btn"), "the turn to end")
+        d = self.detail_raw(conv)
+        self.assertEqual(d["queued"], [])
+        self.assertEqual([r["state"] for r in d["runs"]], ["completed"])
+        # the model saw it in that turn: a request after the first holds it
+        bodies = [json.dumps(b) for b in self.home.standin.requests()]
+        self.assertTrue(any("steer-words-plum" in b for b in bodies))
+        self.shot("live-steered")
 
 
 if __name__ == "__main__":

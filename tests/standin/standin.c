@@ -232,12 +232,13 @@ static char *large_text(size_t n)
     return t;
 }
 
-static char *slow_text(void)
+/* [[slow]]'s text: n ticks, one a delta. */
+static char *slow_text(long n)
 {
     struct sbuf s = {0};
     char tick[32];
-    for (int i = 1; i <= SLOW_DELTAS; i++) {
-        int k = snprintf(tick, sizeof tick, "tick %03d. ", i); /* SLOW_TICK bytes */
+    for (long i = 1; i <= n; i++) {
+        int k = snprintf(tick, sizeof tick, "tick %03ld. ", i); /* SLOW_TICK bytes */
         sbuf_add(&s, tick, (size_t)k);
     }
     return sbuf_detach(&s);
@@ -365,6 +366,7 @@ static int script_http_status(const char *user)
  *                             Completions and Responses), which opencode
  *                             honours: its 5 retries then take N ms each
  *   [[slow]]                → 300 deltas 200 ms apart
+ *   [[slow:N]]              → N deltas (1..300) 200 ms apart
  *   [[reasoning]]           → reasoning first (a summary / reasoning_content
  *                             deltas), then the echo
  *   anything else           → "Hello! You said: <prompt>" in short deltas
@@ -388,7 +390,9 @@ void script_answer(const struct prompt *p, const struct dialect *d, struct answe
             free(arg);
         }
     } else if ((arg = directive(p->user, "slow"))) {
-        answer_text(a, slow_text(), SLOW_TICK);
+        /* [[slow:N]]: N ticks (a turn a steer can reach while it streams) */
+        long n = arg[0] ? parse_num(arg, 1, SLOW_DELTAS) : SLOW_DELTAS;
+        answer_text(a, slow_text(n > 0 ? n : SLOW_DELTAS), SLOW_TICK);
         a->delay_ms = SLOW_DELAY_MS;
         free(arg);
     } else {

@@ -37,6 +37,17 @@ static void on_event(void *data, const struct bt_event *ev)
 static void on_signal(void *data, const struct bt_signal *sig)
 {
     struct bt_test_rig *r = data;
+    if (sig->type == BT_SIGNAL_STEER) { /* a runner's word, as the engine takes it */
+        r->steer_signals++;
+        r->steer_key = sig->steer.key;
+        r->steer_taken = sig->steer.taken;
+        return;
+    }
+    if (sig->type == BT_SIGNAL_USER_TEXT) {
+        snprintf(r->user_text, sizeof(r->user_text), "%s", sig->user_text.text);
+        r->user_texts++;
+        return;
+    }
     if (sig->type == BT_SIGNAL_TURN_END) {
         r->ended++;
         const char *kind = bt_error_kind_name(sig->turn_end.error_kind);

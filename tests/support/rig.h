@@ -25,6 +25,11 @@ struct bt_test_rig {
     char error_kind[64];          /* its error kind's name, "" for none */
     char message[256];            /* its message, "" for none */
     struct bt_usage usage;        /* the last usage event */
+    int steer_signals;            /* BT_SIGNAL_STEER from the runner: how many */
+    int64_t steer_key;            /* the last one's key */
+    int steer_taken;              /* the last one's taken */
+    int user_texts;               /* BT_SIGNAL_USER_TEXT from the parser: how many */
+    char user_text[256];          /* the last one's text */
     int stopping;                 /* set by the test: every request is marked as the
                                      engine marks one after the stop began */
 };

@@ -219,6 +219,22 @@ static void test_plan(void **state)
     bt_acp_map_release(&m);
 }
 
+/* A steer from another front end: the user's words in the turn. */
+static void test_steer(void **state)
+{
+    (void)state;
+    struct bt_acp_map m;
+    bt_acp_map_init(&m);
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_TURN_STEERED);
+    ev.steer_text = "use \"the other\" API";
+    ev.control = 4;
+    expect(&m, &ev,
+           "[{\"sessionUpdate\":\"user_message_chunk\",\"content\":{\"type\":\"text\","
+           "\"text\":\"use \\\"the other\\\" API\"}}]");
+    bt_acp_map_release(&m);
+}
+
 static void test_usage_and_the_rest(void **state)
 {
     (void)state;
@@ -399,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_message_repaired),
         cmocka_unit_test(test_tools),
         cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_steer),
         cmocka_unit_test(test_subagent),
         cmocka_unit_test(test_file_change_diffs),
         cmocka_unit_test(test_turn_changes),

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "coder.h"
+#include "rig.h"
 
 static const struct bt_runner_ops *ops(void)
 {
@@ -266,6 +267,56 @@ static void test_prompt_line(void **state)
     ops()->destroy(r);
 }
 
+/* A steer is one more user message on the open stdin, which claude answers
+ * with a result of its own (TAKEN_END); none after the interrupt. */
+static void test_steer_line(void **state)
+{
+    (void)state;
+    struct bt_runner_config cfg = {.prompt = "first"};
+    void *r = ops()->create(&cfg);
+    struct bt_buf out = BT_BUF_INIT;
+    assert_int_equal(ops()->steer(r, 3, "then \"this\"", &out, NULL), BT_RUNNER_STEER_TAKEN_END);
+    assert_string_equal(out.data, "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":"
+                                  "\"then \\\"this\\\"\"}}\n");
+    bt_buf_reset(&out);
+    assert_int_equal(ops()->interrupt(r, &out), 0);
+    bt_buf_reset(&out);
+    assert_int_equal(ops()->steer(r, 4, "late", &out, NULL), -EAGAIN);
+    assert_int_equal(out.len, 0);
+    bt_buf_release(&out);
+    ops()->destroy(r);
+}
+
+/* A steer's query ends with a result of its own: the turn's token counts
+ * are the results' sums, the repeated init starts no second session. */
+static void test_usage_summed_over_results(void **state)
+{
+    (void)state;
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "claude", BT_APPROVAL_DENY, NULL);
+    const char *init = "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-1\"}";
+    bt_test_rig_line(&r, init);
+    bt_test_rig_line(&r, "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+                         "\"usage\":{\"input_tokens\":10,\"cache_read_input_tokens\":100,"
+                         "\"output_tokens\":5},\"total_cost_usd\":0.5}");
+    assert_int_equal(r.usage.input_tokens, 110);
+    assert_int_equal(r.usage.output_tokens, 5);
+    bt_test_rig_line(&r, init);
+    bt_test_rig_line(&r, "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+                         "\"usage\":{\"input_tokens\":20,\"cache_read_input_tokens\":200,"
+                         "\"output_tokens\":7},\"total_cost_usd\":1.25}");
+    assert_int_equal(r.usage.input_tokens, 330);
+    assert_int_equal(r.usage.cached_input_tokens, 300);
+    assert_int_equal(r.usage.output_tokens, 12);
+    assert_true(r.usage.cost_usd == 1.25); /* claude's running total */
+    assert_int_equal(r.ended, 2);
+    /* one session.started: the second init is the same session */
+    const char *first = strstr(r.events.data, "session.started");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "session.started"));
+    bt_test_rig_release(&r);
+}
+
 static void test_permission_answers(void **state)
 {
     (void)state;
@@ -297,6 +348,8 @@ int main(void)
         cmocka_unit_test(test_later_turn_resumes),
         cmocka_unit_test(test_unusable_sessions_and_models),
         cmocka_unit_test(test_handoff),
+        cmocka_unit_test(test_steer_line),
+        cmocka_unit_test(test_usage_summed_over_results),
         cmocka_unit_test(test_new_session_path),
         cmocka_unit_test(test_session_files),
         cmocka_unit_test(test_version),

@@ -51,6 +51,54 @@ static void test_argv(void **state)
     bt_strv_release(&argv);
 }
 
+/* turn/steer: only once the turn has an id, with that id as the expected
+ * one; its answer says taken (a turnId) or refused (an error), once. */
+static void test_steer(void **state)
+{
+    (void)state;
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "codex", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_start(&r);
+    struct bt_buf out = BT_BUF_INIT;
+    assert_int_equal(bt_runner_codex.steer(r.runner, 7, "more", &out, &r.sink), -EBUSY);
+    assert_int_equal(out.len, 0);
+    bt_test_rig_line(&r, "{\"id\":1,\"result\":{\"userAgent\":\"x\"}}");
+    bt_test_rig_line(&r, "{\"id\":2,\"result\":{\"thread\":{\"id\":\"th-1\"}}}");
+    assert_int_equal(bt_runner_codex.steer(r.runner, 7, "more", &out, &r.sink), -EBUSY);
+    bt_test_rig_line(&r, "{\"id\":3,\"result\":{\"turn\":{\"id\":\"tu-1\"}}}");
+    assert_int_equal(bt_runner_codex.steer(r.runner, 7, "more", &out, &r.sink),
+                     BT_RUNNER_STEER_CONFIRM);
+    assert_string_equal(out.data, "{\"id\":100,\"method\":\"turn/steer\",\"params\":{\"threadId\":"
+                                  "\"th-1\",\"expectedTurnId\":\"tu-1\",\"input\":[{\"type\":"
+                                  "\"text\",\"text\":\"more\"}]}}\n");
+    assert_int_equal(r.steer_signals, 0); /* codex has not answered yet */
+    bt_test_rig_line(&r, "{\"id\":100,\"result\":{\"turnId\":\"tu-1\"}}");
+    assert_int_equal(r.steer_signals, 1);
+    assert_int_equal(r.steer_key, 7);
+    assert_int_equal(r.steer_taken, 1);
+    /* a second steer, refused: the turn was no longer the active one */
+    bt_buf_reset(&out);
+    assert_int_equal(bt_runner_codex.steer(r.runner, 8, "again", &out, &r.sink), 0);
+    assert_non_null(strstr(out.data, "\"id\":101,"));
+    bt_test_rig_line(&r, "{\"id\":101,\"error\":{\"code\":-32600,\"message\":\"no active turn\"}}");
+    assert_int_equal(r.steer_signals, 2);
+    assert_int_equal(r.steer_key, 8);
+    assert_int_equal(r.steer_taken, 0);
+    /* a repeated answer is a protocol warning, not a second word */
+    bt_test_rig_line(&r, "{\"id\":101,\"result\":{\"turnId\":\"tu-1\"}}");
+    assert_int_equal(r.steer_signals, 2);
+    assert_non_null(strstr(r.events.data, "warning:protocol"));
+    /* after the interrupt nothing more goes in */
+    struct bt_buf intr = BT_BUF_INIT;
+    assert_int_equal(bt_runner_codex.interrupt(r.runner, &intr), 0);
+    bt_buf_reset(&out);
+    assert_int_equal(bt_runner_codex.steer(r.runner, 9, "late", &out, &r.sink), -EAGAIN);
+    assert_int_equal(out.len, 0);
+    bt_buf_release(&intr);
+    bt_buf_release(&out);
+    bt_test_rig_release(&r);
+}
+
 static void test_version(void **state)
 {
     (void)state;
@@ -417,6 +465,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_argv),
         cmocka_unit_test(test_version),
+        cmocka_unit_test(test_steer),
         cmocka_unit_test(test_handshake_new_thread),
         cmocka_unit_test(test_resume_thread),
         cmocka_unit_test(test_request_routed_by_method),

@@ -180,6 +180,10 @@ static void assert_event_round_trip(const struct bt_event *ev)
         assert_int_equal(back.raw_len, ev->raw_len);
         assert_memory_equal(back.raw, ev->raw, ev->raw_len);
     }
+    if (ev->type == BT_EVENT_TURN_STEERED) {
+        assert_string_equal(back.steer_text, ev->steer_text ? ev->steer_text : "");
+        assert_int_equal(back.control, ev->control);
+    }
     if (ev->type == BT_EVENT_TURN_COMPLETED) {
         assert_int_equal(back.status, ev->status);
         assert_int_equal(back.exit_code, ev->exit_code);
@@ -215,6 +219,14 @@ static void test_turn_and_session_round_trip(void **state)
 {
     (void)state;
     struct bt_event ev;
+    /* a steer, with and without its control, its text any UTF-8 */
+    bt_event_init(&ev, BT_EVENT_TURN_STEERED);
+    envelope(&ev, 9, 1764417600125LL);
+    ev.steer_text = "go \"left\"\n\xc3\xa9 instead";
+    assert_event_round_trip(&ev);
+    ev.control = 12;
+    assert_event_round_trip(&ev);
+
     bt_event_init(&ev, BT_EVENT_TURN_STARTED);
     envelope(&ev, 1, 1764417600123LL);
     ev.coder = "codex";

@@ -8,6 +8,7 @@
  * 1.x's agent_settled and prompt disposition); the diagnosis of a pi 1.x
  * run by too old a Node.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,8 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 #include <zlib.h>
+
+#include "rig.h"
 
 #include "answer.h"
 #include "coder.h"
@@ -374,10 +377,51 @@ static void test_diagnose_old_node(void **state)
     ops->destroy(p);
 }
 
+/* A steer: the steer command with the next id; pi's success says only
+ * that it queued it, its user message_end (after the prompt's) that it
+ * took it in; an error answer refuses it. */
+static void test_steer(void **state)
+{
+    (void)state;
+    struct bt_test_rig r;
+    bt_test_rig_init(&r, "pi", BT_APPROVAL_DENY, NULL);
+    bt_test_rig_start(&r);
+    struct bt_buf out = BT_BUF_INIT;
+    assert_int_equal(r.coder->runner->steer(r.runner, 5, "go left", &out, &r.sink),
+                     BT_RUNNER_STEER_CONFIRM);
+    assert_string_equal(out.data, "{\"id\":\"100\",\"type\":\"steer\",\"message\":\"go left\"}\n");
+    bt_test_rig_line(&r, "{\"type\":\"response\",\"id\":\"100\",\"command\":\"steer\","
+                         "\"success\":true}");
+    assert_int_equal(r.steer_signals, 0);
+    bt_test_rig_line(&r, "{\"type\":\"message_end\",\"message\":{\"role\":\"user\",\"content\":"
+                         "[{\"type\":\"text\",\"text\":\"go \"},{\"type\":\"image\"},"
+                         "{\"type\":\"text\",\"text\":\"left\"}]}}");
+    assert_int_equal(r.user_texts, 1);
+    assert_string_equal(r.user_text, "go left");
+    bt_test_rig_line(&r, "{\"type\":\"message_start\",\"message\":{\"role\":\"user\",\"content\":"
+                         "\"x\"}}");
+    assert_int_equal(r.user_texts, 1); /* the start is not the take */
+    bt_buf_reset(&out);
+    assert_int_equal(r.coder->runner->steer(r.runner, 6, "no", &out, &r.sink), 0);
+    assert_non_null(strstr(out.data, "\"id\":\"101\""));
+    bt_test_rig_line(&r, "{\"type\":\"response\",\"id\":\"101\",\"command\":\"steer\","
+                         "\"success\":false,\"error\":\"Extension commands cannot be queued\"}");
+    assert_int_equal(r.steer_signals, 1);
+    assert_int_equal(r.steer_key, 6);
+    assert_int_equal(r.steer_taken, 0);
+    assert_int_equal(r.coder->runner->interrupt(r.runner, &out), 0);
+    bt_buf_reset(&out);
+    assert_int_equal(r.coder->runner->steer(r.runner, 7, "late", &out, &r.sink), -EAGAIN);
+    assert_int_equal(out.len, 0);
+    bt_buf_release(&out);
+    bt_test_rig_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_jscan_walk_and_decode),
+        cmocka_unit_test(test_steer),
         cmocka_unit_test(test_jscan_refuses_malformed),
         cmocka_unit_test(test_jscan_deep_nesting_refused),
         cmocka_unit_test(test_large_answer_text),
