@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "acp-int.h"
-#include "cmd-common.h"
+#include "service-conv.h"
 #include "framer.h"
 #include "json.h"
 #include "error.h"
@@ -292,7 +292,11 @@ int bt_acp_agent_run(const struct bt_acp_opts *o, int in_fd, int out_fd, struct 
     pthread_mutex_init(&a.lock, NULL);
     pthread_cond_init(&a.queued, NULL);
     pthread_cond_init(&a.asked, NULL);
-    rc = bt_cmd_open_store(&a.store);
+    struct bt_service_outcome opened = {0};
+    rc = bt_service_open(&a.store, bt_acp_say, NULL, &opened);
+    if (rc)
+        bt_acp_say(NULL, opened.message);
+    free(opened.message);
     if (rc == 0) {
         bt_acp_models_init(&a);
         serve(&a, in_fd);

@@ -235,3 +235,13 @@ cJSON *bt_acp_diff_turn(const char *run, int64_t turn, const struct bt_service_d
     free(json);
     return u;
 }
+
+cJSON *bt_acp_changes(struct bt_store *s, const char *conv, const char *run, int64_t turn)
+{
+    struct bt_service_diff d;
+    int want = BT_SERVICE_DIFF_PATCH | BT_SERVICE_DIFF_FILES | BT_SERVICE_DIFF_TOP;
+    cJSON *u =
+        bt_service_diff(s, conv, turn, want, 0, &d) == 0 ? bt_acp_diff_turn(run, turn, &d) : NULL;
+    bt_service_diff_release(&d);
+    return u;
+}

@@ -15,17 +15,20 @@
 
 #include "acp-int.h"
 #include "acp-map.h"
-#include "cmd-common.h"
+#include "channel.h"
+#include "service-conv.h"
 #include "event.h"
+#include "service.h"
 #include "util.h"
 
-/* How often the store is looked at: a followed turn's events come as
- * late as this. */
+/* How often the store is looked at without word from the run's owner: a
+ * followed turn's events come at once through its channel (channel.h),
+ * which wakes the look, and as late as this without one. */
 #define BT_ACP_FOLLOW_MS 100
-/* Looks between two checks for a run whose baton process died (killed, or
+/* Time between two checks for a run whose baton process died (killed, or
  * its machine's OOM killer): recovered as `baton attach` does, it ends
  * interrupted, and the prompt waiting on it is answered. */
-#define BT_ACP_RECOVER_LOOKS 10
+#define BT_ACP_RECOVER_MS 1000
 
 struct follow {
     struct bt_acp *a;
@@ -34,8 +37,37 @@ struct follow {
     char run[BT_ID_SIZE]; /* the run being streamed, "" none */
     int64_t next_seq;     /* its next event to send */
     struct bt_acp_map map;
-    int cancel_sent; /* the session's cancel was passed on to that run */
+    int cancel_sent;             /* the session's cancel was passed on to that run */
+    struct bt_channel_conn conn; /* to run's owner, fd -1 when none */
+    char conn_run[BT_ID_SIZE];   /* the run conn follows */
 };
+
+/* The lines are read from the store by seq (stream): the channel only
+ * says when. */
+static void on_line(void *data, const char *line, size_t len)
+{
+    (void)data, (void)line, (void)len;
+}
+
+/* Wait until the streamed run's owner commits more (its channel), at most
+ * BT_ACP_FOLLOW_MS; without a channel, that long. */
+static void wait_owner(struct follow *f)
+{
+    if (f->run[0] && strcmp(f->conn_run, f->run) != 0) {
+        bt_channel_conn_close(&f->conn);
+        memcpy(f->conn_run, f->run, BT_ID_SIZE);
+        bt_channel_follow_start(bt_store_home(f->s), f->run, &f->conn, on_line, f);
+    }
+    if (f->conn.fd >= 0 && bt_channel_conn_wait(&f->conn, BT_ACP_FOLLOW_MS) > 0) {
+        if (bt_channel_conn_read(&f->conn) != 0)
+            bt_channel_conn_close(&f->conn); /* its end is in the store */
+        return;
+    }
+    if (f->conn.fd < 0) {
+        const struct timespec tick = {.tv_nsec = BT_ACP_FOLLOW_MS * 1000000L};
+        nanosleep(&tick, NULL);
+    }
+}
 
 static int send_event(void *data, const struct bt_store_event *sev)
 {
@@ -161,7 +193,7 @@ static int look(struct follow *f, struct bt_acp_waiting **w)
 static void cancel(struct follow *f, struct bt_acp_waiting **w)
 {
     for (struct bt_acp_waiting **p = w; *p;) {
-        if (bt_store_message_discard(f->s, f->se->id, (*p)->msg) != 0) {
+        if (bt_service_take_back(f->s, f->se->id, (*p)->msg, 0) != 0) {
             p = &(*p)->next; /* it went out: its run's end answers it */
             continue;
         }
@@ -174,9 +206,9 @@ static void cancel(struct follow *f, struct bt_acp_waiting **w)
         free(back);
     }
     if (*w && !f->cancel_sent) {
-        struct bt_store_run r;
-        if (bt_store_run_cancel(f->s, f->se->id, &r) == 0)
-            bt_store_run_release(&r);
+        struct bt_service_outcome o = {0};
+        bt_service_cancel(f->s, f->se->id, &o); /* none runs: its end answers them */
+        free(o.message);
         f->cancel_sent = 1;
     }
 }
@@ -184,20 +216,23 @@ static void cancel(struct follow *f, struct bt_acp_waiting **w)
 struct bt_acp_waiting *bt_acp_follow(struct bt_acp *a, struct bt_acp_session *se,
                                      struct bt_store *s, struct bt_acp_waiting *w)
 {
-    struct follow f = {.a = a, .se = se, .s = s};
+    struct follow f = {.a = a, .se = se, .s = s, .conn = {.fd = -1}};
     bt_acp_map_init(&f.map);
-    const struct timespec tick = {.tv_nsec = BT_ACP_FOLLOW_MS * 1000000L};
-    for (unsigned looks = 1; w && !atomic_load(&a->stopping); looks++) {
+    int64_t recovered = bt_mono_ms();
+    while (w && !atomic_load(&a->stopping)) {
         /* the wait first: never a spin with the caller, who
          * may find the conversation busy again at once */
-        nanosleep(&tick, NULL);
-        if (looks % BT_ACP_RECOVER_LOOKS == 0)
-            bt_cmd_recover(s);
+        wait_owner(&f);
+        if (bt_mono_ms() - recovered >= BT_ACP_RECOVER_MS) {
+            recovered = bt_mono_ms();
+            bt_service_recover(s, bt_acp_say, NULL);
+        }
         if (atomic_load(&se->cancel))
             cancel(&f, &w);
         if (!w || !look(&f, &w))
             break;
     }
     bt_acp_map_release(&f.map);
+    bt_channel_conn_close(&f.conn);
     return w; /* at the agent's end, what waits stays queued and unanswered */
 }

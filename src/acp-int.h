@@ -120,6 +120,9 @@ int bt_acp_watch_start(struct bt_acp *a);
 void bt_acp_watch_stop(struct bt_acp *a);
 /* Make a->stop_pipe[0] readable (async-signal-safe, lock-free). */
 void bt_acp_wake(struct bt_acp *a);
+/* What the service says (bt_service_say_fn: what recovery did): "baton:
+ * LINE" on stderr, which the editor keeps as the agent's log. */
+void bt_acp_say(void *data, const char *line);
 
 /* --- acp-rpc.c: messages out ------------------------------------------ */
 
@@ -190,13 +193,6 @@ void bt_acp_models_stop(struct bt_acp *a);
 /* session/prompt: start the session's turn in a thread, or queue the
  * prompt behind the running one; errors are answered at once. */
 void bt_acp_prompt(struct bt_acp *a, const cJSON *id, const cJSON *params);
-/* What turn (run its last run) of conversation conv changed in its
- * working tree, from its snapshots (service-work.h), as the tool call
- * session/update sends (acp-map.h, bt_acp_diff_turn); NULL when nothing
- * changed or nothing was recorded (not in git, snapshots off). Live, at
- * the turn's end before its prompts are answered; replayed by
- * session/load after the turn's events. */
-cJSON *bt_acp_changes(struct bt_store *s, const char *conv, const char *run, int64_t turn);
 /* session/cancel (a notification): stop the session's running turn and
  * take back the prompts it queued (each answered cancelled). */
 void bt_acp_cancel(struct bt_acp *a, const cJSON *params);

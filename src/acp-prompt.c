@@ -19,6 +19,7 @@
 #include "error.h"
 #include "input.h"
 #include "json.h"
+#include "service-conv.h"
 #include "service-work.h"
 #include "util.h"
 
@@ -251,16 +252,6 @@ static void claim_sent(struct job *j, struct bt_acp_waiting **w, const char *run
     bt_store_message_list_free(m, n);
 }
 
-cJSON *bt_acp_changes(struct bt_store *s, const char *conv, const char *run, int64_t turn)
-{
-    struct bt_service_diff d;
-    int want = BT_SERVICE_DIFF_PATCH | BT_SERVICE_DIFF_FILES | BT_SERVICE_DIFF_TOP;
-    cJSON *u =
-        bt_service_diff(s, conv, turn, want, 0, &d) == 0 ? bt_acp_diff_turn(run, turn, &d) : NULL;
-    bt_service_diff_release(&d);
-    return u;
-}
-
 /* What the turn of run changed, as one tool call before its prompts are
  * answered (bt_acp_changes). */
 static void send_changes(struct job *j, const char *run)
@@ -356,16 +347,8 @@ static void *prompt_main(void *arg)
 static int store_session(struct bt_acp *a, const cJSON *id, struct bt_acp_session *se,
                          const char *text)
 {
-    const struct bt_coder *c = bt_coder_find(se->coder);
-    char *bin = c ? bt_coder_locate(c) : NULL;
-    if (!bin) {
-        char *why = c ? bt_coder_not_installed(c) : bt_xasprintf("no coder '%s'", se->coder);
-        bt_acp_error(a, id, BT_ACP_INTERNAL_ERROR, why, 0);
-        free(why);
-        return -1;
-    }
-    free(bin);
-    /* the service stores it (in a worktree of its own when asked) */
+    /* the service checks the coder and stores it (in a worktree of its
+     * own when asked) */
     struct bt_service_turn t = {.coder = se->coder,
                                 .model = se->model,
                                 .cwd = se->cwd,
@@ -495,7 +478,7 @@ void bt_acp_cancel(struct bt_acp *a, const cJSON *params)
     /* the prompts it queued are taken back: cancel ends all of them */
     while (w) {
         struct bt_acp_waiting *next = w->next;
-        (void)bt_store_message_discard(a->store, sid, w->msg); /* a turn took it: cancelled too */
+        (void)bt_service_take_back(a->store, sid, w->msg, 0); /* a turn took it: cancelled too */
         cJSON *r = cJSON_CreateObject();
         cJSON_AddStringToObject(r, "stopReason", "cancelled");
         bt_acp_result(a, w->id, r, 0);

@@ -135,3 +135,9 @@ void bt_acp_update_optional(struct bt_acp *a, const char *sid, cJSON *update, in
 {
     send_msg(a, update_msg(sid, update), locked, 1);
 }
+
+void bt_acp_say(void *data, const char *line)
+{
+    (void)data;
+    fprintf(stderr, "baton: %s\n", line);
+}

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd-attach: `baton attach CONV [--from SEQ] [--json]` follows the running
- * (or last) turn of a conversation from the store, whichever process runs
- * it: events are read by sequence number as the owner commits them (after
- * each read from the coder), so any number of attachers see the same
- * events in the same order, and one that joins late starts from seq 1. It
+ * (or last) turn of a conversation, whichever process runs it: events come
+ * live through the run owner's channel (channel.h) as the owner commits
+ * them (after each read from the coder), and are read from the store by
+ * sequence number for what came before (or while there is no channel), so
+ * any number of attachers see the same events in the same order, each
+ * once, and one that joins late starts from seq 1. It
  * ends with the turn's turn.completed and exits with the turn's exit code.
  * The owner (pid and start time stored with the run) is checked every
  * second: one that died meanwhile is recovered here (the run is rebuilt
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "channel.h"
 #include "cmd-args.h"
 #include "cmd-common.h"
 #include "cmd-exit.h"
@@ -109,31 +112,29 @@ static int owner_gone(struct bt_store *s, const char *run, int *pid)
     return gone;
 }
 
-/* Follow run until its end; returns the exit code. */
-static int follow_run(struct bt_store *s, const char *run, struct follow *f)
+/* One round's checks after the store was read: -1 to go on, else the
+ * exit code. */
+static int follow_step(struct bt_store *s, const char *run, struct follow *f,
+                       enum bt_store_run_state st, int64_t *checked)
 {
-    for (unsigned waited = 0;; waited += POLL_MS) {
-        /* the state is read before the events, so events committed before
-         * the run ended are all read below */
-        enum bt_store_run_state st = run_state(s, run);
-        if (bt_store_event_each(s, run, f->next, on_stored, f) < 0)
-            return bt_cmd_fail(BT_EXIT_FAILED, "cannot read the run's events: %s",
-                               bt_store_errmsg(s));
-        if (f->ended)
-            return f->exit_code;
-        int err = bt_cmd_stdout_error(1);
-        if (err) { /* the reader is gone: stop following, the turn is not ours */
-            fprintf(stderr, "baton: %s; the turn goes on (`baton attach` follows it again)\n",
-                    err == EPIPE ? "stdout was closed" : bt_cmd_stdout_reason(err));
-            return err == EPIPE ? BT_EXIT_STDOUT_CLOSED : BT_EXIT_FAILED;
-        }
-        if (st != BT_STORE_RUN_RUNNING)
-            return exit_for_state(st);
-        int pid = 0;
-        if ((interrupted || waited % RECOVER_MS == 0) && owner_gone(s, run, &pid)) {
+    if (f->ended)
+        return f->exit_code;
+    int err = bt_cmd_stdout_error(1);
+    if (err) { /* the reader is gone: stop following, the turn is not ours */
+        fprintf(stderr, "baton: %s; the turn goes on (`baton attach` follows it again)\n",
+                err == EPIPE ? "stdout was closed" : bt_cmd_stdout_reason(err));
+        return err == EPIPE ? BT_EXIT_STDOUT_CLOSED : BT_EXIT_FAILED;
+    }
+    if (st != BT_STORE_RUN_RUNNING)
+        return exit_for_state(st);
+    int pid = 0;
+    int64_t now = bt_mono_ms();
+    if (interrupted || now - *checked >= RECOVER_MS) {
+        *checked = now;
+        if (owner_gone(s, run, &pid)) {
             bt_cmd_recover(s);
             if (run_state(s, run) != BT_STORE_RUN_RUNNING)
-                continue; /* recovered: its end is read next */
+                return -1; /* recovered: its end is read next */
             return bt_cmd_fail(
                 BT_EXIT_FAILED,
                 "the baton process running this turn (pid %d) is gone, and the store "
@@ -141,13 +142,102 @@ static int follow_run(struct bt_store *s, const char *run, struct follow *f)
                 "that can write it rebuilds the run from the coder's raw output",
                 pid);
         }
-        if (interrupted)
-            return bt_cmd_fail(BT_EXIT_CANCELLED, "stopped following; the turn goes on "
-                                                  "(baton cancel stops it)");
-        if (!f->json && waited % 100 == 0)
-            bt_render_tick(&f->render);
-        bt_cmd_sleep_ms(POLL_MS);
     }
+    if (interrupted)
+        return bt_cmd_fail(BT_EXIT_CANCELLED, "stopped following; the turn goes on "
+                                              "(baton cancel stops it)");
+    return -1;
+}
+
+/* The live side: the run owner's channel (channel.h), events as they are
+ * committed, each shown once: a seq already shown is dropped, a gap is
+ * read from the store first. */
+struct live {
+    struct follow *f;
+    struct bt_store *s;
+    const char *run;
+    struct bt_channel_conn conn;
+    int connected;
+    int64_t tried_ms; /* the last connection attempt (bt_mono_ms) */
+};
+
+static void on_live(void *data, const char *line, size_t len)
+{
+    struct live *l = data;
+    struct bt_event e;
+    struct bt_event_doc *doc = NULL;
+    if (l->f->ended || bt_event_parse(line, len, &e, &doc) != 0) {
+        bt_event_doc_free(doc);
+        return;
+    }
+    int64_t seq = e.seq;
+    bt_event_doc_free(doc);
+    if (seq > l->f->next) /* cut off and back, or joined between: the store has it */
+        bt_store_event_each(l->s, l->run, l->f->next, on_stored, l->f);
+    if (seq != l->f->next || l->f->ended)
+        return;
+    struct bt_store_event ev = {.run = l->run, .seq = seq, .data = line, .len = len};
+    on_stored(l->f, &ev);
+}
+
+/* Connect to the owner's channel while the run runs, at most every
+ * POLL_MS: before it listens (a turn waiting for its slot) and after it
+ * closed (the coder is gone, the end is being recorded), the store is
+ * polled instead. */
+static void live_connect(struct live *l)
+{
+    int64_t now = bt_mono_ms();
+    if (l->connected || now - l->tried_ms < POLL_MS)
+        return;
+    l->tried_ms = now;
+    l->connected = bt_channel_follow(bt_store_home(l->s), l->run, &l->conn, on_live, l) == 0;
+}
+
+/* Wait up to ms for the owner's next events (shown as they come), or
+ * sleep that long without a channel. */
+static void live_wait(struct live *l, unsigned ms)
+{
+    if (!l->connected) {
+        bt_cmd_sleep_ms(ms < POLL_MS ? ms : POLL_MS);
+        return;
+    }
+    if (bt_channel_conn_wait(&l->conn, (int)ms) != 0 && bt_channel_conn_read(&l->conn) != 0) {
+        bt_channel_conn_close(&l->conn); /* the owner closed it: the store has the rest */
+        l->connected = 0;
+    }
+}
+
+/* Follow run until its end; returns the exit code. */
+static int follow_run(struct bt_store *s, const char *run, struct follow *f)
+{
+    struct live l = {.f = f, .s = s, .run = run, .tried_ms = -POLL_MS};
+    int64_t checked = bt_mono_ms(), ticked = checked;
+    int rc = -1;
+    while (rc < 0) {
+        /* the state is read before the events, so events committed before
+         * the run ended are all read below; connecting before the store is
+         * read means no event falls between the two */
+        enum bt_store_run_state st = run_state(s, run);
+        if (st == BT_STORE_RUN_RUNNING)
+            live_connect(&l);
+        if (bt_store_event_each(s, run, f->next, on_stored, f) < 0) {
+            rc =
+                bt_cmd_fail(BT_EXIT_FAILED, "cannot read the run's events: %s", bt_store_errmsg(s));
+            break;
+        }
+        rc = follow_step(s, run, f, st, &checked);
+        if (rc >= 0)
+            break;
+        if (!f->json && bt_mono_ms() - ticked >= 100) {
+            bt_render_tick(&f->render);
+            ticked = bt_mono_ms();
+        }
+        live_wait(&l, f->json ? RECOVER_MS : 100);
+        if (f->ended)
+            rc = f->exit_code;
+    }
+    bt_channel_conn_close(&l.conn);
+    return rc;
 }
 
 static int parse(int argc, char **argv, struct follow *f, const char **conv)

@@ -4,12 +4,9 @@
  * any process, and `baton rm-queued CONV N` takes back the conversation's
  * queued message #N (its queue number, store.h "Queue numbers").
  *
- * cancel records the request in the store and waits: the run's owner (a
- * foreground baton or a detached worker) looks for it every 100 ms and
- * stops its coder the normal way (protocol interrupt, SIGTERM, SIGKILL to
- * the group). No signal goes to a pid read from the store, so a reused pid
- * is never hit; an owner that died meanwhile is recovered here, and its run
- * reads as cancelled because the request was stored first.
+ * Both are the service's (service-cancel.c): the command parses, calls
+ * and says what came of it; cancel then waits for the run to end, as a
+ * person at a terminal expects (the API and `baton acp` do not wait).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,29 +15,14 @@
 
 #include "cmd-args.h"
 #include "cmd-common.h"
+#include "cmd-exit.h"
 #include "cmd.h"
 #include "error.h"
-#include "store.h"
+#include "service-conv.h"
 
 /* How long cancel waits for the turn to end: the owner's stop escalation
  * takes at most two grace periods of 3 s, plus the coder's linger. */
 #define CANCEL_WAIT_MS 20000
-
-/* Wait for run to end; its final state or RUNNING after the wait. */
-static enum bt_store_run_state wait_end(struct bt_store *s, const char *run)
-{
-    for (unsigned waited = 0;; waited += 100) {
-        struct bt_store_run r;
-        if (waited % 1000 == 0)
-            bt_cmd_recover(s); /* an owner that died meanwhile */
-        enum bt_store_run_state st =
-            bt_store_run_get(s, run, &r) == 0 ? r.state : BT_STORE_RUN_INTERRUPTED;
-        bt_store_run_release(&r);
-        if (st != BT_STORE_RUN_RUNNING || waited >= CANCEL_WAIT_MS)
-            return st;
-        bt_cmd_sleep_ms(100);
-    }
-}
 
 int bt_cmd_cancel(int argc, char **argv)
 {
@@ -54,24 +36,18 @@ int bt_cmd_cancel(int argc, char **argv)
         return rc;
     if ((rc = bt_cmd_resolve(s, a.operands[0], conv)) != 0)
         goto out;
-    struct bt_store_run run;
-    rc = bt_store_run_cancel(s, conv, &run);
-    if (rc == BT_ENOTFOUND) {
-        rc = bt_cmd_fail(BT_EXIT_USAGE, "no turn of %s is running: nothing to cancel", conv);
+    struct bt_service_outcome o = {0};
+    if (bt_service_cancel(s, conv, &o) != 0) {
+        rc = bt_cmd_fail(bt_cmd_exit_service(&o), "%s", o.message);
+        free(o.message);
         goto out;
     }
-    if (rc) {
-        rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot cancel: %s", bt_store_errmsg(s));
-        goto out;
-    }
-    enum bt_store_run_state st = wait_end(s, run.id);
+    enum bt_store_run_state st = bt_service_cancel_wait(s, o.run, CANCEL_WAIT_MS, bt_cmd_say, NULL);
     if (st == BT_STORE_RUN_RUNNING)
         rc = bt_cmd_fail(BT_EXIT_FAILED, "run %s of %s is still stopping; it was asked to cancel",
-                         run.id, conv);
+                         o.run, conv);
     else
-        fprintf(stderr, "baton: run %s of %s ended %s\n", run.id, conv,
-                bt_store_run_state_name(st));
-    bt_store_run_release(&run);
+        fprintf(stderr, "baton: run %s of %s ended %s\n", o.run, conv, bt_store_run_state_name(st));
 out:
     bt_store_close(s);
     return rc;
@@ -104,12 +80,12 @@ int bt_cmd_rm_queued(int argc, char **argv)
     if ((rc = bt_cmd_open_store(&s)) != 0)
         return rc;
     if ((rc = bt_cmd_resolve(s, a.operands[0], conv)) == 0) {
-        rc = bt_store_queued_discard(s, conv, msg, NULL);
-        if (rc == 0)
+        struct bt_service_outcome o = {0};
+        if (bt_service_unqueue(s, conv, msg, &o) == 0)
             fprintf(stderr, "baton: took back queued message #%lld of %s\n", (long long)msg, conv);
         else
-            rc = bt_cmd_fail(rc == BT_ESTORE ? BT_EXIT_FAILED : BT_EXIT_USAGE, "%s",
-                             bt_store_errmsg(s));
+            rc = bt_cmd_fail(bt_cmd_exit_service(&o), "%s", o.message);
+        free(o.message);
     }
     bt_store_close(s);
     return rc;

@@ -15,99 +15,38 @@
 
 #include "cmd-args.h"
 #include "cmd-common.h"
+#include "cmd-exit.h"
 #include "cmd.h"
 #include "coder.h"
 #include "perf.h"
 #include "error.h"
 #include "proc.h"
-#include "rebuild.h"
-#include "service.h"
+#include "service-conv.h"
 #include "store.h"
 #include "view.h"
 
 int bt_cmd_open_store(struct bt_store **s)
 {
-    char *home = bt_store_default_home();
-    char *err = NULL;
-    const char *env = getenv("BATON_HOME");
-    if (!home && env && *env)
-        return bt_cmd_fail(BT_EXIT_USAGE, "BATON_HOME must be an absolute path, not '%s'", env);
-    if (!home)
-        return bt_cmd_fail(BT_EXIT_FAILED, "cannot find a home for the store: set BATON_HOME");
-    int rc = bt_store_open(home, s, &err);
-    if (rc) {
-        bt_cmd_fail(BT_EXIT_FAILED, "cannot open the store in %s: %s", home,
-                    err ? err : bt_strerror(rc));
-        free(err);
-        free(home);
-        return BT_EXIT_FAILED;
+    struct bt_service_outcome o = {0};
+    int rc = bt_service_open(s, bt_cmd_say, NULL, &o);
+    if (rc) { /* said as bt_cmd_fail says it */
+        fprintf(stderr, "baton: %s\n", o.message);
+        rc = bt_cmd_exit_service(&o);
     }
-    free(home);
-    bt_perf_mark("store opened");
-    bt_cmd_recover(*s);
-    bt_perf_mark("earlier runs recovered");
-    return 0;
+    free(o.message);
+    return rc;
 }
 
-/* Say what recovery did with a run (stderr: the command's own output is
- * not disturbed). */
-static void tell_rebuilt(const struct bt_store_run *r, const struct bt_rebuild_report *rep)
+void bt_cmd_say(void *data, const char *line)
 {
-    fprintf(stderr,
-            "baton: run %s of conversation %s was rebuilt from the coder's raw output "
-            "(%lld events kept, %lld added): %s%s%s\n",
-            r->id, r->conversation, (long long)rep->kept, (long long)rep->added,
-            bt_store_run_state_name(rep->state), rep->problem ? "; " : "",
-            rep->problem ? rep->problem : "");
-}
-
-/* Rebuild a run whose owner is gone from its raw output when the store
- * lacks events it holds, or the coder's own end (rebuild.h); else leave it
- * to bt_store_recover. 1 if rebuilt. */
-static int rebuild_dead(struct bt_store *s, const struct bt_store_run *r)
-{
-    struct bt_rebuild_report rep;
-    int rc = bt_rebuild_run(s, &(struct bt_rebuild){.run = r}, &rep);
-    if (rc == 0 && rep.rebuilt) {
-        tell_rebuilt(r, &rep);
-        bt_proc_stop_orphan(r->pgid, r->child_start, r->id);
-    } else if (rc == 0 && rep.problem) {
-        fprintf(stderr,
-                "baton: run %s of conversation %s: %s; it is marked interrupted with "
-                "the events the store has\n",
-                r->id, r->conversation, rep.problem);
-    } else if (rc && rc != -EALREADY) {
-        fprintf(stderr, "baton: cannot rebuild run %s of conversation %s: %s\n", r->id,
-                r->conversation, bt_store_errmsg(s));
-    }
-    int rebuilt = rc == 0 && rep.rebuilt;
-    bt_rebuild_report_release(&rep);
-    return rebuilt;
+    (void)data;
+    fprintf(stderr, "baton: %s\n", line);
 }
 
 int bt_cmd_recover(struct bt_store *s)
 {
-    struct bt_store_run *dead = NULL;
-    size_t n = 0;
-    int rc = bt_store_dead_runs(s, &dead, &n);
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rebuild_dead(s, &dead[i]);
-    bt_store_run_list_free(dead, n);
-    if (rc == 0 && n == 0)
-        return bt_service_control_strand(s); /* left by owners that died before */
-    struct bt_store_orphan *orphans = NULL;
-    size_t n_orphans = 0;
-    if (rc == 0)
-        rc = bt_store_recover(s, NULL, &orphans, &n_orphans);
-    for (size_t i = 0; rc == 0 && i < n_orphans; i++)
-        bt_proc_stop_orphan(orphans[i].pgid, orphans[i].child_start, orphans[i].run);
-    free(orphans);
-    if (rc == 0) /* their control requests: a cancel is done, the rest refused */
-        rc = bt_service_control_strand(s);
-    if (rc)
-        fprintf(stderr, "baton: cannot recover the runs whose baton process is gone: %s\n",
-                bt_store_errmsg(s));
-    return rc;
+    int rc = bt_service_recover(s, bt_cmd_say, NULL);
+    return rc < 0 ? rc : 0;
 }
 
 int bt_cmd_fail(int code, const char *fmt, ...)

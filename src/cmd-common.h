@@ -29,9 +29,11 @@ int bt_cmd_open_store(struct bt_store **s);
  * whose store record lacks what the raw output holds (rebuild.h), mark the
  * others interrupted (cancelled if a cancel was asked for), and stop their
  * process groups if still alive and still theirs. What it rebuilt, or
- * could not do, is said on stderr. Returns 0 or the store's error (a store
+ * could not do, is said on stderr (bt_service_recover). Returns 0 or the store's error (a store
  * that cannot be written: the runs stay as they are). */
 int bt_cmd_recover(struct bt_store *s);
+/* A line a service call says (bt_service_say_fn): "baton: LINE" on stderr. */
+void bt_cmd_say(void *data, const char *line);
 /* One line of `baton ls` for c on stdout: short id, coder, state (the
  * last run's, or the conversation's status when not active), last activity,
  * title. */

@@ -12,12 +12,14 @@
  * not the turns.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "channel.h"
 #include "cmd-common.h"
 #include "cmd-exit.h"
 #include "cmd-fanout.h"
@@ -52,7 +54,8 @@ struct member {
     int64_t tokens;     /* -1 until a usage event says */
     int64_t started_ms; /* when its turn started */
     int64_t ended_ms;
-    const char *state; /* what the live line says */
+    const char *state;           /* what the live line says */
+    struct bt_channel_conn conn; /* to its run's owner (channel.h), fd -1 if none */
 };
 
 struct fanout {
@@ -98,6 +101,7 @@ static void take_members(struct fanout *f, const struct bt_service_fanout *made)
         struct member *m = &f->m[i];
         const struct bt_service_fanned *x = &made->v[i];
         snprintf(m->coder, sizeof m->coder, "%s", x->coder);
+        m->conn.fd = -1; /* no channel followed yet */
         m->tokens = -1;
         m->state = "starting";
         if (!x->conversation[0]) {
@@ -240,17 +244,56 @@ static void say_ended(const struct member *m)
     fflush(stdout);
 }
 
+/* The channel's lines are read from the store by seq (poll_member): they
+ * only say when. */
+static void on_line(void *data, const char *line, size_t len)
+{
+    (void)data, (void)line, (void)len;
+}
+
+/* Wait up to POLL_MS for any running member's owner to commit events
+ * (their channels, connected as their runs start; the store is read
+ * every POLL_MS without one). */
+static void wait_members(struct fanout *f)
+{
+    struct pollfd *p = bt_xcalloc(f->n, sizeof *p);
+    size_t *of = bt_xcalloc(f->n, sizeof *of); /* p[k] is member of[k]'s */
+    nfds_t n = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        struct member *m = &f->m[i];
+        if (m->ended || !m->run[0])
+            continue;
+        if (m->conn.fd < 0)
+            bt_channel_follow_start(bt_store_home(f->s), m->run, &m->conn, on_line, m);
+        if (m->conn.fd >= 0) {
+            p[n] = (struct pollfd){.fd = m->conn.fd, .events = POLLIN};
+            of[n++] = i;
+        }
+    }
+    if (poll(p, n, POLL_MS) > 0)
+        for (nfds_t i = 0; i < n; i++)
+            if (p[i].revents && bt_channel_conn_read(&f->m[of[i]].conn) != 0)
+                bt_channel_conn_close(&f->m[of[i]].conn); /* its owner closed it: its end comes */
+    free(of);
+    free(p);
+}
+
 /* Follow every member to its end; 0, or an exit code when following
  * stopped (Ctrl-C, stdout gone, the store unreadable). */
 static int follow(struct fanout *f)
 {
-    for (unsigned waited = 0;; waited += POLL_MS) {
+    int64_t checked = bt_mono_ms(), drawn = 0;
+    for (;;) {
         size_t open = 0;
+        int64_t now = bt_mono_ms();
+        int check = now - checked >= RECOVER_MS;
+        if (check)
+            checked = now;
         for (size_t i = 0; i < f->n; i++) {
             struct member *m = &f->m[i];
             if (m->ended || !m->run[0])
                 continue;
-            if (poll_member(f, m, waited % RECOVER_MS == 0) != 0)
+            if (poll_member(f, m, check) != 0)
                 return bt_cmd_fail(BT_EXIT_FAILED, "cannot read the runs: %s",
                                    bt_store_errmsg(f->s));
             if (m->ended && !f->live && !f->json)
@@ -259,8 +302,10 @@ static int follow(struct fanout *f)
         }
         if (f->json)
             fflush(stdout);
-        if (f->live && (waited % 100 == 0 || !open))
+        if (f->live && (now - drawn >= 100 || !open)) {
             draw(f);
+            drawn = now;
+        }
         if (!open)
             return 0;
         int err = bt_cmd_stdout_error(1);
@@ -268,7 +313,7 @@ static int follow(struct fanout *f)
             return err == EPIPE ? BT_EXIT_STDOUT_CLOSED : BT_EXIT_FAILED;
         if (interrupted)
             return BT_EXIT_CANCELLED;
-        bt_cmd_sleep_ms(POLL_MS);
+        wait_members(f);
     }
 }
 
@@ -382,8 +427,10 @@ int bt_cmd_fanout(struct bt_store *s, const struct bt_service_turn *t, const cha
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
-    for (size_t i = 0; i < f.n; i++)
+    for (size_t i = 0; i < f.n; i++) {
         free(f.m[i].failure);
+        bt_channel_conn_close(&f.m[i].conn);
+    }
     free(f.m);
     bt_service_fanout_release(&made);
     bt_strv_release(&names);

@@ -45,28 +45,12 @@ static int read_raw(struct bt_store *s, const char *run, const char *stream, str
     return rc;
 }
 
-static void json_conv(struct bt_buf *b, const struct bt_store_conversation *c)
-{
-    bt_buf_adds(b, "{");
-    bt_json_member(b, "id", c->id);
-    bt_json_member(b, "title", c->title);
-    bt_json_member(b, "coder", c->coder);
-    bt_json_member(b, "model", c->model);
-    bt_json_member(b, "cwd", c->cwd);
-    bt_json_member(b, "native_session_id", c->native_session_id);
-    bt_json_member(b, "status", bt_store_conv_status_name(c->status));
-    bt_buf_adds(b, ",\"worktree\":");
-    bt_view_worktree(b, &c->worktree);
-    bt_json_member(b, "group", c->group[0] ? c->group : NULL);
-    bt_buf_adds(b, "}");
-}
-
 static void print_json(const struct bt_store_conversation *c, const struct bt_store_message *v,
                        size_t n)
 {
     struct bt_buf b = BT_BUF_INIT;
-    bt_buf_adds(&b, "{\"conversation\":");
-    json_conv(&b, c);
+    bt_buf_adds(&b, "{\"conversation\":"); /* the object ls --json and the API give */
+    bt_view_conversation(&b, c);
     bt_buf_adds(&b, ",\"messages\":[");
     for (size_t i = 0; i < n; i++) {
         if (i)

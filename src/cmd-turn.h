@@ -9,10 +9,10 @@
 
 #include <stdint.h>
 
-#include "service.h"
+#include "service-conv.h"
 
 /* Default --idle-timeout: a coder silent this long is stalled. */
-#define BT_CMD_IDLE_TIMEOUT_MS 600000
+#define BT_CMD_IDLE_TIMEOUT_MS BT_SERVICE_IDLE_TIMEOUT_MS
 
 /* Seconds as a decimal number into ms, 0 meaning "no limit"; anything else
  * below a millisecond becomes one. -1 if s is not such a number. */
@@ -24,21 +24,13 @@ int bt_cmd_parse_approval(const char *s, enum bt_approval *a);
 struct bt_args;
 int bt_cmd_turn_option(const struct bt_args *a, int id, struct bt_service_turn *t);
 
-/* The program workers are started as (an absolute path to baton, kept by
- * the caller); without a call, this program itself. baton-serve sets the
- * baton beside it. */
-void bt_cmd_worker_exe(const char *path);
-
-/* Start `baton __worker MODE ... CONV` (MODE "flush" or "retry") detached,
- * with t's approval, timeouts and retry setting; its stderr is appended to
- * $BATON_HOME/worker.log. With notify_fd, *notify_fd is where the worker
- * reports (see bt_cmd_worker_detach). Returns 0 or a negative error. */
+/* bt_service_worker_start, for the commands (service-conv.h). */
 int bt_cmd_worker_start(const char *mode, const char *conv, const struct bt_service_turn *t,
                         int *notify_fd);
 
-/* Wait (at most a few seconds) for the report of a worker started with a
- * notify fd, which is closed: 0 with run set once its turn started, or an
- * exit code with *why (owned) saying why no turn started. */
+/* bt_service_worker_report as the commands say it: 0 with run set once
+ * its turn started, or an exit code with *why (owned) saying why no turn
+ * started. */
 int bt_cmd_worker_report(int fd, char run[BT_ID_SIZE], char **why);
 
 /* Start a worker and wait until its run exists; print the conversation id

@@ -9,8 +9,10 @@
  * worker that dies is recovered by the next command (interrupted), and
  * `baton attach` follows its turns from the store.
  *
- * Starting one and reading its report is cmd-turn.c's (bt_cmd_worker_start,
- * bt_cmd_worker_detach). With --notify the worker reports on fd 3, one line, then closes it:
+ * Starting one and reading its report is the service's (service-worker.c,
+ * bt_service_worker_start and bt_service_worker_line; cmd-turn.c's
+ * bt_cmd_worker_detach says what came of it). With --notify the worker
+ * reports on fd 3, one line, then closes it:
  *   "run CONV RUN"        the run exists and its turn starts
  *   "end CODE MESSAGE"    no run started: the exit code and why (CODE 0:
  *                         nothing was queued any more)

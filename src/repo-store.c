@@ -334,6 +334,9 @@ int bt_repo_store_open(const char *dir, const char *snapshots, git_repository **
 int bt_repo_refs_delete(const char *dir, const char *snapshots, const char *prefix, char **why)
 {
     *why = NULL;
+    struct stat st;
+    if (stat(snapshots, &st) != 0 && errno == ENOENT)
+        return 0; /* no store, so no snapshot: none made now for nothing */
     git_repository *user, *store;
     int rc = bt_repo_store_open(dir, snapshots, &user, &store, why);
     if (rc == BT_ENOTFOUND || rc == -EINVAL) {

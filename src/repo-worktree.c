@@ -24,12 +24,6 @@ void bt_repo_worktree_release(struct bt_repo_worktree *wt)
     *wt = (struct bt_repo_worktree){0};
 }
 
-const char *bt_repo_worktree_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
 /* Why repo cannot give a worktree its HEAD (a static sentence), or NULL. */
 static const char *unusable(git_repository *repo)
 {
@@ -252,22 +246,6 @@ int bt_repo_worktree_add(const char *dir, const char *path, const char *branch,
     git_commit_free(commit);
     git_repository_free(repo);
     return rc;
-}
-
-int bt_repo_changes_count(git_repository *repo, size_t *n, char **why)
-{
-    git_status_options o;
-    git_status_options_init(&o, GIT_STATUS_OPTIONS_VERSION);
-    o.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
-    o.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
-    git_status_list *list = NULL;
-    if (git_status_list_new(&list, repo, &o) != 0) {
-        *why = bt_repo_why("cannot read the worktree's status");
-        return BT_EPROTO;
-    }
-    *n = git_status_list_entrycount(list);
-    git_status_list_free(list);
-    return 0;
 }
 
 int bt_repo_worktree_dirty(const char *path, int *dirty, char **why)

@@ -17,6 +17,11 @@ static void init(void)
     git_libgit2_init(); /* for the process's life: libgit2 keeps caches per process */
 }
 
+void bt_repo_start(void)
+{
+    pthread_once(&once, init);
+}
+
 char *bt_repo_why(const char *what)
 {
     const git_error *e = git_error_last();
@@ -117,5 +122,30 @@ int bt_repo_open_gitdir(const char *gitdir, git_repository **repo, char **why)
         free(what);
         return BT_EPROTO;
     }
+    return 0;
+}
+
+/* Shared by the worktree files (repo-worktree.c, repo-remove.c,
+ * repo-keep.c), kept here below them so their calls go one way. */
+
+const char *bt_repo_worktree_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+int bt_repo_changes_count(git_repository *repo, size_t *n, char **why)
+{
+    git_status_options o;
+    git_status_options_init(&o, GIT_STATUS_OPTIONS_VERSION);
+    o.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+    o.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED | GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS;
+    git_status_list *list = NULL;
+    if (git_status_list_new(&list, repo, &o) != 0) {
+        *why = bt_repo_why("cannot read the worktree's status");
+        return BT_EPROTO;
+    }
+    *n = git_status_list_entrycount(list);
+    git_status_list_free(list);
     return 0;
 }

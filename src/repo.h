@@ -28,6 +28,13 @@
 
 #define BT_REPO_OID_SIZE 41 /* a SHA-1 object id in hex, NUL-terminated */
 
+/* Start libgit2 now, on this thread, as every call of this module does
+ * once anyway. For a process that calls this module from threads that
+ * never end (libuv's pool: baton serve's rm and handoff): libgit2's start
+ * starts OpenSSL (through libssh2, Debian's libgit2 1.5.1), whose state
+ * for the starting thread is freed only when that thread ends. */
+void bt_repo_start(void);
+
 /* A conversation's worktree, as made (bt_repo_worktree_add). */
 struct bt_repo_worktree {
     char *path;   /* its directory: absolute, resolved */
@@ -161,7 +168,8 @@ int bt_repo_snapshot(const char *dir, const char *snapshots, const char *ref,
  * baton's store of the repository that holds dir, and the empty
  * directories they leave; a store left with no reference is removed
  * whole, its objects with it. Returns 0 (also when there is no such
- * reference or no repository any more). */
+ * reference, no repository any more, or no snapshots directory: none is
+ * made). */
 int bt_repo_refs_delete(const char *dir, const char *snapshots, const char *prefix, char **why);
 
 /* One file changed between two trees. */

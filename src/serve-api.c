@@ -14,12 +14,10 @@
 #include <string.h>
 
 #include "json.h"
-#include "cmd-turn.h"
-#include "cmd.h"
 #include "error.h"
 #include "input.h"
 #include "serve.h"
-#include "service.h"
+#include "service-conv.h"
 #include "store.h"
 #include "view.h"
 
@@ -106,7 +104,7 @@ static const char *field(struct body *b, const cJSON *m)
         if (t->model && bt_input_model_problem(t->model))
             return bt_input_model_problem(t->model);
     } else if (strcmp(k, "approval") == 0) {
-        if (!cJSON_IsString(m) || bt_cmd_parse_approval(m->valuestring, &t->approval) != 0)
+        if (!cJSON_IsString(m) || bt_service_approval_parse(m->valuestring, &t->approval) != 0)
             return "must be \"never\", \"deny\" or \"auto\"";
     } else if (strcmp(k, "timeout") == 0 || strcmp(k, "idle_timeout") == 0) {
         if (seconds(m, strcmp(k, "timeout") == 0 ? &t->timeout_ms : &t->idle_timeout_ms) != 0)
@@ -147,7 +145,7 @@ static int parse_body(struct bt_serve_req *r, const char *const *names, struct b
 {
     memset(b, 0, sizeof *b);
     b->turn.approval = BT_APPROVAL_DENY;
-    b->turn.idle_timeout_ms = BT_CMD_IDLE_TIMEOUT_MS;
+    b->turn.idle_timeout_ms = BT_SERVICE_IDLE_TIMEOUT_MS;
     const char *why = NULL, *key = "";
     const char *text = r->body.data ? r->body.data : "";
     size_t bad = bt_utf8_invalid_at(text, r->body.len);
@@ -231,16 +229,7 @@ static void job_close(struct bt_serve_job *job)
 /* No turn started: take back what was stored for it. */
 static void take_back(struct bt_serve_job *job)
 {
-    struct bt_store *s = job->srv->store;
-    if (job->queued > 0)
-        bt_store_message_discard(s, job->conv, job->queued);
-    struct bt_store_run last = {0};
-    if (job->kind == JOB_CREATE && bt_store_run_last(s, job->conv, &last) == BT_ENOTFOUND) {
-        struct bt_store_removal gone = {0};
-        if (bt_store_conversation_delete(s, job->conv, &gone) == 0)
-            bt_store_removal_release(&gone);
-    }
-    bt_store_run_release(&last);
+    bt_service_take_back(job->srv->store, job->conv, job->queued, job->kind == JOB_CREATE);
 }
 
 /* 201 {conversation, run}: the conversation as GET shows it, the run's id. */
@@ -282,45 +271,20 @@ static void reply_started(struct bt_serve_job *job, const char *run)
     bt_serve_reply_later(job->req, MHD_HTTP_ACCEPTED, &b);
 }
 
-/* "end CODE MESSAGE": the status and kind of the exit code. */
-static void reply_refused(struct bt_serve_job *job, const char *line)
+/* No turn started: the status and kind of what the worker said. */
+static void reply_refused(struct bt_serve_job *job, const struct bt_service_outcome *o)
 {
-    char *end = NULL;
-    long code = strncmp(line, "end ", 4) == 0 ? strtol(line + 4, &end, 10) : -1;
-    const char *msg = end && *end == ' ' ? end + 1 : "";
+    const char *msg = o->message ? o->message : "";
     if (!job->req)
         return;
-    if (code == BT_EXIT_NOT_INSTALLED)
+    if (o->result == BT_SERVICE_NOT_INSTALLED)
         bt_serve_fail_later(job->req, MHD_HTTP_UNPROCESSABLE_CONTENT, "not_installed", "%s", msg);
-    else if (code == BT_EXIT_AUTH)
+    else if (o->error_kind == BT_ERROR_KIND_AUTH_REQUIRED)
         bt_serve_fail_later(job->req, MHD_HTTP_UNPROCESSABLE_CONTENT, "auth_required", "%s", msg);
-    else if (code == BT_EXIT_USAGE)
+    else if (o->result == BT_SERVICE_USAGE)
         bt_serve_fail_later(job->req, MHD_HTTP_CONFLICT, "conflict", "%s", msg);
-    else if (code > 0)
-        bt_serve_fail_later(job->req, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", msg);
     else
-        bt_serve_fail_later(job->req, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
-                            "the worker ended before it started the turn (see %s/worker.log)",
-                            bt_store_home(job->srv->store));
-}
-
-/* A worker's "end CODE MESSAGE" (no turn started) as the service's
- * outcome: the result and error kind of the exit code, the message; no
- * such line (the worker died, or said nothing in time) failed, with
- * worker.log named. */
-static void outcome_of(const struct bt_serve_job *job, struct bt_service_outcome *o)
-{
-    char *end = NULL;
-    long code = strncmp(job->line, "end ", 4) == 0 ? strtol(job->line + 4, &end, 10) : 0;
-    o->result = code == BT_EXIT_NOT_INSTALLED ? BT_SERVICE_NOT_INSTALLED
-                : code == BT_EXIT_USAGE       ? BT_SERVICE_USAGE
-                                              : BT_SERVICE_FAILED;
-    o->error_kind = code == BT_EXIT_AUTH ? BT_ERROR_KIND_AUTH_REQUIRED : BT_ERROR_KIND_NONE;
-    o->message = code > 0 && end && *end == ' '
-                     ? bt_xstrdup(end + 1)
-                     : bt_xasprintf("the worker ended before it started the turn (see "
-                                    "%s/worker.log)",
-                                    bt_store_home(job->srv->store));
+        bt_serve_fail_later(job->req, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", msg);
 }
 
 static void job_answer(struct bt_serve_job *job)
@@ -330,27 +294,27 @@ static void job_answer(struct bt_serve_job *job)
     job->answered = 1;
     job->line[job->len] = '\0';
     job->line[strcspn(job->line, "\n")] = '\0';
-    char c[64], run[64];
-    int started =
-        sscanf(job->line, "run %63s %63s", c, run) == 2 && bt_id_valid(c) && bt_id_valid(run);
-    if (job->fan) {
-        struct bt_service_outcome o = {0};
-        if (!started) {
-            outcome_of(job, &o);
+    struct bt_service_outcome o = {0};
+    int started = bt_service_worker_line(job->line, &o) == 0;
+    if (job->fan) { /* a fan-out's member: its run, or why none started */
+        int ran = started && o.run[0];
+        if (!ran) {
+            if (o.result == BT_SERVICE_OK) /* "end 0": no turn of its own either */
+                o.result = BT_SERVICE_FAILED;
             take_back(job);
         }
-        bt_serve_fan_report(job->fan, job->index, started ? run : NULL, &o);
-        free(o.message);
-    } else if (started) {
+        bt_serve_fan_report(job->fan, job->index, ran ? o.run : NULL, &o);
+    } else if (started && o.run[0]) {
         if (job->req)
-            reply_started(job, run);
-    } else if (strncmp(job->line, "end 0 ", 6) == 0 && job->kind != JOB_CREATE) {
+            reply_started(job, o.run);
+    } else if (started && job->kind != JOB_CREATE) {
         if (job->req) /* another turn took the queue meanwhile: it goes with that one */
             reply_started(job, NULL);
     } else {
         take_back(job);
-        reply_refused(job, job->line);
+        reply_refused(job, &o);
     }
+    free(o.message);
     job_close(job);
 }
 
@@ -383,7 +347,7 @@ static struct bt_serve_job *job_start(struct bt_serve *srv, enum job_kind kind, 
                                       int64_t queued, const struct bt_service_turn *t, int *rc)
 {
     int fd = -1;
-    *rc = bt_cmd_worker_start(kind == JOB_RETRY ? "retry" : "flush", conv, t, &fd);
+    *rc = bt_service_worker_start(kind == JOB_RETRY ? "retry" : "flush", conv, t, &fd);
     struct bt_serve_job *job = bt_xcalloc(1, sizeof *job);
     job->srv = srv;
     job->kind = kind;
@@ -608,18 +572,6 @@ enum MHD_Result bt_serve_api_steer(struct bt_serve_req *r)
     return ret;
 }
 
-int bt_serve_busy(struct bt_serve_req *r, const char *conv, enum MHD_Result *ret)
-{
-    struct bt_store_run last = {0};
-    int busy =
-        bt_store_run_last(r->srv->store, conv, &last) == 0 && last.state == BT_STORE_RUN_RUNNING;
-    if (busy)
-        *ret =
-            bt_serve_fail(r, MHD_HTTP_CONFLICT, "busy", "run %s of %s is running", last.id, conv);
-    bt_store_run_release(&last);
-    return busy;
-}
-
 enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r)
 {
     const char *conv = r->conv;
@@ -636,23 +588,20 @@ enum MHD_Result bt_serve_api_retry(struct bt_serve_req *r)
 enum MHD_Result bt_serve_api_cancel(struct bt_serve_req *r)
 {
     const char *conv = r->conv;
-    struct bt_store_run run = {0};
-    int rc = bt_store_run_cancel(r->srv->store, conv, &run);
+    struct bt_service_outcome o = {0};
     enum MHD_Result ret;
-    if (rc == BT_ENOTFOUND) {
-        ret = bt_serve_fail(r, MHD_HTTP_CONFLICT, "conflict",
-                            "no turn of %s is running: nothing to cancel", conv);
-    } else if (rc) {
-        ret = bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s",
-                            bt_store_errmsg(r->srv->store));
+    if (bt_service_cancel(r->srv->store, conv, &o) != 0) {
+        ret = o.result == BT_SERVICE_USAGE
+                  ? bt_serve_fail(r, MHD_HTTP_CONFLICT, "conflict", "%s", o.message)
+                  : bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", o.message);
     } else {
         struct bt_buf b = BT_BUF_INIT;
         bt_buf_adds(&b, "{\"run\":");
-        bt_json_quote(&b, run.id, strlen(run.id));
+        bt_json_quote(&b, o.run, strlen(o.run));
         bt_buf_adds(&b, "}\n");
         ret = bt_serve_reply(r, MHD_HTTP_ACCEPTED, &b);
     }
-    bt_store_run_release(&run);
+    free(o.message);
     return ret;
 }
 
@@ -664,14 +613,15 @@ enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r)
     if (end == n || *end || v <= 0 || n[0] == '+' || n[0] == '0')
         return bt_serve_fail(r, MHD_HTTP_NOT_FOUND, "not_found",
                              "a queued message is named by its queue number, 1 or more");
-    int rc = bt_store_queued_discard(r->srv->store, conv, v, NULL);
-    const char *msg = bt_store_errmsg(r->srv->store);
-    if (rc == BT_ENOTFOUND)
-        return bt_serve_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "%s", msg);
-    if (rc == -EALREADY) /* sent already: no message waits as N */
-        return bt_serve_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "%s", msg);
-    if (rc)
-        return bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", msg);
+    struct bt_service_outcome o = {0};
+    enum MHD_Result ret = MHD_YES;
+    if (bt_service_unqueue(r->srv->store, conv, v, &o) != 0) /* no #N, or sent already */
+        ret = o.result == BT_SERVICE_USAGE
+                  ? bt_serve_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "%s", o.message)
+                  : bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", o.message);
+    free(o.message);
+    if (o.result != BT_SERVICE_OK)
+        return ret;
     struct bt_buf b = BT_BUF_INIT;
     bt_buf_addf(&b, "{\"removed\":%lld}\n", v);
     return bt_serve_reply(r, MHD_HTTP_OK, &b);
@@ -679,17 +629,16 @@ enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r)
 
 enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r)
 {
-    const char *conv = r->conv;
     struct body b;
     enum MHD_Result ret;
     if (parse_body(r, HANDOFF_FIELDS, &b, &ret) != 0)
         return ret;
-    ret = bt_serve_cli_handoff(r, conv, b.tmux);
+    ret = bt_serve_task_handoff(r, b.tmux);
     body_release(&b);
     return ret;
 }
 
 enum MHD_Result bt_serve_api_remove(struct bt_serve_req *r)
 {
-    return bt_serve_cli_remove(r, r->conv);
+    return bt_serve_task_remove(r);
 }

@@ -233,3 +233,24 @@ void bt_serve_conn_close(struct bt_serve *srv)
         srv->listen_fd = -1;
     }
 }
+
+static void on_mhd_timer(uv_timer_t *t)
+{
+    bt_serve_service(t->data);
+}
+
+void bt_serve_service(struct bt_serve *srv)
+{
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+    int more = 0;
+    for (int i = 0; i < BT_SERVE_RUNS_AT_ONCE; i++) {
+        MHD_run(srv->mhd);
+        more = MHD_get_timeout(srv->mhd, &ms) == MHD_YES;
+        if (!more || ms)
+            break;
+    }
+    if (more)
+        uv_timer_start(&srv->mhd_timer, on_mhd_timer, ms ? ms : 1, 0);
+    else
+        uv_timer_stop(&srv->mhd_timer);
+}

@@ -212,7 +212,7 @@ void bt_serve_http_completed(void *cls, struct MHD_Connection *c, void **con_cls
     if (!r)
         return;
     bt_serve_api_forget(r);
-    bt_serve_cli_forget(r);
+    bt_serve_task_forget(r);
     if (r->reply)
         MHD_destroy_response(r->reply);
     bt_buf_release(&r->body);
@@ -220,86 +220,4 @@ void bt_serve_http_completed(void *cls, struct MHD_Connection *c, void **con_cls
     free(r->uri);
     free(r);
     *con_cls = NULL;
-}
-
-static struct MHD_Response *json_response(const struct bt_serve_req *r, struct bt_buf *body)
-{
-    size_t len = 0;
-    char *data = body && body->data ? bt_buf_detach(body, &len) : NULL;
-    struct MHD_Response *resp =
-        data ? MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE)
-             : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (data)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-    if (r->location)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
-    return resp;
-}
-
-enum MHD_Result bt_serve_reply(struct bt_serve_req *r, unsigned status, struct bt_buf *body)
-{
-    struct MHD_Response *resp = json_response(r, body);
-    enum MHD_Result ret = MHD_queue_response(r->conn, status, resp);
-    MHD_destroy_response(resp);
-    return ret;
-}
-
-void bt_serve_error_json(struct bt_buf *b, const char *kind, const char *message)
-{
-    bt_buf_adds(b, "{\"error\":{");
-    bt_buf_adds(b, "\"kind\":");
-    bt_json_quote(b, kind, strlen(kind));
-    bt_buf_adds(b, ",\"message\":");
-    bt_json_quote(b, message, strlen(message));
-    bt_buf_adds(b, "}}\n");
-}
-
-static BT_PRINTF(3, 0) void error_body(struct bt_buf *b, const char *kind, const char *fmt,
-                                       va_list ap)
-{
-    struct bt_buf msg = BT_BUF_INIT;
-    bt_buf_vaddf(&msg, fmt, ap);
-    bt_serve_error_json(b, kind, msg.data ? msg.data : "");
-    bt_buf_release(&msg);
-}
-
-enum MHD_Result bt_serve_fail(struct bt_serve_req *r, unsigned status, const char *kind,
-                              const char *fmt, ...)
-{
-    struct bt_buf b = BT_BUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    error_body(&b, kind, fmt, ap);
-    va_end(ap);
-    return bt_serve_reply(r, status, &b);
-}
-
-void bt_serve_reply_later(struct bt_serve_req *r, unsigned status, struct bt_buf *body)
-{
-    if (r->reply)
-        MHD_destroy_response(r->reply);
-    r->reply = json_response(r, body);
-    r->reply_status = status;
-    if (r->suspended) {
-        r->suspended = 0;
-        MHD_resume_connection(r->conn);
-    }
-}
-
-void bt_serve_fail_later(struct bt_serve_req *r, unsigned status, const char *kind, const char *fmt,
-                         ...)
-{
-    struct bt_buf b = BT_BUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    error_body(&b, kind, fmt, ap);
-    va_end(ap);
-    bt_serve_reply_later(r, status, &b);
-}
-
-const char *bt_serve_arg(const struct bt_serve_req *r, const char *key)
-{
-    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }

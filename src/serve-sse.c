@@ -13,11 +13,13 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "serve.h"
+#include "service-conv.h"
 #include "store-follow.h"
 #include "store.h"
 
@@ -127,6 +129,14 @@ static void fill_conversation(struct bt_serve_stream *st)
     }
     for (;;) {
         if (!st->run_done) {
+            /* what the run's tap kept, without a read of the store: up to
+             * date with it, the stream waits for the tap's next wake (the
+             * run's end comes from the store once the tap closed) */
+            int kept = bt_serve_tap_each(st->srv, st->run, st->next_seq, on_event, st);
+            if (kept == 0 || kept == 2)
+                return;
+        }
+        if (!st->run_done) {
             /* the state first: every event committed before the end is read next */
             struct bt_store_run r = {0};
             int got = bt_store_run_get(s, st->run, &r);
@@ -143,8 +153,10 @@ static void fill_conversation(struct bt_serve_stream *st)
                 return; /* a chunk is ready */
             if (!st->run_done && !running)
                 st->run_done = 1; /* ended, everything of it sent */
-            if (!st->run_done)
+            if (!st->run_done) {
+                bt_serve_tap_want(st->srv, st->conv, st->run); /* woken at its next commit */
                 return;
+            }
         }
         if (!st->follow) {
             st->ended = 1;
@@ -414,4 +426,15 @@ void bt_serve_sse_close_all(struct bt_serve *srv)
         st->ended = 1;
         wake(st);
     }
+}
+
+void bt_serve_say(void *data, const char *line)
+{
+    (void)data;
+    fprintf(stderr, "baton: %s\n", line);
+}
+
+int bt_serve_recover(struct bt_serve *srv)
+{
+    return bt_service_recover(srv->store, bt_serve_say, NULL) > 0;
 }

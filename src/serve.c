@@ -3,7 +3,8 @@
  * serve: the loop of baton serve (serve.h). libmicrohttpd runs in its
  * external epoll mode: its epoll fd is watched by one uv_poll_t and MHD_run
  * is called when it is readable or MHD's own timeout is due, so nothing of
- * the server runs on another thread. Store changes are seen through
+ * the server runs on another thread but the operations that may block
+ * (rm, handoff: serve-task.c), each on a store handle of its own. Store changes are seen through
  * inotify on $BATON_HOME (libuv's fs event): a commit writes the store's
  * -wal file, the change is read on the loop's next turn (one read however
  * many notices came), and only the streams of conversations that got
@@ -18,16 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd-common.h"
-#include "cmd.h"
 #include "serve.h"
+#include "service-conv.h"
 #include "store-follow.h"
 #include "store.h"
-
-static void on_mhd_timer(uv_timer_t *t)
-{
-    bt_serve_service(t->data);
-}
 
 static void on_mhd_poll(uv_poll_t *p, int status, int events)
 {
@@ -39,21 +34,6 @@ static void on_mhd_poll(uv_poll_t *p, int status, int events)
  * of 0 means it has more to do at once (streams woken together are sent
  * over several runs): run it again now, not in 1 ms steps, but a bounded
  * number of times so the loop's other handles are not starved. */
-void bt_serve_service(struct bt_serve *srv)
-{
-    MHD_UNSIGNED_LONG_LONG ms = 0;
-    int more = 0;
-    for (int i = 0; i < BT_SERVE_RUNS_AT_ONCE; i++) {
-        MHD_run(srv->mhd);
-        more = MHD_get_timeout(srv->mhd, &ms) == MHD_YES;
-        if (!more || ms)
-            break;
-    }
-    if (more)
-        uv_timer_start(&srv->mhd_timer, on_mhd_timer, ms ? ms : 1, 0);
-    else
-        uv_timer_stop(&srv->mhd_timer);
-}
 
 static int on_changed(void *data, const char *conv, int64_t rowid)
 {
@@ -105,18 +85,6 @@ static void on_watch(uv_fs_event_t *w, const char *name, int events, int status)
         srv->rescans = 0; /* a read on the loop's next turn */
         uv_timer_start(&srv->scan, on_scan, 0, 0);
     }
-}
-
-int bt_serve_recover(struct bt_serve *srv)
-{
-    struct bt_store_run *dead = NULL;
-    size_t n = 0;
-    int rc = bt_store_dead_runs(srv->store, &dead, &n);
-    bt_store_run_list_free(dead, n);
-    if (rc || n == 0)
-        return 0;
-    bt_cmd_recover(srv->store);
-    return 1;
 }
 
 static void on_beat(uv_timer_t *t)
@@ -268,8 +236,9 @@ static void stop(struct bt_serve *srv)
     srv->stopping = 1;
     bt_serve_conn_close(srv);
     bt_serve_sse_close_all(srv);
+    bt_serve_tap_close_all(srv);
     bt_serve_api_stop(srv);
-    bt_serve_cli_stop(srv);
+    bt_serve_task_stop(srv);
     MHD_run(srv->mhd);
     uv_poll_stop(&srv->mhd_poll);
     MHD_stop_daemon(srv->mhd);
@@ -278,25 +247,30 @@ static void stop(struct bt_serve *srv)
     uv_loop_close(&srv->loop);
 }
 
-int bt_serve_run(const struct bt_serve_opts *o)
+enum bt_service_result bt_serve_run(const struct bt_serve_opts *o)
 {
     struct bt_serve srv = {
         .ping_ms = o->ping_ms ? o->ping_ms : BT_SERVE_PING_MS, .baton = o->baton, .listen_fd = -1};
     char *why = NULL;
-    int rc = bt_cmd_open_store(&srv.store);
-    if (rc)
-        return rc;
+    struct bt_service_outcome opened = {0};
+    enum bt_service_result rc = BT_SERVICE_OK;
+    if (bt_service_open(&srv.store, bt_serve_say, NULL, &opened) != 0) {
+        fprintf(stderr, "baton: %s\n", opened.message);
+        free(opened.message);
+        return opened.result;
+    }
     snprintf(srv.host, sizeof srv.host, "%s", o->host);
     if (bt_serve_token(bt_store_home(srv.store), srv.token, &why) != 0) {
-        rc = bt_cmd_fail(BT_EXIT_FAILED, "%s", why);
+        fprintf(stderr, "baton: %s\n", why);
+        rc = BT_SERVICE_FAILED;
         goto out;
     }
     signal(SIGPIPE, SIG_IGN);
     init_loop(&srv);
     if (start_daemon(&srv, o, &why) != 0) {
-        rc = bt_cmd_fail(o->allow_remote || strstr(why, "--allow-remote") == NULL ? BT_EXIT_FAILED
-                                                                                  : BT_EXIT_USAGE,
-                         "%s", why);
+        fprintf(stderr, "baton: %s\n", why);
+        rc = o->allow_remote || strstr(why, "--allow-remote") == NULL ? BT_SERVICE_FAILED
+                                                                      : BT_SERVICE_USAGE;
         bt_serve_conn_close(&srv);
         uv_walk(&srv.loop, close_handle, NULL);
         uv_run(&srv.loop, UV_RUN_DEFAULT);

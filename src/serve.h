@@ -16,6 +16,17 @@
  *   serve-sse.c    event streams
  *   serve-token.c  the token file
  *   serve-conn.c   the listen socket, the connection limit, header deadlines
+ *   serve-task.c   rm and handoff, run off the loop
+ *   serve-reply.c  replies, errors, query arguments: the bottom
+ *
+ * Calls go one way (tests/scripts/cycles.py measures it): serve.c (the
+ * loop) over serve-http.c (a request) over serve-route.c (the table) over
+ * the handlers (serve-api, -read, -page, -sse, -task) over serve-reply.c;
+ * serve-conn.c and serve-token.c beside http, called from above.
+ *
+ * Every rule about a conversation is the service's (service.h,
+ * service-conv.h): these files read requests, call it and write replies;
+ * none includes a header of the CLI (cmd-*.h).
  */
 #ifndef BT_SERVE_H
 #define BT_SERVE_H
@@ -25,6 +36,7 @@
 #include <uv.h>
 
 #include "id.h"
+#include "service.h"
 #include "util.h"
 
 #define BT_SERVE_TOKEN_HEX 64            /* the token: 32 random bytes in hex */
@@ -43,7 +55,7 @@
 
 struct bt_store;
 struct bt_serve_stream;
-struct bt_serve_cli;
+struct bt_serve_task;
 struct bt_serve_job;
 struct bt_serve_fan;
 struct bt_serve_conn;
@@ -53,8 +65,11 @@ struct bt_serve_opts {
     int port;          /* 0: the kernel picks one */
     int allow_remote;  /* a non-loopback address is refused without it */
     uint64_t ping_ms;  /* beat of keepalive comments and ping frames */
-    const char *baton; /* the baton program (rm, handoff, workers) */
+    const char *baton; /* the baton program (workers) */
 };
+
+struct bt_serve_tap;
+struct bt_store_event;
 
 struct bt_serve {
     uv_loop_t loop;
@@ -81,8 +96,9 @@ struct bt_serve {
     int64_t rowid;                   /* events up to this rowid have woken their streams */
     int watching;                    /* the store watch is on */
     struct bt_serve_stream *streams; /* every open event stream */
+    struct bt_serve_tap *taps;       /* run owners' channels followed (serve-tap.c) */
     struct bt_serve_job *jobs;       /* every worker report awaited */
-    struct bt_serve_cli *clis;       /* every baton command run for a request */
+    struct bt_serve_task *tasks;     /* every operation run off the loop for a request */
     const char *baton;               /* that baton */
     int probes;                      /* beats that still probe every stream */
     int stopping;
@@ -105,20 +121,36 @@ struct bt_serve_req {
     int suspended;              /* waiting for a worker's report */
     struct MHD_Response *reply; /* made while suspended, queued on resume */
     unsigned reply_status;
-    struct bt_serve_job *job; /* the worker report awaited, or NULL */
-    struct bt_serve_cli *cli; /* the baton command run for it, or NULL */
-    struct bt_serve_fan *fan; /* the fan-out it waits for, or NULL */
-    char *location;           /* a Location header for the reply, or NULL */
-    char conv[BT_ID_SIZE];    /* the route's {id}: a conversation that exists, or "" */
-    char arg[128];            /* the route's {n} or {file}, unescaped, or "" */
+    struct bt_serve_job *job;   /* the worker report awaited, or NULL */
+    struct bt_serve_task *task; /* the operation run off the loop for it, or NULL */
+    struct bt_serve_fan *fan;   /* the fan-out it waits for, or NULL */
+    char *location;             /* a Location header for the reply, or NULL */
+    char conv[BT_ID_SIZE];      /* the route's {id}: a conversation that exists, or "" */
+    char arg[128];              /* the route's {n} or {file}, unescaped, or "" */
 };
 
-/* serve.c: run the server until SIGINT/SIGTERM. Prints the page's address
- * with the token on stdout (one line), the token file on stderr. Returns an
- * exit code (cmd-exit.h). */
-int bt_serve_run(const struct bt_serve_opts *o);
+/* serve-tap.c: follow run's owner through its channel (channel.h), if
+ * not yet, so its commits wake conv's streams at once; nothing when no
+ * owner listens (the store's watch wakes them). Close every one (stop). */
+void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run);
+void bt_serve_tap_close_all(struct bt_serve *srv);
+/* The events of run from seq `from` on that its tap kept (it received
+ * them after their commit), each to cb as bt_store_event_each does; cb's
+ * nonzero return stops and is returned. -1 when the tap does not hold
+ * seq `from` (no tap, nothing kept, or older): read the store. 0 when
+ * all were given (none newer than the last kept: up to date). */
+int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,
+                      int (*cb)(void *data, const struct bt_store_event *ev), void *data);
 
-/* serve.c: let MHD do what it can now (after a change it does not see
+/* serve.c: run the server until SIGINT/SIGTERM. Prints the page's address
+ * with the token on stdout (one line), the token file on stderr. Returns
+ * OK, USAGE (a remote address without allow_remote) or FAILED (why said
+ * on stderr), which main-serve.c makes the exit code. */
+enum bt_service_result bt_serve_run(const struct bt_serve_opts *o);
+/* serve-sse.c: what the service says (bt_service_say_fn): "baton: LINE" on stderr. */
+void bt_serve_say(void *data, const char *line);
+
+/* serve-conn.c: let MHD do what it can now (after a change it does not see
  * through its epoll fd: a connection added or shut down). */
 void bt_serve_service(struct bt_serve *srv);
 
@@ -250,19 +282,22 @@ enum MHD_Result bt_serve_read_coders(struct bt_serve_req *r);
 enum MHD_Result bt_serve_read_list(struct bt_serve_req *r);
 enum MHD_Result bt_serve_read_detail(struct bt_serve_req *r);
 
-/* serve-cli.c: `baton rm --yes CONV` and `baton handoff --print|--tmux
- * CONV`, run while the request waits. */
-enum MHD_Result bt_serve_cli_remove(struct bt_serve_req *r, const char *conv);
-enum MHD_Result bt_serve_cli_handoff(struct bt_serve_req *r, const char *conv, int tmux);
-void bt_serve_cli_forget(struct bt_serve_req *r);
-void bt_serve_cli_stop(struct bt_serve *srv);
+/* serve-task.c: the service's rm and handoff (--print, or --tmux) of
+ * r->conv, run in libuv's thread pool while the request waits suspended
+ * (409 busy first while a turn runs). */
+enum MHD_Result bt_serve_task_remove(struct bt_serve_req *r);
+enum MHD_Result bt_serve_task_handoff(struct bt_serve_req *r, int tmux);
+/* A request going away: its task's reply is dropped. */
+void bt_serve_task_forget(struct bt_serve_req *r);
+/* Stopping: answer the requests still waiting (503); the tasks finish. */
+void bt_serve_task_stop(struct bt_serve *srv);
 
 /* serve-page.c: a file of the page (path "/", "/app.js", ...), 404 when
  * there is none; sent with a strict Content-Security-Policy. */
 enum MHD_Result bt_serve_page(struct bt_serve_req *r, const char *path);
 
-/* serve.c: recover the running runs whose baton process died, as every
- * CLI command does when it opens the store (bt_cmd_recover): they end
+/* serve-sse.c: recover the running runs whose baton process died, as every
+ * front end does (bt_service_recover): they end
  * interrupted with what they stored. Called on the beat and before a
  * request about a conversation, so neither a stream nor a busy check
  * waits on a dead worker. 1 if any run was recovered. */

@@ -23,8 +23,8 @@
 #include "service-int.h"
 #include "turn.h"
 
-/* How often bt_service_steer looks whether its request was delivered,
- * until the owner's channel wakes it (ms). */
+/* How often bt_service_steer looks whether the owner, woken through its
+ * channel, has delivered its request (ms). */
 #define STEER_POLL_MS 10
 
 void bt_service_steered_release(struct bt_service_steered *out)
@@ -234,8 +234,10 @@ int bt_service_steer(struct bt_store *s, const char *conv_id, const char *text,
             rc = queue_now(s, &conv, text, t, "the turn had ended", out);
         else if (rc)
             rc = fail(out, rc, bt_xasprintf("cannot store the steer: %s", bt_store_errmsg(s)));
-        else
+        else {
+            bt_service_control_wake(s, conv.last_run); /* else its owner reads it within 1 s */
             rc = await(s, out->control, wait_ms, out);
+        }
     }
     bt_store_conversation_release(&conv);
     return rc;

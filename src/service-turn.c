@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "channel.h"
 #include "error.h"
 #include "json.h"
 #include "perf.h"
@@ -41,7 +42,15 @@ struct turn_ctx {
                                           over their bounds), or NULL */
     struct bt_turn *turn;              /* the live turn, between on_loop and on_loop_end */
     int64_t control_last;              /* the last control request delivered (its id) */
+    struct bt_channel *channel;        /* the owner's channel (channel.h), or NULL */
+    struct bt_buf unpublished;         /* event lines stored, not yet committed and sent */
+    unsigned ticks;                    /* on_tick calls, for the fallback read */
 };
+
+/* The fallback read of control requests, every this many ticks (1 s): a
+ * request whose wake did not come through (the channel could not be
+ * made, the requester died between storing and waking) waits no longer. */
+#define CONTROL_FALLBACK_TICKS 10
 
 /* Report the first failed write. The turn goes on (the coder's work is not
  * thrown away: its raw output keeps all of it), and no event is stored
@@ -144,6 +153,25 @@ static char *ctx_end(void *data)
     return json;
 }
 
+/* The events just committed go to the channel's followers: after their
+ * rows committed, never before (a follower that reads the store then
+ * finds them). */
+static void publish(struct turn_ctx *c)
+{
+    if (!c->store_failed)
+        bt_channel_publish(c->channel, c->unpublished.data, c->unpublished.len);
+    bt_buf_reset(&c->unpublished);
+}
+
+/* Commit what is stored, then send it to the followers. */
+static void commit(struct turn_ctx *c)
+{
+    if (c->store_failed)
+        return;
+    store_check(c, bt_store_flush(c->store));
+    publish(c);
+}
+
 static void ctx_event(void *data, const struct bt_event *ev, const char *json, size_t len)
 {
     struct turn_ctx *c = data;
@@ -152,6 +180,8 @@ static void ctx_event(void *data, const struct bt_event *ev, const char *json, s
             c->t->on_event(c->t->data, ev, json, len);
         return;
     }
+    if (c->channel)
+        bt_buf_add(&c->unpublished, json, len);
     struct bt_store_event se = {.run = c->run,
                                 .seq = ev->seq,
                                 .type = bt_event_type_name(ev->type),
@@ -170,9 +200,7 @@ static void ctx_event(void *data, const struct bt_event *ev, const char *json, s
 
 static void ctx_batch(void *data)
 {
-    struct turn_ctx *c = data;
-    if (!c->store_failed)
-        store_check(c, bt_store_flush(c->store));
+    commit(data);
 }
 
 static void ctx_spawn(void *data, int pid)
@@ -201,8 +229,7 @@ static void ctx_version(void *data, const char *version)
 static int ctx_ask(void *data, const struct bt_signal_request *rq)
 {
     struct turn_ctx *c = data;
-    if (!c->store_failed)
-        store_check(c, bt_store_flush(c->store));
+    commit(c);
     return c->t->ask(c->t->ask_data, rq);
 }
 
@@ -214,22 +241,39 @@ static void ctx_controls(struct turn_ctx *c)
         bt_service_control_deliver(c->store, c->turn, c->run, &c->control_last);
 }
 
-/* The caller's tick (spinner, its own reasons to stop), and the control
- * requests, read on each tick. */
+/* The caller's tick (spinner, its own reasons to stop), and the fallback
+ * read of control requests (they come through the channel's wake). */
 static int ctx_tick(void *data)
 {
     struct turn_ctx *c = data;
     if (c->t->on_tick && c->t->on_tick(c->t->data))
         return 1;
-    ctx_controls(c);
+    if (++c->ticks % CONTROL_FALLBACK_TICKS == 0 || !c->channel)
+        ctx_controls(c);
     return 0;
 }
 
-/* The turn's loop runs: requests stored before it are delivered now. */
+/* A requester stored a control request and woke us. */
+static void ctx_wake(void *data)
+{
+    ctx_controls(data);
+}
+
+/* The turn's loop runs: the channel opens on it, then the requests stored
+ * before are delivered (a request stored meanwhile wakes the channel). A
+ * channel that cannot be made costs promptness only: requests are read on
+ * the fallback tick, followers read the store. */
 static void ctx_loop(void *data, struct bt_turn *t)
 {
     struct turn_ctx *c = data;
     c->turn = t;
+    int rc =
+        bt_channel_open(bt_turn_loop(t), bt_store_home(c->store), c->run, ctx_wake, c, &c->channel);
+    if (rc)
+        fprintf(stderr,
+                "baton: cannot listen on %s/%s for the run's control requests and followers: %s; "
+                "they are read from the store\n",
+                bt_store_home(c->store), BT_CHANNEL_DIR, bt_strerror(rc));
     ctx_controls(c);
 }
 
@@ -240,10 +284,16 @@ static void ctx_steer(void *data, int64_t key, int taken, const char *why)
     bt_service_steer_outcome(c->store, key, taken, why);
 }
 
+/* The coder is gone: the channel closes (its followers read the rest,
+ * turn.completed, from the store once the run's end is recorded). */
 static void ctx_loop_end(void *data, struct bt_turn *t)
 {
     struct turn_ctx *c = data;
     (void)t;
+    ctx_controls(c); /* what came last is answered, not left for the strand */
+    commit(c);
+    bt_channel_close(c->channel);
+    c->channel = NULL;
     c->turn = NULL;
 }
 
@@ -465,8 +515,13 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
                                                        .error_text = out->message});
         return rc;
     }
-    struct turn_ctx c = {
-        .store = s, .t = t, .run = out->run, .conversation = conv->id, .l = l, .cwd = conv->cwd};
+    struct turn_ctx c = {.store = s,
+                         .t = t,
+                         .run = out->run,
+                         .conversation = conv->id,
+                         .l = l,
+                         .cwd = conv->cwd,
+                         .unpublished = BT_BUF_INIT};
     snapshot_start(&c);
     struct bt_strv env;
     coder_env(l, out->run, &env);
@@ -519,6 +574,7 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
                                 .error_text = out->message});
         free(c.changes);
         free(c.unknown);
+        bt_buf_release(&c.unpublished);
         return rc;
     }
     if (!c.store_failed)
@@ -528,6 +584,7 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
     free(c.store_error);
     free(c.changes);
     free(c.unknown);
+    bt_buf_release(&c.unpublished);
     bt_service_control_strand(s); /* what came too late for the turn */
     bt_perf_mark("run recorded");
     late_probe(s, l, out->run, c.version_named);

@@ -68,12 +68,14 @@ void bt_service_diff_release(struct bt_service_diff *d);
 
 /* Store a new conversation with id (made beforehand with bt_id_new: an ACP
  * session's, handed out before its first prompt) for t->coder and
- * t->model in t->cwd, titled by t->prompt, with no turn; with t->worktree
- * in a git worktree of its own of t->cwd's repository (on t->branch or
+ * t->model in t->cwd, titled by t->prompt, with no turn, as
+ * bt_service_create (service-conv.h) does; with t->worktree in a git
+ * worktree of its own of t->cwd's repository (on t->branch or
  * baton/<short id>), where its turns run: its cwd is then the worktree's.
  * Returns 0, or an error with out->result and out->message (no
- * repository: BT_ENOTFOUND, USAGE; the store: FAILED, and a worktree made
- * for it is taken back). Free out->message. */
+ * repository: BT_ENOTFOUND, USAGE; as bt_service_create: an unknown or
+ * uninstalled coder, the store; a worktree made for it is then taken
+ * back). Free out->message. */
 int bt_service_conversation_new(struct bt_store *s, const struct bt_service_turn *t,
                                 const char id[BT_ID_SIZE], struct bt_service_outcome *out);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "service-conv.h"
 #include "service-int.h"
 #include "service-work.h"
 
@@ -45,31 +46,25 @@ int bt_service_conversation_new(struct bt_store *s, const struct bt_service_turn
                                 const char id[BT_ID_SIZE], struct bt_service_outcome *out)
 {
     memset(out, 0, sizeof *out);
-    struct bt_repo_worktree wt = {0};
-    struct bt_store_worktree sw = {0};
-    int rc = t->worktree ? bt_service_worktree_make(s, t, id, &wt, out) : 0;
-    if (rc)
-        return rc;
-    if (t->worktree)
-        sw = (struct bt_store_worktree){.path = wt.path,
-                                        .branch = wt.branch,
-                                        .base = wt.base,
-                                        .start = wt.start,
-                                        .repo = wt.repo};
     struct bt_store_conversation_new cn = {.id = id,
                                            .coder = t->coder,
                                            .model = t->model,
-                                           .cwd = t->worktree ? wt.cwd : t->cwd,
+                                           .cwd = t->cwd,
                                            .title = t->prompt,
-                                           .worktree = t->worktree ? &sw : NULL,
                                            .group = t->group};
-    rc = bt_store_conversation_create(s, &cn, out->conversation);
-    if (rc) {
-        out->result = BT_SERVICE_FAILED;
-        out->message = bt_xasprintf("store: %s", bt_store_errmsg(s));
-        if (t->worktree) /* freshly made for it: nothing to lose */
-            bt_service_worktree_drop(&wt);
-    }
+    if (!t->worktree)
+        return bt_service_create(s, &cn, out);
+    struct bt_repo_worktree wt = {0};
+    int rc = bt_service_worktree_make(s, t, id, &wt, out);
+    if (rc)
+        return rc;
+    struct bt_store_worktree sw = {
+        .path = wt.path, .branch = wt.branch, .base = wt.base, .start = wt.start, .repo = wt.repo};
+    cn.cwd = wt.cwd; /* its turns run there */
+    cn.worktree = &sw;
+    rc = bt_service_create(s, &cn, out);
+    if (rc) /* freshly made for it: nothing to lose */
+        bt_service_worktree_drop(&wt);
     bt_repo_worktree_release(&wt);
     return rc;
 }

@@ -9,8 +9,10 @@
  *
  * One run per conversation, across processes: the store decides, in one
  * transaction, whether a prompt starts a run or waits queued. The process
- * that owns a run (its turn engine) polls the store for a cancel request
- * every 100 ms; whoever ends a completed turn takes the queue next
+ * that owns a run (its turn engine) takes control requests (a cancel...)
+ * as they are stored, woken through its channel (channel.h), and reads
+ * them every second should a wake be lost; whoever ends a completed turn
+ * takes the queue next
  * (bt_service_flush), so queued prompts go out in the order they were
  * typed, once.
  */
@@ -168,5 +170,12 @@ void bt_service_steered_release(struct bt_service_steered *out);
 int bt_service_steer(struct bt_store *s, const char *conv, const char *text,
                      const struct bt_service_turn *t, uint64_t wait_ms,
                      struct bt_service_steered *out);
+/* Wake the owner of run: a control request of it was just stored
+ * (bt_store_control_add, bt_store_run_cancel). It is delivered at once by
+ * a live owner (its channel, src/channel.h); -ENOENT or -ECONNREFUSED
+ * when none listens, and the request waits stored (the owner's fallback
+ * read, or recovery, finishes it): not an error for the caller to report.
+ * Never blocks. */
+int bt_service_control_wake(struct bt_store *s, const char *run);
 
 #endif

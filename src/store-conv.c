@@ -430,3 +430,29 @@ int bt_store_message_list(struct bt_store *s, const char *conversation,
     }
     return rc;
 }
+
+/* --- queue numbers (store-queue.c takes them back) --- */
+
+static const char SQL_BUMP[] = "UPDATE conversations SET queue_last = queue_last + 1"
+                               " WHERE id = ?1";
+static const char SQL_MARK[] = "UPDATE messages SET queue_no = (SELECT queue_last FROM"
+                               " conversations WHERE id = messages.conversation) WHERE id = ?1";
+static const char SQL_NUMBER[] = "SELECT queue_no FROM messages WHERE id = ?1";
+
+int bt_st_queue_number(struct bt_store *s, const char *conv, int64_t msg, int64_t *queue_no)
+{
+    int64_t no = 0;
+    int rc = bt_st_run_keyed(s, SQL_BUMP, conv, 0, "number the queued message");
+    if (rc == 0)
+        rc = bt_st_run_keyed(s, SQL_MARK, NULL, msg, "number the queued message");
+    sqlite3_stmt *q = rc ? NULL : bt_st_sql(s, SQL_NUMBER);
+    if (q) {
+        sqlite3_bind_int64(q, 1, msg);
+        rc = bt_st_query_int(s, q, "number the queued message", &no);
+    } else if (rc == 0) {
+        rc = BT_ESTORE;
+    }
+    if (queue_no)
+        *queue_no = rc ? 0 : no;
+    return rc;
+}

@@ -94,3 +94,20 @@ int bt_store_conversation_hand_off_check(struct bt_store *s, const char *conv)
     int rc = bt_st_tx_begin(s);
     return rc ? rc : bt_st_tx_end(s, hand_off(s, conv, 0));
 }
+
+static const char SQL_RUN_BUSY[] = "SELECT id FROM runs WHERE conversation = ?1"
+                                   " AND state = 'running'";
+
+int bt_st_check_not_running(struct bt_store *s, const char *conv)
+{
+    sqlite3_stmt *q = bt_st_sql(s, SQL_RUN_BUSY);
+    if (!q)
+        return BT_ESTORE;
+    bt_st_bind_text(q, 1, conv);
+    int rc = bt_st_step(s, q, "find running run");
+    if (rc != 1)
+        return rc;
+    rc = bt_st_fail(s, BT_EBUSY, "conversation '%s' already has a running run '%s'", conv,
+                    (const char *)sqlite3_column_text(q, 0));
+    return bt_st_done(q, rc);
+}

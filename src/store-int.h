@@ -86,6 +86,9 @@ int bt_st_exec(struct bt_store *s, const char *sql, const char *what);
 int bt_st_done(sqlite3_stmt *q, int rc);
 /* Step a statement that returns no rows; returns 0 or BT_ESTORE. */
 int bt_st_run(struct bt_store *s, sqlite3_stmt *q, const char *what);
+/* Run sql with ?1 = key: conv, or message id msg when conv is NULL. */
+int bt_st_run_keyed(struct bt_store *s, const char *sql, const char *conv, int64_t msg,
+                    const char *what);
 /* Step once: 1 for a row (q stays positioned), 0 for none, BT_ESTORE. */
 int bt_st_step(struct bt_store *s, sqlite3_stmt *q, const char *what);
 

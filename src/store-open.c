@@ -243,11 +243,6 @@ char *bt_store_default_home(void)
     return NULL;
 }
 
-int bt_st_exec(struct bt_store *s, const char *sql, const char *what)
-{
-    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : bt_st_db_fail(s, what);
-}
-
 #define WAL_CHECKPOINT_PAGES 128 /* 512 KiB: about three text turns */
 
 #define WAL_MAX_PAGES 4096 /* 16 MiB: checkpoint even mid-turn */

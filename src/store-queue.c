@@ -26,11 +26,6 @@
 
 /* --- SQL ---------------------------------------------------------------- */
 
-static const char SQL_BUMP[] = "UPDATE conversations SET queue_last = queue_last + 1"
-                               " WHERE id = ?1";
-static const char SQL_MARK[] = "UPDATE messages SET queue_no = (SELECT queue_last FROM"
-                               " conversations WHERE id = messages.conversation) WHERE id = ?1";
-static const char SQL_NUMBER[] = "SELECT queue_no FROM messages WHERE id = ?1";
 static const char SQL_FIND[] = "SELECT id FROM messages WHERE conversation = ?1 AND queue_no = ?2"
                                " AND state = 'queued' AND role = 'user'";
 static const char SQL_DELETE[] = "DELETE FROM messages WHERE id = ?1";
@@ -49,8 +44,6 @@ static const char SQL_ANSWER_EVENTS[] =
 
 /* --- submitting a turn -------------------------------------------------- */
 
-static const char SQL_RUN_BUSY[] = "SELECT id FROM runs WHERE conversation = ?1"
-                                   " AND state = 'running'";
 static const char SQL_RUN_NEXT_TURN[] = "SELECT coalesce(max(turn), 0) + 1 FROM runs"
                                         " WHERE conversation = ?1";
 static const char SQL_RUN_INSERT[] = "INSERT INTO runs (id, conversation, turn, coder, model,"
@@ -76,20 +69,6 @@ static const char SQL_MSG_DISCARD[] = "DELETE FROM messages WHERE id = ?2 AND co
 static const char SQL_MSG_STATE[] =
     "SELECT state, run FROM messages WHERE id = ?2 AND conversation = ?1"
     " AND role = 'user'";
-
-int bt_st_check_not_running(struct bt_store *s, const char *conv)
-{
-    sqlite3_stmt *q = bt_st_sql(s, SQL_RUN_BUSY);
-    if (!q)
-        return BT_ESTORE;
-    bt_st_bind_text(q, 1, conv);
-    int rc = bt_st_step(s, q, "find running run");
-    if (rc != 1)
-        return rc;
-    rc = bt_st_fail(s, BT_EBUSY, "conversation '%s' already has a running run '%s'", conv,
-                    (const char *)sqlite3_column_text(q, 0));
-    return bt_st_done(q, rc);
-}
 
 static int insert_run(struct bt_store *s, const struct bt_store_run_new *o, const char *id,
                       const char *prompt, int64_t now)
@@ -398,38 +377,6 @@ int bt_store_message_discard(struct bt_store *s, const char *conversation, int64
 
 /* --- numbering ---------------------------------------------------------- */
 
-/* Run sql with ?1 = key (a conversation id or a message id). */
-static int run_keyed(struct bt_store *s, const char *sql, const char *conv, int64_t msg,
-                     const char *what)
-{
-    sqlite3_stmt *q = bt_st_sql(s, sql);
-    if (!q)
-        return BT_ESTORE;
-    if (conv)
-        bt_st_bind_text(q, 1, conv);
-    else
-        sqlite3_bind_int64(q, 1, msg);
-    return bt_st_run(s, q, what);
-}
-
-int bt_st_queue_number(struct bt_store *s, const char *conv, int64_t msg, int64_t *queue_no)
-{
-    int64_t no = 0;
-    int rc = run_keyed(s, SQL_BUMP, conv, 0, "number the queued message");
-    if (rc == 0)
-        rc = run_keyed(s, SQL_MARK, NULL, msg, "number the queued message");
-    sqlite3_stmt *q = rc ? NULL : bt_st_sql(s, SQL_NUMBER);
-    if (q) {
-        sqlite3_bind_int64(q, 1, msg);
-        rc = bt_st_query_int(s, q, "number the queued message", &no);
-    } else if (rc == 0) {
-        rc = BT_ESTORE;
-    }
-    if (queue_no)
-        *queue_no = rc ? 0 : no;
-    return rc;
-}
-
 /* --- taking one back ---------------------------------------------------- */
 
 /* " (queued now: #3, #4)" or " (nothing is queued)" into b. */
@@ -509,7 +456,7 @@ int bt_store_queued_discard(struct bt_store *s, const char *conversation, int64_
         rc = rc == 1 ? bt_st_done(q, 0) : rc ? rc : discard_miss(s, conversation, number);
     }
     if (rc == 0)
-        rc = run_keyed(s, SQL_DELETE, NULL, id, "take back the queued message");
+        rc = bt_st_run_keyed(s, SQL_DELETE, NULL, id, "take back the queued message");
     rc = bt_st_tx_end(s, rc);
     if (rc == 0 && msg)
         *msg = id;

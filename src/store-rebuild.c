@@ -18,13 +18,6 @@
 static const char *const running_sql =
     "SELECT id, owner_pid, owner_start FROM runs WHERE state = 'running'";
 
-void bt_store_run_list_free(struct bt_store_run *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        bt_store_run_release(&v[i]);
-    free(v);
-}
-
 int bt_store_dead_runs(struct bt_store *s, struct bt_store_run **out, size_t *n)
 {
     *out = NULL;

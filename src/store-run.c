@@ -407,3 +407,10 @@ int bt_store_run_set_trees(struct bt_store *s, const char *run, const char *star
         return bt_st_fail(s, BT_ENOTFOUND, "no run '%s'", run);
     return rc;
 }
+
+void bt_store_run_list_free(struct bt_store_run *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        bt_store_run_release(&v[i]);
+    free(v);
+}

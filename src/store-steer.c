@@ -50,8 +50,10 @@ int bt_store_control_queue(struct bt_store *s, int64_t id, const char *text, con
                                          .role = BT_STORE_ROLE_USER,
                                          .state = BT_STORE_MSG_QUEUED,
                                          .text = text};
-        int64_t msg = 0;
-        rc = bt_st_insert_message(s, &u, bt_now_ms(), &msg, &no);
+        int64_t msg = 0, now = bt_now_ms();
+        rc = bt_st_touch_conversation(s, c.conversation, now);
+        if (rc == 0)
+            rc = bt_st_insert_message(s, &u, now, &msg, &no);
         if (rc == 0 && settings)
             rc = keep_settings(s, msg, settings);
     }

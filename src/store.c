@@ -252,3 +252,21 @@ sqlite3_stmt *bt_st_write_sql(struct bt_store *s, const char *sql)
 {
     return bt_store_flush(s) == 0 ? bt_st_sql(s, sql) : NULL;
 }
+
+int bt_st_run_keyed(struct bt_store *s, const char *sql, const char *conv, int64_t msg,
+                    const char *what)
+{
+    sqlite3_stmt *q = bt_st_sql(s, sql);
+    if (!q)
+        return BT_ESTORE;
+    if (conv)
+        bt_st_bind_text(q, 1, conv);
+    else
+        sqlite3_bind_int64(q, 1, msg);
+    return bt_st_run(s, q, what);
+}
+
+int bt_st_exec(struct bt_store *s, const char *sql, const char *what)
+{
+    return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : bt_st_db_fail(s, what);
+}

@@ -761,15 +761,15 @@ enum bt_store_control_state {
 
 struct bt_store_control {
     int64_t id;                        /* rowid, from 1, increasing */
-    char conversation[BT_ID_SIZE];     /* the run's conversation */
-    char run[BT_ID_SIZE];              /* the run it is for */
+    int64_t created_ms;                /* when it was stored (Unix ms) */
+    int64_t done_ms;                   /* when it was finished, 0 while pending */
     char *kind;                        /* "cancel", "steer", "decision" */
     char *body;                        /* JSON object text: the kind's fields; never NULL */
-    int64_t created_ms;                /* when it was stored (Unix ms) */
-    enum bt_store_control_state state; /* PENDING until finished */
     char *result;                      /* JSON text the handler finished it with, or NULL */
-    int64_t done_ms;                   /* when it was finished, 0 while pending */
+    enum bt_store_control_state state; /* PENDING until finished */
     enum bt_store_run_state run_state; /* its run's state now; NONE if the run is gone */
+    char conversation[BT_ID_SIZE];     /* the run's conversation */
+    char run[BT_ID_SIZE];              /* the run it is for */
 };
 
 /* Free what c holds and zero it. NULL is a no-op. */

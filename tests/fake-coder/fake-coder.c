@@ -48,6 +48,11 @@
  *   FAKE_CODER_ARGV=<file>       argv, one per line
  *   FAKE_CODER_CWD=<file>        the working directory, one line
  *   FAKE_CODER_LOG_STDIN=<file>  append every stdin line received
+ *   FAKE_CODER_LOG_STDIN_NS      ... each after CLOCK_REALTIME in ns and a
+ *                                space: when it was read, or for the line
+ *                                that ended a FAKE_CODER_REPEAT, when it
+ *                                arrived (the control benchmark,
+ *                                tests/bench/control-bench.py)
  *   FAKE_CODER_EXCLUSIVE=<file>  take an exclusive flock on <file> for the
  *                                whole run and append "start"; if another
  *                                fake coder holds it, append "overlap"
@@ -103,6 +108,7 @@ struct knobs {
     long pause_after; /* -1 = never */
     const char *pause_file;
     const char *log_stdin;
+    bool log_ns; /* FAKE_CODER_LOG_STDIN_NS */
     const char *stamp;
     long rep_first, rep_last; /* FAKE_CODER_REPEAT lines (from 1); 0 = none */
     long rep_times;           /* -1 = until the client writes */
@@ -122,6 +128,7 @@ static struct {
     size_t in_len, in_off, in_cap;
     bool in_eof;
     int log_fd;
+    long long ready_ns; /* FAKE_CODER_LOG_STDIN_NS: when a repeat's poll saw input */
 } g = {.log_fd = -1};
 
 /* ---- small helpers -------------------------------------------------- */
@@ -260,6 +267,7 @@ static void read_knobs(void)
     k->pause_after = env_long("FAKE_CODER_PAUSE_AFTER", -1);
     k->pause_file = env("FAKE_CODER_PAUSE_FILE");
     k->log_stdin = env("FAKE_CODER_LOG_STDIN");
+    k->log_ns = env("FAKE_CODER_LOG_STDIN_NS") != NULL;
     k->stamp = env("FAKE_CODER_STAMP");
     k->rep_times = -1;
     const char *r = env("FAKE_CODER_REPEAT");
@@ -314,6 +322,15 @@ static void log_line(const char *s, size_t n)
         g.log_fd = open(g.k.log_stdin, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (g.log_fd < 0)
         return;
+    if (g.k.log_ns) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        long long ns = g.ready_ns ? g.ready_ns : (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+        g.ready_ns = 0; /* the line the repeat's poll saw arrive came then */
+        char stamp[32];
+        int len = snprintf(stamp, sizeof stamp, "%lld ", ns);
+        write_all(g.log_fd, stamp, (size_t)len);
+    }
     write_all(g.log_fd, s, n);
     write_all(g.log_fd, "\n", 1);
 }
@@ -616,7 +633,12 @@ static bool client_spoke(long ms)
     if (g.in_len > g.in_off || g.in_eof)
         return true;
     struct pollfd pfd = {.fd = 0, .events = POLLIN};
-    return poll(&pfd, 1, (int)ms) > 0;
+    if (poll(&pfd, 1, (int)ms) <= 0)
+        return false;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    g.ready_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return true;
 }
 
 /* FAKE_CODER_REPEAT: the block again and again, while the client is quiet.

@@ -30,6 +30,9 @@
 #               baton run turn beside them, its stdout), then under
 #               the issue's load (20 runs, 103 followers, a baton run
 #               beside it): events lost, latency, serve's RSS and CPU
+#   control     a control request (cancel) to a running turn until the
+#               coder reads it (tests/bench/control-bench.py): stored and
+#               woken through the run owner's channel, and `baton cancel`
 # then a summary table (markdown) of the figures, as in docs/performance.md.
 # Figures only: no timing is ever asserted; a missing coder or package is
 # reported as "skipped: reason" and the run goes on; exit status 0 unless the
@@ -68,12 +71,12 @@ while [ $# -gt 0 ]; do
     --vs) vs_rev="${2:?--vs needs a commit}"; shift 2 ;;
     --runs) runs_real="${2:?--runs needs a number}"; runs_pi="$2"; shift 2 ;;
     -h | --help) sed -n '4,45p' "$0"; exit 0 ;;
-    fixed | steps | codex | pi | claude | throughput | latency | disk | pipeline | store | serve) sections+=("$1"); shift ;;
+    fixed | steps | codex | pi | claude | throughput | latency | disk | pipeline | store | serve | control) sections+=("$1"); shift ;;
     *) echo "bench.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
 [ ${#sections[@]} -gt 0 ] ||
-    sections=(fixed steps codex pi claude throughput latency disk pipeline store serve)
+    sections=(fixed steps codex pi claude throughput latency disk pipeline store serve control)
 want() {
     local s
     for s in "${sections[@]}"; do [ "$s" = "$1" ] && return 0; done
@@ -708,6 +711,26 @@ if want serve; then
             row "baton serve under that load" \
                 "peak RSS $(awk -v k="$(svf load hwm_kib)" 'BEGIN { printf "%.1f MiB", k / 1024 }'), CPU $(svf load cpu_pct)% of a core (peak $(svf load cpu_peak_pct)%)" \
                 "-" "-" "100 runs under 50 MiB, a core not saturated" serve
+        fi
+    else
+        echo "  skipped: python3 is not installed"
+    fi
+fi
+
+# ---- control ----------------------------------------------------------------
+
+if want control; then
+    section "control request -> the coder (fake coder interrupted, 100 samples each way)"
+    if command -v python3 >/dev/null 2>&1; then
+        cv="$run/control.tsv"
+        python3 "$top/tests/bench/control-bench.py" --baton "$baton" --fake "$fake" \
+            --scratch "$run" --tsv "$cv" --label control
+        cvf() { awk -F'\t' -v k="$1" '$2 == k { v = $3 } END { print v }' "$cv"; }
+        if [ -s "$cv" ]; then
+            row "control request stored -> the coder reads it" \
+                "p50 $(cvf store_p50_ms) ms, p99 $(cvf store_p99_ms) ms" \
+                "baton cancel spawned: p50 $(cvf cli_p50_ms) ms, p99 $(cvf cli_p99_ms) ms" "-" \
+                "p99 < 5 ms" control
         fi
     else
         echo "  skipped: python3 is not installed"

@@ -354,6 +354,7 @@ lane_two() {
     integration integration-approval         # requests after Ctrl-C and cancel
     integration integration-steer            # steer: delivered, refused, queued
     serve_suite steer                        # POST .../steer
+    integration integration-channel          # the run owner's socket, followers, SIGKILL
     integration integration-rm               # 64
     integration integration-acp              # 27
     integration integration-changes          # libgit2 in every turn

@@ -324,6 +324,75 @@ class Api(ServeCase):
         self.error("GET", f"/v1/conversations/{conv}/events", CONV + "/events", 404,
                    "not_found")
 
+    def test_same_rules_as_the_cli(self):
+        # rm, handoff and cancel are one service under both front ends: the
+        # API refuses what the CLI refuses, with the CLI's own sentence
+        # (without "baton: "), and a cancel records the same thing
+        repo = os.path.join(self.home.dir, "wtproj")
+        os.mkdir(repo)
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+        subprocess.run(["git", "init", "-q", repo], check=True)
+        with open(os.path.join(repo, "a.txt"), "w") as f:
+            f.write("a\n")
+        subprocess.run(git + ["-C", repo, "add", "a.txt"], check=True)
+        subprocess.run(git + ["-C", repo, "commit", "-qm", "a"], check=True)
+        out = self.home.baton("run", "--json", "--worktree", "--no-snapshot", "-C", repo,
+                              "work in a worktree")  # no snapshots: test_snapshot_option
+        conv = json.loads(out.stdout.decode().splitlines()[0])["conversation"]
+        path = self.detail(conv)["conversation"]["worktree"]["path"]
+        with open(os.path.join(path, "new.txt"), "w") as f:
+            f.write("work only the worktree holds\n")
+
+        def cli_refusal(*args):
+            p = self.home.baton(*args, check=False)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            err = p.stderr.decode()
+            self.assertTrue(err.startswith("baton: "), err)
+            return err[len("baton: "):].rstrip("\n")
+
+        said = cli_refusal("rm", "-y", conv)
+        self.assertIn("keeps its worktree", said)
+        doc = self.error("DELETE", f"/v1/conversations/{conv}", CONV, 409, "conflict")
+        self.assertEqual(doc["error"]["message"], said)
+        self.assertTrue(os.path.isfile(os.path.join(path, "new.txt")))
+        self.assertEqual(self.detail(conv)["conversation"]["id"], conv)
+        subprocess.run(["git", "-C", repo, "worktree", "remove", "--force", path], check=True)
+        said = cli_refusal("handoff", "--print", conv)
+        self.assertIn("worktree", said)
+        self.assertIn("is gone", said)
+        for body in (None, {"tmux": True}):
+            with self.subTest(handoff=body):
+                doc = self.error("POST", f"/v1/conversations/{conv}/handoff",
+                                    CONV + "/handoff", 409, "conflict", body)
+                self.assertEqual(doc["error"]["message"], said)
+        self.assertEqual(self.detail(conv)["conversation"]["status"], "active")
+        # a cancel through the CLI of a turn the API started: as the API's
+        self.home.gate.hold()
+        held, run = self.create("cancelled from a terminal")
+        self.held(held, run)
+        p = self.home.baton("cancel", held)
+        self.assertIn(f"run {run} of {held} ended cancelled", p.stderr.decode())
+        d = self.idle(held)
+        (r,) = d["runs"]
+        self.assertEqual((r["state"], r["cancel_requested"]), ("cancelled", True))
+        self.assertEqual([(m["role"], m["state"]) for m in d["messages"]],
+                         [("user", "complete"), ("assistant", "cancelled")])
+        said = cli_refusal("cancel", held)
+        doc = self.error("POST", f"/v1/conversations/{held}/cancel", CONV + "/cancel", 409,
+                            "conflict")
+        self.assertEqual(doc["error"]["message"], said)
+        self.home.gate.release()
+        # and rm, once it may: the same removal both ways
+        p = self.home.baton("rm", "-y", conv)
+        self.assertIn(f"removed conversation {conv}", p.stdout.decode())
+        # no turn made snapshots: rm made no store for them either
+        self.assertFalse(os.path.exists(os.path.join(self.home.home, "snapshots")))
+        _, doc = self.call("DELETE", f"/v1/conversations/{held}", CONV, 200)
+        self.assertEqual(doc, {"removed": held})
+        ids = [c["id"] for c in self.home.ls()]
+        self.assertNotIn(conv, ids)
+        self.assertNotIn(held, ids)
+
     def test_not_found(self):
         cases = [("GET", "", None), ("DELETE", "", None), ("POST", "/messages", {"prompt": "x"}),
                  ("POST", "/cancel", None), ("POST", "/retry", None),

@@ -276,6 +276,49 @@ static void test_strand(void **state)
     bt_store_control_release(&c);
 }
 
+/* A steer its turn never took becomes one queued message of its
+ * conversation (the next turn sends it), in the transaction that finishes
+ * it: once, whoever gets there first; a decision is refused. */
+static void test_strand_steer_and_decision(void **state)
+{
+    struct fixture *f = *state;
+    int64_t steer = add(f, "steer", "{\"text\":\"use the other file\"}");
+    int64_t empty = add(f, "steer", "{}");
+    int64_t decision = add(f, "decision", "{\"allow\":true}");
+    end_run(f, BT_STORE_RUN_INTERRUPTED);
+    assert_int_equal(bt_service_control_strand(f->s), 0);
+    struct bt_store_control c;
+    assert_int_equal(bt_store_control_get(f->s, steer, &c), 0);
+    assert_int_equal(c.state, BT_STORE_CONTROL_QUEUED);
+    assert_non_null(strstr(c.result, "\"queue_no\":1}"));
+    bt_store_control_release(&c);
+    assert_int_equal(bt_store_control_get(f->s, empty, &c), 0);
+    assert_int_equal(c.state, BT_STORE_CONTROL_REFUSED);
+    bt_store_control_release(&c);
+    assert_int_equal(bt_store_control_get(f->s, decision, &c), 0);
+    assert_int_equal(c.state, BT_STORE_CONTROL_REFUSED);
+    assert_string_equal(c.result, "{\"reason\":\"the turn had ended\"}");
+    bt_store_control_release(&c);
+    int64_t n = 0;
+    assert_int_equal(bt_store_queued_count(f->s, f->conv, &n), 0);
+    assert_int_equal(n, 1);
+    struct bt_store_message *m = NULL;
+    size_t nm = 0;
+    assert_int_equal(bt_store_message_list(f->s, f->conv, &m, &nm), 0);
+    assert_string_equal(m[nm - 1].text, "use the other file");
+    assert_int_equal(m[nm - 1].state, BT_STORE_MSG_QUEUED);
+    bt_store_message_list_free(m, nm);
+    /* a second claim of the same steer adds nothing */
+    int64_t queue_no = 0;
+    assert_int_equal(bt_store_control_queue(f->s, steer, "again", NULL, NULL, &queue_no),
+                     -EALREADY);
+    assert_int_equal(queue_no, 0);
+    assert_int_equal(bt_store_queued_count(f->s, f->conv, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(bt_store_control_queue(f->s, steer + 100, "x", NULL, NULL, &queue_no),
+                     BT_ENOTFOUND);
+}
+
 /* A conversation's requests go with it. */
 static void test_removed_with_conversation(void **state)
 {
@@ -297,6 +340,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pending_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cancel_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_strand, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_strand_steer_and_decision, setup, teardown),
         cmocka_unit_test_setup_teardown(test_removed_with_conversation, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

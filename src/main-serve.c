@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * serve-main: baton-serve, the program `baton serve` runs (cmd-serve.c):
+ * main-serve: baton-serve, the program `baton serve` runs (cmd-serve.c):
  * `baton serve [--listen HOST:PORT] [--allow-remote] [--ping S]
  * [--max-turns N]`, the HTTP
  * + SSE API and web page (serve.h, docs/api.md). Its options are the
- * serve command's of the CLI's table; workers it starts are the baton
- * beside it.
+ * serve command's of the CLI's table (so this main, like main.c, is of
+ * the CLI: the server itself, serve*.c, includes no cmd-* header); workers
+ * it starts are the baton beside it.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -14,9 +15,10 @@
 #include <unistd.h>
 
 #include "cmd-args.h"
-#include "cmd-turn.h"
+#include "cmd-exit.h"
 #include "cmd.h"
 #include "serve.h"
+#include "service-conv.h"
 #include "slot.h"
 
 /* "HOST:PORT" or "[V6]:PORT" into host (owned by buf) and port. */
@@ -73,7 +75,7 @@ static int serve(int argc, char **argv, const char *baton)
             break;
         }
         case 'p':
-            if (bt_cmd_parse_seconds(a.value, &o.ping_ms) != 0 || o.ping_ms == 0 ||
+            if (bt_service_seconds_parse(a.value, &o.ping_ms) != 0 || o.ping_ms == 0 ||
                 o.ping_ms > 30000)
                 return bt_args_fail(&a,
                                     "--ping takes seconds between pings, more than 0 and at "
@@ -92,7 +94,9 @@ static int serve(int argc, char **argv, const char *baton)
                 BT_SLOT_MAX, bad);
         return BT_EXIT_USAGE;
     }
-    return bt_serve_run(&o);
+    struct bt_service_outcome out = {0};
+    out.result = bt_serve_run(&o);
+    return bt_cmd_exit_service(&out);
 }
 
 /* The baton beside this program, for the workers. */
@@ -113,7 +117,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "baton-serve: baton is not beside this program (%s)\n", baton);
         return BT_EXIT_FAILED;
     }
-    bt_cmd_worker_exe(baton);
+    bt_service_worker_exe(baton);
     argv[0] = "serve"; /* the command of the table whose options these are */
     return serve(argc, argv, baton);
 }

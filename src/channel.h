@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * channel: the run owner's local channel. The process that owns a run (a
+ * foreground `baton run`, or its detached worker) listens on a Unix socket,
+ * $BATON_HOME/channels/<run>.sock (the directory 0700, the socket 0600),
+ * while the turn's loop runs. Over it, as JSON lines (framer.h):
+ *
+ * - a requester that stored a control request (store.h, "controls") wakes
+ *   the owner: it sends {"op":"wake"} and closes; the owner delivers what
+ *   is pending at once (no poll);
+ * - a follower sends {"op":"follow"}, is answered {"op":"following"} once
+ *   the owner counts it, and from then on receives every event line of the
+ *   run as soon as the owner committed it to the store (after, never
+ *   before). Events committed before the answer are in the store: a
+ *   follower connects first, then reads the store from its last seq, then
+ *   takes the socket's lines, dropping a seq it has seen and filling a gap
+ *   from the store, so it loses no event and sees none twice.
+ *
+ * The owner never blocks on a follower: what a follower has not read is
+ * bounded (BT_CHANNEL_BACKLOG_MAX); one that falls behind is cut off and
+ * catches up from the store. The socket is removed when the turn's loop
+ * ends; a socket left by an owner that died (nobody accepts on it) is
+ * stale: the next owner of that path, or recovery, removes it. Nothing is
+ * lost with the owner: requests wait stored, events are in the store.
+ *
+ * Paths: sun_path holds 108 bytes and $BATON_HOME may be longer (a test's
+ * directory under /tmp). Such a path is reached through the directory's
+ * open descriptor as /proc/self/fd/N/<run>.sock, which the kernel resolves
+ * like the long path.
+ */
+#ifndef BT_CHANNEL_H
+#define BT_CHANNEL_H
+
+#include <stddef.h>
+#include <uv.h>
+
+#include "framer.h"
+
+#define BT_CHANNEL_DIR "channels"                /* under $BATON_HOME */
+#define BT_CHANNEL_BACKLOG_MAX ((size_t)8 << 20) /* bytes a follower may lag by */
+#define BT_CHANNEL_ACK_MS 1000                   /* a follower waits this long for its answer */
+
+/* --- the owner's side (on the turn's loop) ------------------------------ */
+
+struct bt_channel;
+
+/* Listen for run (an id, id.h) under home on loop. on_wake is called on
+ * the loop for each wake. Returns 0 with *out, -EEXIST when a live owner
+ * listens on that path already (nothing changes), or a negative errno
+ * (the directory or socket could not be made). A stale socket is
+ * replaced. */
+int bt_channel_open(uv_loop_t *loop, const char *home, const char *run, void (*on_wake)(void *data),
+                    void *data, struct bt_channel **out);
+
+/* Send lines (one or more complete JSON lines, each ending in '\n', of
+ * events just committed) to every follower. Never blocks; a follower
+ * whose backlog would pass BT_CHANNEL_BACKLOG_MAX is cut off. */
+void bt_channel_publish(struct bt_channel *ch, const char *lines, size_t len);
+
+/* Followers now connected (for tests and benchmarks). */
+size_t bt_channel_followers(const struct bt_channel *ch);
+
+/* Remove the socket and close every handle; the memory goes in their close
+ * callbacks, so the loop must run once more (uv_run) after this. NULL is a
+ * no-op. */
+void bt_channel_close(struct bt_channel *ch);
+
+/* --- requesters and followers (any process, no loop) ------------------- */
+
+/* Wake run's owner: a control request of it was stored. 0 when the owner
+ * took the wake; -ENOENT or -ECONNREFUSED when no owner listens (the
+ * request waits stored: whoever owns the run next, or recovery, finishes
+ * it); another negative errno for a failure. Never blocks for long: the
+ * socket is non-blocking and the message one short line. */
+int bt_channel_wake(const char *home, const char *run);
+
+/* A follower's connection. */
+struct bt_channel_conn {
+    int fd;                  /* the socket, non-blocking; -1 when closed */
+    struct bt_framer framer; /* the owner's lines */
+    void (*on_line)(void *data, const char *line, size_t len);
+    void *data; /* for on_line */
+    int acked;  /* the owner answered {"op":"following"} */
+};
+
+/* Connect to run's owner and follow: returns 0 once the owner answered
+ * (at most BT_CHANNEL_ACK_MS), so every event committed after this call
+ * returned comes on the socket; on_line(data, line, len) gets each event
+ * line (without its LF) from bt_channel_conn_read. -ENOENT or
+ * -ECONNREFUSED when no owner listens (follow the store), -ETIMEDOUT when
+ * it did not answer, other negative errnos. c is closed on error. */
+int bt_channel_follow(const char *home, const char *run, struct bt_channel_conn *c,
+                      void (*on_line)(void *data, const char *line, size_t len), void *data);
+
+/* The same without waiting for the answer, for a follower on a loop of
+ * its own (baton serve): c->acked becomes 1 when bt_channel_conn_read
+ * reads it; only events committed after that are sure to come. */
+int bt_channel_follow_start(const char *home, const char *run, struct bt_channel_conn *c,
+                            void (*on_line)(void *data, const char *line, size_t len), void *data);
+
+/* Read what has arrived, without blocking, handing each line to on_line.
+ * 0 while the connection is open; -EPIPE when the owner closed it (its
+ * turn's loop ended, or it cut this follower off): read the store. */
+int bt_channel_conn_read(struct bt_channel_conn *c);
+
+/* Wait up to timeout_ms for something to read (or the end): 1 if ready,
+ * 0 on timeout, -EINTR on a signal. */
+int bt_channel_conn_wait(struct bt_channel_conn *c, int timeout_ms);
+
+/* Close c (idempotent). */
+void bt_channel_conn_close(struct bt_channel_conn *c);
+
+/* Remove run's socket if it is stale (no owner accepts on it): recovery of
+ * a run whose owner died. 1 if removed, 0 if none or live. */
+int bt_channel_remove_stale(const char *home, const char *run);
+
+#endif

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve-tap: baton serve as a follower of the runs its event streams read
+ * (src/channel.h). One connection per running run that a stream waits on,
+ * its socket watched by the loop: each batch of events its owner committed
+ * wakes the streams of that conversation at once. The tap keeps the last
+ * lines it received, in seq order without a gap (BT_SERVE_TAP_KEEP); a
+ * stream whose cursor is among them takes them from there, the others read
+ * the store by their cursor (serve-sse.c), so a stream still sees each
+ * event once, in order, however it joined, and the store is not read for
+ * each commit. The connection's answer wakes them too: an event committed
+ * between a stream's last read and the answer is read from the store
+ * then. When the owner closes it (its coder is gone) the streams
+ * are woken for the run's end. The inotify watch and the beat of serve.c
+ * stay as they were for what no channel says: a run without one, and the
+ * streams of every conversation (/v1/events).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "channel.h"
+#include "json.h"
+#include "serve.h"
+#include "store.h"
+
+/* Lines a tap keeps for its streams (the last ones), and their bytes. */
+#define BT_SERVE_TAP_KEEP 256
+#define BT_SERVE_TAP_BYTES ((size_t)4 << 20)
+
+struct kept {
+    int64_t seq;
+    char *type; /* the event's type */
+    char *data; /* the line, without its LF */
+    size_t len;
+};
+
+struct bt_serve_tap {
+    uv_poll_t poll;
+    struct bt_serve *srv;
+    struct bt_channel_conn conn;
+    char run[BT_ID_SIZE];
+    char conv[BT_ID_SIZE];
+    int closing;
+    struct kept kept[BT_SERVE_TAP_KEEP]; /* a ring: seqs first .. first + n - 1 */
+    size_t head;                         /* index of the oldest */
+    size_t n;
+    size_t bytes;
+    struct bt_serve_tap *next;
+};
+
+static void drop_oldest(struct bt_serve_tap *t)
+{
+    struct kept *k = &t->kept[t->head];
+    t->bytes -= k->len;
+    free(k->type);
+    free(k->data);
+    memset(k, 0, sizeof *k);
+    t->head = (t->head + 1) % BT_SERVE_TAP_KEEP;
+    t->n--;
+}
+
+/* Keep an event line; one that does not follow the last kept starts over
+ * (the store has what lies between). */
+static void on_line(void *data, const char *line, size_t len)
+{
+    struct bt_serve_tap *t = data;
+    cJSON *o = cJSON_ParseWithLength(line, len);
+    const char *type = bt_json_str(o, "type");
+    int64_t seq = bt_json_int(o, "seq");
+    if (!type || seq < 1 || len > BT_SERVE_TAP_BYTES) {
+        cJSON_Delete(o);
+        return;
+    }
+    if (t->n && t->kept[(t->head + t->n - 1) % BT_SERVE_TAP_KEEP].seq + 1 != seq)
+        while (t->n)
+            drop_oldest(t);
+    while (t->n == BT_SERVE_TAP_KEEP || (t->n && t->bytes + len > BT_SERVE_TAP_BYTES))
+        drop_oldest(t);
+    struct kept *k = &t->kept[(t->head + t->n++) % BT_SERVE_TAP_KEEP];
+    k->seq = seq;
+    k->type = bt_xstrdup(type);
+    k->data = bt_xmalloc(len + 1);
+    memcpy(k->data, line, len);
+    k->data[len] = '\0';
+    k->len = len;
+    t->bytes += len;
+    cJSON_Delete(o);
+}
+
+static void tap_closed(uv_handle_t *h)
+{
+    struct bt_serve_tap *t = h->data;
+    bt_channel_conn_close(&t->conn);
+    while (t->n)
+        drop_oldest(t);
+    free(t);
+}
+
+static void tap_close(struct bt_serve_tap *t)
+{
+    if (t->closing)
+        return;
+    t->closing = 1;
+    for (struct bt_serve_tap **p = &t->srv->taps; *p; p = &(*p)->next)
+        if (*p == t) {
+            *p = t->next;
+            break;
+        }
+    uv_poll_stop(&t->poll);
+    uv_close((uv_handle_t *)&t->poll, tap_closed);
+}
+
+static void on_readable(uv_poll_t *p, int status, int events)
+{
+    (void)events;
+    struct bt_serve_tap *t = p->data;
+    struct bt_serve *srv = t->srv;
+    int rc = status < 0 ? -1 : bt_channel_conn_read(&t->conn);
+    if (rc != 0)
+        tap_close(t); /* the owner closed it: the run's end is in the store soon */
+    bt_serve_sse_wake(srv, t->conv);
+    bt_serve_service(srv);
+}
+
+void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run)
+{
+    if (srv->stopping)
+        return;
+    for (struct bt_serve_tap *t = srv->taps; t; t = t->next)
+        if (strcmp(t->run, run) == 0)
+            return;
+    struct bt_serve_tap *t = bt_xcalloc(1, sizeof *t);
+    if (bt_channel_follow_start(bt_store_home(srv->store), run, &t->conn, on_line, t) != 0) {
+        free(t); /* no owner listens (yet, or any more): the store's watch serves */
+        return;
+    }
+    t->srv = srv;
+    memcpy(t->run, run, BT_ID_SIZE);
+    memcpy(t->conv, conv, BT_ID_SIZE);
+    uv_poll_init(&srv->loop, &t->poll, t->conn.fd);
+    t->poll.data = t;
+    t->next = srv->taps;
+    srv->taps = t;
+    uv_poll_start(&t->poll, UV_READABLE | UV_DISCONNECT, on_readable);
+}
+
+int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,
+                      int (*cb)(void *data, const struct bt_store_event *ev), void *data)
+{
+    struct bt_serve_tap *t = srv->taps;
+    while (t && strcmp(t->run, run) != 0)
+        t = t->next;
+    if (!t || !t->n || t->kept[t->head].seq > from)
+        return -1; /* not kept: the store has it */
+    int rc = 0;
+    for (size_t i = 0; i < t->n && rc == 0; i++) {
+        const struct kept *k = &t->kept[(t->head + i) % BT_SERVE_TAP_KEEP];
+        if (k->seq < from)
+            continue;
+        struct bt_store_event ev = {
+            .run = t->run, .seq = k->seq, .type = k->type, .data = k->data, .len = k->len};
+        rc = cb(data, &ev);
+    }
+    return rc;
+}
+
+void bt_serve_tap_close_all(struct bt_serve *srv)
+{
+    while (srv->taps)
+        tap_close(srv->taps);
+}

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the run owner's channel (src/channel.c): the owner's side
+ * runs on a libuv loop in a thread of its own, as on a turn's loop; the
+ * test's thread is the requester and the follower, as another process
+ * would be. Each test gets a fresh $BATON_HOME under /tmp.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "channel.h"
+#include "id.h"
+#include "unit-fs.h"
+#include "util.h"
+
+/* The owner's loop in a thread; loop_call runs a function on it. */
+struct owner {
+    uv_loop_t loop;
+    uv_async_t async;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    void (*fn)(struct owner *o); /* to run on the loop, NULL when done */
+    int quit;
+    struct bt_channel *ch;
+    atomic_int wakes; /* on_wake calls */
+    const char *home;
+    char run[BT_ID_SIZE];
+    int open_rc;
+    const char *lines; /* for do_publish */
+    size_t len;
+    size_t followers;
+};
+
+static void on_async(uv_async_t *h)
+{
+    struct owner *o = h->data;
+    pthread_mutex_lock(&o->mu);
+    if (o->fn) {
+        o->fn(o);
+        o->fn = NULL;
+    }
+    if (o->quit)
+        uv_close((uv_handle_t *)&o->async, NULL);
+    pthread_cond_broadcast(&o->cv);
+    pthread_mutex_unlock(&o->mu);
+}
+
+static void *loop_main(void *data)
+{
+    struct owner *o = data;
+    uv_run(&o->loop, UV_RUN_DEFAULT);
+    return NULL;
+}
+
+static void loop_call(struct owner *o, void (*fn)(struct owner *o))
+{
+    pthread_mutex_lock(&o->mu);
+    o->fn = fn;
+    uv_async_send(&o->async);
+    while (o->fn)
+        pthread_cond_wait(&o->cv, &o->mu);
+    pthread_mutex_unlock(&o->mu);
+}
+
+static void on_wake(void *data)
+{
+    struct owner *o = data;
+    atomic_fetch_add(&o->wakes, 1);
+}
+
+static void do_open(struct owner *o)
+{
+    o->open_rc = bt_channel_open(&o->loop, o->home, o->run, on_wake, o, &o->ch);
+}
+
+static void do_publish(struct owner *o)
+{
+    bt_channel_publish(o->ch, o->lines, o->len);
+}
+
+static void do_count(struct owner *o)
+{
+    o->followers = bt_channel_followers(o->ch);
+}
+
+static void do_close(struct owner *o)
+{
+    bt_channel_close(o->ch);
+    o->ch = NULL;
+}
+
+static void do_quit(struct owner *o)
+{
+    o->quit = 1;
+}
+
+static void owner_start(struct owner *o, const char *home)
+{
+    memset(o, 0, sizeof *o);
+    o->home = home;
+    assert_int_equal(bt_id_new(o->run), 0);
+    assert_int_equal(uv_loop_init(&o->loop), 0);
+    assert_int_equal(uv_async_init(&o->loop, &o->async, on_async), 0);
+    o->async.data = o;
+    pthread_mutex_init(&o->mu, NULL);
+    pthread_cond_init(&o->cv, NULL);
+    assert_int_equal(pthread_create(&o->thread, NULL, loop_main, o), 0);
+    loop_call(o, do_open);
+}
+
+static void owner_stop(struct owner *o)
+{
+    if (o->ch)
+        loop_call(o, do_close);
+    loop_call(o, do_quit);
+    pthread_join(o->thread, NULL);
+    assert_int_equal(uv_loop_close(&o->loop), 0); /* every handle was closed */
+    pthread_mutex_destroy(&o->mu);
+    pthread_cond_destroy(&o->cv);
+}
+
+static void publish(struct owner *o, const char *lines)
+{
+    o->lines = lines;
+    o->len = strlen(lines);
+    loop_call(o, do_publish);
+}
+
+struct fixture {
+    char dir[64];
+    char *home;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = bt_xcalloc(1, sizeof *f);
+    snprintf(f->dir, sizeof(f->dir), "%s", "/tmp/bt-channel-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    f->home = bt_xasprintf("%s/home", f->dir);
+    if (mkdir(f->home, 0700) != 0)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    bt_unit_rm_rf(f->dir);
+    free(f->home);
+    free(f);
+    return 0;
+}
+
+/* What a follower received. */
+struct got {
+    struct bt_buf all;
+    int lines;
+};
+
+static void on_line(void *data, const char *line, size_t len)
+{
+    struct got *g = data;
+    bt_buf_add(&g->all, line, len);
+    bt_buf_add(&g->all, "|", 1);
+    g->lines++;
+}
+
+/* Read c until want lines came or the owner closed it (-EPIPE). */
+static int read_until(struct bt_channel_conn *c, struct got *g, int want)
+{
+    for (int rounds = 0; g->lines < want && rounds < 500; rounds++) {
+        bt_channel_conn_wait(c, 20);
+        int rc = bt_channel_conn_read(c);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static mode_t mode_of(const char *path)
+{
+    struct stat st;
+    assert_int_equal(lstat(path, &st), 0);
+    return st.st_mode;
+}
+
+/* The socket, 0600, in its 0700 directory while the owner listens; a wake
+ * reaches on_wake; gone once closed, and a wake then finds nobody. */
+static void test_wake_and_modes(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    assert_int_equal(o.open_rc, 0);
+    char *dir = bt_xasprintf("%s/%s", f->home, BT_CHANNEL_DIR);
+    char *sock = bt_xasprintf("%s/%s.sock", dir, o.run);
+    assert_int_equal(mode_of(dir) & 07777, 0700);
+    assert_true(S_ISSOCK(mode_of(sock)));
+    assert_int_equal(mode_of(sock) & 07777, 0600);
+    assert_int_equal(bt_channel_wake(f->home, o.run), 0);
+    assert_int_equal(bt_channel_wake(f->home, o.run), 0);
+    for (int i = 0; i < 500 && atomic_load(&o.wakes) < 2; i++)
+        usleep(2000);
+    assert_int_equal(atomic_load(&o.wakes), 2);
+    loop_call(&o, do_close);
+    struct stat st;
+    assert_int_equal(lstat(sock, &st), -1); /* removed with the channel */
+    assert_int_equal(bt_channel_wake(f->home, o.run), -ENOENT);
+    char other[BT_ID_SIZE];
+    assert_int_equal(bt_id_new(other), 0);
+    assert_int_equal(bt_channel_wake(f->home, other), -ENOENT);
+    assert_int_equal(bt_channel_wake(f->home, "../../etc/x"), -EINVAL);
+    owner_stop(&o);
+    free(sock);
+    free(dir);
+}
+
+/* A follower gets every line published after its answer, in order, none
+ * before it; two followers the same; the end of the channel is -EPIPE. */
+static void test_follow(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    assert_int_equal(o.open_rc, 0);
+    publish(&o, "{\"seq\":1}\n"); /* nobody follows yet: nobody gets it */
+    struct bt_channel_conn a, b;
+    struct got ga = {BT_BUF_INIT, 0}, gb = {BT_BUF_INIT, 0};
+    assert_int_equal(bt_channel_follow(f->home, o.run, &a, on_line, &ga), 0);
+    assert_int_equal(bt_channel_follow(f->home, o.run, &b, on_line, &gb), 0);
+    loop_call(&o, do_count);
+    assert_int_equal(o.followers, 2);
+    publish(&o, "{\"seq\":2}\n{\"seq\":3}\n");
+    publish(&o, "{\"seq\":4}\n");
+    assert_int_equal(read_until(&a, &ga, 3), 0);
+    assert_int_equal(read_until(&b, &gb, 3), 0);
+    bt_buf_add(&ga.all, "", 1);
+    bt_buf_add(&gb.all, "", 1);
+    assert_string_equal(ga.all.data, "{\"seq\":2}|{\"seq\":3}|{\"seq\":4}|");
+    assert_string_equal(gb.all.data, ga.all.data);
+    bt_channel_conn_close(&b);
+    for (int i = 0; i < 500 && o.followers != 1; i++) {
+        usleep(2000);
+        loop_call(&o, do_count);
+    }
+    assert_int_equal(o.followers, 1);
+    loop_call(&o, do_close);
+    assert_int_equal(read_until(&a, &ga, 100), -EPIPE);
+    assert_int_equal(ga.lines, 3);
+    bt_channel_conn_close(&a);
+    bt_channel_conn_close(&a); /* twice is fine */
+    owner_stop(&o);
+    bt_buf_release(&ga.all);
+    bt_buf_release(&gb.all);
+}
+
+/* A follower that reads nothing is cut off once its backlog passes the
+ * bound; the owner never waits for it, and others go on. */
+static void test_slow_follower_cut_off(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    struct bt_channel_conn slow;
+    struct got g = {BT_BUF_INIT, 0};
+    assert_int_equal(bt_channel_follow(f->home, o.run, &slow, on_line, &g), 0);
+    size_t size = (size_t)64 * 1024;
+    char *line = bt_xmalloc(size + 1);
+    memset(line, 'x', size - 1);
+    line[size - 1] = '\n';
+    line[size] = '\0';
+    size_t published = 0;
+    for (; published < 2 * BT_CHANNEL_BACKLOG_MAX + 4 * size; published += size)
+        publish(&o, line);
+    loop_call(&o, do_count);
+    assert_int_equal(o.followers, 0);
+    int rc = 0;
+    while (rc == 0) { /* what it was sent before the cut, then the end */
+        bt_channel_conn_wait(&slow, 1000);
+        rc = bt_channel_conn_read(&slow);
+    }
+    assert_int_equal(rc, -EPIPE);
+    assert_true((size_t)g.lines * size < published);
+    bt_channel_conn_close(&slow);
+    free(line);
+    bt_buf_release(&g.all);
+    owner_stop(&o);
+}
+
+/* A socket nobody accepts on (its owner died) is stale: replaced by the
+ * next owner, removed by bt_channel_remove_stale; a live one is refused
+ * (-EEXIST) and left alone. */
+static void test_stale_and_live(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    assert_int_equal(o.open_rc, 0);
+    struct owner second;
+    memset(&second, 0, sizeof second);
+    assert_int_equal(uv_loop_init(&second.loop), 0);
+    struct bt_channel *ch = NULL;
+    assert_int_equal(bt_channel_open(&second.loop, f->home, o.run, on_wake, &second, &ch), -EEXIST);
+    assert_null(ch);
+    assert_int_equal(bt_channel_remove_stale(f->home, o.run), 0);
+    assert_int_equal(bt_channel_wake(f->home, o.run), 0); /* still the first's */
+
+    /* a dead owner's socket: bound, never listened on, its fd closed */
+    assert_int_equal(bt_id_new(second.run), 0);
+    char *path = bt_xasprintf("%s/%s/%s.sock", f->home, BT_CHANNEL_DIR, second.run);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    close(fd);
+    assert_int_equal(bt_channel_wake(f->home, second.run), -ECONNREFUSED);
+    assert_int_equal(bt_channel_open(&second.loop, f->home, second.run, on_wake, &second, &ch), 0);
+    assert_int_equal(bt_channel_wake(f->home, second.run), 0);
+    bt_channel_close(ch);
+    uv_run(&second.loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&second.loop), 0);
+
+    fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    close(fd);
+    assert_int_equal(bt_channel_remove_stale(f->home, second.run), 1);
+    struct stat st;
+    assert_int_equal(lstat(path, &st), -1);
+    free(path);
+    owner_stop(&o);
+}
+
+/* $BATON_HOME longer than sun_path holds: the owner listens and followers
+ * and requesters reach it all the same. */
+static void test_long_home(void **state)
+{
+    struct fixture *f = *state;
+    char *home = bt_xasprintf("%s/%s", f->dir,
+                              "a-directory-name-long-enough-that-the-socket-path-passes-the-"
+                              "hundred-and-eight-bytes-of-sun-path/and-then-some-more");
+    for (char *p = home + strlen(f->dir) + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            assert_int_equal(mkdir(home, 0700), 0);
+            *p = '/';
+        }
+    assert_int_equal(mkdir(home, 0700), 0);
+    struct owner o;
+    owner_start(&o, home);
+    assert_int_equal(o.open_rc, 0);
+    char *sock = bt_xasprintf("%s/%s/%s.sock", home, BT_CHANNEL_DIR, o.run);
+    assert_true(strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path));
+    assert_true(S_ISSOCK(mode_of(sock)));
+    struct bt_channel_conn c;
+    struct got g = {BT_BUF_INIT, 0};
+    assert_int_equal(bt_channel_follow(home, o.run, &c, on_line, &g), 0);
+    publish(&o, "{\"seq\":1}\n");
+    assert_int_equal(read_until(&c, &g, 1), 0);
+    assert_int_equal(g.lines, 1);
+    assert_int_equal(bt_channel_wake(home, o.run), 0);
+    bt_channel_conn_close(&c);
+    loop_call(&o, do_close);
+    struct stat st;
+    assert_int_equal(lstat(sock, &st), -1);
+    owner_stop(&o);
+    bt_buf_release(&g.all);
+    free(sock);
+    free(home);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_wake_and_modes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_follower_cut_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_and_live, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_home, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
