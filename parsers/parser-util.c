@@ -68,11 +68,11 @@ void bt_parser_approval(const struct bt_parser_sink *sink, const struct bt_signa
     ev.approval_kind = rq->approval_kind;
     ev.summary = rq->summary;
     ev.item.id = rq->item_id;
+    ev.request_id = rq->request_id;
     if (decision) {
         ev.decision = decision;
         ev.by = by ? by : "policy";
     } else {
-        ev.request_id = rq->request_id;
         ev.questions_json = rq->questions_json;
     }
     sink->event(sink->data, &ev);

@@ -252,26 +252,19 @@ static const char *option_of(const cJSON *opts, const char *kind)
     return NULL;
 }
 
-/* session/request_permission by policy: auto selects allow_once, deny a
- * reject_once (else reject_always: it only keeps refusing), a request
- * after the stop began (or one the editor left unanswered because the
- * turn is being stopped) answers outcome cancelled (prompt-turn,
- * "Cancellation"). Never
- * allow_always: it would change what the agent asks next time. */
-static void on_permission(struct acp_runner *r, const struct bt_signal_request *sig,
-                          struct bt_buf *out, const struct bt_parser_sink *sink)
+/* session/request_permission answered as decided (runner.h): accepted
+ * selects allow_once, declined a reject_once (else reject_always: it only
+ * keeps refusing), declined because the turn is being stopped answers
+ * outcome cancelled (prompt-turn, "Cancellation"). Never allow_always: it
+ * would change what the agent asks next time. */
+static void answer_permission(const struct bt_signal_request *sig,
+                              const struct bt_runner_decision *d, struct bt_buf *out,
+                              const struct bt_parser_sink *sink)
 {
     cJSON *opts = sig->params_json ? cJSON_Parse(sig->params_json) : NULL;
-    /* never: the agent cannot be told not to ask, so it is not refused */
-    struct bt_runner_config policy = *r->cfg;
-    if (policy.approval == BT_APPROVAL_NEVER)
-        policy.approval = BT_APPROVAL_AUTO;
-    struct bt_signal_request rq = *sig;
-    rq.stopping |= r->cancelled; /* session/cancel written: the engine began stopping */
-    const char *by;
-    int accept = bt_runner_accepts(&policy, &rq, &by);
+    int accept = d->accept;
     const char *option = NULL;
-    if (strcmp(by, "cancel") != 0) {
+    if (strcmp(d->by, "cancel") != 0) {
         option = accept ? option_of(opts, "allow_once") : option_of(opts, "reject_once");
         if (!option && !accept)
             option = option_of(opts, "reject_always");
@@ -293,34 +286,58 @@ static void on_permission(struct acp_runner *r, const struct bt_signal_request *
         cJSON_AddStringToObject(outcome, "optionId", option);
     cJSON_Delete(opts);
     bt_runner_answer(sig, "2.0", result, out);
-    bt_parser_approval(sink, sig, accept && option ? "accept" : "decline", by);
+    bt_runner_resolved(sink, sig, accept && option, d);
 }
 
-/* elicitation/create: a question nobody can answer during the turn,
- * declined (cancelled after the stop): CreateElicitationResponse
- * {action} of @agentclientprotocol/sdk 2.4.0. */
-static void on_elicitation(struct acp_runner *r, const struct bt_signal_request *sig,
-                           struct bt_buf *out, const struct bt_parser_sink *sink)
+/* elicitation/create answered: declined (cancelled after the stop):
+ * CreateElicitationResponse {action} of @agentclientprotocol/sdk 2.4.0.
+ * An accepted one wants content fitting its requestedSchema, which a
+ * question's answers do not make: declined too, and said so. */
+static void answer_elicitation(const struct bt_signal_request *sig,
+                               const struct bt_runner_decision *d, struct bt_buf *out,
+                               const struct bt_parser_sink *sink)
 {
-    struct bt_signal_request rq = *sig;
-    rq.stopping |= r->cancelled;
-    const char *by;
-    (void)bt_runner_accepts(r->cfg, &rq, &by); /* never accepts a question */
+    if (d->accept)
+        bt_parser_warn(sink, "unsupported_request",
+                       "baton cannot fill an agent's elicitation form; it is declined", NULL, 0);
     cJSON *result = cJSON_CreateObject();
-    cJSON_AddStringToObject(result, "action", strcmp(by, "cancel") == 0 ? "cancel" : "decline");
+    cJSON_AddStringToObject(result, "action", strcmp(d->by, "cancel") == 0 ? "cancel" : "decline");
     bt_runner_answer(sig, "2.0", result, out);
-    bt_parser_approval(sink, sig, "decline", by);
+    bt_runner_resolved(sink, sig, 0, d);
+}
+
+void bt_acp_runner_answer(void *st, const struct bt_signal_request *sig,
+                          const struct bt_runner_decision *d, struct bt_buf *out,
+                          const struct bt_parser_sink *sink)
+{
+    (void)st;
+    if (bt_runner_is_question(sig))
+        answer_elicitation(sig, d, out, sink);
+    else
+        answer_permission(sig, d, out, sink);
+}
+
+/* A request by policy: never counts as auto (the agent cannot be told not
+ * to ask, so it is not refused); a request after session/cancel was
+ * written is the stop's. */
+static void on_decide(struct acp_runner *r, const struct bt_signal_request *sig, struct bt_buf *out,
+                      const struct bt_parser_sink *sink)
+{
+    struct bt_runner_config policy = *r->cfg;
+    if (policy.approval == BT_APPROVAL_NEVER)
+        policy.approval = BT_APPROVAL_AUTO;
+    struct bt_signal_request rq = *sig;
+    rq.stopping |= r->cancelled; /* session/cancel written: the engine began stopping */
+    struct bt_runner_decision d;
+    bt_runner_policy(&policy, &rq, &d);
+    bt_acp_runner_answer(r, sig, &d, out, sink);
 }
 
 static void on_request(struct acp_runner *r, const struct bt_signal_request *sig,
                        struct bt_buf *out, const struct bt_parser_sink *sink)
 {
-    if (bt_runner_is_question(sig)) {
-        on_elicitation(r, sig, out, sink);
-        return;
-    }
     if (sig->approval_kind) {
-        on_permission(r, sig, out, sink);
+        on_decide(r, sig, out, sink);
         return;
     }
     /* fs and terminal methods (not advertised) and any other: an answer, so

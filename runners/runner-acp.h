@@ -58,6 +58,9 @@ void bt_acp_runner_start(void *st, struct bt_buf *out);
 void bt_acp_runner_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *out,
                              const struct bt_parser_sink *sink);
 int bt_acp_runner_interrupt(void *st, struct bt_buf *out);
+void bt_acp_runner_answer(void *st, const struct bt_signal_request *rq,
+                          const struct bt_runner_decision *d, struct bt_buf *out,
+                          const struct bt_parser_sink *sink);
 
 /* The members of an ACP coder's struct bt_runner_ops and struct
  * bt_parser_ops that are the family's, for their initializers; the coder
@@ -65,7 +68,7 @@ int bt_acp_runner_interrupt(void *st, struct bt_buf *out);
 #define BT_ACP_RUNNER_OPS                                                                          \
     .stdin_pipe = 1, .parse_version = bt_acp_parse_version, .destroy = bt_acp_runner_destroy,      \
     .start = bt_acp_runner_start, .on_signal = bt_acp_runner_on_signal,                            \
-    .interrupt = bt_acp_runner_interrupt
+    .interrupt = bt_acp_runner_interrupt, .answer = bt_acp_runner_answer
 #define BT_ACP_PARSER_OPS                                                                          \
     .destroy = bt_acp_parser_destroy, .line = bt_acp_parser_line,                                  \
     .diagnose = bt_acp_parser_diagnose, .explain = bt_acp_parser_explain,                          \

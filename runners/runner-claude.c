@@ -15,6 +15,7 @@
 
 #include "coder.h"
 #include "error.h"
+#include "json.h"
 #include "parser-claude.h"
 
 struct claude_runner {
@@ -348,56 +349,88 @@ static cJSON *control_response(cJSON **msg, const char *request_id_json, const c
     return r;
 }
 
-static void resolved(const struct bt_signal *sig, int accept, const char *by,
-                     const struct bt_parser_sink *sink)
-{
-    struct bt_event ev;
-    bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
-    ev.approval_kind = sig->request.approval_kind;
-    ev.summary = sig->request.summary;
-    ev.decision = accept ? "accept" : "decline";
-    ev.by = by;
-    ev.request_id = sig->request.request_id;
-    sink->event(sink->data, &ev);
-}
-
 /* Why a can_use_tool was denied, in the words the model reads. */
 static const char *deny_message(const struct bt_signal_request *rq, const char *by)
 {
     if (strcmp(by, "cancel") == 0)
         return "the user stopped the turn";
+    if (strcmp(by, "user") == 0)
+        return bt_runner_is_question(rq) ? "the user declined to answer" : "the user declined this";
+    if (strcmp(by, "timeout") == 0)
+        return "nobody answered in time, so this is declined";
     if (bt_runner_is_question(rq))
         return BT_RUNNER_NO_ANSWER;
-    return strcmp(by, "user") == 0 ? "the user declined this"
-                                   : "baton's approval policy denies this";
+    return "baton's approval policy denies this";
 }
 
-/* can_use_tool by policy: auto allows with the input unchanged, deny
- * refuses with a sentence the model sees; a question (AskUserQuestion) is
- * refused with the reason nobody answers it; after the stop the denial
+/* AskUserQuestion answered: its input with `answers`, an object from each
+ * question's text to the answer (the labels chosen joined by ", ", or the
+ * free text), as Claude Code's AskUserQuestion takes it back through
+ * updatedInput (Claude Agent SDK "Handle approvals and user input"). */
+static void add_answers(cJSON *input, const struct bt_runner_decision *d)
+{
+    cJSON *answers = cJSON_CreateObject();
+    const cJSON *q;
+    size_t i = 0;
+    cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(input, "questions"))
+    {
+        const char *text = bt_json_str(q, "question");
+        char *a = bt_runner_answer_text(d, i++);
+        if (text && !cJSON_GetObjectItemCaseSensitive(answers, text))
+            cJSON_AddStringToObject(answers, text, a ? a : "");
+        free(a);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(input, "answers");
+    cJSON_AddItemToObject(input, "answers", answers);
+}
+
+/* can_use_tool answered as decided (runner.h): allow with the input
+ * unchanged (a question: with its answers added), or deny with a
+ * sentence the model sees; a denial because the turn is being stopped
  * also interrupts (PermissionResult deny {message, interrupt}, Claude
- * Code 2.1.332). Any other request gets an error answer: claude waits
- * for every one. */
+ * Code 2.1.332). */
+static void claude_answer(void *st, const struct bt_signal_request *rq,
+                          const struct bt_runner_decision *d, struct bt_buf *out,
+                          const struct bt_parser_sink *sink)
+{
+    (void)st;
+    cJSON *msg;
+    cJSON *resp =
+        cJSON_AddObjectToObject(control_response(&msg, rq->request_id, "success"), "response");
+    cJSON_AddStringToObject(resp, "behavior", d->accept ? "allow" : "deny");
+    if (d->accept) {
+        cJSON *input = rq->params_json ? cJSON_Parse(rq->params_json) : NULL;
+        if (!cJSON_IsObject(input)) {
+            cJSON_Delete(input);
+            input = cJSON_CreateObject();
+        }
+        if (bt_runner_is_question(rq))
+            add_answers(input, d);
+        cJSON_AddItemToObject(resp, "updatedInput", input);
+    } else {
+        cJSON_AddStringToObject(resp, "message", deny_message(rq, d->by));
+        if (strcmp(d->by, "cancel") == 0)
+            cJSON_AddBoolToObject(resp, "interrupt", 1);
+    }
+    bt_runner_put_json(out, msg);
+    /* as approval.requested (parser-claude.c) names no item: the request
+     * is about a tool call claude has not shown yet */
+    struct bt_signal_request unnamed = *rq;
+    unnamed.item_id = NULL;
+    bt_runner_resolved(sink, &unnamed, d->accept, d);
+}
+
+/* can_use_tool by policy: auto allows, deny refuses; a question
+ * (AskUserQuestion) is refused with the reason nobody answers it. Any
+ * other request gets an error answer: claude waits for every one. */
 static void on_request(struct claude_runner *r, const struct bt_signal *sig, struct bt_buf *out,
                        const struct bt_parser_sink *sink)
 {
     cJSON *msg;
     if (strcmp(sig->request.method, "can_use_tool") == 0) {
-        const char *by;
-        int accept = bt_runner_accepts(r->cfg, &sig->request, &by);
-        cJSON *resp = cJSON_AddObjectToObject(
-            control_response(&msg, sig->request.request_id, "success"), "response");
-        cJSON_AddStringToObject(resp, "behavior", accept ? "allow" : "deny");
-        if (accept) {
-            cJSON *input = sig->request.params_json ? cJSON_Parse(sig->request.params_json) : NULL;
-            cJSON_AddItemToObject(resp, "updatedInput", input ? input : cJSON_CreateObject());
-        } else {
-            cJSON_AddStringToObject(resp, "message", deny_message(&sig->request, by));
-            if (strcmp(by, "cancel") == 0)
-                cJSON_AddBoolToObject(resp, "interrupt", 1);
-        }
-        bt_runner_put_json(out, msg);
-        resolved(sig, accept, by, sink);
+        struct bt_runner_decision d;
+        bt_runner_policy(r->cfg, &sig->request, &d);
+        claude_answer(r, &sig->request, &d, out, sink);
         return;
     }
     cJSON *resp = control_response(&msg, sig->request.request_id, "error");
@@ -483,6 +516,7 @@ const struct bt_runner_ops bt_runner_claude = {
     .destroy = claude_destroy,
     .start = claude_start,
     .on_signal = claude_on_signal,
+    .answer = claude_answer,
     .interrupt = claude_interrupt,
     .steer = claude_steer,
 };

@@ -325,46 +325,81 @@ static const char *decision_word(const char *method, int accept, int cancel)
     return accept ? "accept" : cancel ? "cancel" : "decline";
 }
 
-/* item/tool/requestUserInput: every question (by its id) answered with
- * the one thing baton can say, that nobody can answer during this turn
+/* item/tool/requestUserInput: every question (by its id) answered
  * (ToolRequestUserInputResponse {answers: {id: {answers: [text]}}},
- * codex-cli 0.171.0); the ids come from the question list the parser
- * made. */
-static void no_answers(cJSON *result, const char *questions_json)
+ * codex-cli 0.171.0; the ids come from the question list the parser
+ * made): with the person's answer to it, or, declined, with the one thing
+ * baton can say (nobody answers during this turn, or the user declined). */
+static void put_answers(cJSON *result, const char *questions_json,
+                        const struct bt_runner_decision *d)
 {
     cJSON *answers = cJSON_AddObjectToObject(result, "answers");
     cJSON *qs = questions_json ? cJSON_Parse(questions_json) : NULL;
+    cJSON *given = d->accept && d->answers_json ? cJSON_Parse(d->answers_json) : NULL;
+    const char *refusal = strcmp(d->by, "user") == 0 ? "The user declined to answer this question."
+                                                     : BT_RUNNER_NO_ANSWER;
     const cJSON *q;
+    int i = 0;
     cJSON_ArrayForEach(q, qs)
     {
+        const cJSON *mine = cJSON_GetArrayItem(given, i++);
         const char *id = bt_json_str(q, "id");
         if (!id || cJSON_GetObjectItemCaseSensitive(answers, id))
             continue;
         cJSON *a = cJSON_AddArrayToObject(cJSON_AddObjectToObject(answers, id), "answers");
-        cJSON_AddItemToArray(a, cJSON_CreateString(BT_RUNNER_NO_ANSWER));
+        const cJSON *s, *list = d->accept && cJSON_IsArray(mine) ? mine : NULL;
+        cJSON_ArrayForEach(s, list)
+        {
+            if (cJSON_IsString(s))
+                cJSON_AddItemToArray(a, cJSON_CreateString(s->valuestring));
+        }
+        if (!d->accept)
+            cJSON_AddItemToArray(a, cJSON_CreateString(refusal));
+        else if (!cJSON_GetArraySize(a)) /* an absent answer is the empty text */
+            cJSON_AddItemToArray(a, cJSON_CreateString(""));
     }
+    cJSON_Delete(given);
     cJSON_Delete(qs);
 }
+
+static void codex_answer(void *st, const struct bt_signal_request *sig,
+                         const struct bt_runner_decision *d, struct bt_buf *out,
+                         const struct bt_parser_sink *sink);
 
 static void on_request(struct codex_runner *r, const struct bt_signal_request *sig,
                        struct bt_buf *out, const struct bt_parser_sink *sink)
 {
-    const char *kind = sig->approval_kind;
-    if (!kind) {
+    if (!sig->approval_kind) {
         bt_parser_warn(sink, "unsupported_request", "codex asked for something baton cannot answer",
                        sig->method, strlen(sig->method));
         bt_runner_answer_error(sig, NULL, -32601, "not supported by this client", out);
         return;
     }
-    const char *by;
-    int accept = bt_runner_accepts(r->cfg, sig, &by);
-    int cancel = strcmp(by, "cancel") == 0;
+    struct bt_runner_decision d;
+    bt_runner_policy(r->cfg, sig, &d);
+    codex_answer(r, sig, &d, out, sink);
+}
+
+/* The answer to a request with an approval kind, as decided (runner.h). */
+static void codex_answer(void *st, const struct bt_signal_request *sig,
+                         const struct bt_runner_decision *d, struct bt_buf *out,
+                         const struct bt_parser_sink *sink)
+{
+    (void)st;
+    int accept = d->accept;
+    int cancel = strcmp(d->by, "cancel") == 0;
     cJSON *result = cJSON_CreateObject();
     if (strcmp(sig->method, "mcpServer/elicitation/request") == 0) {
+        /* an MCP form wants content fitting its requestedSchema, which a
+         * question's answers do not make: declined, and said so */
+        if (accept)
+            bt_parser_warn(sink, "unsupported_request",
+                           "baton cannot fill an MCP server's form; it is declined", NULL, 0);
+        accept = 0;
         cJSON_AddStringToObject(result, "action", cancel ? "cancel" : "decline");
     } else if (bt_runner_is_question(sig)) {
-        no_answers(result, sig->questions_json);
-    } else if (strcmp(kind, "permissions") == 0) {
+        put_answers(result, sig->questions_json, d);
+    } else if (strcmp(sig->approval_kind, "permissions") == 0) {
         cJSON *granted = accept && sig->params_json ? cJSON_Parse(sig->params_json) : NULL;
         cJSON_AddItemToObject(result, "permissions", granted ? granted : cJSON_CreateObject());
         cJSON_AddStringToObject(result, "scope", "turn");
@@ -372,7 +407,7 @@ static void on_request(struct codex_runner *r, const struct bt_signal_request *s
         cJSON_AddStringToObject(result, "decision", decision_word(sig->method, accept, cancel));
     }
     bt_runner_answer(sig, NULL, result, out);
-    bt_parser_approval(sink, sig, accept ? "accept" : "decline", by);
+    bt_runner_resolved(sink, sig, accept, d);
 }
 
 static void codex_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *out,
@@ -439,6 +474,7 @@ const struct bt_runner_ops bt_runner_codex = {
     .destroy = codex_destroy,
     .start = codex_start,
     .on_signal = codex_on_signal,
+    .answer = codex_answer,
     .interrupt = codex_interrupt,
     .steer = codex_steer,
     .models_argv = bt_codex_models_argv,

@@ -260,25 +260,47 @@ static void on_response(struct pi_runner *r, const struct bt_signal_response *si
     /* set_auto_retry and abort acknowledgements need nothing */
 }
 
-/* Dialogs (extension_ui_request): a confirm is an approval: auto
- * confirms it, deny (default) cancels it. select, input and editor are
- * questions (user_input): nobody answers them during a turn, so they are
- * cancelled, as is every dialog after the stop (pi 0.73.1 docs/rpc.md:
- * {"type":"extension_ui_response","id","cancelled":true}). */
-static void on_dialog(struct pi_runner *r, const struct bt_signal_request *sig, struct bt_buf *out,
+/* A dialog answered as decided (runner.h; pi 0.73.1 docs/rpc.md
+ * extension_ui_response): a confirm accepted is {"confirmed":true}, a
+ * select, input or editor answered gives its `value` (a select: the label
+ * chosen; input and editor: the text); anything declined, and every
+ * dialog after the stop, is {"cancelled":true}. */
+static void pi_answer(void *st, const struct bt_signal_request *sig,
+                      const struct bt_runner_decision *d, struct bt_buf *out,
                       const struct bt_parser_sink *sink)
 {
-    const char *by;
-    int accept = bt_runner_accepts(r->cfg, sig, &by) && strcmp(sig->method, "confirm") == 0;
+    (void)st;
+    int accept = d->accept;
+    char *value = NULL;
+    if (accept && strcmp(sig->method, "confirm") != 0) {
+        value = bt_runner_answer_text(d, 0);
+        accept = value != NULL; /* a question with no answer given is not answered */
+    }
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "type", "extension_ui_response");
     cJSON_AddItemToObject(m, "id", cJSON_Parse(sig->request_id));
-    if (accept)
+    if (value)
+        cJSON_AddStringToObject(m, "value", value);
+    else if (accept)
         cJSON_AddBoolToObject(m, "confirmed", 1);
     else
         cJSON_AddBoolToObject(m, "cancelled", 1);
+    free(value);
     bt_runner_put_json(out, m);
-    bt_parser_approval(sink, sig, accept ? "accept" : "decline", by);
+    bt_runner_resolved(sink, sig, accept, d);
+}
+
+/* Dialogs (extension_ui_request) by policy: a confirm is an approval:
+ * auto confirms it, deny (default) cancels it. select, input and editor
+ * are questions (user_input): no policy answers them, so they are
+ * cancelled, as is every dialog after the stop. */
+static void on_dialog(struct pi_runner *r, const struct bt_signal_request *sig, struct bt_buf *out,
+                      const struct bt_parser_sink *sink)
+{
+    struct bt_runner_decision d;
+    bt_runner_policy(r->cfg, sig, &d);
+    d.accept = d.accept && strcmp(sig->method, "confirm") == 0;
+    pi_answer(r, sig, &d, out, sink);
 }
 
 static void pi_on_signal(void *st, const struct bt_signal *sig, struct bt_buf *out,
@@ -406,6 +428,7 @@ const struct bt_runner_ops bt_runner_pi = {
     .destroy = pi_destroy,
     .start = pi_start,
     .on_signal = pi_on_signal,
+    .answer = pi_answer,
     .interrupt = pi_interrupt,
     .steer = pi_steer,
     .models_argv = pi_models_argv,

@@ -332,12 +332,52 @@ int bt_runner_accepts(const struct bt_runner_config *cfg, const struct bt_signal
         *by = "policy";
         return 0;
     }
-    int d = cfg->ask ? cfg->ask(cfg->ask_data, rq) : BT_RUNNER_ASK_NOBODY;
-    if (d == BT_RUNNER_ASK_STOPPING) {
-        *by = "cancel";
-        return 0;
+    *by = "policy";
+    return cfg->approval == BT_APPROVAL_AUTO;
+}
+
+void bt_runner_policy(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,
+                      struct bt_runner_decision *d)
+{
+    *d = (struct bt_runner_decision){0};
+    d->accept = bt_runner_accepts(cfg, rq, &d->by);
+}
+
+char *bt_runner_answer_text(const struct bt_runner_decision *d, size_t i)
+{
+    if (!d->accept || !d->answers_json)
+        return NULL;
+    cJSON *all = cJSON_Parse(d->answers_json);
+    const cJSON *one = cJSON_IsArray(all) ? cJSON_GetArrayItem(all, (int)i) : NULL;
+    struct bt_buf b = BT_BUF_INIT;
+    const cJSON *s, *list = cJSON_IsArray(one) ? one : NULL;
+    int n = 0;
+    cJSON_ArrayForEach(s, list)
+    {
+        if (!cJSON_IsString(s))
+            continue;
+        bt_buf_addf(&b, "%s%s", n++ ? ", " : "", s->valuestring);
     }
-    *by = d == BT_RUNNER_ASK_NOBODY ? "policy" : "user";
-    return d == BT_RUNNER_ASK_NOBODY ? cfg->approval == BT_APPROVAL_AUTO
-                                     : d == BT_RUNNER_ASK_ACCEPT;
+    cJSON_Delete(all);
+    if (!n) {
+        bt_buf_release(&b);
+        return NULL;
+    }
+    return bt_buf_detach(&b, NULL);
+}
+
+void bt_runner_resolved(const struct bt_parser_sink *sink, const struct bt_signal_request *rq,
+                        int accept, const struct bt_runner_decision *d)
+{
+    struct bt_event ev;
+    bt_event_init(&ev, BT_EVENT_APPROVAL_RESOLVED);
+    ev.approval_kind = rq->approval_kind;
+    ev.summary = rq->summary;
+    ev.item.id = rq->item_id;
+    ev.request_id = rq->request_id;
+    ev.decision = accept ? "accept" : "decline";
+    ev.by = d->by ? d->by : "policy";
+    if (accept && bt_runner_is_question(rq))
+        ev.answers_json = d->answers_json;
+    sink->event(sink->data, &ev);
 }

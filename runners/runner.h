@@ -20,19 +20,24 @@ enum bt_approval {
     BT_APPROVAL_DENY,  /* decline every request (default); the turn goes on */
     BT_APPROVAL_AUTO,  /* accept every request */
     BT_APPROVAL_NEVER, /* ask the coder not to request approvals at all */
+    BT_APPROVAL_ASK,   /* a person answers each request and question while the turn
+                          goes on (bt_turn_decide, src/turn.h); unanswered within the
+                          turn's idle timeout it is declined, by "timeout" */
 };
 
-/* Asks a person about one approval request before the policy decides
- * (`baton acp` asks the editor: session/request_permission). Called on the
- * turn's thread while the turn waits (the coder waits for the answer
- * anyway); it bounds its own wait. Returns BT_RUNNER_ASK_* . */
-enum {
-    BT_RUNNER_ASK_STOPPING = -2, /* declined unasked or unanswered: the turn is being stopped */
-    BT_RUNNER_ASK_NOBODY = -1,   /* nobody answered: the policy decides */
-    BT_RUNNER_ASK_DECLINE = 0,
-    BT_RUNNER_ASK_ACCEPT = 1,
+/* A decision on one approval request or question, as a runner's answer op
+ * writes it in its protocol. Strings borrowed for the call. */
+struct bt_runner_decision {
+    int accept;               /* 1: allow (a question: answered); 0: decline */
+    const char *by;           /* who decided, as approval.resolved says it: "policy",
+                                 "user", "timeout" or "cancel" (a runner answers
+                                 "cancel" in its protocol's cancelling form) */
+    const char *answers_json; /* a question accepted: the answers as JSON array
+                                 text, one element per question of the request in
+                                 its order, each an array of strings (the labels
+                                 chosen, or one free text): [["Blue"],["a, b"]];
+                                 NULL otherwise */
 };
-typedef int (*bt_runner_ask_fn)(void *data, const struct bt_signal_request *rq);
 
 /* One turn's settings. Strings borrowed for the life of the runner. */
 struct bt_runner_config {
@@ -43,8 +48,12 @@ struct bt_runner_config {
     const char *native_session_id;   /* resume this session; NULL: new */
     const char *native_session_path; /* coders whose session is a file */
     int no_retry;                    /* ask the coder not to retry failed requests */
-    bt_runner_ask_fn ask;            /* optional: who is asked first; NULL: the policy */
-    void *ask_data;
+    /* Under BT_APPROVAL_ASK (src/turn-ask.c): */
+    enum bt_approval ask_fallback; /* what decides a request nobody answered within the
+                                      idle timeout, by "timeout": DENY (0, the default)
+                                      declines, AUTO or NEVER accepts (never a question) */
+    int ask_no_questions;          /* 1: questions are not put to the person (an ACP
+                                      editor cannot answer one): the policy declines them */
 };
 
 /* A coder's models as it lists them (models_line below), while they are
@@ -153,9 +162,21 @@ struct bt_runner_ops {
     /* Lines to write once the child is started (handshake, or the prompt). */
     void (*start)(void *st, struct bt_buf *out);
     /* React to a parser signal: append lines to write to out; may emit events
-     * (approval.resolved, session.started) through sink. */
+     * (approval.resolved, session.started) through sink. A request with an
+     * approval_kind is decided by policy (bt_runner_policy) and answered
+     * through the answer op; under BT_APPROVAL_ASK the engine keeps such a
+     * request for a person instead and never passes it here. */
     void (*on_signal)(void *st, const struct bt_signal *sig, struct bt_buf *out,
                       const struct bt_parser_sink *sink);
+    /* Answer the coder's request rq (one with an approval_kind) as d says:
+     * append the protocol's reply to out and emit approval.resolved
+     * through sink. rq may be a copy the engine kept while a person
+     * thought (strings as the signal had them); the runner keeps no
+     * pointer into it. A question accepted without usable answers (none,
+     * or fewer than its questions) is answered with what there is: an
+     * absent answer is the empty text. Pure: no I/O. */
+    void (*answer)(void *st, const struct bt_signal_request *rq, const struct bt_runner_decision *d,
+                   struct bt_buf *out, const struct bt_parser_sink *sink);
     /* Append a protocol interrupt for the running turn. Returns 0, or
      * -ENOTSUP when the coder has none (or it cannot be sent yet): the engine
      * then goes straight to signals. */
@@ -213,17 +234,32 @@ enum {
 void bt_runner_models_add(struct bt_runner_models *m, const char *value, const char *name);
 void bt_runner_models_release(struct bt_runner_models *m);
 
-/* Whether to accept approval request rq. A request that came after baton
- * began stopping the turn (rq->stopping) is declined, *by "cancel",
- * whatever the policy and without asking anyone; a question (kind
- * user_input) is never accepted, *by "policy": only a person's words
- * answer it, and none can be given during a turn. Else cfg->ask's answer
- * when it gives one, else the policy (auto accepts; deny and never
- * decline). *by is "user", "policy" or "cancel" (also when cfg->ask says
- * the turn is being stopped), as approval.resolved names who decided; a
- * runner answers "cancel" in its protocol's cancelling form. */
+/* Whether to accept approval request rq by policy. A request that came
+ * after baton began stopping the turn (rq->stopping) is declined, *by
+ * "cancel", whatever the policy; a question (kind user_input) is never
+ * accepted, *by "policy": only a person's words answer it (under
+ * BT_APPROVAL_ASK the engine puts it to one instead, src/turn-ask.c).
+ * Else auto accepts; deny, never and ask decline. *by is "policy" or
+ * "cancel", as approval.resolved names who decided; a runner answers
+ * "cancel" in its protocol's cancelling form. */
 int bt_runner_accepts(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,
                       const char **by);
+
+/* The decision of bt_runner_accepts as a struct bt_runner_decision
+ * (answers_json NULL): what on_signal passes to the runner's answer op. */
+void bt_runner_policy(const struct bt_runner_config *cfg, const struct bt_signal_request *rq,
+                      struct bt_runner_decision *d);
+
+/* The answer to question number i (from 0) of d, as one text: the
+ * strings of d->answers_json's element i joined by ", " (owned), or NULL
+ * when d gives none (not accepted, no such element, not strings). */
+char *bt_runner_answer_text(const struct bt_runner_decision *d, size_t i);
+
+/* Emit approval.resolved for rq through sink: d's decision (accept as
+ * given: a runner that could not do what d says passes what it did) and
+ * who decided, and a question's answers when it was answered. */
+void bt_runner_resolved(const struct bt_parser_sink *sink, const struct bt_signal_request *rq,
+                        int accept, const struct bt_runner_decision *d);
 
 /* 1 if rq is a question the coder asks the user (kind user_input). */
 int bt_runner_is_question(const struct bt_signal_request *rq);

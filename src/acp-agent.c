@@ -274,7 +274,7 @@ static void agent_free(struct bt_acp *a)
         bt_acp_session_free(se);
     }
     pthread_cond_destroy(&a->queued);
-    pthread_cond_destroy(&a->asked);
+    bt_acp_asks_free(a);
     pthread_mutex_destroy(&a->lock);
     bt_store_close(a->store);
 }
@@ -291,7 +291,6 @@ int bt_acp_agent_run(const struct bt_acp_opts *o, int in_fd, int out_fd, struct 
     }
     pthread_mutex_init(&a.lock, NULL);
     pthread_cond_init(&a.queued, NULL);
-    pthread_cond_init(&a.asked, NULL);
     struct bt_service_outcome opened = {0};
     rc = bt_service_open(&a.store, bt_acp_say, NULL, &opened);
     if (rc)

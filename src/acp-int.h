@@ -34,14 +34,15 @@ struct bt_acp_waiting {
     int64_t msg; /* its queued message (bt_store_message_discard) */
 };
 
-/* A session/request_permission baton sent and a turn waits for. */
+/* A session/request_permission baton sent for a request a session's
+ * turn keeps for a person (src/turn-ask.c), until the editor answers. */
 struct bt_acp_ask {
     struct bt_acp_ask *next;
-    int64_t id;                /* its request id */
-    struct bt_acp_session *se; /* the session whose turn asks */
-    int state;                 /* 0 waiting, 1 answered, 2 no answer (an error) */
-    int accept;                /* when answered */
-    int always;                /* answered allow_always */
+    int64_t id;                            /* its JSON-RPC id */
+    char conv[BT_ID_SIZE];                 /* the session: its conversation */
+    char request[BT_EVENT_REQUEST_ID_MAX]; /* the coder's request, as approval.requested
+                                              shows it */
+    unsigned kind_bit;                     /* its approval kind's allow_always bit */
 };
 
 /* One session: a conversation, stored or not yet. Fields below `lock`
@@ -96,7 +97,6 @@ struct bt_acp {
     struct bt_store *store;  /* the main thread's; each prompt thread opens its own */
     pthread_mutex_t lock;    /* sessions, and each whole message written */
     pthread_cond_t queued;   /* a session's queueing went down */
-    pthread_cond_t asked;    /* an ask was answered, or a turn cancelled */
     struct bt_acp_ask *asks; /* permission requests waiting for their answer */
     int64_t last_ask;        /* the last permission request's id */
     struct bt_acp_session *sessions;
@@ -212,17 +212,23 @@ struct bt_acp_waiting *bt_acp_follow(struct bt_acp *a, struct bt_acp_session *se
 
 /* --- acp-permission.c: approvals asked of the editor ------------------- */
 
-/* Ask the editor about rq for se's turn (on the turn's thread) and wait;
- * a BT_RUNNER_ASK_* (runner.h): accept, decline, STOPPING when the turn is
- * cancelled before or meanwhile, NOBODY with no answer within the turn's
- * idle limit (else its whole limit; with neither, the wait ends with an
- * answer or a cancel): --approval decides. After an allow_always the
- * session's requests of that kind (a command, a file change, ...) are
- * allowed without asking. */
-int bt_acp_ask(struct bt_acp *a, struct bt_acp_session *se, const struct bt_signal_request *rq);
+/* On se's turn's thread, for its approval.requested ev (not a question)
+ * under the turn's BT_APPROVAL_ASK: ask the editor with
+ * session/request_permission and return; the turn's loop goes on, and the
+ * editor's answer is a decision through the service (bt_acp_answered).
+ * After an allow_always the session's requests of that kind (a command, a
+ * file change, ...) are allowed at once (bt_service_decide through s, the
+ * turn's store), the editor not asked. Nothing while the turn stops. */
+void bt_acp_ask(struct bt_acp *a, struct bt_acp_session *se, struct bt_store *s,
+                const struct bt_event *ev);
 /* A response of the client (no method): the answer to a permission
- * request a turn waits for. */
+ * request, given as the person's decision (bt_service_decide, by "user",
+ * through the main thread's store); an error or an answer of another
+ * shape decides nothing (the turn's idle timeout does, by "timeout"). A
+ * late answer changes nothing. */
 void bt_acp_answered(struct bt_acp *a, const cJSON *msg);
+/* Free the permission requests never answered (at the agent's end). */
+void bt_acp_asks_free(struct bt_acp *a);
 /* At the end: cancel every running turn and join every thread. */
 void bt_acp_prompt_stop_all(struct bt_acp *a);
 

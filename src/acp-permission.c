@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * acp-permission: a coder's approval request asked of the editor as
- * session/request_permission (acp-int.h, docs/acp-agent.md). The turn's
- * thread sends the request and waits; the main thread reads the answer
- * (bt_acp_answered) and wakes it. A cancel wakes it too (declined); no
- * answer within the turn's limits leaves the request to --approval.
+ * session/request_permission (acp-int.h, docs/acp-agent.md). The turn
+ * keeps the request for a person (--approval ask underneath, src/turn-ask.c)
+ * and goes on: the turn's thread sends the request from its
+ * approval.requested event and returns; the main thread reads the answer
+ * (bt_acp_answered) and gives it as a decision through the service, as
+ * `baton approve` would. A cancel stops the turn, which declines what
+ * waits; no answer within the idle limit is the policy's, by "timeout".
  *
  * Shapes: RequestPermissionRequest / RequestPermissionResponse of the ACP
  * schema in @agentclientprotocol/sdk 2.4.0; tool-calls, "Requesting
@@ -13,11 +16,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "acp-int.h"
 #include "acp-map.h"
 #include "json.h"
+#include "service.h"
 #include "util.h"
 
 static void add_option(cJSON *options, const char *id, const char *name, const char *kind)
@@ -51,7 +54,7 @@ static size_t kind_index(const char *kind)
 /* The request: the tool call it is about (the item the coder names, so
  * the editor shows it on the tool_call it already has) and three options;
  * allow_always is for requests of this one's kind. */
-static cJSON *request(int64_t id, const char *sid, const struct bt_signal_request *rq)
+static cJSON *request(int64_t id, const char *sid, const struct bt_event *ev, const char *rid)
 {
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "jsonrpc", "2.0");
@@ -60,77 +63,55 @@ static cJSON *request(int64_t id, const char *sid, const struct bt_signal_reques
     cJSON *p = cJSON_AddObjectToObject(m, "params");
     cJSON_AddStringToObject(p, "sessionId", sid);
     cJSON *tc = cJSON_AddObjectToObject(p, "toolCall");
-    char *call = rq->item_id ? NULL : bt_xasprintf("approval-%s", rq->request_id);
-    cJSON_AddStringToObject(tc, "toolCallId", rq->item_id ? rq->item_id : call);
+    char *call = ev->item.id ? NULL : bt_xasprintf("approval-%s", rid);
+    cJSON_AddStringToObject(tc, "toolCallId", ev->item.id ? ev->item.id : call);
     free(call);
-    cJSON_AddStringToObject(tc, "title", rq->summary ? rq->summary : rq->method);
-    cJSON_AddStringToObject(tc, "kind", bt_acp_tool_kind(rq->approval_kind));
+    cJSON_AddStringToObject(tc, "title", ev->summary ? ev->summary : "approval");
+    cJSON_AddStringToObject(tc, "kind", bt_acp_tool_kind(ev->approval_kind));
     cJSON_AddStringToObject(tc, "status", "pending");
     cJSON *options = cJSON_AddArrayToObject(p, "options");
     add_option(options, "allow", "Allow", "allow_once");
-    add_option(options, "allow_always", kinds[kind_index(rq->approval_kind)].always,
+    add_option(options, "allow_always", kinds[kind_index(ev->approval_kind)].always,
                "allow_always");
     add_option(options, "reject", "Reject", "reject_once");
     return m;
 }
 
-/* How long a turn waits for the editor: the turn's idle limit, else its
- * whole limit, else until it answers or the turn is cancelled (0). */
-static uint64_t wait_ms(const struct bt_acp_opts *o)
+/* The person's decision, as `baton approve` gives it: stored, then the
+ * run's owner (the session's turn) takes it. A late one is refused. */
+static void decide(struct bt_store *s, const char *conv, const char *rid, int accept, int always)
 {
-    return o->idle_timeout_ms ? o->idle_timeout_ms : o->timeout_ms;
+    struct bt_service_decision d = {.request_id = rid, .accept = accept, .always = always};
+    struct bt_service_decided out;
+    bt_service_decide(s, conv, &d, &out); /* refused: the request ended first */
+    free(out.message);
 }
 
-static void deadline(struct timespec *ts, uint64_t ms)
+void bt_acp_ask(struct bt_acp *a, struct bt_acp_session *se, struct bt_store *s,
+                const struct bt_event *ev)
 {
-    clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += (time_t)(ms / 1000);
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
-int bt_acp_ask(struct bt_acp *a, struct bt_acp_session *se, const struct bt_signal_request *rq)
-{
+    char rid[BT_EVENT_REQUEST_ID_MAX];
+    bt_event_request_id(ev->request_id, rid, sizeof(rid));
+    unsigned bit = 1u << kind_index(ev->approval_kind);
     pthread_mutex_lock(&a->lock);
     if (bt_acp_must_stop(a, se)) {
         pthread_mutex_unlock(&a->lock);
-        return BT_RUNNER_ASK_STOPPING;
+        return; /* the stop declines it, by "cancel" */
     }
-    unsigned bit = 1u << kind_index(rq->approval_kind);
     if (se->allow_always & bit) {
         pthread_mutex_unlock(&a->lock);
-        return BT_RUNNER_ASK_ACCEPT;
+        decide(s, se->id, rid, 1, 0);
+        return;
     }
     struct bt_acp_ask *ask = bt_xcalloc(1, sizeof(*ask));
-    *ask = (struct bt_acp_ask){.id = ++a->last_ask, .se = se, .next = a->asks};
+    ask->id = ++a->last_ask;
+    ask->kind_bit = bit;
+    snprintf(ask->conv, sizeof(ask->conv), "%s", se->id);
+    snprintf(ask->request, sizeof(ask->request), "%s", rid);
+    ask->next = a->asks;
     a->asks = ask;
-    bt_acp_send(a, request(ask->id, se->id, rq), 1);
-    uint64_t ms = wait_ms(a->opts);
-    struct timespec until;
-    if (ms)
-        deadline(&until, ms);
-    int rc = 0;
-    while (ask->state == 0 && !bt_acp_must_stop(a, se) && rc != ETIMEDOUT)
-        rc = ms ? pthread_cond_timedwait(&a->asked, &a->lock, &until)
-                : pthread_cond_wait(&a->asked, &a->lock);
-    for (struct bt_acp_ask **p = &a->asks; *p; p = &(*p)->next)
-        if (*p == ask) {
-            *p = ask->next;
-            break;
-        }
-    if (ask->state == 1 && ask->always)
-        se->allow_always |= bit;
+    bt_acp_send(a, request(ask->id, se->id, ev, rid), 1);
     pthread_mutex_unlock(&a->lock);
-    int answer = ask->state != 1 ? BT_RUNNER_ASK_NOBODY
-                 : ask->accept   ? BT_RUNNER_ASK_ACCEPT
-                                 : BT_RUNNER_ASK_DECLINE;
-    free(ask);
-    if (bt_acp_must_stop(a, se))
-        return BT_RUNNER_ASK_STOPPING; /* nothing more runs, whatever came */
-    return answer;
 }
 
 void bt_acp_answered(struct bt_acp *a, const cJSON *msg)
@@ -142,17 +123,34 @@ void bt_acp_answered(struct bt_acp *a, const cJSON *msg)
         cJSON_GetObjectItemCaseSensitive(msg, "result"), "outcome");
     const char *how = bt_json_str(outcome, "outcome");
     const char *option = bt_json_str(outcome, "optionId");
+    int accept = how && strcmp(how, "selected") == 0 && option &&
+                 (strcmp(option, "allow") == 0 || strcmp(option, "allow_always") == 0);
+    int always = accept && strcmp(option, "allow_always") == 0;
+    struct bt_acp_ask *ask = NULL;
     pthread_mutex_lock(&a->lock);
-    for (struct bt_acp_ask *k = a->asks; k; k = k->next) {
-        if ((double)k->id != id->valuedouble || k->state)
+    for (struct bt_acp_ask **p = &a->asks; *p; p = &(*p)->next) {
+        if ((double)(*p)->id != id->valuedouble)
             continue;
-        /* an error, or an answer of another shape: no answer, the policy decides */
-        k->state = how ? 1 : 2;
-        k->accept = how && strcmp(how, "selected") == 0 && option &&
-                    (strcmp(option, "allow") == 0 || strcmp(option, "allow_always") == 0);
-        k->always = k->accept && strcmp(option, "allow_always") == 0;
+        ask = *p;
+        *p = ask->next;
         break;
     }
-    pthread_cond_broadcast(&a->asked);
+    struct bt_acp_session *se = ask && always ? bt_acp_session_find(a, ask->conv) : NULL;
+    if (se)
+        se->allow_always |= ask->kind_bit;
     pthread_mutex_unlock(&a->lock);
+    /* an error, or an answer of another shape: nobody decided; the turn's
+     * idle limit does (the policy, by "timeout") */
+    if (ask && how)
+        decide(a->store, ask->conv, ask->request, accept, always);
+    free(ask);
+}
+
+void bt_acp_asks_free(struct bt_acp *a)
+{
+    while (a->asks) {
+        struct bt_acp_ask *next = a->asks->next;
+        free(a->asks);
+        a->asks = next;
+    }
 }

@@ -117,6 +117,12 @@ static void on_event(void *data, const struct bt_event *ev, const char *json, si
     while ((u = cJSON_DetachItemFromArray(updates, 0)) != NULL)
         bt_acp_update(j->a, j->se->id, u, 0);
     cJSON_Delete(updates);
+    /* a request the turn keeps for a person (not a question: the policy
+     * declines those): the editor is asked, after the tool call it names */
+    if (ev->type == BT_EVENT_APPROVAL_REQUESTED && ev->request_id &&
+        !(ev->approval_kind && strcmp(ev->approval_kind, "user_input") == 0) &&
+        j->a->opts->approval != BT_APPROVAL_NEVER)
+        bt_acp_ask(j->a, j->se, j->s, ev);
 }
 
 static int on_tick(void *data)
@@ -179,23 +185,26 @@ static void refuse_waiting(struct job *j, struct bt_acp_waiting *w, const char *
     }
 }
 
-static int ask_editor(void *data, const struct bt_signal_request *rq)
+/* The editor is the person asked (acp-permission.c), unless the coder is
+ * told not to ask; unanswered, --approval decides, by "timeout". The
+ * prompts queued behind a turn carry it too: a turn's settings narrow to
+ * those of the messages it sends (service.c). */
+static enum bt_approval turn_approval(const struct bt_acp_opts *o)
 {
-    struct job *j = data;
-    return bt_acp_ask(j->a, j->se, rq);
+    return o->approval != BT_APPROVAL_NEVER ? BT_APPROVAL_ASK : o->approval;
 }
 
 static struct bt_service_turn turn_of(struct job *j)
 {
     const struct bt_acp_opts *o = j->a->opts;
-    return (struct bt_service_turn){.approval = o->approval,
+    return (struct bt_service_turn){.approval = turn_approval(o),
+                                    .ask_fallback = o->approval,
+                                    .ask_no_questions = 1,
                                     .timeout_ms = o->timeout_ms,
                                     .idle_timeout_ms = o->idle_timeout_ms,
                                     .no_retry = o->no_retry,
                                     .no_snapshot = o->no_snapshot,
                                     .queue = BT_STORE_QUEUE_NEVER,
-                                    .ask = ask_editor,
-                                    .ask_data = j,
                                     .on_event = on_event,
                                     .on_tick = on_tick,
                                     .data = j};
@@ -383,7 +392,7 @@ static void queue_behind(struct bt_acp *a, const cJSON *id, struct bt_acp_sessio
     se->queueing++;
     pthread_mutex_unlock(&a->lock);
     struct bt_service_turn t = {.prompt = text,
-                                .approval = a->opts->approval,
+                                .approval = turn_approval(a->opts),
                                 .timeout_ms = a->opts->timeout_ms,
                                 .idle_timeout_ms = a->opts->idle_timeout_ms,
                                 .no_retry = a->opts->no_retry,
@@ -470,7 +479,6 @@ void bt_acp_cancel(struct bt_acp *a, const cJSON *params)
     if (se && se->running) {
         atomic_store(&se->cancel, 1);
         se->waiting = NULL;
-        pthread_cond_broadcast(&a->asked); /* a permission it waits for: declined */
     } else {
         w = NULL;
     }
@@ -493,7 +501,6 @@ void bt_acp_prompt_stop_all(struct bt_acp *a)
     pthread_mutex_lock(&a->lock);
     /* not each session's cancel: a turn sent after a cancel clears that */
     atomic_store(&a->stopping, 1);
-    pthread_cond_broadcast(&a->asked);
     pthread_mutex_unlock(&a->lock);
     for (struct bt_acp_session *se = a->sessions; se; se = se->next)
         if (se->joinable) {

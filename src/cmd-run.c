@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd-args.h"
+#include "cmd-ask.h"
 #include "cmd-common.h"
 #include "cmd-exit.h"
 #include "cmd-fanout.h"
@@ -176,6 +177,7 @@ static int parse(int argc, char **argv, struct run_args *a)
  * turn stops as a cancel would stop it and nothing more is written. */
 struct output {
     struct bt_render render;
+    struct bt_cmd_ask *ask; /* --approval ask on a terminal: the inline ask; NULL: none */
     int json;
     int failed; /* errno of stdout (bt_cmd_stdout_error), 0 while it works */
 };
@@ -190,6 +192,8 @@ static void print_event(void *data, const struct bt_event *ev, const char *json,
     else
         bt_render_event(&o->render, ev);
     o->failed = bt_cmd_stdout_error(0); /* a gone reader: the tick polls for it */
+    if (o->ask)
+        bt_cmd_ask_event(o->ask, ev);
 }
 
 static int tick(void *data)
@@ -197,8 +201,10 @@ static int tick(void *data)
     struct output *o = data;
     if (!o->failed)
         o->failed = bt_cmd_stdout_error(1);
-    if (!o->json && !o->failed)
-        bt_render_tick(&o->render);
+    if (o->ask)
+        bt_cmd_ask_tick(o->ask);
+    else if (!o->json && !o->failed)
+        bt_render_tick(&o->render); /* no spinner over a question */
     return o->failed != 0;
 }
 
@@ -265,6 +271,9 @@ static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
     struct output o = {.json = a->json};
     struct bt_service_outcome out = {0};
     bt_render_init(&o.render, stdout, stderr);
+    /* a person at the terminal answers the coder's requests inline */
+    if (a->turn.approval == BT_APPROVAL_ASK && isatty(STDIN_FILENO))
+        o.ask = bt_cmd_ask_new(s, STDIN_FILENO, stderr);
     a->turn.on_event = print_event;
     a->turn.on_tick = tick;
     a->turn.data = &o;
@@ -283,6 +292,7 @@ static int foreground(struct bt_store *s, struct run_args *a, const char *conv)
         fprintf(stderr, "conversation %s\n", out.conversation);
     hand_on_queue(a, &out);
     free(out.message);
+    bt_cmd_ask_free(o.ask);
     return o.failed && out.run[0] ? say_stdout_failed(&o, &out) : bt_cmd_exit_service(&out);
 }
 

@@ -5,6 +5,7 @@
  * stderr, the size of its raw output); --last N keeps only the last N
  * messages; --raw writes the raw stdout of the last run as the coder wrote
  * it (for re-parsing). */
+#include <cjson/cJSON.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,38 +203,120 @@ static void print_field(const char *label, const char *text)
     putchar('\n');
 }
 
-/* bt_store_event_each: the questions (user_input approval.requested) of
- * a run, as lines on the bt_buf data. */
-static int run_question(void *data, const struct bt_store_event *sev)
+/* The questions of a run (user_input approval.requested) and the answers
+ * a person gave (their approval.resolved, --approval ask). */
+struct run_questions {
+    struct bt_strv answered; /* per question answered: its id, then its answers' JSON */
+    struct bt_buf open;      /* lines of the questions nobody answered */
+    struct bt_buf done;      /* lines of those answered, each with its answer */
+};
+
+static int is_question(const struct bt_event *ev)
 {
+    return ev->approval_kind && strcmp(ev->approval_kind, "user_input") == 0 && ev->request_id;
+}
+
+/* First pass: which questions were answered, and with what. */
+static int run_answer(void *data, const struct bt_store_event *sev)
+{
+    struct run_questions *q = data;
     struct bt_event ev;
     struct bt_event_doc *doc;
-    if (strcmp(sev->type, "approval.requested") != 0 ||
+    if (strcmp(sev->type, "approval.resolved") != 0 ||
         bt_event_parse(sev->data, sev->len, &ev, &doc) != 0)
         return 0;
-    if (ev.approval_kind && strcmp(ev.approval_kind, "user_input") == 0) {
-        size_t before = ((struct bt_buf *)data)->len;
-        bt_render_questions(ev.questions_json, data);
-        if (((struct bt_buf *)data)->len == before) /* a coder that gave only a title */
-            bt_buf_addf(data, "%s\n", ev.summary ? ev.summary : "");
+    if (is_question(&ev) && ev.decision && strcmp(ev.decision, "accept") == 0) {
+        bt_strv_push(&q->answered, ev.request_id);
+        bt_strv_push(&q->answered, ev.answers_json ? ev.answers_json : "[]");
     }
     bt_event_doc_free(doc);
     return 0;
 }
 
-/* What the coder asked the user during run and nobody could answer then:
- * the transcript shows it under the answer, as the coder asked it. */
+/* The answers JSON of question id, or NULL when it was not answered. */
+static const char *answers_of(const struct run_questions *q, const char *id)
+{
+    for (size_t i = 0; i + 1 < q->answered.n; i += 2)
+        if (strcmp(q->answered.v[i], id) == 0)
+            return q->answered.v[i + 1];
+    return NULL;
+}
+
+/* Second pass: each question's lines, in the block they belong to. */
+static int run_question(void *data, const struct bt_store_event *sev)
+{
+    struct run_questions *q = data;
+    struct bt_event ev;
+    struct bt_event_doc *doc;
+    if (strcmp(sev->type, "approval.requested") != 0 ||
+        bt_event_parse(sev->data, sev->len, &ev, &doc) != 0)
+        return 0;
+    if (is_question(&ev)) {
+        const char *answers = answers_of(q, ev.request_id);
+        struct bt_buf *b = answers ? &q->done : &q->open;
+        size_t before = b->len;
+        cJSON *qs = ev.questions_json ? cJSON_Parse(ev.questions_json) : NULL;
+        cJSON *all = answers ? cJSON_Parse(answers) : NULL;
+        const cJSON *one;
+        int i = 0;
+        cJSON_ArrayForEach(one, qs)
+        {
+            /* each question, then the answer given to it */
+            cJSON *single = cJSON_CreateArray();
+            cJSON_AddItemReferenceToArray(single, (cJSON *)one);
+            char *text = cJSON_PrintUnformatted(single);
+            bt_render_questions(text, b);
+            cJSON_free(text);
+            cJSON_Delete(single);
+            const cJSON *str, *given = cJSON_GetArrayItem(all, i++);
+            if (!answers)
+                continue;
+            bt_buf_adds(b, "-> ");
+            int n = 0;
+            cJSON_ArrayForEach(str, given)
+            {
+                if (cJSON_IsString(str))
+                    bt_buf_addf(b, "%s%s", n++ ? ", " : "", str->valuestring);
+            }
+            bt_buf_addc(b, '\n');
+        }
+        if (b->len == before) /* a coder that gave only a title */
+            bt_buf_addf(b, "%s\n", ev.summary ? ev.summary : "");
+        cJSON_Delete(qs);
+        cJSON_Delete(all);
+    }
+    bt_event_doc_free(doc);
+    return 0;
+}
+
+static void print_lines(const char *head, struct bt_buf *b)
+{
+    if (!b->len)
+        return;
+    puts(head);
+    for (char *line = b->data, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+        *nl = '\0';
+        print_field("  ", line);
+    }
+}
+
+/* What the coder asked the user during run: the transcript shows it under
+ * the answer, as the coder asked it; what a person answered during the
+ * turn with the answer, what nobody could answer then as such. */
 static void print_questions(struct bt_store *s, const char *run)
 {
-    struct bt_buf b = BT_BUF_INIT;
-    if (bt_store_event_each(s, run, 1, run_question, &b) == 0 && b.len) {
-        printf("asked you (%s):\n", BT_RENDER_UNANSWERED);
-        for (char *line = b.data, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
-            *nl = '\0';
-            print_field("  ", line);
-        }
+    struct run_questions q = {.open = BT_BUF_INIT, .done = BT_BUF_INIT};
+    bt_strv_init(&q.answered);
+    if (bt_store_event_each(s, run, 1, run_answer, &q) == 0 &&
+        bt_store_event_each(s, run, 1, run_question, &q) == 0) {
+        print_lines("you answered:", &q.done);
+        char *head = bt_xasprintf("asked you (%s):", BT_RENDER_UNANSWERED);
+        print_lines(head, &q.open);
+        free(head);
     }
-    bt_buf_release(&b);
+    bt_strv_release(&q.answered);
+    bt_buf_release(&q.open);
+    bt_buf_release(&q.done);
 }
 
 /* bt_store_event_each: the texts of a run's turn.steered events. */

@@ -13,7 +13,9 @@
 #define HELP_JSON "the event stream as JSON lines on stdout, nothing\nelse there"
 #define HELP_APPROVAL                                                                              \
     "deny (default): decline every approval request;\nauto: accept every request;\n"               \
-    "never: tell the coder not to ask (it runs without\napproval)"
+    "never: tell the coder not to ask (it runs without\napproval); ask: a person answers each\n"   \
+    "one (inline on a terminal, `baton approve`,\n`baton answer`); unanswered within the idle\n"   \
+    "timeout: declined"
 #define HELP_ACP_APPROVAL                                                                          \
     "what a coder's approval request gets when the editor\ndoes not answer in time: deny "         \
     "(default), auto\n(accept), never (tell the coder not to ask)"
@@ -31,7 +33,7 @@
          .name = "approval",                                                                       \
          .value = "POLICY",                                                                        \
          .help = HELP_APPROVAL,                                                                    \
-         .choices = "deny|auto|never"},                                                            \
+         .choices = "deny|auto|never|ask"},                                                        \
         {.id = 't', .name = "timeout", .value = "S", .help = HELP_TIMEOUT},                        \
         {.id = 'i', .name = "idle-timeout", .value = "S", .help = HELP_IDLE},                      \
         {.id = 'r',                                                                                \
@@ -198,6 +200,27 @@ static const struct bt_opt diff_opts[] = {
              "turn.completed has them)"},
     {0}};
 
+static const struct bt_opt approve_opts[] = {
+    {.id = 'y', .name = "allow", .help = "allow the request once"},
+    {.id = 'A',
+     .name = "always",
+     .help = "allow it, and requests of its kind (command,\nfile_change, ...) for the rest "
+             "of the turn"},
+    {.id = 'n', .name = "deny", .help = "deny the request"},
+    {.id = 'l', .name = "list", .help = "list what waits for an answer, with the ids"},
+    {.id = 'j',
+     .name = "json",
+     .help = "with --list: the approval.requested events as one\nJSON array"},
+    {0}};
+
+static const struct bt_opt answer_opts[] = {
+    {.id = 'I',
+     .name = "id",
+     .value = "ID",
+     .help = "the question's request id (default: the only\nquestion waiting)"},
+    {.id = 'n', .name = "decline", .help = "refuse to answer"},
+    {0}};
+
 static const struct bt_opt keep_opts[] = {
     {.id = 'p',
      .name = "prune",
@@ -322,6 +345,24 @@ const struct bt_cmd bt_cmds[] = {
      "turn running, a coder that cannot steer (the ACP agents; `baton coders\n"
      "--json` says which can), or a turn that ends first, it is queued as the next\n"
      "turn's message instead, and steer says so; it is never lost or sent twice.\n"},
+    {.name = "approve",
+     .run = bt_cmd_approve,
+     .operands = "CONV [ID]",
+     .summary = "allow or deny a running turn's approval request (--approval ask)",
+     .opts = approve_opts,
+     .notes = "ID is the request_id of its approval.requested event (`--list` shows what\n"
+              "waits); without it, the only request waiting. The answer is stored first,\n"
+              "then the turn's owner gives it to the coder. A request that was answered,\n"
+              "or declined when the idle timeout passed (by \"timeout\") or the turn was\n"
+              "stopped, takes no late answer (exit 1).\n"},
+    {.name = "answer",
+     .run = bt_cmd_answer,
+     .operands = "CONV [ANSWER]...",
+     .summary = "answer a running turn's question (--approval ask)",
+     .opts = answer_opts,
+     .notes = "One ANSWER per question, in order: an option's number (`baton approve CONV\n"
+              "--list` numbers them), several as 1,3 where the question takes several, or\n"
+              "the answer's own words.\n"},
     {.name = "rm-queued",
      .run = bt_cmd_rm_queued,
      .operands = "CONV N",

@@ -42,7 +42,7 @@ int bt_cmd_turn_option(const struct bt_args *a, int id, struct bt_service_turn *
     case 'S': t->no_snapshot = 1; return 0;
     case 'a':
         if (bt_cmd_parse_approval(a->value, &t->approval))
-            return bt_args_fail(a, "--approval takes deny, auto or never, not '%s'", a->value);
+            return bt_args_fail(a, "--approval takes deny, auto, never or ask, not '%s'", a->value);
         return 0;
     case 't':
         if (bt_cmd_parse_seconds(a->value, &t->timeout_ms))

@@ -57,6 +57,8 @@ int bt_cmd_retry(int argc, char **argv);
 int bt_cmd_attach(int argc, char **argv);
 int bt_cmd_cancel(int argc, char **argv);
 int bt_cmd_steer(int argc, char **argv);
+int bt_cmd_approve(int argc, char **argv);
+int bt_cmd_answer(int argc, char **argv);
 int bt_cmd_rm_queued(int argc, char **argv);
 int bt_cmd_worker(int argc, char **argv);
 int bt_cmd_handoff(int argc, char **argv);

@@ -12,7 +12,8 @@
  *   item.*             item {id kind status text command cwd exit_code name
  *                      detail changes}; item.delta: text -> delta
  *   approval.*         kind -> approval_kind, summary, item_id -> item.id,
- *                      decision, by, questions -> questions_json
+ *                      decision, by, questions -> questions_json,
+ *                      answers -> answers_json, request_id
  *   usage              the usage counts and cost_usd
  *   warning, error     kind message raw
  *   turn.completed     status, error_kind -> kind, error -> message,
@@ -578,14 +579,19 @@ static int parse_payload(struct ctx *c, const cJSON *j, struct bt_event *ev)
     case BT_EVENT_ITEM_COMPLETED: return parse_item(c, j, ev);
     case BT_EVENT_APPROVAL_REQUESTED:
     case BT_EVENT_APPROVAL_RESOLVED:
+        rc |= get_str(j, "request_id", &ev->request_id);
         rc |= get_str(j, "kind", &ev->approval_kind);
         rc |= get_str(j, "summary", &ev->summary);
         rc |= get_str(j, "item_id", &ev->item.id);
         rc |= get_str(j, "decision", &ev->decision);
         rc |= get_str(j, "by", &ev->by);
-        if (rc == 0) /* approvals have no changes: its slot holds the questions */
+        /* approvals have no changes: its slot holds the questions of a
+         * request, the answers of a resolution */
+        if (rc == 0 && ev->type == BT_EVENT_APPROVAL_REQUESTED)
             rc =
                 get_json_text(j, "questions", cJSON_IsArray, &c->doc->changes, &ev->questions_json);
+        else if (rc == 0)
+            rc = get_json_text(j, "answers", cJSON_IsArray, &c->doc->changes, &ev->answers_json);
         break;
     case BT_EVENT_TURN_STEERED:
         rc |= get_str(j, "text", &ev->steer_text);

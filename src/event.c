@@ -79,6 +79,21 @@ static void put_str(struct bt_buf *b, const char *key, const char *v)
         bt_buf_adds(b, "null");
 }
 
+const char *bt_event_request_id(const char *text, char *buf, size_t n)
+{
+    size_t len = strlen(text);
+    /* a plain string (no escapes) loses its quotes; anything else is kept */
+    if (len >= 2 && text[0] == '"' && text[len - 1] == '"' && !memchr(text, '\\', len)) {
+        text++;
+        len -= 2;
+    }
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    return buf;
+}
+
 static void put_strn(struct bt_buf *b, const char *key, const char *v, size_t n)
 {
     put_key(b, key);
@@ -210,6 +225,10 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
         break;
     case BT_EVENT_APPROVAL_REQUESTED:
     case BT_EVENT_APPROVAL_RESOLVED:
+        if (ev->request_id) {
+            char id[BT_EVENT_REQUEST_ID_MAX];
+            put_str(b, "request_id", bt_event_request_id(ev->request_id, id, sizeof(id)));
+        }
         put_str(b, "kind", ev->approval_kind ? ev->approval_kind : "other");
         put_str(b, "summary", ev->summary);
         if (ev->item.id)
@@ -222,6 +241,10 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
         if (ev->type == BT_EVENT_APPROVAL_RESOLVED) {
             put_str(b, "decision", ev->decision);
             put_str(b, "by", ev->by);
+            if (ev->answers_json && ev->answers_json[0] == '[') {
+                put_key(b, "answers");
+                put_json_text(b, ev->answers_json);
+            }
         }
         break;
     case BT_EVENT_TURN_STEERED:

@@ -134,11 +134,17 @@ struct bt_event {
      * other), one-line summary, decision (accept, decline), by (policy,
      * user, cancel) */
     const char *approval_kind, *summary, *decision, *by;
-    const char *request_id; /* coder's request id, as text */
+    const char *request_id; /* coder's request id as its JSON text (a parser's),
+                               or as the event shows it (bt_event_request_id;
+                               parsed back from JSON) */
     /* approval.requested of kind user_input: the questions, as JSON array
      * text [{text, header?, options?: [{label, description?}], multiple?,
      * id?}] (docs/events.md); NULL: none given */
     const char *questions_json;
+    /* approval.resolved of a question a person answered (--approval ask):
+     * the answers, JSON array text, one array of strings per question
+     * (runners/runner.h, bt_runner_decision); NULL: none */
+    const char *answers_json;
 
     /* turn.steered: the text a person put into the running turn, and the
      * control request that carried it (store.h controls; 0: none) */
@@ -176,6 +182,13 @@ const char *bt_event_type_name(enum bt_event_type t);
 int bt_event_type_parse(const char *name);
 const char *bt_item_kind_name(enum bt_item_kind k);
 const char *bt_turn_status_name(enum bt_turn_status s);
+
+/* The request id an approval event shows, `request_id`: the coder's id
+ * as JSON text without the quotes of a plain string ("\"toolu_1\"" ->
+ * toolu_1, 7 -> 7): what `baton approve` and the API take to name a
+ * request. Writes at most n bytes with the NUL to buf; returns buf. */
+#define BT_EVENT_REQUEST_ID_MAX 260 /* bytes of a shown request id, NUL included */
+const char *bt_event_request_id(const char *json_text, char *buf, size_t n);
 
 /* Append ev as one JSON object followed by '\n'. Strings are escaped (invalid
  * UTF-8 becomes U+FFFD, U+2028/2029 escaped). */

@@ -197,14 +197,23 @@ void bt_render_event(struct bt_render *r, const struct bt_event *ev)
             question(r, ev);
         break;
     case BT_EVENT_APPROVAL_RESOLVED: {
+        int yes = ev->decision && strcmp(ev->decision, "accept") == 0;
+        const char *by = ev->by ? ev->by : "policy";
         if (ev->approval_kind && strcmp(ev->approval_kind, "user_input") == 0 &&
-            strcmp(ev->by ? ev->by : "", "cancel") != 0) {
-            summary(r, "not answered: %s", BT_RENDER_UNANSWERED);
+            strcmp(by, "cancel") != 0) {
+            /* answered by a person (--approval ask), refused by them, or by nobody */
+            int person = yes || strcmp(by, "user") == 0;
+            summary(r, "%s: %s",
+                    !person ? "not answered"
+                    : yes   ? "answered by user"
+                            : "declined to answer by user",
+                    !person       ? BT_RENDER_UNANSWERED
+                    : ev->summary ? ev->summary
+                                  : "");
             break;
         }
-        int yes = ev->decision && strcmp(ev->decision, "accept") == 0;
         r->declined += !yes;
-        summary(r, "%s by %s: %s", yes ? "approved" : "declined", ev->by ? ev->by : "policy",
+        summary(r, "%s by %s: %s", yes ? "approved" : "declined", by,
                 ev->summary ? ev->summary : "");
         break;
     }

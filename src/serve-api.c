@@ -105,7 +105,7 @@ static const char *field(struct body *b, const cJSON *m)
             return bt_input_model_problem(t->model);
     } else if (strcmp(k, "approval") == 0) {
         if (!cJSON_IsString(m) || bt_service_approval_parse(m->valuestring, &t->approval) != 0)
-            return "must be \"never\", \"deny\" or \"auto\"";
+            return "must be \"never\", \"deny\", \"auto\" or \"ask\"";
     } else if (strcmp(k, "timeout") == 0 || strcmp(k, "idle_timeout") == 0) {
         if (seconds(m, strcmp(k, "timeout") == 0 ? &t->timeout_ms : &t->idle_timeout_ms) != 0)
             return "must be a number of seconds, 0 or more (0: no limit)";

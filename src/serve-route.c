@@ -168,6 +168,8 @@ static const struct route routes[] = {
     {"POST", "/v1/conversations/{id}/messages", 0, bt_serve_api_send},
     {"POST", "/v1/conversations/{id}/cancel", ROUTE_NO_FIELDS, bt_serve_api_cancel},
     {"POST", "/v1/conversations/{id}/steer", 0, bt_serve_api_steer},
+    {"GET", "/v1/conversations/{id}/requests", 0, bt_serve_ask_list},
+    {"POST", "/v1/conversations/{id}/requests/{n}", 0, bt_serve_ask_decide},
     {"POST", "/v1/conversations/{id}/retry", 0, bt_serve_api_retry},
     {"POST", "/v1/conversations/{id}/handoff", 0, bt_serve_api_handoff},
     {"DELETE", "/v1/conversations/{id}/queue/{n}", ROUTE_NO_FIELDS, bt_serve_api_unqueue},

@@ -204,6 +204,14 @@ void bt_serve_error_json(struct bt_buf *b, const char *kind, const char *message
 /* A query argument, or NULL. */
 const char *bt_serve_arg(const struct bt_serve_req *r, const char *key);
 
+/* serve-ask.c: a person's answers (--approval ask); r->conv exists.
+ * list: GET .../requests, what waits ({run, requests: [approval.requested
+ * events]}); decide: POST .../requests/{n} (r->arg the request id), body
+ * {decision: allow|always|deny, answers?}: 202 once stored, 409 when
+ * nothing (more) waits as n, 400 for a body that does not fit. */
+enum MHD_Result bt_serve_ask_list(struct bt_serve_req *r);
+enum MHD_Result bt_serve_ask_decide(struct bt_serve_req *r);
+
 /* serve-route.c: dispatch a whole request (path split from r->uri) by the
  * one table of routes there (method, path pattern, handler). A handler is
  * enum MHD_Result fn(struct bt_serve_req *r), with r->conv and r->arg set

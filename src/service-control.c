@@ -56,23 +56,6 @@ static void cancel_stranded(struct bt_store *s, const struct bt_store_control *c
         refuse(s, c, "the turn had ended");
 }
 
-/* --- decision ------------------------------------------------------------- */
-
-/* Until the turn engine takes a person's decision (bt_turn_decide), the
- * policy decides: the request says so. */
-static void decision_deliver(struct bt_store *s, struct bt_turn *t,
-                             const struct bt_store_control *c)
-{
-    (void)t;
-    refuse(s, c, "this run's approvals are decided by its policy");
-}
-
-/* A decision its turn never took: nothing waits for it any more. */
-static void decision_stranded(struct bt_store *s, const struct bt_store_control *c)
-{
-    refuse(s, c, "the turn had ended");
-}
-
 /* --- the table ------------------------------------------------------------ */
 
 /* A kind of control request. */
@@ -87,7 +70,7 @@ struct control_handler {
 static const struct control_handler handlers[] = {
     {"cancel", cancel_deliver, cancel_stranded},
     {"steer", bt_service_steer_deliver, bt_service_steer_stranded},
-    {"decision", decision_deliver, decision_stranded},
+    {"decision", bt_service_decision_deliver, bt_service_decision_stranded},
 };
 
 static const struct control_handler *handler_of(const char *kind)

@@ -96,9 +96,9 @@ int bt_service_open(struct bt_store **s, bt_service_say_fn say, void *data,
  * 0, or -1 for what is not such a number (or over 10^7 s). */
 int bt_service_seconds_parse(const char *s, uint64_t *ms);
 
-/* deny (or decline), auto, never into *a: 0, or -1 for another word. */
+/* deny (or decline), auto, never, ask into *a: 0, or -1 for another word. */
 int bt_service_approval_parse(const char *s, enum bt_approval *a);
-/* The word of a: "deny", "auto", "never". */
+/* The word of a: "deny", "auto", "never", "ask". */
 const char *bt_service_approval_name(enum bt_approval a);
 
 /* The program workers are started as (an absolute path to baton, kept by

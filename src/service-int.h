@@ -55,6 +55,15 @@ void bt_service_steer_deliver(struct bt_store *s, struct bt_turn *t,
                               const struct bt_store_control *c);
 void bt_service_steer_stranded(struct bt_store *s, const struct bt_store_control *c);
 void bt_service_steer_outcome(struct bt_store *s, int64_t control, int taken, const char *why);
+/* service-ask.c: the "decision" line of service-control.c's table. deliver
+ * gives the person's decision c (body {request_id, accept, always,
+ * answers?}) to the live turn t (bt_turn_decide, on its loop's thread) and
+ * finishes c: done, or refused when the request no longer waits (a late
+ * answer); stranded refuses c, whose run ended first. */
+struct bt_store_control;
+void bt_service_decision_deliver(struct bt_store *s, struct bt_turn *t,
+                                 const struct bt_store_control *c);
+void bt_service_decision_stranded(struct bt_store *s, const struct bt_store_control *c);
 
 /* service-worktree.c: make the worktree of the new conversation id
  * (t->cwd's repository, t->branch or baton/<short id>, under

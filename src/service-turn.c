@@ -222,17 +222,6 @@ static void ctx_version(void *data, const char *version)
         bt_store_coder_version_put(c->store, &c->l->id, version);
 }
 
-/* An approval asked of a person (service.h, t->ask): what is stored so
- * far is committed first. The batch open since the last read holds the
- * store's write lock, which no one else may wait behind for as long as a
- * person takes: another conversation's prompt, the CLI, the queue. */
-static int ctx_ask(void *data, const struct bt_signal_request *rq)
-{
-    struct turn_ctx *c = data;
-    commit(c);
-    return c->t->ask(c->t->ask_data, rq);
-}
-
 /* The control requests stored for this run by any process (`baton
  * cancel`, the API...), delivered to the live turn (service-control.c). */
 static void ctx_controls(struct turn_ctx *c)
@@ -537,8 +526,8 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
                 .native_session_id = conv->native_session_id,
                 .native_session_path = session_path ? session_path : conv->native_session_path,
                 .no_retry = t->no_retry,
-                .ask = t->ask ? ctx_ask : NULL,
-                .ask_data = &c},
+                .ask_fallback = t->ask_fallback,
+                .ask_no_questions = t->ask_no_questions},
         .run_id = out->run,
         .conversation_id = conv->id,
         .raw_out = open_run_file(s, out->run, ".out", BT_TURN_RAW_OUT_MAX),

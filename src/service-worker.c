@@ -53,6 +53,8 @@ int bt_service_approval_parse(const char *s, enum bt_approval *a)
         *a = BT_APPROVAL_AUTO;
     else if (strcmp(s, "never") == 0)
         *a = BT_APPROVAL_NEVER;
+    else if (strcmp(s, "ask") == 0)
+        *a = BT_APPROVAL_ASK;
     else
         return -1;
     return 0;
@@ -63,6 +65,7 @@ const char *bt_service_approval_name(enum bt_approval a)
     switch (a) {
     case BT_APPROVAL_AUTO: return "auto";
     case BT_APPROVAL_NEVER: return "never";
+    case BT_APPROVAL_ASK: return "ask";
     default: return "deny";
     }
 }

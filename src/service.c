@@ -83,9 +83,22 @@ static uint64_t shorter(uint64_t a, uint64_t b)
  * approval, the shorter limits, no retries if it asked for none. A message
  * without settings (stored by an older baton) reads as 0: the default
  * approval, deny. */
+/* How much an approval policy lets through without a person saying yes:
+ * the stored values are the enum's (deny 0, auto 1, never 2, ask 3),
+ * which is not that order. */
+static int permissive(int approval)
+{
+    switch (approval) {
+    case BT_APPROVAL_ASK: return 1;
+    case BT_APPROVAL_AUTO: return 2;
+    case BT_APPROVAL_NEVER: return 3;
+    default: return 0;
+    }
+}
+
 static void narrow(struct bt_service_turn *t, const struct bt_store_settings *q)
 {
-    if (q->approval >= 0 && q->approval < (int)t->approval)
+    if (q->approval >= 0 && permissive(q->approval) < permissive((int)t->approval))
         t->approval = (enum bt_approval)q->approval;
     t->timeout_ms = shorter(t->timeout_ms, q->timeout_ms);
     t->idle_timeout_ms = shorter(t->idle_timeout_ms, q->idle_timeout_ms);

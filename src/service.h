@@ -59,10 +59,9 @@ struct bt_service_turn {
                                   runs); ALWAYS only stores the prompt as
                                   queued, for a worker to take */
 
-    /* Optional: who is asked about an approval request before the policy
-     * decides (runner.h, bt_runner_ask_fn), on the turn's thread. */
-    bt_runner_ask_fn ask;
-    void *ask_data;
+    /* Under BT_APPROVAL_ASK: runner.h's ask_fallback and ask_no_questions. */
+    enum bt_approval ask_fallback;
+    int ask_no_questions;
 
     /* Live subscription: every event as it is stored. */
     void (*on_event)(void *data, const struct bt_event *ev, const char *json, size_t len);
@@ -177,5 +176,65 @@ int bt_service_steer(struct bt_store *s, const char *conv, const char *text,
  * read, or recovery, finishes it): not an error for the caller to report.
  * Never blocks. */
 int bt_service_control_wake(struct bt_store *s, const char *run);
+/* --- a person's answers to a running turn (service-ask.c) ---------------- */
+
+/* One approval request or question of a running turn that waits for a
+ * person (--approval ask): its approval.requested without an
+ * approval.resolved after it. Strings owned. */
+struct bt_service_request {
+    char *request_id;     /* as the event shows it: what bt_service_decide takes */
+    char *kind;           /* command, file_change, permissions, user_input, other */
+    char *summary;        /* one line: the command, file or first question; NULL: none */
+    char *questions_json; /* user_input: the questions (docs/events.md); NULL: none */
+    char *event_json;     /* the approval.requested event as stored */
+    int64_t seq;          /* its seq in the run */
+};
+
+struct bt_service_requests {
+    char run[BT_ID_SIZE];         /* the running run ("" when none runs) */
+    struct bt_service_request *v; /* n of them, oldest first */
+    size_t n;
+};
+
+/* The requests of conv's running turn that wait for a person, from its
+ * stored events. None (n 0, run "") when no turn runs. Returns 0 or
+ * BT_ESTORE; release *out with bt_service_requests_release. */
+int bt_service_pending(struct bt_store *s, const char *conv, struct bt_service_requests *out);
+void bt_service_requests_release(struct bt_service_requests *r);
+
+/* A person's decision on one request. Strings borrowed. */
+struct bt_service_decision {
+    const char *request_id;   /* as approval.requested shows it; NULL: the only
+                                 request waiting */
+    int accept;               /* 1 allow (a question: answered), 0 deny */
+    int always;               /* with accept: allow this kind for the rest of the turn */
+    const char *answers_json; /* a question answered: JSON array, one element per
+                                 question, each an array of strings (labels or one
+                                 free text); NULL for an approval or a refusal */
+    unsigned wait_ms;         /* how long to wait for the turn's owner to take it
+                                 (0: not at all) */
+};
+
+/* What became of a decision. */
+struct bt_service_decided {
+    char request_id[BT_EVENT_REQUEST_ID_MAX]; /* the request decided */
+    int64_t control;                          /* the stored control request's id */
+    int taken;     /* 1: the owner gave it to the coder; 0: it waits stored
+                      (the owner did not take it within wait_ms) */
+    char *message; /* owned: why it was refused (NULL when it was not) */
+};
+
+/* Decide a request of conv's running turn (stored first as a control
+ * request of kind "decision", store.h; the owner of the run gives it to
+ * the coder, bt_turn_decide, by "user"), then wait up to d->wait_ms for
+ * the owner to take it. Returns 0 (out->taken says whether it was taken
+ * yet); or, with out->message: BT_ENOTFOUND no turn of conv runs, or no
+ * such request waits (answered already, declined by timeout or by the
+ * stop: a late answer is refused); -EINVAL the request is not named and
+ * several wait, answers for a request that is no question, a question
+ * accepted without answers, answers of the wrong shape; -EALREADY the
+ * owner refused it (the turn or the request ended first); BT_ESTORE. */
+int bt_service_decide(struct bt_store *s, const char *conv, const struct bt_service_decision *d,
+                      struct bt_service_decided *out);
 
 #endif

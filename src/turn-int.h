@@ -26,6 +26,16 @@ enum bt_turn_stop {
 /* Signals that stop a turn: Ctrl-C, a terminal hang-up, a polite kill. */
 #define BT_TURN_N_STOP_SIGNALS 3
 
+/* Requests waiting for a person at once, at most: more are declined by
+ * policy (a coder asks one at a time; claude's parallel tools a few). */
+#define BT_TURN_HELD_MAX 32
+
+/* A request the coder waits on while a person decides (turn-ask.c). */
+struct bt_turn_held {
+    struct bt_signal_request rq;      /* as the coder sent it; every string owned */
+    char id[BT_EVENT_REQUEST_ID_MAX]; /* its request_id as events show it */
+};
+
 struct bt_turn {
     const struct bt_turn_options *o;
     const struct bt_turn_replay *replay; /* a replay of a run file (no process), or NULL */
@@ -81,6 +91,9 @@ struct bt_turn {
         int ends_owed;   /* coder ends still to come for steers (claude) */
         int prompt_seen; /* the coder's echo of the prompt (USER_TEXT) came */
     } steers;
+    struct bt_turn_held *held[BT_TURN_HELD_MAX]; /* waiting for a person, oldest first */
+    size_t n_held;
+    struct bt_strv always; /* approval kinds a person allowed for the rest of the turn */
     int done;
     struct bt_proc_result pres;
 };
@@ -103,8 +116,25 @@ static inline uint64_t bt_turn_grace(const struct bt_turn *t)
  * needs, encode it and hand it to o->on_event. */
 void bt_turn_emit(struct bt_turn *t, struct bt_event *ev);
 
-/* turn.c: send what the runner appended to t->wbuf to the coder. */
+/* turn.c: write what the runner put in wbuf to the coder; a failed
+ * write stops the turn (BROKEN). */
 void bt_turn_flush(struct bt_turn *t);
+/* turn.c: the coder got on with the turn: the idle watchdog starts over. */
+void bt_turn_progressed(struct bt_turn *t);
+
+/* turn-ask.c */
+
+/* A request with an approval kind under BT_APPROVAL_ASK (not a replay, not
+ * after the stop began): kept for a person (or allowed at once when a
+ * person allowed its kind for the rest of the turn). Returns 1 if taken
+ * (the runner's on_signal must not see it), 0 when the policy decides. */
+int bt_turn_ask_hold(struct bt_turn *t, const struct bt_signal_request *rq);
+/* Settle every waiting request: by "timeout" (the idle watchdog fired
+ * while a person was asked) as cfg.ask_fallback says (deny by default),
+ * by "cancel" (the stop began, or the coder ended) declined. Returns how
+ * many there were. */
+size_t bt_turn_ask_settle(struct bt_turn *t, const char *by);
+void bt_turn_ask_release(struct bt_turn *t);
 
 /* turn-steer.c */
 

@@ -88,7 +88,7 @@ static int is_item_event(enum bt_event_type type)
 /* The coder got on with the turn: the idle watchdog starts over. Once
  * the turn is being stopped, what the coder says (the answer to the
  * interrupt) is not progress: the reason it was retrying must stay. */
-static void progressed(struct bt_turn *t)
+void bt_turn_progressed(struct bt_turn *t)
 {
     if (t->o->idle_timeout_ms && !t->ended)
         uv_timer_again(&t->idle);
@@ -124,7 +124,7 @@ static void sink_event(void *data, const struct bt_event *ev)
     if (ev->type == BT_EVENT_WARNING && !warning_allowed(t, ev))
         return;
     if (t->stop == BT_TURN_STOP_NONE && bt_progress_event(&t->progress, ev))
-        progressed(t);
+        bt_turn_progressed(t);
     if (t->ended && is_item_event(ev->type)) {
         /* the answer is final once the coder said the turn ended */
         if (t->items_after_end++ == 0)
@@ -149,7 +149,7 @@ static void sink_event(void *data, const struct bt_event *ev)
 
 static void begin_stop(struct bt_turn *t, enum bt_turn_stop why);
 
-static void flush_writes(struct bt_turn *t)
+void bt_turn_flush(struct bt_turn *t)
 {
     if (!t->wbuf.len)
         return;
@@ -163,12 +163,6 @@ static void flush_writes(struct bt_turn *t)
     }
 }
 
-void bt_turn_flush(struct bt_turn *t)
-{
-    flush_writes(t);
-}
-
-static void answered(struct bt_turn *t);
 static void on_tick(uv_timer_t *h);
 
 /* Stop the turn. After the coder's terminal event the turn is over and
@@ -185,8 +179,11 @@ static void begin_stop(struct bt_turn *t, enum bt_turn_stop why)
     }
     if (t->stop == BT_TURN_STOP_NONE)
         t->stop = why;
+    /* nothing is granted after the stop: whoever was asked, it is declined
+     * as cancelled before the coder hears of the interrupt */
+    bt_turn_ask_settle(t, "cancel");
     if (why != BT_TURN_STOP_BROKEN && t->o->coder->runner->interrupt(t->runner, &t->wbuf) == 0) {
-        flush_writes(t);
+        bt_turn_flush(t);
         bt_proc_stop(t->proc, bt_turn_grace(t), bt_turn_grace(t));
     } else {
         bt_proc_stop(t->proc, 0, bt_turn_grace(t));
@@ -197,7 +194,7 @@ static void sink_signal(void *data, const struct bt_signal *sig)
 {
     struct bt_turn *t = data;
     if (t->stop == BT_TURN_STOP_NONE && bt_progress_signal(&t->progress, sig))
-        progressed(t);
+        bt_turn_progressed(t);
     if (sig->type == BT_SIGNAL_RETRY || sig->type == BT_SIGNAL_PROGRESS ||
         bt_turn_steer_signal(t, sig))
         return;
@@ -226,30 +223,18 @@ static void sink_signal(void *data, const struct bt_signal *sig)
         free(t->session_path);
         t->session_path = bt_xstrdup(sig->response.session_path);
     }
+    /* under --approval ask a person answers, later (turn-ask.c) */
+    if (sig->type == BT_SIGNAL_REQUEST && bt_turn_ask_hold(t, &sig->request))
+        return;
     struct bt_signal marked = *sig;
     if (sig->type == BT_SIGNAL_REQUEST)
         /* a request that comes after the stop began is the coder's, not the
          * user's: every runner declines it as cancelled (bt_runner_accepts) */
         marked.request.stopping = t->stop != BT_TURN_STOP_NONE;
     t->o->coder->runner->on_signal(t->runner, &marked, &t->wbuf, &t->sink);
-    flush_writes(t);
+    bt_turn_flush(t);
     if (sig->type == BT_SIGNAL_RESPONSE)
         bt_turn_steer_retry(t); /* the coder may have begun the turn */
-    if (sig->type == BT_SIGNAL_REQUEST)
-        answered(t);
-}
-
-/* A request was answered, maybe after waiting for a person (runner.h,
- * bt_runner_ask_fn: the loop stood still meanwhile). That wait was not
- * the coder idling: the watchdog starts over from now. A cancel asked for
- * meanwhile acts now, before the coder goes on. */
-static void answered(struct bt_turn *t)
-{
-    uv_update_time(&t->loop);
-    if (t->stop == BT_TURN_STOP_NONE)
-        progressed(t);
-    if (t->o->on_tick && t->o->tick_ms)
-        on_tick(&t->tick);
 }
 
 /* ---- reading from the coder ----------------------------------------- */
@@ -342,9 +327,15 @@ static void on_stderr(void *data, const char *buf, size_t n)
 
 /* ---- watchdogs and signals ------------------------------------------ */
 
+/* The idle watchdog. A coder waiting on a person is not stalled: the
+ * person's time is up, the policy behind ask declines what waits, by
+ * "timeout", and the coder gets another idle period to go on. */
 static void on_idle(uv_timer_t *h)
 {
-    begin_stop(h->data, BT_TURN_STOP_STALL);
+    struct bt_turn *t = h->data;
+    if (t->stop == BT_TURN_STOP_NONE && !t->ended && bt_turn_ask_settle(t, "timeout"))
+        return;
+    begin_stop(t, BT_TURN_STOP_STALL);
 }
 
 static void on_deadline(uv_timer_t *h)
@@ -395,6 +386,9 @@ static void on_done(void *data, const struct bt_proc_result *r)
     struct bt_turn *t = data;
     t->pres = *r;
     t->done = 1;
+    /* the coder is gone: what still waited for a person was never
+     * answered; said so before turn.completed (no write reaches it) */
+    bt_turn_ask_settle(t, "cancel");
     uv_timer_stop(&t->idle);
     uv_timer_stop(&t->deadline);
     uv_timer_stop(&t->tick);
@@ -486,6 +480,7 @@ static void teardown(struct bt_turn *t)
     bt_buf_release(&t->wbuf);
     bt_answer_release(&t->answer);
     bt_progress_release(&t->progress);
+    bt_turn_ask_release(t);
     free(t->session_id);
     free(t->session_path);
     free(t->pending.message);
@@ -504,6 +499,7 @@ static int begin(struct bt_turn *t, struct bt_turn_result *res)
     bt_answer_init(&t->answer);
     bt_progress_init(&t->progress);
     bt_usage_init(&t->usage);
+    bt_strv_init(&t->always);
     bt_framer_init(&t->framer, 0, &framer_ops, t);
     t->parser = t->o->coder->parser->create();
     t->runner = t->o->coder->runner->create(&t->o->cfg);
@@ -547,7 +543,7 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
         if (o->on_spawn)
             o->on_spawn(o->data, bt_proc_pid(t.proc));
         o->coder->runner->start(t.runner, &t.wbuf);
-        flush_writes(&t);
+        bt_turn_flush(&t);
         if (o->on_loop)
             o->on_loop(o->data, &t);
         while (!t.done)

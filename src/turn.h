@@ -155,6 +155,33 @@ int bt_turn_stop(struct bt_turn *t);
  * ending or is being stopped. Nothing is written on error, on_steer is not called, and the caller
  * queues the text. text is checked by the caller as a prompt is (bt_input_prompt_problem). */
 int bt_turn_steer(struct bt_turn *t, int64_t key, const char *text);
+/* A person's answer to one request the coder is waiting on. */
+struct bt_turn_decision {
+    int accept;               /* 1 allow (a question: answered), 0 deny */
+    int always;               /* with accept: requests of the same kind (command,
+                                 file_change, ...) are allowed for the rest of this
+                                 turn without asking */
+    const char *answers_json; /* a question answered: JSON array text, one element
+                                 per question in order, each an array of strings
+                                 (labels chosen or one free text), as
+                                 bt_runner_decision's; NULL otherwise */
+};
+
+/* Under BT_APPROVAL_ASK the engine keeps each approval request and
+ * question for a person while the loop goes on (events flow, the idle
+ * watchdog counts): approval.requested shows its `request_id`. Answer
+ * request_id (as the event shows it) as d says, by "user": the runner
+ * writes the protocol's reply and approval.resolved follows. Call on the
+ * turn's loop thread only (on_loop, on_tick, or a handle of that loop).
+ * A request nobody answered within idle_timeout_ms is declined by
+ * "timeout"; once the turn is being stopped, every waiting request is
+ * declined by "cancel" (never granted after the stop); requests still
+ * waiting when the coder ends are resolved by "cancel". Returns 0;
+ * -ENOENT when no such request waits (never asked, answered already, or
+ * declined by timeout or cancel: a late answer changes nothing); -EINVAL
+ * when d does not fit it (answers for a request that is no question, or
+ * answers that are not an array of arrays of strings). */
+int bt_turn_decide(struct bt_turn *turn, const char *request_id, const struct bt_turn_decision *d);
 
 /* A run replayed from the raw stdout its run file kept (bt_turn_replay). */
 struct bt_turn_replay {

@@ -6,6 +6,7 @@
 import { el, shortPath } from './util.js';
 import { state } from './state.js';
 import { act } from './fold.js';
+import { fillAsks } from './conv-ask.js';
 
 // A run's box outlives a render (state.boxes), so an opened item stays
 // open when the transcript is drawn again.
@@ -48,6 +49,7 @@ export function fillTools(box, run) {
     node._item = it;
     if (node.open) fillOutput(node, it);
   }
+  fillAsks(box, run);
   box.hidden = !a.order.length;
 }
 
@@ -109,15 +111,17 @@ function toolLine(it, cwd) {
     break;
   case 'approval':
     if (it.akind === 'user_input') {
-      // a question nobody could answer during the turn: the user answers next
+      // answered by a person (approval "ask"), or by nobody during the turn
       const q = Array.isArray(it.questions) && it.questions[0];
+      const answered = it.decision === 'accept';
       return { kind: 'question', what: (q && q.text) || it.summary || 'a question',
-               status: it.decision ? 'declined' : 'in_progress', label: 'not answered' };
+               status: answered ? 'completed' : it.decision ? 'declined' : 'in_progress',
+               label: answered ? 'answered' : it.by === 'user' ? 'declined' : 'not answered' };
     }
     kind = 'ask';
     what = [it.akind, it.summary].filter(Boolean).join(': ');
     return { kind, what, status: it.decision === 'accept' ? 'completed' : it.decision ? 'declined' : 'in_progress',
-             label: it.decision === 'accept' ? 'accepted' : 'declined' };
+             label: `${it.decision === 'accept' ? 'accepted' : 'declined'}${it.by && it.by !== 'policy' ? ` by ${it.by}` : ''}` };
   default:
     break;
   }
@@ -164,8 +168,14 @@ function toolOutput(it) {
     parts.push(it.text);
   } else if (it.kind === 'approval' && it.akind === 'user_input') {
     parts.push(...questionLines(it));
-    parts.push(it.by === 'cancel' ? 'not answered: the turn was stopped'
-      : 'not answered: nobody could answer during the turn; answer it with your next message');
+    if (Array.isArray(it.answers))
+      parts.push(...it.answers.map((a) => `-> ${Array.isArray(a) ? a.join(', ') : ''}`));
+    parts.push(it.decision === 'accept' ? 'answered by you'
+      : it.by === 'user' ? 'declined by you'
+      : it.by === 'cancel' ? 'not answered: the turn was stopped'
+      : it.by === 'timeout' ? 'not answered in time: declined'
+      : it.decision ? 'not answered: nobody could answer during the turn; answer it with your next message'
+      : 'waiting for your answer');
   } else if (it.kind === 'approval') {
     parts.push(it.summary || '');
     if (it.decision) parts.push(`decision: ${it.decision} (by ${it.by || 'policy'})`);

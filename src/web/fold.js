@@ -95,8 +95,11 @@ export function applyEvent(ev) {
     a.asking = ev.type === 'approval.requested' ? key : null;
     upsert(a, key, {
       kind: 'approval', summary: ev.summary, akind: ev.kind, decision: ev.decision, by: ev.by,
+      request_id: ev.request_id, // what a person's answer names (conv-ask.js)
+      item_id: ev.item_id, // the tool call it is about, whose command or change the card shows
       // a question the coder asked (kind user_input): its text and options
       questions: Array.isArray(ev.questions) ? ev.questions : undefined,
+      answers: Array.isArray(ev.answers) ? ev.answers : undefined, // what a person answered
     });
     break;
   }

@@ -648,9 +648,9 @@ class Permission(AgentCase):
         a = self.agent("--idle-timeout", "1")
         sid = a.new_session()
         id, req = self.ask(a, sid)
-        msg = a.answer(id, 60, [])  # nobody answers: deny, by policy, after 1 s
+        msg = a.answer(id, 60, [])  # nobody answers: deny, the policy's, after 1 s
         self.assertIn("result", msg)
-        self.assertEqual(self.resolved(sid), ("decline", "policy"))
+        self.assertEqual(self.resolved(sid), ("decline", "timeout"))
         # an answer that comes late changes nothing
         a.write(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": {
             "outcome": {"outcome": "selected", "optionId": "allow"}}}) + "\n")

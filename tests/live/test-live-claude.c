@@ -170,6 +170,103 @@ static void test_question_not_answered(void **state)
     bt_test_lines_free(lines, n);
 }
 
+/* `baton run -c claude --json --approval ask PROMPT` in the background,
+ * stdout to out; once its approval.requested is out, the conversation's
+ * id (caller frees) and the pid in *pid. */
+static char *run_asking(const char *prompt, const char *out, pid_t *pid)
+{
+    const char *argv[] = {BATON, "run",        "-c",         "claude", "--json",
+                          "-C",  bt_live.work, "--approval", "ask",    "--idle-timeout",
+                          "120", prompt,       NULL};
+    *pid = bt_test_spawn_bg(argv, (const char *const *)bt_live.env, out);
+    assert_true(*pid > 0);
+    char *conv = NULL;
+    for (int64_t t0 = 0; !conv && bt_test_poll(&t0);) {
+        char *text = bt_test_slurp(out, NULL);
+        if (text && strstr(text, "\"type\":\"approval.requested\"")) {
+            cJSON *first = cJSON_ParseWithLength(text, strcspn(text, "\n"));
+            conv = bt_xstrdup(bt_test_jstr(first, "conversation"));
+            cJSON_Delete(first);
+        }
+        free(text);
+    }
+    assert_non_null(conv);
+    return conv;
+}
+
+/* A person's decision from another process (`baton approve` or `baton
+ * answer` with args), then the run's end: exit 0, completed, and its
+ * approval.resolved says decision by "user". The stream in *lines. */
+static size_t decided(const char *const *args, pid_t pid, const char *out, const char *decision,
+                      cJSON ***lines, char **text)
+{
+    struct bt_test_result res;
+    bt_live_baton(bt_live.work, args, &res, 0);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    *text = bt_test_slurp(out, NULL);
+    size_t n = bt_live_stream(*text, lines);
+    assert_string_equal(bt_live_status(*lines, n), "completed");
+    const cJSON *r = bt_live_first(*lines, n, "approval.resolved");
+    assert_non_null(r);
+    assert_string_equal(bt_test_jstr(r, "decision"), decision);
+    assert_string_equal(bt_test_jstr(r, "by"), "user");
+    return n;
+}
+
+/* --approval ask: claude's command request waits for a person; allowed
+ * with `baton approve --allow` the command runs, denied it does not. */
+static void test_bash_asked(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *prompt, *verdict, *decision, *file;
+        int made;
+    } cases[] = {
+        {"[[shell:touch asked-yes && echo baton-ok]]", "--allow", "accept", "asked-yes", 1},
+        {"[[shell:touch asked-no && echo baton-ok]]", "--deny", "decline", "asked-no", 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *out = bt_xasprintf("%s/asked-%zu.out", bt_live.dir, i);
+        pid_t pid;
+        char *conv = run_asking(cases[i].prompt, out, &pid);
+        const char *args[] = {"approve", conv, cases[i].verdict, NULL};
+        cJSON **lines;
+        char *text;
+        size_t n = decided(args, pid, out, cases[i].decision, &lines, &text);
+        assert_int_equal(bt_live_exists(bt_live.work, cases[i].file), cases[i].made);
+        bt_test_lines_free(lines, n);
+        free(text);
+        free(conv);
+        free(out);
+    }
+}
+
+/* The question of test_question_not_answered under --approval ask,
+ * answered with `baton answer` from another process while the turn waits:
+ * claude gets the words through AskUserQuestion's answers, and the
+ * stand-in sees them in the model's next request (the tool's result). */
+static void test_question_answered(void **state)
+{
+    (void)state;
+    char *out = bt_xasprintf("%s/ask.out", bt_live.dir);
+    pid_t pid;
+    char *conv = run_asking("[[ask:Which colour?]]", out, &pid);
+    const char *args[] = {"answer", conv, "Magenta zebra", NULL};
+    cJSON **lines;
+    char *text;
+    size_t n = decided(args, pid, out, "accept", &lines, &text);
+    const char *const seen[] = {"Magenta zebra", NULL};
+    assert_true(bt_live_request_with(seen, 30));
+    bt_test_lines_free(lines, n);
+    free(text);
+    free(conv);
+    free(out);
+}
+
 /* The transcript path baton stores before claude starts is where claude
  * writes it, also for a directory with non-ASCII characters (claude counts
  * UTF-16 code units) and one whose name claude cuts and hashes (over 200). */
@@ -403,6 +500,8 @@ int main(void)
         cmocka_unit_test(test_bash_denied),
         cmocka_unit_test(test_bash_auto),
         cmocka_unit_test(test_question_not_answered),
+        cmocka_unit_test(test_bash_asked),
+        cmocka_unit_test(test_question_answered),
         cmocka_unit_test(test_worktree),
         cmocka_unit_test(test_transcript_path_of_odd_directories),
         cmocka_unit_test(test_interrupt_is_quick),

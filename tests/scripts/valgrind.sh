@@ -347,6 +347,7 @@ lane_two() {
     integration integration-handoff          # 87
     serve_suite sse                          # 77
     serve_suite turns                        # turn slots: waiting, cancel
+    serve_suite ask                          # approval ask through the API
     integration integration-watchdog         # 52
     integration integration-store-files      # 36
     crash_recovery                           # 9
@@ -355,6 +356,7 @@ lane_two() {
     integration integration-steer            # steer: delivered, refused, queued
     serve_suite steer                        # POST .../steer
     integration integration-channel          # the run owner's socket, followers, SIGKILL
+    integration integration-ask              # --approval ask: approve, answer, inline, late
     integration integration-rm               # 64
     integration integration-acp              # 27
     integration integration-changes          # libgit2 in every turn

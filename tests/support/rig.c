@@ -34,6 +34,29 @@ static void on_event(void *data, const struct bt_event *ev)
     bt_buf_addc(&r->events, '|');
 }
 
+static char *dup(const char *s)
+{
+    return s ? bt_xstrdup(s) : NULL;
+}
+
+static void held_release(struct bt_signal_request *q)
+{
+    free((char *)q->request_id);
+    free((char *)q->method);
+    free((char *)q->approval_kind);
+    free((char *)q->summary);
+    free((char *)q->item_id);
+    free((char *)q->params_json);
+    free((char *)q->questions_json);
+    memset(q, 0, sizeof(*q));
+}
+
+void bt_test_rig_answer(struct bt_test_rig *r, const struct bt_runner_decision *d)
+{
+    assert_non_null(r->held.request_id);
+    r->coder->runner->answer(r->runner, &r->held, d, &r->writes, &r->sink);
+}
+
 static void on_signal(void *data, const struct bt_signal *sig)
 {
     struct bt_test_rig *r = data;
@@ -56,6 +79,20 @@ static void on_signal(void *data, const struct bt_signal *sig)
         snprintf(r->error_kind, sizeof(r->error_kind), "%s", kind ? kind : "");
         snprintf(r->message, sizeof(r->message), "%s",
                  sig->turn_end.message ? sig->turn_end.message : "");
+        return;
+    }
+    if (sig->type == BT_SIGNAL_REQUEST && r->hold && sig->request.approval_kind) {
+        held_release(&r->held);
+        const struct bt_signal_request *q = &sig->request;
+        r->held = (struct bt_signal_request){
+            .request_id = dup(q->request_id),
+            .method = dup(q->method),
+            .approval_kind = dup(q->approval_kind),
+            .summary = dup(q->summary),
+            .item_id = dup(q->item_id),
+            .params_json = dup(q->params_json),
+            .questions_json = dup(q->questions_json),
+        };
         return;
     }
     struct bt_signal marked = *sig;
@@ -107,4 +144,5 @@ void bt_test_rig_release(struct bt_test_rig *r)
     bt_buf_release(&r->events);
     bt_buf_release(&r->writes);
     bt_buf_release(&r->text);
+    held_release(&r->held);
 }

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve-ask: the API of a person's answers to a running turn (--approval
+ * ask, "approval": "ask"): GET /v1/conversations/{id}/requests lists the
+ * approval requests and questions that wait, POST
+ * /v1/conversations/{id}/requests/{n} decides one. The service stores the
+ * decision and the run's owner gives it to the coder (service-ask.c); the
+ * server never waits for that: 202 once stored.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "json.h"
+#include "serve.h"
+#include "service.h"
+
+enum MHD_Result bt_serve_ask_list(struct bt_serve_req *r)
+{
+    struct bt_service_requests w;
+    if (bt_service_pending(r->srv->store, r->conv, &w) != 0)
+        return bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s",
+                             bt_store_errmsg(r->srv->store));
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_adds(&b, "{\"run\":");
+    if (w.run[0])
+        bt_json_quote(&b, w.run, strlen(w.run));
+    else
+        bt_buf_adds(&b, "null");
+    bt_buf_adds(&b, ",\"requests\":[");
+    for (size_t i = 0; i < w.n; i++) {
+        if (i)
+            bt_buf_addc(&b, ',');
+        bt_buf_adds(&b, w.v[i].event_json);
+    }
+    bt_buf_adds(&b, "]}\n");
+    bt_service_requests_release(&w);
+    return bt_serve_reply(r, MHD_HTTP_OK, &b);
+}
+
+/* The body {"decision": "allow"|"always"|"deny", "answers"?: [[...]]}
+ * into d; NULL, or what is wrong with it (static text). */
+static const char *parse_decision(const cJSON *j, struct bt_service_decision *d, char **answers)
+{
+    if (!cJSON_IsObject(j))
+        return "the body must be a JSON object";
+    const cJSON *m;
+    const char *word = NULL;
+    cJSON_ArrayForEach(m, j)
+    {
+        if (strcmp(m->string, "decision") == 0 && cJSON_IsString(m))
+            word = m->valuestring;
+        else if (strcmp(m->string, "answers") == 0 && cJSON_IsArray(m))
+            *answers = cJSON_PrintUnformatted(m);
+        else
+            return "takes only decision (\"allow\", \"always\" or \"deny\") and answers (an "
+                   "array with an array of strings per question)";
+    }
+    if (!word)
+        return "decision is missing: \"allow\", \"always\" or \"deny\"";
+    d->accept = strcmp(word, "allow") == 0 || strcmp(word, "always") == 0;
+    d->always = strcmp(word, "always") == 0;
+    if (!d->accept && strcmp(word, "deny") != 0)
+        return "decision must be \"allow\", \"always\" or \"deny\"";
+    if (*answers && !d->accept)
+        return "answers go with decision \"allow\"";
+    d->answers_json = *answers;
+    return NULL;
+}
+
+static unsigned status_of(int rc)
+{
+    if (rc == -EINVAL)
+        return MHD_HTTP_BAD_REQUEST;
+    if (rc == BT_ENOTFOUND || rc == -EALREADY)
+        return MHD_HTTP_CONFLICT; /* nothing (more) waits: a late answer */
+    return MHD_HTTP_INTERNAL_SERVER_ERROR;
+}
+
+enum MHD_Result bt_serve_ask_decide(struct bt_serve_req *r)
+{
+    struct bt_service_decision d = {.request_id = r->arg};
+    char *answers = NULL;
+    cJSON *j = cJSON_ParseWithLength(r->body.data, r->body.len);
+    const char *bad = parse_decision(j, &d, &answers);
+    enum MHD_Result ret;
+    if (bad) {
+        ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", bad);
+    } else {
+        struct bt_service_decided out;
+        int rc = bt_service_decide(r->srv->store, r->conv, &d, &out);
+        if (rc) {
+            ret = bt_serve_fail(r, status_of(rc), rc == -EINVAL ? "bad_request" : "conflict", "%s",
+                                out.message ? out.message : bt_strerror(rc));
+        } else {
+            struct bt_buf b = BT_BUF_INIT;
+            bt_buf_adds(&b, "{\"request_id\":");
+            bt_json_quote(&b, out.request_id, strlen(out.request_id));
+            bt_buf_addf(&b, ",\"control\":%lld,\"taken\":%s}\n", (long long)out.control,
+                        out.taken ? "true" : "false");
+            ret = bt_serve_reply(r, MHD_HTTP_ACCEPTED, &b);
+        }
+        free(out.message);
+    }
+    free(answers);
+    cJSON_Delete(j);
+    return ret;
+}

@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * integration tests of --approval ask (docs/events.md, "Answered by a
+ * person"), through the baton binary and tests/fake-coder as codex
+ * replaying fixtures/codex/0.171.0/shell-approved.jsonl: codex asks to run
+ * a command (request id 0) and waits for the answer, which baton writes
+ * only when a person decides, the idle watchdog fires, or the turn is
+ * stopped. What baton wrote to the coder is the fake's stdin log.
+ * The tests wait for the store to show the request waiting, never for a
+ * time.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "store.h"
+
+#define DECLINE_ANSWER "{\"id\":0,\"result\":{\"decision\":\"decline\"}}\n"
+#define ACCEPT_ANSWER "{\"id\":0,\"result\":{\"decision\":\"accept\"}}\n"
+#define CANCEL_ANSWER "{\"id\":0,\"result\":{\"decision\":\"cancel\"}}\n"
+
+/* The replay, and FAKE_CODER_LOG_STDIN to see the answer. */
+static void ask_replay(struct ctx *c)
+{
+    replay(c, "shell-approved");
+    char *log = path_in(c, "stdin.log");
+    char *kv = bt_xasprintf("FAKE_CODER_LOG_STDIN=%s", log);
+    setenv_kv(c, kv);
+    free(kv);
+    free(log);
+}
+
+/* What baton wrote to the coder (caller frees). */
+static char *coder_stdin(struct ctx *c)
+{
+    char *log = path_in(c, "stdin.log");
+    char *text = bt_test_slurp(log, NULL);
+    free(log);
+    assert_non_null(text);
+    return text;
+}
+
+static int count_type(void *data, const struct bt_store_event *ev)
+{
+    const char **want = data;
+    if (strcmp(ev->type, want[0]) == 0)
+        want[1] = ""; /* seen */
+    return 0;
+}
+
+/* Wait until the only conversation's running run shows approval.requested
+ * (the request waits for a person); its conversation id (caller frees). */
+static char *wait_asking(struct ctx *c)
+{
+    char *home = path_in(c, "home");
+    struct bt_store *s = NULL;
+    char *conv = NULL;
+    for (int64_t t0 = 0; !conv && bt_test_poll(&t0);) {
+        if (!s && bt_store_open(home, &s, NULL) != 0)
+            continue;
+        struct bt_store_conversation *v = NULL;
+        size_t n = 0;
+        if (bt_store_conversation_list(s, 0, &v, &n) != 0 || n != 1) {
+            bt_store_conversation_list_free(v, n);
+            continue;
+        }
+        struct bt_store_run r;
+        if (bt_store_run_last(s, v[0].id, &r) == 0) {
+            const char *want[2] = {"approval.requested", NULL};
+            assert_int_equal(bt_store_event_each(s, r.id, 1, count_type, want), 0);
+            if (r.state == BT_STORE_RUN_RUNNING && want[1])
+                conv = bt_xstrdup(v[0].id);
+            bt_store_run_release(&r);
+        }
+        bt_store_conversation_list_free(v, n);
+    }
+    if (s)
+        bt_store_close(s);
+    free(home);
+    assert_non_null(conv);
+    return conv;
+}
+
+static char *slurp_out(struct ctx *c, const char *name)
+{
+    char *path = path_in(c, name);
+    char *out = bt_test_slurp(path, NULL);
+    free(path);
+    assert_non_null(out);
+    return out;
+}
+
+/* Nobody answers within the idle timeout: the policy behind ask declines,
+ * by "timeout", and the turn goes on to its end. */
+static void test_timeout_declines(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    ask_replay(c);
+    baton(c, &res, NULL, 0, "run", "--json", "--approval", "ask", "--idle-timeout", "1", "hi", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "\"type\":\"approval.requested\",\"seq\""));
+    assert_non_null(strstr(res.out.data, "\"request_id\":\"0\""));
+    assert_non_null(strstr(res.out.data, "\"decision\":\"decline\",\"by\":\"timeout\""));
+    assert_null(strstr(res.out.data, "\"decision\":\"accept\""));
+    assert_non_null(strstr(res.out.data, "\"status\":\"completed\""));
+    char *in = coder_stdin(c);
+    assert_non_null(strstr(in, DECLINE_ANSWER));
+    assert_null(strstr(in, ACCEPT_ANSWER));
+    free(in);
+    bt_test_result_release(&res);
+}
+
+/* `baton cancel` while the request waits: it is declined by "cancel"
+ * (codex decision "cancel") before the interrupt, never granted. */
+static void test_cancel_while_pending(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    ask_replay(c);
+    pid_t pid =
+        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "cancel", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 130);
+    char *out = slurp_out(c, "out");
+    assert_non_null(strstr(out, "\"decision\":\"decline\",\"by\":\"cancel\""));
+    assert_null(strstr(out, "\"decision\":\"accept\""));
+    assert_non_null(strstr(out, "\"status\":\"cancelled\""));
+    char *in = coder_stdin(c);
+    assert_non_null(strstr(in, CANCEL_ANSWER));
+    assert_null(strstr(in, ACCEPT_ANSWER));
+    free(in);
+    free(out);
+    free(conv);
+}
+
+/* A decision from another terminal through `baton approve`, once the
+ * request waits: allowed, codex gets decision accept, and by "user". */
+static void approve_with(struct ctx *c, const char *verdict, const char *answer,
+                         const char *resolved)
+{
+    struct bt_test_result res;
+    ask_replay(c);
+    pid_t pid =
+        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "approve", conv, "--list", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "0\tcommand\t/bin/bash -lc 'echo baton-ok'\n"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "approve", conv, "0", verdict, END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    char *out = slurp_out(c, "out");
+    assert_non_null(strstr(out, resolved));
+    char *in = coder_stdin(c);
+    assert_non_null(strstr(in, answer));
+    free(in);
+    free(out);
+    free(conv);
+}
+
+static void test_approve_allow(void **state)
+{
+    approve_with(*state, "--allow", ACCEPT_ANSWER, "\"decision\":\"accept\",\"by\":\"user\"");
+}
+
+static void test_approve_deny(void **state)
+{
+    approve_with(*state, "--deny", DECLINE_ANSWER, "\"decision\":\"decline\",\"by\":\"user\"");
+}
+
+/* A second answer, once the first was given, while the turn still runs
+ * (held after the line that follows the answer): refused (exit 1), and
+ * nothing more reaches the coder. (After a timeout the same: the request
+ * no longer waits; test_timeout_declines has that decline.) */
+static void test_late_answer_refused(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    ask_replay(c);
+    hold_turns(c, 13);
+    pid_t pid =
+        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "approve", conv, "0", "--deny", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "approve", conv, "0", "--allow", END);
+    assert_int_equal(res.exit_code, 1);
+    assert_non_null(strstr(res.err.data, "request 0 of"));
+    assert_non_null(strstr(res.err.data, "does not wait for an answer"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "answer", conv, "--decline", END); /* nothing else waits */
+    assert_int_equal(res.exit_code, 1);
+    bt_test_result_release(&res);
+    release_turns(c);
+    assert_int_equal(wait_exit(pid), 0);
+    char *out = slurp_out(c, "out");
+    assert_non_null(strstr(out, "\"decision\":\"decline\",\"by\":\"user\""));
+    assert_null(strstr(out, "\"decision\":\"accept\""));
+    char *in = coder_stdin(c);
+    assert_non_null(strstr(in, DECLINE_ANSWER));
+    assert_null(strstr(in, ACCEPT_ANSWER));
+    free(in);
+    free(out);
+    free(conv);
+}
+
+/* codex item/tool/requestUserInput in place of the command approval. */
+#define QUESTION                                                                                   \
+    "{\"id\":0,\"method\":\"item/tool/requestUserInput\",\"params\":{\"threadId\":"                \
+    "\"01a22760-2b05-77b0-a417-30527fa9d43e\",\"turnId\":\"01a22760-2b46-7471-9b27-"               \
+    "b0c3c20705d3\",\"itemId\":\"call_q\",\"isBlocking\":true,\"questions\":[{\"id\":\"color\","   \
+    "\"header\":\"Colour\",\"question\":\"Which colour?\",\"options\":[{\"label\":\"Red\"},{"      \
+    "\"label\":\"Blue\"}]},{\"id\":\"name\",\"header\":\"Name\",\"question\":\"What name?\","      \
+    "\"options\":null}]}}\n"
+#define ANSWERS                                                                                    \
+    "{\"id\":0,\"result\":{\"answers\":{\"color\":{\"answers\":[\"Blue\"]},\"name\":{"             \
+    "\"answers\":[\"Ada Lovelace\"]}}}}\n"
+
+/* `baton answer CONV 2 'Ada Lovelace'`: option 2 of the first question,
+ * words for the second; codex gets them by question id. */
+static void test_answer_question(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    FILE *in = fopen(FIXTURES "/shell-approved.jsonl", "r");
+    char *path = path_in(c, "question.jsonl");
+    FILE *out = fopen(path, "w");
+    assert_non_null(in);
+    assert_non_null(out);
+    char line[16384];
+    for (int n = 1; fgets(line, sizeof(line), in); n++)
+        fputs(n == 12 ? QUESTION : line, out);
+    fclose(in);
+    fclose(out);
+    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
+    setenv_kv(c, kv);
+    free(kv);
+    free(path);
+    char *log = path_in(c, "stdin.log");
+    kv = bt_xasprintf("FAKE_CODER_LOG_STDIN=%s", log);
+    setenv_kv(c, kv);
+    free(kv);
+    free(log);
+    pid_t pid =
+        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "approve", conv, "--allow", END); /* a question takes answers */
+    assert_int_equal(res.exit_code, 2);
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "answer", conv, "2", "Ada Lovelace", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    char *text = slurp_out(c, "out");
+    assert_non_null(strstr(text, "\"kind\":\"user_input\""));
+    assert_non_null(strstr(text, "\"decision\":\"accept\",\"by\":\"user\",\"answers\":"
+                                 "[[\"Blue\"],[\"Ada Lovelace\"]]"));
+    char *sent = coder_stdin(c);
+    assert_non_null(strstr(sent, ANSWERS));
+    /* the transcript has the answers, not "nobody could answer" */
+    baton(c, &res, NULL, 0, "show", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "you answered:\n  Colour: Which colour? [Red / Blue]\n"
+                                         "  -> Blue\n  Name: What name?\n  -> Ada Lovelace\n"));
+    assert_null(strstr(res.out.data, "asked you"));
+    bt_test_result_release(&res);
+    free(sent);
+    free(text);
+    free(conv);
+}
+
+/* The inline ask of `baton run --approval ask` on a terminal (a pty
+ * made by python3): the person types y; codex gets accept, by "user". */
+static const char PTY_SCRIPT[] = "import os, pty, select, sys\n"
+                                 "pid, fd = pty.fork()\n"
+                                 "if pid == 0:\n"
+                                 "    os.execv(sys.argv[1], sys.argv[1:])\n"
+                                 "buf, sent = b'', False\n"
+                                 "while True:\n"
+                                 "    r, _, _ = select.select([fd], [], [], 30)\n"
+                                 "    if not r:\n"
+                                 "        break\n"
+                                 "    try:\n"
+                                 "        d = os.read(fd, 4096)\n"
+                                 "    except OSError:\n"
+                                 "        break\n"
+                                 "    if not d:\n"
+                                 "        break\n"
+                                 "    buf += d\n"
+                                 "    if not sent and b'[n] deny? ' in buf:\n"
+                                 "        os.write(fd, b'y\\n')\n"
+                                 "        sent = True\n"
+                                 "_, st = os.waitpid(pid, 0)\n"
+                                 "sys.stdout.write(buf.decode(errors='replace'))\n"
+                                 "sys.exit(os.waitstatus_to_exitcode(st))\n";
+
+static void test_inline_ask_on_a_terminal(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    ask_replay(c);
+    const char *argv[] = {"python3",        "-c", PTY_SCRIPT, BATON, "run", "--approval", "ask",
+                          "--idle-timeout", "30", "hi",       NULL};
+    run_in(c, argv, &res);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "the coder asks for approval (command): /bin/bash -lc "
+                                         "'echo baton-ok'"));
+    assert_non_null(strstr(res.out.data, "approved by user"));
+    bt_test_result_release(&res);
+    char *in = coder_stdin(c);
+    assert_non_null(strstr(in, ACCEPT_ANSWER));
+    free(in);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_timeout_declines),
+        T(test_cancel_while_pending),
+        T(test_approve_allow),
+        T(test_approve_deny),
+        T(test_late_answer_refused),
+        T(test_answer_question),
+        T(test_inline_ask_on_a_terminal),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""serve-ask: approvals and questions answered through the API under
+`"approval": "ask"` (docs/api.md, GET and POST /v1/conversations/{id}/requests).
+
+The fake coder as codex replays fixtures/codex/0.171.0/shell-approved.jsonl:
+codex asks to run a command (request id 0) and waits for the answer,
+which it gets only once a person decided through the API. What baton
+wrote to the coder is the fake's stdin log. Every response is checked
+against src/web/openapi.json.
+"""
+import json
+import os
+
+import servetest
+from servetest import Home, ServeCase, wait_for
+
+FIXTURE = servetest.TOP / "fixtures/codex/0.171.0/shell-approved.jsonl"
+ACCEPT = '{"id":0,"result":{"decision":"accept"}}'
+DECLINE = '{"id":0,"result":{"decision":"decline"}}'
+
+
+class Ask(ServeCase):
+    home_name = "ask"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.home.env["FAKE_CODER_REPLAY"] = str(FIXTURE)  # the workers take it from serve's
+        cls.serve.stop()
+        cls.serve = cls.home.serve()
+        cls.client = cls.serve.client()
+
+    def log_path(self):
+        return os.path.join(self.home.dir, f"stdin-{self._testMethodName}.log")
+
+    def start(self):
+        """A turn under ask, waiting on request 0; (conv, its listing)."""
+        self.home.env["FAKE_CODER_LOG_STDIN"] = self.log_path()
+        type(self).serve.stop()
+        type(self).serve = self.home.serve()
+        type(self).client = type(self).serve.client()
+        conv, _ = self.create("run it", approval="ask", idle_timeout=60)
+        target = f"/v1/conversations/{conv}/requests"
+
+        def waiting():
+            _, doc = self.call("GET", target, "/v1/conversations/{id}/requests", 200)
+            return doc if doc["requests"] else None
+        doc = wait_for(waiting, 30, "the request to wait for a person")
+        return conv, doc
+
+    def decide(self, conv, n, body, status):
+        return self.call("POST", f"/v1/conversations/{conv}/requests/{n}",
+                         "/v1/conversations/{id}/requests/{n}", status, body)
+
+    def resolved(self, conv):
+        events = [json.loads(x) for x in self.home.attach_lines(conv) if x.startswith("{")]
+        return [e for e in events if e["type"] == "approval.resolved"]
+
+    def coder_stdin(self):
+        with open(self.log_path()) as f:
+            return f.read()
+
+    def test_allow_runs_the_command(self):
+        conv, doc = self.start()
+        self.assertEqual(len(doc["requests"]), 1)
+        req = doc["requests"][0]
+        self.assertEqual((req["request_id"], req["kind"]), ("0", "command"))
+        self.assertEqual(req["summary"], "/bin/bash -lc 'echo baton-ok'")
+        _, got = self.decide(conv, "0", {"decision": "allow"}, 202)
+        self.assertEqual(got["request_id"], "0")
+        self.idle(conv)
+        res = self.resolved(conv)
+        self.assertEqual([(e["decision"], e["by"]) for e in res], [("accept", "user")])
+        self.assertIn(ACCEPT, self.coder_stdin())
+        # answered: a second answer is late, refused, and nothing more is written
+        self.error("POST", f"/v1/conversations/{conv}/requests/0",
+                   "/v1/conversations/{id}/requests/{n}", 409, "conflict", {"decision": "deny"})
+        self.assertNotIn(DECLINE, self.coder_stdin())
+
+    def test_deny_does_not(self):
+        conv, _ = self.start()
+        self.error("POST", f"/v1/conversations/{conv}/requests/0",
+                   "/v1/conversations/{id}/requests/{n}", 400, "bad_request",
+                   {"decision": "maybe"})
+        self.error("POST", f"/v1/conversations/{conv}/requests/0",
+                   "/v1/conversations/{id}/requests/{n}", 400, "bad_request",
+                   {"decision": "allow", "answers": [["yes"]]})  # no question
+        self.error("POST", f"/v1/conversations/{conv}/requests/7",
+                   "/v1/conversations/{id}/requests/{n}", 409, "conflict", {"decision": "allow"})
+        self.decide(conv, "0", {"decision": "deny"}, 202)
+        self.idle(conv)
+        res = self.resolved(conv)
+        self.assertEqual([(e["decision"], e["by"]) for e in res], [("decline", "user")])
+        self.assertIn(DECLINE, self.coder_stdin())
+        self.assertNotIn(ACCEPT, self.coder_stdin())
+
+
+if __name__ == "__main__":
+    servetest.main()
