@@ -261,3 +261,21 @@ int bt_repo_diff(const char *dir, const char *snapshots, const char *from, const
     git_repository_free(user);
     return rc;
 }
+
+char *bt_repo_top(const char *dir, char **why)
+{
+    git_repository *repo = NULL;
+    *why = NULL;
+    if (bt_repo_open(dir, &repo, why) != 0)
+        return NULL;
+    const char *wd = git_repository_workdir(repo);
+    char *top = NULL;
+    if (!wd) {
+        *why = bt_xasprintf("the repository of %s is bare: it has no working tree", dir);
+    } else {
+        size_t n = strlen(wd);
+        top = bt_xstrndup(wd, n > 1 && wd[n - 1] == '/' ? n - 1 : n);
+    }
+    git_repository_free(repo);
+    return top;
+}

@@ -205,6 +205,10 @@ void bt_repo_changes_json(const struct bt_repo_changes *c, struct bt_buf *out);
 char *bt_repo_changes_summary(const char *dir, const char *snapshots, const char *from,
                               const char *to, char **why);
 
+/* The top directory of the working tree of the repository that holds dir
+ * (owned, no final '/'), or NULL with *why (no repository, a bare one). */
+char *bt_repo_top(const char *dir, char **why);
+
 /* The unified diff from tree from to tree to, as `git diff -M from to`
  * prints it (paths a/ and b/, binary files named), appended to out; with
  * colour, git's default colours for a terminal. */

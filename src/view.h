@@ -73,4 +73,20 @@ int bt_view_conversation_detail(struct bt_store *s, const char *conv, bt_view_ht
  * executable (asked with --version, and stored, only when it does not). */
 int bt_view_coders(struct bt_store *s, struct bt_buf *b);
 
+/* view-group.c: groups (service-work.h). A member: conversation, coder,
+ * model, status, duration_ms, tokens, cost_usd, files, added, removed
+ * (null when unknown), worktree. */
+struct bt_service_member;
+struct bt_service_group;
+struct bt_store_group;
+void bt_view_member(struct bt_buf *b, const struct bt_store_conversation *c,
+                    const struct bt_service_member *m);
+/* A group's "id", "name", "created" members, no braces. */
+void bt_view_group_head(struct bt_buf *b, const struct bt_store_group *g);
+/* {id, name, created, members: [member…]} of `baton group show --json`. */
+void bt_view_group(struct bt_buf *b, const struct bt_service_group *g);
+/* {"groups":[{id, name, created, members: N}…]}\n, newest first, at most
+ * limit (0: all). 0 or BT_ESTORE. */
+int bt_view_groups(struct bt_store *s, size_t limit, struct bt_buf *b);
+
 #endif

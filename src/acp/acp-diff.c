@@ -5,12 +5,15 @@
  * (absolute), oldText (null for a new file), newText}; a coder that gives
  * unified hunks (codex) gets one Diff per hunk, its old side and its new
  * side, so the editor shows each hunk where the whole file is not known.
+ * A turn's changes from its snapshots (service-work.h) go the same way,
+ * as one tool call at the turn's end.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "acp-map.h"
 #include "json.h"
+#include "service-work.h"
 #include "util.h"
 
 /* path made absolute against cwd (owned). */
@@ -155,4 +158,90 @@ int bt_acp_diff_add(cJSON *content, cJSON *locations, const char *changes_json, 
     }
     cJSON_Delete(changes);
     return n;
+}
+
+/* The path a section of a unified patch is about ("+++ b/PATH", or "---
+ * a/PATH" for a file deleted), owned; NULL when git quoted it (an unusual
+ * name) or there is none. */
+static char *section_path(const char *sec, size_t len)
+{
+    const char *minus = NULL, *plus = NULL;
+    for (const char *p = sec; p < sec + len;) {
+        const char *nl = memchr(p, '\n', (size_t)(sec + len - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(sec + len - p);
+        if (n > 6 && strncmp(p, "--- a/", 6) == 0 && !minus)
+            minus = p;
+        if (n > 6 && strncmp(p, "+++ b/", 6) == 0 && !plus)
+            plus = p;
+        if (strncmp(p, "@@", 2) == 0)
+            break;
+        p += n + 1;
+    }
+    const char *at = plus ? plus : minus;
+    if (!at)
+        return NULL;
+    at += 6;
+    return bt_xstrndup(at, strcspn(at, "\n"));
+}
+
+cJSON *bt_acp_diff_turn(const char *run, int64_t turn, const struct bt_service_diff *d)
+{
+    if (!d->files.n || !d->patch.len)
+        return NULL;
+    /* the patch's sections as item.changes would carry them: one update
+     * with its unified diff per file, in the order git printed them (the
+     * files' order), a quoted name taken from the file list */
+    cJSON *changes = cJSON_CreateArray();
+    const char *patch = d->patch.data, *end = patch + d->patch.len;
+    size_t i = 0;
+    for (const char *p = patch; p < end; i++) {
+        const char *next = p;
+        do {
+            const char *nl = memchr(next, '\n', (size_t)(end - next));
+            next = nl ? nl + 1 : end;
+        } while (next < end && strncmp(next, "diff --git ", 11) != 0);
+        char *path = section_path(p, (size_t)(next - p));
+        if (!path && i < d->files.n)
+            path = bt_xstrdup(d->files.v[i].path);
+        if (path) {
+            cJSON *c = cJSON_CreateObject();
+            cJSON_AddStringToObject(c, "path", path);
+            cJSON_AddStringToObject(c, "kind", "update");
+            char *text = bt_xstrndup(p, (size_t)(next - p));
+            cJSON_AddStringToObject(c, "diff", text);
+            free(text);
+            cJSON_AddItemToArray(changes, c);
+        }
+        free(path);
+        p = next;
+    }
+    char *json = cJSON_PrintUnformatted(changes);
+    cJSON_Delete(changes);
+    cJSON *u = cJSON_CreateObject();
+    char *id = bt_xasprintf("changes-%s", run);
+    char *files = bt_acp_diff_title(json);
+    char *title = bt_xasprintf("Changes of turn %lld: %s", (long long)turn, files ? files : "");
+    cJSON_AddStringToObject(u, "sessionUpdate", "tool_call");
+    cJSON_AddStringToObject(u, "toolCallId", id);
+    cJSON_AddStringToObject(u, "title", title);
+    cJSON_AddStringToObject(u, "kind", "edit");
+    cJSON_AddStringToObject(u, "status", "completed");
+    cJSON *content = cJSON_AddArrayToObject(u, "content");
+    cJSON *locations = cJSON_AddArrayToObject(u, "locations");
+    bt_acp_diff_add(content, locations, json, d->top);
+    free(title);
+    free(files);
+    free(id);
+    free(json);
+    return u;
+}
+
+cJSON *bt_acp_changes(struct bt_store *s, const char *conv, const char *run, int64_t turn)
+{
+    struct bt_service_diff d;
+    int want = BT_SERVICE_DIFF_PATCH | BT_SERVICE_DIFF_FILES | BT_SERVICE_DIFF_TOP;
+    cJSON *u =
+        bt_service_diff(s, conv, turn, want, 0, &d) == 0 ? bt_acp_diff_turn(run, turn, &d) : NULL;
+    bt_service_diff_release(&d);
+    return u;
 }

@@ -54,6 +54,8 @@ struct bt_acp_session {
     char *coder;                    /* its coder */
     char *model;                    /* NULL: the coder's default */
     int stored;                     /* the conversation is in the store */
+    int worktree;                   /* in a git worktree of its own (config option
+                                       "worktree", made with the first prompt) */
     int running;                    /* a prompt thread runs its turns */
     int queueing;                   /* prompts the main thread is queueing now */
     pthread_t thread;               /* that thread, joined by the next or at the end */
@@ -160,10 +162,11 @@ void bt_acp_session_resume(struct bt_acp *a, const cJSON *id, const cJSON *param
 void bt_acp_session_list(struct bt_acp *a, const cJSON *id, const cJSON *params);
 void bt_acp_session_set_option(struct bt_acp *a, const cJSON *id, const cJSON *params);
 void bt_acp_session_close(struct bt_acp *a, const cJSON *id, const cJSON *params);
-/* The session's config options (coder, model) as ACP's configOptions:
- * the coders baton knows; the coder's default, the session's model, the
- * models the coder listed (acp-models.c) and those the newest
- * conversations of that coder in store s used. With the lock held. */
+/* The session's config options (coder, model, worktree) as ACP's
+ * configOptions: the coders baton knows; the coder's default, the
+ * session's model, the models the coder listed (acp-models.c) and those
+ * the newest conversations of that coder in store s used; off or on. With
+ * the lock held. */
 cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s,
                               const struct bt_acp_session *se);
 void bt_acp_session_free(struct bt_acp_session *se);

@@ -66,6 +66,21 @@ int bt_acp_map_event(struct bt_acp_map *m, const struct bt_event *ev, cJSON *upd
  * absolute path (relative ones against cwd, when given) to locations (a
  * ToolCallLocation array). Returns the number of content entries added. */
 int bt_acp_diff_add(cJSON *content, cJSON *locations, const char *changes_json, const char *cwd);
+/* acp-diff.c: the tool_call of what turn (run its last run) changed, d
+ * made with BT_SERVICE_DIFF_PATCH, FILES and TOP (service-work.h): id
+ * "changes-RUN", kind edit, status completed, titled "Changes of turn N:"
+ * and the files; a Diff per hunk of each file (paths absolute against
+ * d->top) and the files as locations. NULL when nothing changed. */
+struct bt_service_diff;
+cJSON *bt_acp_diff_turn(const char *run, int64_t turn, const struct bt_service_diff *d);
+/* What turn (run its last run) of conversation conv changed in its
+ * working tree, from its snapshots (service-work.h), as the tool call
+ * session/update sends (acp-map.h, bt_acp_diff_turn); NULL when nothing
+ * changed or nothing was recorded (not in git, snapshots off). Live, at
+ * the turn's end before its prompts are answered; replayed by
+ * session/load after the turn's events. */
+struct bt_store;
+cJSON *bt_acp_changes(struct bt_store *s, const char *conv, const char *run, int64_t turn);
 /* A tool call's title from changes_json: the first path as the coder
  * gave it, "and N more files" after it; NULL when there is none (owned). */
 char *bt_acp_diff_title(const char *changes_json);

@@ -20,6 +20,7 @@
 #include "input.h"
 #include "json.h"
 #include "service-conv.h"
+#include "service-work.h"
 #include "util.h"
 
 struct job {
@@ -260,6 +261,19 @@ static void claim_sent(struct job *j, struct bt_acp_waiting **w, const char *run
     bt_store_message_list_free(m, n);
 }
 
+/* What the turn of run changed, as one tool call before its prompts are
+ * answered (bt_acp_changes). */
+static void send_changes(struct job *j, const char *run)
+{
+    struct bt_store_run r = {0};
+    if (run[0] && bt_store_run_get(j->s, run, &r) == 0) {
+        cJSON *u = bt_acp_changes(j->s, j->se->id, run, r.turn);
+        if (u)
+            bt_acp_update(j->a, j->se->id, u, 0);
+    }
+    bt_store_run_release(&r);
+}
+
 /* Turn after turn, what waits goes out as the next turn (the prompts of
  * this session, joined in the order they came, and after a completed turn
  * what the CLI queued too), until nothing waits. A prompt sent after a
@@ -297,6 +311,8 @@ static void run_queue(struct job *j)
             give_back(j, bt_acp_follow(j->a, j->se, j->s, w));
         } else {
             claim_sent(j, &w, out.run);
+            if (rc == 0 && out.result == BT_SERVICE_TURN)
+                send_changes(j, out.run);
             answer_waiting(j, w, rc, &out);
         }
         completed = rc == 0 && out.completed;
@@ -340,15 +356,32 @@ static void *prompt_main(void *arg)
 static int store_session(struct bt_acp *a, const cJSON *id, struct bt_acp_session *se,
                          const char *text)
 {
-    struct bt_store_conversation_new cn = {
-        .id = se->id, .coder = se->coder, .model = se->model, .cwd = se->cwd, .title = text};
-    struct bt_service_outcome o = {0};
-    int rc = bt_service_create(a->store, &cn, &o);
-    if (rc)
-        bt_acp_error(a, id, BT_ACP_INTERNAL_ERROR, o.message, 0);
-    free(o.message);
-    se->stored = rc == 0;
-    return rc ? -1 : 0;
+    /* the service checks the coder and stores it (in a worktree of its
+     * own when asked) */
+    struct bt_service_turn t = {.coder = se->coder,
+                                .model = se->model,
+                                .cwd = se->cwd,
+                                .prompt = text,
+                                .worktree = se->worktree};
+    struct bt_service_outcome out;
+    if (bt_service_conversation_new(a->store, &t, se->id, &out) != 0) {
+        int asked = out.result == BT_SERVICE_USAGE; /* no repository, the branch exists */
+        bt_acp_error(a, id, asked ? BT_ACP_INVALID_PARAMS : BT_ACP_INTERNAL_ERROR,
+                     out.message ? out.message : "the conversation could not be stored", 0);
+        free(out.message);
+        return -1;
+    }
+    free(out.message);
+    struct bt_store_conversation made = {0};
+    pthread_mutex_lock(&a->lock);
+    if (se->worktree && bt_store_conversation_get(a->store, se->id, &made) == 0) {
+        free(se->cwd); /* its turns run in the worktree */
+        se->cwd = bt_xstrdup(made.cwd);
+    }
+    se->stored = 1;
+    pthread_mutex_unlock(&a->lock);
+    bt_store_conversation_release(&made);
+    return 0;
 }
 
 /* Queue text behind the session's running turn (as `baton send` does);

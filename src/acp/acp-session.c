@@ -147,6 +147,11 @@ cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s, const struct
             add_choice(options, listed->v[i].value, listed->v[i].name);
     add_used_models(s, options, se->coder);
     cJSON_AddItemToArray(all, model);
+    /* `baton run --worktree`: made with the first prompt, so fixed then */
+    cJSON *wt = select_option("worktree", "Worktree", NULL, se->worktree ? "on" : "off", &options);
+    add_choice(options, "off", "in the session's directory");
+    add_choice(options, "on", "in a git worktree of its own (baton keep brings the work back)");
+    cJSON_AddItemToArray(all, wt);
     return all;
 }
 
@@ -260,23 +265,48 @@ static void replay_run(struct replay *r, const char *run)
     bt_acp_map_release(&r->map);
 }
 
+/* After the events of run, its turn's changes as they were sent live,
+ * when run is the last of its turn (the changes are that run's). */
+static void replay_changes(struct bt_acp *a, const char *sid, const char *run,
+                           const struct bt_store_run *runs, size_t n)
+{
+    int64_t turn = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(runs[i].id, run) == 0)
+            turn = runs[i].turn;
+        else if (turn && runs[i].turn == turn)
+            return; /* a later run of the same turn */
+    }
+    cJSON *u = turn ? bt_acp_changes(a->store, sid, run, turn) : NULL;
+    if (u)
+        bt_acp_update(a, sid, u, 0);
+}
+
 /* The transcript as `baton show` has it: each prompt sent as a
  * user_message_chunk, each answer as the events of its run. A turn run
  * again (retry) has an answer per run, each replayed; prompts sent
- * together in one turn are one chunk each before it. */
+ * together in one turn are one chunk each before it; each turn's changes
+ * after its last run's events. */
 static void replay(struct bt_acp *a, const char *sid)
 {
     struct bt_store_message *m = NULL;
     size_t n = 0;
     if (bt_store_message_list(a->store, sid, &m, &n) != 0)
         return;
+    struct bt_store_run *runs = NULL;
+    size_t nr = 0;
+    if (bt_store_run_list(a->store, sid, &runs, &nr) != 0)
+        nr = 0; /* the turns' changes are left out, the transcript is not */
     struct replay r = {.a = a, .sid = sid};
     for (size_t i = 0; i < n; i++) {
         if (m[i].role == BT_STORE_ROLE_USER && m[i].state != BT_STORE_MSG_QUEUED)
             bt_acp_update(a, sid, bt_acp_map_user_text(m[i].text), 0);
-        else if (m[i].role == BT_STORE_ROLE_ASSISTANT && m[i].run[0])
+        else if (m[i].role == BT_STORE_ROLE_ASSISTANT && m[i].run[0]) {
             replay_run(&r, m[i].run);
+            replay_changes(a, sid, m[i].run, runs, nr);
+        }
     }
+    bt_store_run_list_free(runs, nr);
     bt_store_message_list_free(m, n);
 }
 
@@ -302,6 +332,7 @@ static void open_session(struct bt_acp *a, const cJSON *id, const cJSON *params,
             return;
         }
         se = session_add(a, conv.id, conv.cwd, conv.coder, conv.model, 1);
+        se->worktree = conv.worktree.path != NULL;
         bt_store_conversation_release(&conv);
     }
     pthread_mutex_lock(&a->lock);
@@ -405,12 +436,15 @@ void bt_acp_session_set_option(struct bt_acp *a, const cJSON *id, const cJSON *p
     const char *config = bt_json_str(params, "configId");
     const char *value = bt_json_str(params, "value");
     const char *why = NULL;
+    int is_wt = config && strcmp(config, "worktree") == 0;
     if (!config || !value)
         why = "configId and value (strings) are needed";
-    else if (strcmp(config, "coder") != 0 && strcmp(config, "model") != 0)
-        why = "baton's options are coder and model";
+    else if (strcmp(config, "coder") != 0 && strcmp(config, "model") != 0 && !is_wt)
+        why = "baton's options are coder, model and worktree";
     else if (se->stored)
-        why = "the coder and model are fixed by a session's first prompt";
+        why = "the coder, model and worktree are fixed by a session's first prompt";
+    else if (is_wt && strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
+        why = "worktree is on or off";
     else if (strcmp(config, "coder") == 0 && !bt_coder_find(value))
         why = "no such coder (see `baton coders`)";
     else if (strcmp(config, "model") == 0 && strcmp(value, "default") != 0)
@@ -420,10 +454,14 @@ void bt_acp_session_set_option(struct bt_acp *a, const cJSON *id, const cJSON *p
         return;
     }
     pthread_mutex_lock(&a->lock);
-    char **field = strcmp(config, "coder") == 0 ? &se->coder : &se->model;
-    free(*field);
-    *field =
-        strcmp(config, "model") == 0 && strcmp(value, "default") == 0 ? NULL : bt_xstrdup(value);
+    if (is_wt) {
+        se->worktree = strcmp(value, "on") == 0;
+    } else {
+        char **field = strcmp(config, "coder") == 0 ? &se->coder : &se->model;
+        free(*field);
+        *field = strcmp(config, "model") == 0 && strcmp(value, "default") == 0 ? NULL
+                                                                               : bt_xstrdup(value);
+    }
     pthread_mutex_unlock(&a->lock);
     cJSON *r = cJSON_CreateObject();
     answer_options(a, id, r, se);

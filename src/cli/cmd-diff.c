@@ -4,7 +4,7 @@
  * the whole conversation changed in its git working tree, from the
  * snapshots its runs kept (src/repo.h, docs/events.md "changes"): a
  * unified diff as git prints it (colour on a terminal only), a diffstat,
- * or the changes as JSON.
+ * or the changes as JSON. What changed comes from the service (service-diff.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,7 +17,7 @@
 #include "cmd-common.h"
 #include "cmd.h"
 #include "error.h"
-#include "repo.h"
+#include "service-work.h"
 #include "store.h"
 #include "util.h"
 
@@ -25,67 +25,6 @@ struct diff_opts {
     int64_t turn; /* 0: the whole conversation */
     int stat, json;
 };
-
-/* The snapshots that bound turn (0: every turn) among the runs v: the
- * first snapshot before, the last after. A turn run again (retry) is its
- * last run's. Returns 0, or BT_ENOTFOUND when no run of it kept both. */
-static int bounds(const struct bt_store_run *v, size_t n, int64_t turn, const char **from,
-                  const char **to)
-{
-    *from = *to = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if ((turn && v[i].turn != turn) || !v[i].tree_start || !v[i].tree_end)
-            continue;
-        if (!*from || turn)
-            *from = v[i].tree_start; /* a turn: its last run's */
-        *to = v[i].tree_end;
-    }
-    return *from && *to ? 0 : BT_ENOTFOUND;
-}
-
-/* 1 if the snapshots of turn (0: all) are the same tree: nothing changed. */
-static int nothing(const struct bt_store_run *v, size_t n, int64_t turn)
-{
-    const char *from, *to;
-    return bounds(v, n, turn, &from, &to) == 0 && strcmp(from, to) == 0;
-}
-
-/* turn.completed's changes.reason of a run whose changes are unknown
- * (docs/events.md), in *(char **)data. */
-static int unknown_of(void *data, const struct bt_store_event *ev)
-{
-    if (strcmp(ev->type, "turn.completed") != 0)
-        return 0;
-    cJSON *j = cJSON_ParseWithLength(ev->data, ev->len);
-    const cJSON *ch = cJSON_GetObjectItemCaseSensitive(j, "changes");
-    const cJSON *why = cJSON_GetObjectItemCaseSensitive(ch, "reason");
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ch, "unknown")) && cJSON_IsString(why)) {
-        free(*(char **)data);
-        *(char **)data = bt_xstrdup(why->valuestring);
-    }
-    cJSON_Delete(j);
-    return 0;
-}
-
-/* Why the last run of turn (0: any turn) has unknown changes (owned), or
- * NULL: its untracked files were over a snapshot's bounds. */
-static char *unknown_reason(struct bt_store *s, const struct bt_store_run *v, size_t n,
-                            int64_t turn)
-{
-    char *why = NULL;
-    for (size_t i = n; i-- > 0 && !why;)
-        if (!turn || v[i].turn == turn)
-            bt_store_event_each(s, v[i].id, 1, unknown_of, &why);
-    return why;
-}
-
-static int has_turn(const struct bt_store_run *v, size_t n, int64_t turn)
-{
-    for (size_t i = 0; i < n; i++)
-        if (v[i].turn == turn)
-            return 1;
-    return 0;
-}
 
 /* path as git shows it in --stat (core.quotePath): in double quotes with
  * C escapes, octal for control characters and bytes of 0x80 and up, when
@@ -162,84 +101,53 @@ static void stat_of(const struct bt_repo_changes *c, struct bt_buf *out)
     free(names);
 }
 
-/* What diff prints for o, into out; 0, or an error with *why. */
-static int render(const char *conv, const struct diff_opts *o, const char *dir,
-                  const char *snapshots, const char *from, const char *to, struct bt_buf *out,
-                  char **why)
+/* The exit code of a refusal of the service. */
+static int refused(const struct bt_service_diff *d)
 {
-    if (o->json) {
-        char *changes = bt_repo_changes_summary(dir, snapshots, from, to, why);
-        if (!changes)
-            return BT_EPROTO;
-        bt_buf_addf(out, "{\"conversation\":\"%s\",\"turn\":", conv);
-        if (o->turn)
-            bt_buf_addf(out, "%lld", (long long)o->turn);
-        else
-            bt_buf_adds(out, "null");
-        bt_buf_addf(out, ",\"from\":\"%s\",\"to\":\"%s\",\"changes\":%s}\n", from, to, changes);
-        free(changes);
-        return 0;
-    }
-    if (o->stat) {
-        struct bt_repo_changes c;
-        int rc = bt_repo_changes(dir, snapshots, from, to, &c, why);
-        if (rc == 0 && c.n) /* nothing changed: nothing, as git prints */
-            stat_of(&c, out);
-        bt_repo_changes_release(&c);
-        return rc;
-    }
-    const char *nc = getenv("NO_COLOR");
-    return bt_repo_diff(dir, snapshots, from, to, isatty(STDOUT_FILENO) && !(nc && *nc), out, why);
+    return bt_cmd_fail(d->result == BT_SERVICE_USAGE ? BT_EXIT_USAGE : BT_EXIT_FAILED, "%s",
+                       d->message);
 }
 
+/* The diff, the diffstat or the changes as JSON, from the service. */
 static int diff_conversation(struct bt_store *s, const char *id, const struct diff_opts *o)
 {
-    struct bt_store_conversation conv = {0};
-    struct bt_store_run *v = NULL;
-    size_t n = 0;
-    const char *from, *to;
-    char *why = NULL;
+    const char *nc = getenv("NO_COLOR");
+    int want = o->json   ? BT_SERVICE_DIFF_CHANGES
+               : o->stat ? BT_SERVICE_DIFF_FILES
+                         : BT_SERVICE_DIFF_PATCH;
+    struct bt_service_diff d;
     struct bt_buf out = BT_BUF_INIT;
-    char *snapshots = bt_xasprintf("%s/snapshots", bt_store_home(s)), *unknown = NULL;
-    int rc;
-    if (bt_store_conversation_get(s, id, &conv) || bt_store_run_list(s, id, &v, &n))
-        rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id, bt_store_errmsg(s));
-    else if (o->turn && !has_turn(v, n, o->turn))
-        rc = bt_cmd_fail(BT_EXIT_USAGE, "conversation %s has no turn %lld", id, (long long)o->turn);
-    else if (bounds(v, n, o->turn, &from, &to) != 0 && (unknown = unknown_reason(s, v, n, o->turn)))
-        rc = bt_cmd_fail(BT_EXIT_FAILED, "the changes of %s are unknown: %s (docs/snapshots.md)",
-                         o->turn ? "that turn" : "this conversation", unknown);
-    else if (bounds(v, n, o->turn, &from, &to) != 0)
-        rc = bt_cmd_fail(BT_EXIT_FAILED,
-                         "no changes were recorded for %s: its directory %s is not in a git "
-                         "repository, snapshots were off, or the turn%s did not end with a "
-                         "snapshot",
-                         o->turn ? "that turn" : "this conversation", conv.cwd, o->turn ? "" : "s");
-    else if (render(id, o, conv.worktree.repo ? conv.worktree.repo : conv.cwd, snapshots, from, to,
-                    &out, &why) != 0)
-        rc = bt_cmd_fail(BT_EXIT_FAILED, "%s", why);
-    else {
-        /* the directory is shared: what changed there is not all the coder's
-         * (a worktree of its own is the conversation's alone) */
-        if (!nothing(v, n, o->turn) && !conv.worktree.path)
+    int rc = bt_service_diff(s, id, o->turn, want, isatty(STDOUT_FILENO) && !(nc && *nc), &d);
+    if (rc) {
+        rc = refused(&d);
+    } else {
+        if (o->json) {
+            bt_buf_addf(&out, "{\"conversation\":\"%s\",\"turn\":", id);
+            if (o->turn)
+                bt_buf_addf(&out, "%lld", (long long)o->turn);
+            else
+                bt_buf_adds(&out, "null");
+            bt_buf_addf(&out, ",\"from\":\"%s\",\"to\":\"%s\",\"changes\":%s}\n", d.from, d.to,
+                        d.changes);
+        } else if (o->stat && d.files.n) { /* nothing changed: nothing, as git prints */
+            stat_of(&d.files, &out);
+        } else if (!o->stat) {
+            bt_buf_add(&out, d.patch.data, d.patch.len);
+        }
+        if (d.shared_dir)
             fprintf(stderr,
                     "baton: these are the changes in %s during the turn%s: they may include "
                     "edits of your own made there meanwhile\n",
-                    conv.cwd, o->turn ? "" : "s");
+                    d.shared_dir, o->turn ? "" : "s");
         if (out.len)
             fwrite(out.data, 1, out.len, stdout);
         else if (o->turn) /* the diff (stdout) stays empty, as git's */
             fprintf(stderr, "baton: no changes in turn %lld\n", (long long)o->turn);
         else
             fprintf(stderr, "baton: no changes in this conversation's turns\n");
-        rc = 0;
     }
-    free(why);
-    free(unknown);
-    free(snapshots);
     bt_buf_release(&out);
-    bt_store_run_list_free(v, n);
-    bt_store_conversation_release(&conv);
+    bt_service_diff_release(&d);
     return rc;
 }
 

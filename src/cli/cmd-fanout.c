@@ -2,7 +2,8 @@
 /*
  * cmd-fanout: `baton run -c a,b,c [--worktree] PROMPT`: one prompt to
  * several coders at once, one conversation each (each in a worktree of its
- * own with --worktree), all in one group (store.h, "groups"). Every turn
+ * own with --worktree), all in one group, as the service makes them
+ * (service-work.h, bt_service_fanout). Every turn
  * runs in a detached worker, so the coders work in parallel and outlive
  * this command; it follows them from the store as `baton attach` does: on
  * a terminal one live line per coder (spinner, state, time, tokens), then
@@ -26,6 +27,7 @@
 #include "cmd-turn.h"
 #include "cmd.h"
 #include "error.h"
+#include "service-work.h"
 #include "json.h"
 #include "proc.h"
 
@@ -67,28 +69,18 @@ struct fanout {
     unsigned tick; /* spinner frame */
 };
 
-/* Split "a,b,c" into the members; an exit code for an empty name or an
- * unknown coder (nothing is made then). */
-static int split(const char *list, struct fanout *f)
+/* Split "a,b,c" into names; an exit code for an empty name, too many or
+ * an unknown coder (nothing is made then). */
+static int split(const char *list, struct bt_strv *names)
 {
-    const char *p = list;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        if (len == 0 || len >= sizeof f->m[0].coder)
-            return bt_cmd_fail(BT_EXIT_USAGE, "-c takes coders separated by commas, not '%s'",
-                               list);
-        struct member *m = &f->m[f->n++];
-        memcpy(m->coder, p, len);
-        m->coder[len] = '\0';
-        m->tokens = -1;
-        m->state = "starting";
-        if (!bt_coder_find(m->coder))
+    if (bt_service_coder_list(list, names, BT_SERVICE_FANOUT_MAX) != 0)
+        return bt_cmd_fail(BT_EXIT_USAGE, "-c takes up to %d coders separated by commas, not '%s'",
+                           BT_SERVICE_FANOUT_MAX, list);
+    for (size_t i = 0; i < names->n; i++)
+        if (!bt_coder_find(names->v[i]))
             return bt_cmd_fail(BT_EXIT_USAGE, "unknown coder '%s' (baton coders lists them)",
-                               m->coder);
-        if (!p[len])
-            return 0;
-        p += len + 1;
-    }
+                               names->v[i]);
+    return 0;
 }
 
 /* SIGINT, SIGTERM, SIGHUP set interrupted. */
@@ -100,31 +92,29 @@ static void hear_signals(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
-/* Make each member's conversation (and worktree), its prompt queued. */
-static void make_conversations(struct fanout *f, const struct bt_service_turn *base)
+/* The members as the service made them (service-fanout.c). */
+static void take_members(struct fanout *f, const struct bt_service_fanout *made)
 {
+    memcpy(f->group, made->group, BT_ID_SIZE);
+    f->n = made->n;
     for (size_t i = 0; i < f->n; i++) {
         struct member *m = &f->m[i];
-        struct bt_service_turn t = *base;
-        struct bt_service_outcome out = {0};
-        t.coder = m->coder;
-        t.group = f->group;
-        t.queue = BT_STORE_QUEUE_ALWAYS;
-        t.on_event = NULL;
-        t.on_tick = NULL;
-        int rc = bt_service_run(f->s, &t, &out);
-        hear_signals(); /* a version probe's libuv handlers leave the default */
-        if (rc != 0) {
-            m->failure = out.message ? out.message : bt_xstrdup("it could not start");
+        const struct bt_service_fanned *x = &made->v[i];
+        snprintf(m->coder, sizeof m->coder, "%s", x->coder);
+        m->conn.fd = -1; /* no channel followed yet */
+        m->tokens = -1;
+        m->state = "starting";
+        if (!x->conversation[0]) {
+            m->failure = bt_xstrdup(x->message ? x->message : "it could not start");
+            struct bt_service_outcome out = {.result = x->result};
             m->code = bt_cmd_exit_service(&out);
             m->code = m->code ? m->code : BT_EXIT_FAILED;
             m->ended = 1;
             m->state = "not started";
             continue;
         }
-        memcpy(m->conv, out.conversation, BT_ID_SIZE);
-        m->queued = out.queued;
-        free(out.message);
+        memcpy(m->conv, x->conversation, BT_ID_SIZE);
+        m->queued = x->queued;
     }
 }
 
@@ -339,22 +329,12 @@ static int started(const struct fanout *f)
 /* The group side by side, from the store. */
 static void table(struct fanout *f)
 {
-    struct bt_store_group g;
-    struct bt_store_conversation *v = NULL;
-    size_t n = 0;
-    if (bt_store_group_get(f->s, f->group, &g, &v, &n) != 0)
-        return;
-    struct bt_cmd_member *rows = bt_xcalloc(n ? n : 1, sizeof *rows);
-    int ok = 1;
-    for (size_t i = 0; i < n && ok; i++)
-        ok = bt_cmd_member_of(f->s, &v[i], &rows[i]) == 0;
-    if (ok) {
+    struct bt_service_group g;
+    if (bt_service_group_show(f->s, f->group, &g) == 0) {
         putchar('\n');
-        bt_cmd_members_table(stdout, v, rows, n);
+        bt_cmd_members_table(stdout, g.conv, g.member, g.n);
     }
-    free(rows);
-    bt_store_conversation_list_free(v, n);
-    bt_store_group_release(&g);
+    bt_service_group_release(&g);
 }
 
 /* --detach: the members as started, and nothing followed. */
@@ -398,32 +378,37 @@ int bt_cmd_fanout(struct bt_store *s, const struct bt_service_turn *t, const cha
                   int detach)
 {
     struct fanout f = {.s = s, .json = json};
-    f.m = bt_xcalloc(strlen(coders) / 2 + 1, sizeof *f.m);
-    for (size_t i = 0; i < strlen(coders) / 2 + 1; i++)
-        f.m[i].conn.fd = -1; /* no channel followed yet */
-    int rc = split(coders, &f);
+    struct bt_strv names;
+    struct bt_service_fanout made = {0};
+    int rc = split(coders, &names);
     if (rc == 0 && t->branch)
         rc = bt_cmd_fail(BT_EXIT_USAGE, "--branch names one branch: with several coders each "
                                         "gets its own, baton/<short id>");
-    if (rc == 0 && bt_store_group_create(s, t->prompt, f.group) != 0)
-        rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot make the group: %s", bt_store_errmsg(s));
+    if (rc == 0 && !t->worktree)
+        fprintf(stderr,
+                "baton: the %zu coders share %s: each one's changes may hold the others' "
+                "(--worktree gives each its own)\n",
+                names.n, t->cwd);
     /* from here a signal is heard, not the default action: the members
      * are all made and started before following stops */
     struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term, old_hup;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
+    if (rc == 0 && bt_service_fanout(s, t, (const char *const *)names.v, names.n, &made) != 0 &&
+        !made.n) /* refused before anything was made */
+        rc = bt_cmd_fail(made.result == BT_SERVICE_USAGE ? BT_EXIT_USAGE : BT_EXIT_FAILED, "%s",
+                         made.message);
+    hear_signals(); /* a version probe's libuv handlers leave the default */
     if (rc == 0) {
-        if (!t->worktree)
-            fprintf(stderr,
-                    "baton: the %zu coders share %s: each one's changes may hold the others' "
-                    "(--worktree gives each its own)\n",
-                    f.n, t->cwd);
-        make_conversations(&f, t);
-        start_workers(&f, t);
+        f.m = bt_xcalloc(made.n, sizeof *f.m);
+        take_members(&f, &made);
+        if (f.group[0])
+            start_workers(&f, t);
         int followed = 0;
         if (!started(&f)) { /* none started: no group to show */
-            bt_store_group_delete_empty(s, f.group);
+            if (f.group[0])
+                bt_store_group_delete_empty(s, f.group);
             f.group[0] = '\0';
         } else if (detach) {
             say_detached(&f);
@@ -447,5 +432,7 @@ int bt_cmd_fanout(struct bt_store *s, const struct bt_service_turn *t, const cha
         bt_channel_conn_close(&f.m[i].conn);
     }
     free(f.m);
+    bt_service_fanout_release(&made);
+    bt_strv_release(&names);
     return rc;
 }

@@ -2,7 +2,8 @@
 /*
  * cmd-group: `baton group ls [--json]` lists the groups of conversations
  * started together (`run -c a,b,c`), newest first; `baton group show GROUP
- * [--json]` puts a group's conversations side by side (cmd-group.h).
+ * [--json]` puts a group's conversations side by side (cmd-group.h), as
+ * the service sums them (service-group.c).
  */
 #include "cmd-group.h"
 
@@ -14,69 +15,11 @@
 #include "cmd.h"
 #include "error.h"
 #include "json.h"
-#include "repo.h"
+#include "service-work.h"
 #include "view.h"
 
-/* Add the runs' time, tokens and cost. */
-static void sum_runs(const struct bt_store_run *r, size_t n, struct bt_cmd_member *m)
-{
-    int64_t now = bt_now_ms();
-    for (size_t i = 0; i < n; i++) {
-        int64_t end = r[i].ended_ms ? r[i].ended_ms : now;
-        m->duration_ms += end > r[i].started_ms ? end - r[i].started_ms : 0;
-        const struct bt_usage *u = &r[i].usage;
-        int64_t t = (u->input_tokens > 0 ? u->input_tokens : 0) +
-                    (u->output_tokens > 0 ? u->output_tokens : 0);
-        if (u->input_tokens >= 0 || u->output_tokens >= 0)
-            m->tokens = (m->tokens < 0 ? 0 : m->tokens) + t;
-        if (u->cost_usd >= 0)
-            m->cost_usd = (m->cost_usd < 0 ? 0 : m->cost_usd) + u->cost_usd;
-    }
-}
-
-/* The changes from the first run's snapshot to the last one's. */
-static void sum_changes(struct bt_store *s, const struct bt_store_conversation *c,
-                        const struct bt_store_run *r, size_t n, struct bt_cmd_member *m)
-{
-    const char *from = NULL, *to = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (!from && r[i].tree_start)
-            from = r[i].tree_start;
-        if (r[i].tree_end)
-            to = r[i].tree_end;
-    }
-    struct bt_repo_changes ch = {0};
-    char *why = NULL;
-    const char *dir = c->worktree.repo ? c->worktree.repo : c->cwd;
-    char *snapshots = bt_xasprintf("%s/snapshots", bt_store_home(s));
-    if (from && to && bt_repo_changes(dir, snapshots, from, to, &ch, &why) == 0) {
-        m->files = (int64_t)ch.n;
-        m->added = ch.added;
-        m->removed = ch.removed;
-    }
-    bt_repo_changes_release(&ch);
-    free(snapshots);
-    free(why);
-}
-
-int bt_cmd_member_of(struct bt_store *s, const struct bt_store_conversation *c,
-                     struct bt_cmd_member *m)
-{
-    *m = (struct bt_cmd_member){.state = "new", .tokens = -1, .cost_usd = -1, .files = -1};
-    struct bt_store_run *r = NULL;
-    size_t n = 0;
-    if (bt_store_run_list(s, c->id, &r, &n) != 0)
-        return BT_ESTORE;
-    if (c->last_run[0])
-        m->state = bt_view_run_state(c->last_run_state, c->waiting);
-    sum_runs(r, n, m);
-    sum_changes(s, c, r, n, m);
-    bt_store_run_list_free(r, n);
-    return 0;
-}
-
 void bt_cmd_members_table(FILE *f, const struct bt_store_conversation *v,
-                          const struct bt_cmd_member *m, size_t n)
+                          const struct bt_service_member *m, size_t n)
 {
     fprintf(f, "%-9s %-12s %-11s %9s %9s %9s %5s %13s  %s\n", "CODER", "CONVERSATION", "STATUS",
             "TIME", "TOKENS", "COST", "FILES", "+/-", "BRANCH");
@@ -99,54 +42,7 @@ void bt_cmd_members_table(FILE *f, const struct bt_store_conversation *v,
     }
 }
 
-void bt_cmd_member_json(struct bt_buf *b, const struct bt_store_conversation *c,
-                        const struct bt_cmd_member *m)
-{
-    bt_buf_addc(b, '{');
-    bt_json_member(b, "conversation", c->id);
-    bt_json_member(b, "coder", c->coder);
-    bt_json_member(b, "model", c->model);
-    bt_json_member(b, "status", m->state);
-    bt_buf_addf(b, ",\"duration_ms\":%lld", (long long)m->duration_ms);
-    if (m->tokens >= 0)
-        bt_buf_addf(b, ",\"tokens\":%lld", (long long)m->tokens);
-    else
-        bt_buf_adds(b, ",\"tokens\":null");
-    if (m->cost_usd >= 0)
-        bt_buf_addf(b, ",\"cost_usd\":%.6f", m->cost_usd);
-    else
-        bt_buf_adds(b, ",\"cost_usd\":null");
-    if (m->files >= 0)
-        bt_buf_addf(b, ",\"files\":%lld,\"added\":%lld,\"removed\":%lld", (long long)m->files,
-                    (long long)m->added, (long long)m->removed);
-    else
-        bt_buf_adds(b, ",\"files\":null,\"added\":null,\"removed\":null");
-    bt_buf_adds(b, ",\"worktree\":");
-    bt_view_worktree(b, &c->worktree);
-    bt_buf_addc(b, '}');
-}
-
-/* The group object of --json: id, name, created, members (its rows). */
-static void group_json(struct bt_buf *b, const struct bt_store_group *g,
-                       const struct bt_store_conversation *v, const struct bt_cmd_member *m,
-                       size_t n)
-{
-    char ts[32];
-    bt_time_rfc3339(g->created_ms, ts);
-    bt_buf_addc(b, '{');
-    bt_json_member(b, "id", g->id);
-    bt_json_member(b, "name", g->name);
-    bt_json_member(b, "created", ts);
-    bt_buf_adds(b, ",\"members\":[");
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            bt_buf_addc(b, ',');
-        bt_cmd_member_json(b, &v[i], &m[i]);
-    }
-    bt_buf_adds(b, "]}\n");
-}
-
-/* One group, side by side; the exit code. */
+/* One group, side by side (service-group.c); the exit code. */
 static int show(struct bt_store *s, const char *text, int json)
 {
     char id[BT_ID_SIZE];
@@ -155,32 +51,24 @@ static int show(struct bt_store *s, const char *text, int json)
         return bt_cmd_fail(BT_EXIT_USAGE, "%s",
                            rc == BT_EAMBIGUOUS ? bt_store_errmsg(s)
                                                : "no group matches that (baton group ls)");
-    struct bt_store_group g;
-    struct bt_store_conversation *v = NULL;
-    size_t n = 0;
-    if (rc || (rc = bt_store_group_get(s, id, &g, &v, &n)) != 0)
-        return bt_cmd_fail(BT_EXIT_FAILED, "cannot read group %s: %s", id, bt_store_errmsg(s));
-    struct bt_cmd_member *m = bt_xcalloc(n ? n : 1, sizeof *m);
-    for (size_t i = 0; i < n && rc == 0; i++)
-        rc = bt_cmd_member_of(s, &v[i], &m[i]);
-    if (rc) {
+    struct bt_service_group g;
+    if (rc || (rc = bt_service_group_show(s, id, &g)) != 0) {
         rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot read group %s: %s", id, bt_store_errmsg(s));
     } else if (json) {
         struct bt_buf b = BT_BUF_INIT;
-        group_json(&b, &g, v, m, n);
+        bt_view_group(&b, &g);
+        bt_buf_addc(&b, '\n');
         fputs(b.data, stdout);
         bt_buf_release(&b);
     } else {
         fputs("group ", stdout);
-        fputs(g.id, stdout);
+        fputs(g.group.id, stdout);
         fputs("  ", stdout);
-        bt_term_write(stdout, g.name, strlen(g.name));
+        bt_term_write(stdout, g.group.name, strlen(g.group.name));
         putchar('\n');
-        bt_cmd_members_table(stdout, v, m, n);
+        bt_cmd_members_table(stdout, g.conv, g.member, g.n);
     }
-    free(m);
-    bt_store_conversation_list_free(v, n);
-    bt_store_group_release(&g);
+    bt_service_group_release(&g);
     return rc;
 }
 
@@ -195,11 +83,8 @@ static int list(struct bt_store *s, int json)
         char ts[48];
         if (json) {
             struct bt_buf b = BT_BUF_INIT;
-            bt_time_rfc3339(v[i].created_ms, ts);
             bt_buf_addc(&b, '{');
-            bt_json_member(&b, "id", v[i].id);
-            bt_json_member(&b, "name", v[i].name);
-            bt_json_member(&b, "created", ts);
+            bt_view_group_head(&b, &v[i]);
             bt_buf_addf(&b, ",\"members\":%lld}\n", (long long)v[i].members);
             fputs(b.data, stdout);
             bt_buf_release(&b);

@@ -6,7 +6,8 @@
  * branch, then a fast-forward or a merge commit; a conflict leaves the
  * base as it was. --prune then removes the worktree and its branch, whose
  * work the base holds now, and in a group (run -c a,b,c) the other
- * conversations' worktrees and branches, the results not kept.
+ * conversations' worktrees and branches, the results not kept. The work is
+ * the service's (service-keep.c); this prints what it did.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +15,10 @@
 
 #include "cmd-args.h"
 #include "cmd-common.h"
-#include "cmd-worktree.h"
 #include "cmd.h"
 #include "error.h"
 #include "json.h"
+#include "service-work.h"
 
 struct keep_args {
     const char *conv; /* as typed */
@@ -41,131 +42,83 @@ static int parse(int argc, char **argv, struct keep_args *k)
     return rc;
 }
 
-/* The message of the commit of the worktree's changes. */
-static char *message_of(const struct bt_store_conversation *c)
-{
-    return bt_xasprintf("%s\n\nThe work of baton conversation %s (%s%s%s).\n",
-                        *c->title ? c->title : "baton", c->id, c->coder, c->model ? ", " : "",
-                        c->model ? c->model : "");
-}
-
-static const char *how_name(enum bt_repo_kept_how how)
-{
-    return how == BT_REPO_KEPT_MERGE          ? "merge"
-           : how == BT_REPO_KEPT_FAST_FORWARD ? "fast-forward"
-                                              : "none";
-}
-
-static void say_json(const struct bt_store_conversation *c, const struct bt_repo_kept *k,
-                     int pruned, const struct bt_strv *others)
+static void say_json(const struct bt_service_kept *k)
 {
     struct bt_buf b = BT_BUF_INIT;
     bt_buf_addc(&b, '{');
-    bt_json_member(&b, "conversation", c->id);
-    bt_json_member(&b, "branch", c->worktree.branch);
-    bt_json_member(&b, "base", c->worktree.base);
-    bt_json_member(&b, "how", how_name(k->how));
-    bt_json_member(&b, "commit", k->commit);
-    bt_buf_addf(&b, ",\"committed\":%s", k->committed ? "true" : "false");
-    bt_json_member(&b, "checkout", k->checkout);
-    bt_buf_addf(&b, ",\"pruned\":%s,\"pruned_others\":[", pruned ? "true" : "false");
-    for (size_t i = 0; i < others->n; i++) {
-        if (i)
+    bt_json_member(&b, "conversation", k->conversation);
+    bt_json_member(&b, "branch", k->branch);
+    bt_json_member(&b, "base", k->base);
+    bt_json_member(&b, "how", bt_service_kept_how(k->kept.how));
+    bt_json_member(&b, "commit", k->kept.commit);
+    bt_buf_addf(&b, ",\"committed\":%s", k->kept.committed ? "true" : "false");
+    bt_json_member(&b, "checkout", k->kept.checkout);
+    bt_buf_addf(&b, ",\"pruned\":%s,\"pruned_others\":[", k->pruned ? "true" : "false");
+    for (size_t i = 1; i < k->pruned_n; i++) { /* [0]: its own */
+        if (i > 1)
             bt_buf_addc(&b, ',');
-        bt_json_quote(&b, others->v[i], strlen(others->v[i]));
+        bt_json_quote(&b, k->pruned_v[i].conversation, strlen(k->pruned_v[i].conversation));
     }
     bt_buf_adds(&b, "]}\n");
     fputs(b.data, stdout);
     bt_buf_release(&b);
 }
 
-static void say(const struct bt_store_conversation *c, const struct bt_repo_kept *k)
+static void say(const struct bt_service_kept *k)
 {
-    const char *br = c->worktree.branch, *base = c->worktree.base;
-    if (k->committed)
+    const char *br = k->branch, *base = k->base;
+    if (k->kept.committed)
         printf("committed the worktree's changes on %s\n", br);
-    if (k->how == BT_REPO_KEPT_NONE)
-        printf("%s has everything of %s already (%.12s)\n", base, br, k->commit);
-    else if (k->how == BT_REPO_KEPT_FAST_FORWARD)
-        printf("fast-forwarded %s to %s (%.12s)\n", base, br, k->commit);
+    if (k->kept.how == BT_REPO_KEPT_NONE)
+        printf("%s has everything of %s already (%.12s)\n", base, br, k->kept.commit);
+    else if (k->kept.how == BT_REPO_KEPT_FAST_FORWARD)
+        printf("fast-forwarded %s to %s (%.12s)\n", base, br, k->kept.commit);
     else
-        printf("merged %s into %s (%.12s)\n", br, base, k->commit);
-    if (k->checkout) {
+        printf("merged %s into %s (%.12s)\n", br, base, k->kept.commit);
+    if (k->kept.checkout) {
         fputs("updated the files of ", stdout);
-        bt_term_write(stdout, k->checkout, strlen(k->checkout));
+        bt_term_write(stdout, k->kept.checkout, strlen(k->kept.checkout));
         putchar('\n');
-    } else if (k->how != BT_REPO_KEPT_NONE) {
+    } else if (k->kept.how != BT_REPO_KEPT_NONE) {
         printf("%s is checked out nowhere: only the branch moved\n", base);
     }
 }
 
-/* --prune in a group: the other conversations' worktrees and branches go,
- * with what they hold (keeping one result means dropping the others);
- * their conversations stay. Those removed are named in *done. */
-static void prune_others(struct bt_store *s, const struct bt_store_conversation *c, int quiet,
-                         struct bt_strv *done)
+/* "removed worktree P and branch B" of a worktree pruned. */
+static void say_removed(const struct bt_service_pruned *p)
 {
-    struct bt_store_group g;
-    struct bt_store_conversation *v = NULL;
-    size_t n = 0;
-    if (!c->group[0] || bt_store_group_get(s, c->group, &g, &v, &n) != 0)
-        return;
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(v[i].id, c->id) == 0 || !v[i].worktree.path)
-            continue;
-        if (v[i].last_run_state == BT_STORE_RUN_RUNNING) {
-            fprintf(stderr, "baton: kept the worktree of %.12s (%s): a turn of it runs\n", v[i].id,
-                    v[i].coder);
-            continue;
-        }
-        /* one the user moved, locked or worked in is kept, and said */
-        if (bt_cmd_worktree_remove(&v[i], BT_REPO_DROP_WORK, quiet) == 0)
-            bt_strv_push(done, v[i].id);
+    const char *path = p->path, *branch = p->branch, *leftover = p->leftover;
+    fputs(leftover ? "removed what was left of worktree " : "removed worktree ", stdout);
+    bt_term_write(stdout, path, strlen(path));
+    fputs(" and branch ", stdout);
+    bt_term_write(stdout, branch, strlen(branch));
+    if (leftover) {
+        fputs(" (", stdout);
+        bt_term_write(stdout, leftover, strlen(leftover));
+        fputc(')', stdout);
     }
-    bt_store_conversation_list_free(v, n);
-    bt_store_group_release(&g);
+    fputc('\n', stdout);
 }
 
-/* Keep c's work; the exit code. */
-static int keep(struct bt_store *s, const struct bt_store_conversation *c,
-                const struct keep_args *a)
+/* Keep conv's work (service-keep.c); the exit code. */
+static int keep(struct bt_store *s, const char *conv, const struct keep_args *a)
 {
-    if (!c->worktree.path)
-        return bt_cmd_fail(BT_EXIT_USAGE,
-                           "conversation %.12s has no worktree of its own (run --worktree): its "
-                           "changes are in %s already",
-                           c->id, c->cwd);
-    if (c->last_run_state == BT_STORE_RUN_RUNNING)
-        return bt_cmd_fail(BT_EXIT_USAGE,
-                           "conversation %.12s has a turn running: wait for it to end or cancel "
-                           "it, then keep it",
-                           c->id);
-    struct bt_repo_worktree wt = bt_cmd_worktree_of(c);
-    struct bt_repo_kept k;
-    char *why = NULL, *message = message_of(c);
-    int rc = bt_repo_keep(&wt, message, &k, &why), code = 0, pruned = 0;
-    if (rc == -EINVAL)
-        code = bt_cmd_fail(BT_EXIT_USAGE, "cannot keep conversation %.12s: %s", c->id, why);
-    else if (rc)
-        code = bt_cmd_fail(BT_EXIT_FAILED, "cannot keep conversation %.12s: %s%s", c->id, why,
-                           k.committed ? " (its changes are committed on its branch)" : "");
-    if (rc == 0 && !a->json)
-        say(c, &k);
-    struct bt_strv others;
-    bt_strv_init(&others);
-    if (rc == 0 && a->prune) {
-        fflush(stdout);
-        code = bt_cmd_worktree_remove(c, BT_REPO_DROP_NOTHING, a->json);
-        pruned = code == 0;
-        if (pruned)
-            prune_others(s, c, a->json, &others);
-    }
+    struct bt_service_kept k;
+    int rc = bt_service_keep(s, conv, a->prune, &k), code = 0;
+    int kept = rc == 0 || k.branch != NULL; /* kept, maybe not pruned */
+    if (kept && k.kept.commit[0] && !a->json)
+        say(&k);
+    if (rc)
+        code = bt_cmd_fail(k.result == BT_SERVICE_USAGE ? BT_EXIT_USAGE : BT_EXIT_FAILED, "%s",
+                           k.message);
+    for (size_t i = 0; i < k.pruned_n && !a->json; i++)
+        say_removed(&k.pruned_v[i]);
+    fflush(stdout);
+    for (size_t i = 0; i < k.notes.n; i++)
+        fprintf(stderr, "baton: %s\n", k.notes.v[i]);
     if (rc == 0 && a->json)
-        say_json(c, &k, pruned, &others);
-    bt_strv_release(&others);
-    bt_repo_kept_release(&k);
-    free(message);
-    free(why);
+        say_json(&k);
+    bt_service_kept_release(&k);
     return code;
 }
 
@@ -205,15 +158,8 @@ int bt_cmd_keep(int argc, char **argv)
     char id[BT_ID_SIZE];
     if ((rc = bt_cmd_open_store(&s)) != 0)
         return rc;
-    struct bt_store_conversation c = {0};
-    if ((rc = bt_cmd_resolve(s, a.conv, id)) == 0) {
-        if (bt_store_conversation_get(s, id, &c) != 0)
-            rc = bt_cmd_fail(BT_EXIT_FAILED, "cannot read conversation %s: %s", id,
-                             bt_store_errmsg(s));
-        else
-            rc = keep(s, &c, &a);
-    }
-    bt_store_conversation_release(&c);
+    if ((rc = bt_cmd_resolve(s, a.conv, id)) == 0)
+        rc = keep(s, id, &a);
     bt_store_close(s);
     return rc;
 }

@@ -10,15 +10,11 @@
 #include "cmd-common.h"
 #include "cmd.h"
 #include "error.h"
+#include "service-work.h"
 
 struct bt_repo_worktree bt_cmd_worktree_of(const struct bt_store_conversation *c)
 {
-    return (struct bt_repo_worktree){.path = c->worktree.path,
-                                     .cwd = c->cwd,
-                                     .branch = c->worktree.branch,
-                                     .base = c->worktree.base,
-                                     .start = c->worktree.start,
-                                     .repo = c->worktree.repo};
+    return bt_service_worktree_of(c);
 }
 
 int bt_cmd_worktree_check(const struct bt_store_conversation *c, int force, struct bt_strv *notes)
@@ -45,19 +41,17 @@ int bt_cmd_worktree_check(const struct bt_store_conversation *c, int force, stru
 
 int bt_cmd_worktree_remove(const struct bt_store_conversation *c, enum bt_repo_drop drop, int quiet)
 {
-    if (!c->worktree.path)
-        return 0;
     struct bt_repo_worktree wt = bt_cmd_worktree_of(c);
-    char *why = NULL;
-    int rc = bt_repo_worktree_drop(&wt, drop, &why), code = 0;
+    char *why = NULL, *leftover = NULL;
+    int rc = bt_service_worktree_remove(c, drop, &leftover, &why), code = 0;
     if (rc == 0 && !quiet) {
-        fputs(why ? "removed what was left of worktree " : "removed worktree ", stdout);
+        fputs(leftover ? "removed what was left of worktree " : "removed worktree ", stdout);
         bt_term_write(stdout, wt.path, strlen(wt.path));
         fputs(" and branch ", stdout);
         bt_term_write(stdout, wt.branch, strlen(wt.branch));
-        if (why) {
+        if (leftover) {
             fputs(" (", stdout);
-            bt_term_write(stdout, why, strlen(why));
+            bt_term_write(stdout, leftover, strlen(leftover));
             fputc(')', stdout);
         }
         fputc('\n', stdout);
@@ -66,5 +60,6 @@ int bt_cmd_worktree_remove(const struct bt_store_conversation *c, enum bt_repo_d
                            why);
     }
     free(why);
+    free(leftover);
     return code;
 }

@@ -38,6 +38,8 @@ struct bt_serve_job {
     size_t len;
     int open; /* libuv handles not yet closed */
     int answered;
+    struct bt_serve_fan *fan; /* a fan-out's member: its report goes there */
+    size_t index;             /* which member */
 };
 
 /* --- the body -------------------------------------------------------- */
@@ -47,6 +49,8 @@ struct body {
     struct bt_service_turn turn;
     char *cwd; /* resolved */
     int tmux;
+    int prune;           /* keep */
+    const cJSON *coders; /* create: "coders", a fan-out (serve-fanout.c) */
 };
 
 static int member_is(const cJSON *m, const char *const *names)
@@ -105,14 +109,31 @@ static const char *field(struct body *b, const cJSON *m)
     } else if (strcmp(k, "timeout") == 0 || strcmp(k, "idle_timeout") == 0) {
         if (seconds(m, strcmp(k, "timeout") == 0 ? &t->timeout_ms : &t->idle_timeout_ms) != 0)
             return "must be a number of seconds, 0 or more (0: no limit)";
-    } else if (strcmp(k, "force") == 0 || strcmp(k, "tmux") == 0) {
+    } else if (strcmp(k, "force") == 0 || strcmp(k, "tmux") == 0 || strcmp(k, "prune") == 0) {
         if (!cJSON_IsBool(m))
             return "must be true or false";
-        *(strcmp(k, "force") == 0 ? &t->force : &b->tmux) = cJSON_IsTrue(m);
+        *(strcmp(k, "force") == 0  ? &t->force
+          : strcmp(k, "tmux") == 0 ? &b->tmux
+                                   : &b->prune) = cJSON_IsTrue(m);
     } else if (strcmp(k, "snapshot") == 0) { /* false: --no-snapshot (docs/snapshots.md) */
         if (!cJSON_IsBool(m))
             return "must be true or false";
         t->no_snapshot = cJSON_IsFalse(m);
+    } else if (strcmp(k, "worktree") == 0) { /* run --worktree */
+        if (!cJSON_IsBool(m))
+            return "must be true or false";
+        t->worktree = cJSON_IsTrue(m);
+    } else if (strcmp(k, "branch") == 0) { /* run --branch */
+        if (!cJSON_IsString(m) || !m->valuestring[0])
+            return "must be a branch name";
+        t->branch = m->valuestring;
+    } else if (strcmp(k, "coders") == 0) { /* run -c a,b,c */
+        if (!cJSON_IsArray(m) || !m->child)
+            return "must be a list of coders' names";
+        for (const cJSON *c = m->child; c; c = c->next)
+            if (!cJSON_IsString(c))
+                return "must be a list of coders' names";
+        b->coders = m;
     }
     return NULL;
 }
@@ -275,7 +296,15 @@ static void job_answer(struct bt_serve_job *job)
     job->line[strcspn(job->line, "\n")] = '\0';
     struct bt_service_outcome o = {0};
     int started = bt_service_worker_line(job->line, &o) == 0;
-    if (started && o.run[0]) {
+    if (job->fan) { /* a fan-out's member: its run, or why none started */
+        int ran = started && o.run[0];
+        if (!ran) {
+            if (o.result == BT_SERVICE_OK) /* "end 0": no turn of its own either */
+                o.result = BT_SERVICE_FAILED;
+            take_back(job);
+        }
+        bt_serve_fan_report(job->fan, job->index, ran ? o.run : NULL, &o);
+    } else if (started && o.run[0]) {
         if (job->req)
             reply_started(job, o.run);
     } else if (started && job->kind != JOB_CREATE) {
@@ -311,44 +340,72 @@ static void job_timeout(uv_timer_t *t)
     job_answer(t->data);
 }
 
-/* Start the worker (mode flush or retry) and wait for its report. */
-static enum MHD_Result start_worker(struct bt_serve_req *r, enum job_kind kind, const char *conv,
-                                    int64_t queued, const struct bt_service_turn *t)
+/* Start the worker (mode flush or retry) and read its report: the job,
+ * or NULL with *rc when the worker could not start (what was stored for
+ * it is taken back). */
+static struct bt_serve_job *job_start(struct bt_serve *srv, enum job_kind kind, const char *conv,
+                                      int64_t queued, const struct bt_service_turn *t, int *rc)
 {
     int fd = -1;
-    int rc = bt_service_worker_start(kind == JOB_RETRY ? "retry" : "flush", conv, t, &fd);
+    *rc = bt_service_worker_start(kind == JOB_RETRY ? "retry" : "flush", conv, t, &fd);
     struct bt_serve_job *job = bt_xcalloc(1, sizeof *job);
-    job->srv = r->srv;
+    job->srv = srv;
     job->kind = kind;
     job->queued = queued;
     memcpy(job->conv, conv, BT_ID_SIZE);
-    if (rc != 0) {
+    if (*rc != 0) {
         take_back(job);
         free(job);
-        return bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
-                             "cannot start a worker: %s", bt_strerror(rc));
+        return NULL;
     }
-    uv_pipe_init(&r->srv->loop, &job->pipe, 0);
-    uv_timer_init(&r->srv->loop, &job->timer);
+    uv_pipe_init(&srv->loop, &job->pipe, 0);
+    uv_timer_init(&srv->loop, &job->timer);
     job->pipe.data = job->timer.data = job;
     job->open = 2;
-    job->req = r;
-    r->job = job;
-    job->next = r->srv->jobs;
+    job->next = srv->jobs;
     if (job->next)
         job->next->pprev = &job->next;
-    job->pprev = &r->srv->jobs;
-    r->srv->jobs = job;
+    job->pprev = &srv->jobs;
+    srv->jobs = job;
     uv_pipe_open(&job->pipe, fd);
     uv_read_start((uv_stream_t *)&job->pipe, job_alloc, job_read);
     uv_timer_start(&job->timer, job_timeout, REPORT_MS, 0);
+    return job;
+}
+
+/* Start the worker and wait for its report, the request suspended. */
+static enum MHD_Result start_worker(struct bt_serve_req *r, enum job_kind kind, const char *conv,
+                                    int64_t queued, const struct bt_service_turn *t)
+{
+    int rc;
+    struct bt_serve_job *job = job_start(r->srv, kind, conv, queued, t, &rc);
+    if (!job)
+        return bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
+                             "cannot start a worker: %s", bt_strerror(rc));
+    job->req = r;
+    r->job = job;
     r->suspended = 1;
     MHD_suspend_connection(r->conn);
     return MHD_YES;
 }
 
+/* A fan-out's member (bt_serve_member_start_fn): its worker, whose report
+ * goes to the fan-out. */
+static int start_member(struct bt_serve *srv, struct bt_serve_fan *fan, size_t index,
+                        const char *conv, int64_t queued, const struct bt_service_turn *t)
+{
+    int rc;
+    struct bt_serve_job *job = job_start(srv, JOB_CREATE, conv, queued, t, &rc);
+    if (job) {
+        job->fan = fan;
+        job->index = index;
+    }
+    return rc;
+}
+
 void bt_serve_api_forget(struct bt_serve_req *r)
 {
+    bt_serve_fan_forget(r);
     if (r->job)
         r->job->req = NULL; /* the report is still read: a failed start is taken back */
     r->job = NULL;
@@ -359,7 +416,9 @@ void bt_serve_api_stop(struct bt_serve *srv)
     while (srv->jobs) {
         struct bt_serve_job *job = srv->jobs;
         job->answered = 1;
-        if (job->req)
+        if (job->fan) /* the turn may still start: nothing is taken back */
+            bt_serve_fan_report(job->fan, job->index, NULL, NULL);
+        else if (job->req)
             bt_serve_fail_later(job->req, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
                                 "the server is stopping; the turn may still start in its worker");
         job_close(job);
@@ -383,14 +442,26 @@ static enum MHD_Result service_refused(struct bt_serve_req *r, int rc,
     }
 }
 
-static const char *const CREATE_FIELDS[] = {
-    "coder", "model", "cwd", "prompt", "approval", "timeout", "idle_timeout", "snapshot", NULL};
+static const char *const CREATE_FIELDS[] = {"coder",    "coders",   "model",   "cwd",
+                                            "prompt",   "approval", "timeout", "idle_timeout",
+                                            "snapshot", "worktree", "branch",  NULL};
 static const char *const SEND_FIELDS[] = {"prompt", "approval", "timeout", "idle_timeout",
                                           "force",  "snapshot", NULL};
 static const char *const RETRY_FIELDS[] = {"approval", "timeout",  "idle_timeout",
                                            "force",    "snapshot", NULL};
 static const char *const HANDOFF_FIELDS[] = {"tmux", NULL};
 static const char *const STEER_FIELDS[] = {"prompt", "approval", "timeout", "idle_timeout", NULL};
+static const char *const KEEP_FIELDS[] = {"prune", NULL};
+
+int bt_serve_body_keep(struct bt_serve_req *r, int *prune, enum MHD_Result *ret)
+{
+    struct body b;
+    if (parse_body(r, KEEP_FIELDS, &b, ret) != 0)
+        return -1;
+    *prune = b.prune;
+    body_release(&b);
+    return 0;
+}
 
 enum MHD_Result bt_serve_api_create(struct bt_serve_req *r)
 {
@@ -409,6 +480,17 @@ enum MHD_Result bt_serve_api_create(struct bt_serve_req *r)
         goto out;
     }
     b.turn.cwd = b.cwd;
+    if (b.turn.branch && !b.turn.worktree) {
+        ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                            "\"branch\" names the branch of \"worktree\": give both");
+        goto out;
+    }
+    if (b.coders) {
+        ret = b.turn.coder ? bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request",
+                                           "give \"coder\" or \"coders\", not both")
+                           : bt_serve_fan_create(r, &b.turn, b.coders, start_member);
+        goto out;
+    }
     if (!b.turn.coder)
         b.turn.coder = bt_coders[0]->name;
     if (!bt_coder_find(b.turn.coder)) {

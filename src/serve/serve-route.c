@@ -147,7 +147,8 @@ static enum MHD_Result page(struct bt_serve_req *r)
 /* Every route: a request goes to the first whose method and pattern it
  * matches. A pattern is literal segments and parameters: {id} is a
  * conversation's full id (checked to exist before the handler runs, into
- * r->conv), {n} and {file} any one segment (into r->arg); {file} never is
+ * r->conv), {n}, {gid} (a group's id) and {file} any one segment (into
+ * r->arg); {file} never is
  * "v1", so no path under /v1 is a page's file. A path some pattern matches
  * with another method gets 405 with every method that path takes. */
 static const struct route routes[] = {
@@ -172,6 +173,11 @@ static const struct route routes[] = {
     {"POST", "/v1/conversations/{id}/retry", 0, bt_serve_api_retry},
     {"POST", "/v1/conversations/{id}/handoff", 0, bt_serve_api_handoff},
     {"DELETE", "/v1/conversations/{id}/queue/{n}", ROUTE_NO_FIELDS, bt_serve_api_unqueue},
+    {"GET", "/v1/conversations/{id}/diff", 0, bt_serve_work_diff},
+    {"GET", "/v1/conversations/{id}/turns/{n}/diff", 0, bt_serve_work_turn_diff},
+    {"POST", "/v1/conversations/{id}/keep", 0, bt_serve_work_keep},
+    {"GET", "/v1/groups", 0, bt_serve_work_groups},
+    {"GET", "/v1/groups/{gid}", 0, bt_serve_work_group},
 };
 
 /* pattern matches p; its {id} and {n}/{file} segments are set in *id and
@@ -187,7 +193,7 @@ static int match(const char *pattern, const struct path *p, const char **id, con
         const char *seg = p->seg[i];
         if (n == 4 && strncmp(s, "{id}", 4) == 0)
             *id = seg;
-        else if ((n == 3 && strncmp(s, "{n}", 3) == 0) ||
+        else if ((n == 3 && strncmp(s, "{n}", 3) == 0) || (n == 5 && strncmp(s, "{gid}", 5) == 0) ||
                  (n == 6 && strncmp(s, "{file}", 6) == 0 && strcmp(seg, "v1") != 0))
             *arg = seg;
         else if (strlen(seg) != n || strncmp(s, seg, n) != 0)

@@ -11,6 +11,8 @@
  *   serve-http.c   a request: checks (Host, Origin, token), body, replies
  *   serve-route.c  the routes of /v1 and the page
  *   serve-api.c    the handlers that change conversations
+ *   serve-fanout.c a prompt to several coders (a group)
+ *   serve-work.c   a turn's changes, keep, groups
  *   serve-sse.c    event streams
  *   serve-token.c  the token file
  *   serve-conn.c   the listen socket, the connection limit, header deadlines
@@ -55,6 +57,7 @@ struct bt_store;
 struct bt_serve_stream;
 struct bt_serve_task;
 struct bt_serve_job;
+struct bt_serve_fan;
 struct bt_serve_conn;
 
 struct bt_serve_opts {
@@ -120,6 +123,7 @@ struct bt_serve_req {
     unsigned reply_status;
     struct bt_serve_job *job;   /* the worker report awaited, or NULL */
     struct bt_serve_task *task; /* the operation run off the loop for it, or NULL */
+    struct bt_serve_fan *fan;   /* the fan-out it waits for, or NULL */
     char *location;             /* a Location header for the reply, or NULL */
     char conv[BT_ID_SIZE];      /* the route's {id}: a conversation that exists, or "" */
     char arg[128];              /* the route's {n} or {file}, unescaped, or "" */
@@ -235,6 +239,9 @@ int bt_serve_body_none(struct bt_serve_req *r, enum MHD_Result *ret);
 /* r->arg: the queued message's number */
 enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r);
 enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r);
+/* The body of POST .../keep: {"prune": bool} or none. 0, or -1 with the
+ * 400 queued in *ret. */
+int bt_serve_body_keep(struct bt_serve_req *r, int *prune, enum MHD_Result *ret);
 /* 1 with a 409 busy queued in *ret when a turn of conv runs, else 0. */
 int bt_serve_busy(struct bt_serve_req *r, const char *conv, enum MHD_Result *ret);
 /* A request going away while its worker report is awaited. */
@@ -242,6 +249,41 @@ void bt_serve_api_forget(struct bt_serve_req *r);
 /* Stopping: answer the requests still waiting (503) and stop reading the
  * reports (the workers go on). */
 void bt_serve_api_stop(struct bt_serve *srv);
+
+/* serve-fanout.c: POST /v1/conversations with "coders": the service makes
+ * the group and its conversations (service-work.h, bt_service_fanout), a
+ * worker per member is started with start (serve-api.c's, so that this
+ * file calls none of serve-api.c's by name: the calls go one way) and the
+ * request waits for every report. start(srv, fan, index, conv, queued, t)
+ * starts the worker that flushes conv (its prompt queued as message
+ * queued), whose report goes to bt_serve_fan_report; it returns 0, or a
+ * negative error (what was stored for it is taken back, and no report
+ * comes). coders is the body's array of names (borrowed for the call). */
+struct cJSON;
+struct bt_service_turn;
+typedef int (*bt_serve_member_start_fn)(struct bt_serve *srv, struct bt_serve_fan *fan,
+                                        size_t index, const char *conv, int64_t queued,
+                                        const struct bt_service_turn *t);
+enum MHD_Result bt_serve_fan_create(struct bt_serve_req *r, const struct bt_service_turn *t,
+                                    const struct cJSON *coders, bt_serve_member_start_fn start);
+/* Member index's worker reported: run started it; NULL: it did not, and o
+ * says why (result, error_kind, message), or is NULL when the server
+ * stops before the worker reported. */
+struct bt_service_outcome;
+void bt_serve_fan_report(struct bt_serve_fan *fan, size_t index, const char *run,
+                         const struct bt_service_outcome *o);
+/* The request of r went away: the reports are still read. */
+void bt_serve_fan_forget(struct bt_serve_req *r);
+
+/* serve-work.c: what conversations changed, and keeping it
+ * (service-work.h): GET .../diff (every turn) and .../turns/{n}/diff
+ * (r->arg the turn), POST .../keep, GET /v1/groups and /v1/groups/{gid}
+ * (r->arg the group). */
+enum MHD_Result bt_serve_work_diff(struct bt_serve_req *r);
+enum MHD_Result bt_serve_work_turn_diff(struct bt_serve_req *r);
+enum MHD_Result bt_serve_work_keep(struct bt_serve_req *r);
+enum MHD_Result bt_serve_work_groups(struct bt_serve_req *r);
+enum MHD_Result bt_serve_work_group(struct bt_serve_req *r);
 
 /* serve-read.c: what reads the store (the views of view.h). */
 enum MHD_Result bt_serve_read_coders(struct bt_serve_req *r);

@@ -308,7 +308,7 @@ py_suite() { # NAME SCRIPT: a Python suite of tests/serve or tests/acp
         BATON_FAKE_CODER="$build/tests/fake-coder/fake-coder" BATON_TEST_TMPDIR="$build" \
         PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$top/$2"
 }
-serve_suite() { # api, sse, security or turns
+serve_suite() { # api, sse, security, turns or work
     py_suite "serve-$1" "tests/serve/test_$1.py"
 }
 
@@ -323,6 +323,8 @@ lane_one() {
     serve_suite api                  # 91
     # serve's own accept, the connection limit, header deadlines
     serve_suite security
+    # worktree, diff, keep, fan-out (a request waiting for several workers), groups
+    serve_suite work
     # the store-failure shim (LD_PRELOAD) reaches the baton under memcheck too
     integration integration-rebuild # 44
     # measured 2026-12-04 beside the other lane's suites: 238 and 72 s
@@ -372,6 +374,14 @@ lane_two() {
         echo "skipped acp-agent" >>"$results"
         skipped+=(acp-agent) # lane_two runs in this shell
     fi
+    # a turn's changes as a tool call, the worktree option
+    if [ -n "${BATON_TEST_ACP_SDK:-}" ]; then
+        py_suite acp-work tests/acp/test_work.py
+    else
+        echo "acp-work: skipped (BATON_TEST_ACP_SDK is not set: tests/scripts/install-acp-sdk.sh)"
+        echo "skipped acp-work" >>"$results"
+        skipped+=(acp-work)
+    fi
 }
 lanes="${BATON_VALGRIND_LANES:-$(($(nproc) >= 2 ? 2 : 1))}"
 if [ "$lanes" -ge 2 ]; then
@@ -391,7 +401,7 @@ skipped+=(integration-crash)
 
 # a new integration suite has to be placed in a lane (or skipped, saying why)
 for t in "${tests[@]}"; do
-    case "$t" in integration-* | serve-api | serve-sse | acp-agent | acp-models | corpus) ;; *) continue ;; esac
+    case "$t" in integration-* | serve-api | serve-sse | serve-work | acp-agent | acp-models | acp-work | corpus) ;; *) continue ;; esac
     grep -q " $t\$" "$results" || [[ " ${skipped[*]} " == *" $t "* ]] ||
         { echo "valgrind: $t is in no lane of tests/scripts/valgrind.sh"; echo "failed $t" >>"$results"; }
 done

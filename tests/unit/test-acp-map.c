@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "acp-map.h"
+#include "service-work.h"
 #include "util.h"
 
 /* The updates of ev, as one JSON array text (caller frees). */
@@ -305,6 +306,47 @@ static void test_question(void **state)
 
 /* A file change's changes as diffs: relative paths against the turn's
  * cwd, unified hunks one Diff each, sent again with the output. */
+/* A turn's changes from its snapshots (acp-diff.c, bt_acp_diff_turn): the
+ * patch cut at each "diff --git", each file's path from its +++ line (---
+ * for a deletion, the file list for a name git quoted), a Diff per hunk,
+ * a binary file as text; nothing when nothing changed. */
+static void test_turn_changes(void **state)
+{
+    (void)state;
+    struct bt_service_diff d = {0};
+    struct bt_repo_change files[4] = {
+        {.path = "a.c"}, {.path = "bin.dat"}, {.path = "gone.txt"}, {.path = "sp\"q.txt"}};
+    d.files = (struct bt_repo_changes){.v = files, .n = 4};
+    d.top = "/top";
+    bt_buf_init(&d.patch);
+    assert_null(bt_acp_diff_turn("R1", 2, &(struct bt_service_diff){.patch = d.patch}));
+    bt_buf_adds(&d.patch, "diff --git a/a.c b/a.c\nindex 1..2 100644\n--- a/a.c\n+++ b/a.c\n"
+                          "@@ -1,2 +1,2 @@\n keep\n-old\n+new\n"
+                          "diff --git a/bin.dat b/bin.dat\nBinary files a/bin.dat and b/bin.dat "
+                          "differ\n"
+                          "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n"
+                          "--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n"
+                          "diff --git \"a/sp\\\"q.txt\" \"b/sp\\\"q.txt\"\nnew file mode "
+                          "100644\n--- /dev/null\n+++ \"b/sp\\\"q.txt\"\n@@ -0,0 +1 @@\n+hi\n");
+    cJSON *u = bt_acp_diff_turn("R1", 2, &d);
+    assert_non_null(u);
+    char *got = cJSON_PrintUnformatted(u);
+    assert_string_equal(
+        got,
+        "{\"sessionUpdate\":\"tool_call\",\"toolCallId\":\"changes-R1\",\"title\":"
+        "\"Changes of turn 2: a.c and 3 more files\",\"kind\":\"edit\",\"status\":"
+        "\"completed\",\"content\":[{\"type\":\"diff\",\"path\":\"/top/a.c\",\"oldText\":"
+        "\"keep\\nold\\n\",\"newText\":\"keep\\nnew\\n\"},{\"type\":\"content\",\"content\":{"
+        "\"type\":\"text\",\"text\":\"diff --git a/bin.dat b/bin.dat\\nBinary files a/bin.dat "
+        "and b/bin.dat differ\\n\"}},{\"type\":\"diff\",\"path\":\"/top/gone.txt\",\"oldText\":"
+        "\"bye\\n\",\"newText\":\"\"},{\"type\":\"diff\",\"path\":\"/top/sp\\\"q.txt\",\"oldText\":"
+        "\"\",\"newText\":\"hi\\n\"}],\"locations\":[{\"path\":\"/top/a.c\"},{\"path\":"
+        "\"/top/bin.dat\"},{\"path\":\"/top/gone.txt\"},{\"path\":\"/top/sp\\\"q.txt\"}]}");
+    free(got);
+    cJSON_Delete(u);
+    bt_buf_release(&d.patch);
+}
+
 static void test_file_change_diffs(void **state)
 {
     (void)state;
@@ -376,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_steer),
         cmocka_unit_test(test_subagent),
         cmocka_unit_test(test_file_change_diffs),
+        cmocka_unit_test(test_turn_changes),
         cmocka_unit_test(test_usage_and_the_rest),
         cmocka_unit_test(test_question),
     };

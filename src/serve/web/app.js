@@ -15,8 +15,15 @@ import { setViews } from './router.js';
 import { start, signedOut } from './login.js';
 import { openConv, closeConv } from './conv.js';
 import { openNew } from './new.js';
+import { openGroup, leaveGroup } from './group.js';
 import './conv-actions.js';
 
 onSignedOut(signedOut);
-setViews({ conv: openConv, new: openNew, none: closeConv });
+// a view opened leaves the group view's refresh behind
+setViews({
+  conv: (id) => { leaveGroup(); openConv(id); },
+  group: openGroup,
+  new: () => { leaveGroup(); openNew(); },
+  none: () => { leaveGroup(); closeConv(); },
+});
 start();

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // conv-transcript.js: the open conversation's messages, each turn's tool
-// activity above its answer, and the scroll that follows the end.
+// activity above its answer and its changes below (conv-changes.js), and
+// the scroll that follows the end.
 
 import { $, el, clock, fullTime } from './util.js';
 import { state } from './state.js';
 import { act, liveText, liveStreaming } from './fold.js';
 import { toolBox } from './conv-tools.js';
+import { changesBox } from './conv-changes.js';
 
 export function renderTranscript() {
   const d = state.detail;
@@ -14,6 +16,19 @@ export function renderTranscript() {
   tr.replaceChildren();
   const answered = new Set(d.messages.filter((m) => m.role === 'assistant' && m.run).map((m) => m.run));
   const placed = new Set();
+  // the last run of each turn: a turn run again shows its last run's changes
+  const lastOfTurn = new Map();
+  for (const r of d.runs) lastOfTurn.set(r.turn, r);
+  const changes = (runId) => {
+    const r = d.runs.find((x) => x.id === runId);
+    if (!r || lastOfTurn.get(r.turn) !== r || r.state === 'running' || r.state === 'waiting') return;
+    // its turn.completed, when the page has it, says whether anything changed
+    const a = state.acts.get(r.id);
+    const c = a && a.done ? a.changes : undefined;
+    if (c === null) return; // nothing recorded: not in git, snapshots off
+    if (c && !c.unknown && Array.isArray(c.files) && !c.files.length) return; // nothing changed
+    tr.append(changesBox(d.conversation.id, r, c));
+  };
   const place = (run) => {
     if (!run || placed.has(run)) return;
     placed.add(run);
@@ -34,6 +49,7 @@ export function renderTranscript() {
       }
       fillAssistant(node, m, m.run);
       tr.append(node);
+      changes(m.run);
     }
   }
   // runs with no answer of their own: a turn just started, one that
@@ -49,6 +65,7 @@ export function renderTranscript() {
       tr.append(node);
     } else if (r.state !== 'completed') {
       tr.append(runFailure(r));
+      changes(r.id);
     }
   }
   if (!tr.childElementCount) tr.append(el('p', 'empty', 'No message yet.'));

@@ -12,6 +12,8 @@ import { act, applyEvent } from './fold.js';
 import { fillTools } from './conv-tools.js';
 import { renderTranscript, fillAssistant, stickToEnd } from './conv-transcript.js';
 import { renderQueue, renderComposer } from './conv-composer.js';
+import { forgetChanges } from './conv-changes.js';
+import { renderKeep } from './conv-keep.js';
 
 const HISTORY_RUNS = 40; // older turns whose tool activity is fetched
 
@@ -102,12 +104,14 @@ export function openConv(id) {
   state.current = id;
   state.detail = null;
   state.boxes = new Map();
+  forgetChanges();
   state.stick = true;
   markCurrent();
   $('conv-title').textContent = '';
   $('conv-meta').textContent = '';
   show($('conv-context'), false);
   show($('handoff-box'), false);
+  show($('keep-box'), false);
   showConvError('');
   $('transcript').replaceChildren(el('p', 'empty', 'Loading…'));
   $('queue').replaceChildren();
@@ -199,10 +203,23 @@ function renderConv() {
   meta.replaceChildren();
   meta.append(el('span', '', c.coder));
   if (c.model) meta.append(' · ', el('span', '', c.model));
+  // before the directory, which the line's end may cut
+  if (c.worktree) {
+    const wt = el('span', 'mono', c.worktree.branch);
+    wt.title = `its own worktree ${c.worktree.path}, from ${c.worktree.base}`;
+    meta.append(' · ', wt);
+  }
+  if (c.group) {
+    const g = el('a', 'group-link', 'group');
+    g.href = `#g=${c.group}`;
+    g.title = 'the conversations started with this one, side by side';
+    meta.append(' · ', g);
+  }
   const cwd = el('span', 'mono', c.cwd);
   cwd.title = c.cwd;
   meta.append(' · ', cwd);
   if (c.status !== 'active') meta.append(' · ', el('span', '', c.status === 'transferred' ? 'handed off' : c.status));
+  renderKeep(c);
   renderContext(d.context);
   renderTranscript();
   renderQueue();

@@ -19,7 +19,7 @@ export function act(run) {
   let a = state.acts.get(run);
   if (!a) {
     a = { lastSeq: 0, items: new Map(), order: [], msgs: new Map(), loading: false,
-          done: false, status: null, usage: null, asking: null };
+          done: false, status: null, usage: null, asking: null, changes: null };
     state.acts.set(run, a);
   }
   return a;
@@ -52,6 +52,7 @@ export function applyEvent(ev) {
   case 'turn.completed':
     a.done = true;
     a.status = ev.status;
+    a.changes = ev.changes || null; // what the turn changed (docs/events.md), if recorded
     for (const m of a.msgs.values()) m.open = false;
     break;
   case 'usage':

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
-// router.js: the address's fragment chooses the view: #c=ID, #new, or the
+// router.js: the address's fragment chooses the view: #c=ID, #g=ID, #new, or the
 // list, and which of them shows. The views are given by app.js (setViews):
 // they navigate, so this module cannot import them.
 
 import { $, ID_RE, show } from './util.js';
 
-const views = { conv: null, new: null, none: null };
+const views = { conv: null, group: null, new: null, none: null };
 
-// conv(id) opens a conversation, new() the form, none() the list alone
+// conv(id) opens a conversation, group(id) a group side by side, new() the
+// form, none() the list alone
 export function setViews(v) {
   Object.assign(views, v);
 }
@@ -28,7 +29,9 @@ export function route() {
   if ($('app').hidden) return; // signed out: the login form stays
   const params = new URLSearchParams(location.hash.slice(1));
   const c = params.get('c');
+  const g = params.get('g');
   if (c !== null && ID_RE.test(c)) views.conv(c);
+  else if (g !== null && ID_RE.test(g)) views.group(g);
   else if (location.hash === '#new') views.new();
   else views.none();
 }
@@ -41,5 +44,6 @@ export function showView(name) {
   show($('empty-view'), name === 'empty');
   show($('new-view'), name === 'new');
   show($('conv-view'), name === 'conv');
+  show($('group-view'), name === 'group');
   document.body.classList.toggle('detail', name !== 'empty');
 }
