@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Write the man page and the shell completions with the built baton, which
-# makes them from its own help text (src/cmd-doc.c).
+# makes them from its own help text (src/cli/cmd-doc.c).
 # usage: cmake -DBATON=path/to/baton -DOUT=dir -P baton-doc.cmake
 foreach(job "baton.1;__man" "baton.bash;completion;bash" "_baton;completion;zsh")
   list(POP_FRONT job file)

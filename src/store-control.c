@@ -251,4 +251,3 @@ int bt_store_control_get(struct bt_store *s, int64_t id, struct bt_store_control
     read_control(q, out);
     return bt_st_done(q, 0);
 }
-

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz-markdown: libFuzzer target for the page's markdown (src/markdown.c).
+ * fuzz-markdown: libFuzzer target for the page's markdown (src/serve/markdown.c).
  * Whatever a model writes, the HTML out may hold only the tags cmark-gfm
  * makes for markdown, no event-handler attribute, and no link or image
  * target with a scheme that runs script.

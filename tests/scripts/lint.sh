@@ -48,7 +48,7 @@ rm -f "$log" "$log.found"
 found="$(mktemp)"
 cppcheck --enable=warning,style,performance,portability --std=c11 --inline-suppr \
     --quiet --template='{file}:{line}: {severity}: {message} [{id}]' \
-    -I src -I runners -I parsers src runners parsers tests >"$found" 2>&1
+    -I src -I src/cli -I src/serve -I src/acp -I runners -I parsers src runners parsers tests >"$found" 2>&1
 cat "$found" >&2
 cpp=$(grep -c ': ' "$found")
 rm -f "$found"

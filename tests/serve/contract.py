@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""contract: responses checked against src/web/openapi.json.
+"""contract: responses checked against src/serve/web/openapi.json.
 
 Every response a test gets is looked up in the document by method, path
 template and status: a status the operation does not list fails, and a

@@ -49,7 +49,7 @@ FAKE = os.environ.get("BATON_FAKE_CODER") or str(TOP / "build/tests/fake-coder/f
 FIXTURE = TOP / "fixtures/codex/0.171.0/text.jsonl"
 STANDIN = os.environ.get("BATON_STANDIN") or str(TOP / "build/tests/standin/baton-standin")
 CODEX_ENV = TOP / "tests/live/codex-env.sh"
-OPENAPI = TOP / "src/web/openapi.json"
+OPENAPI = TOP / "src/serve/web/openapi.json"
 EVENTS_SCHEMA = TOP / "docs/events.schema.json"
 
 

@@ -6,7 +6,7 @@ Coders; create (201 + Location), get, list, search; a follow-up while a
 turn runs (queued, then its own turn); taking a queued message back;
 cancel and retry; handoff (print and tmux); delete; not found and
 method not allowed. Every response is checked against
-src/web/openapi.json (contract.py); objects are compared with what the
+src/serve/web/openapi.json (contract.py); objects are compared with what the
 CLI prints for the same home.
 """
 import json

@@ -7,7 +7,7 @@ The fake coder as codex replays fixtures/codex/0.171.0/shell-approved.jsonl:
 codex asks to run a command (request id 0) and waits for the answer,
 which it gets only once a person decided through the API. What baton
 wrote to the coder is the fake's stdin log. Every response is checked
-against src/web/openapi.json.
+against src/serve/web/openapi.json.
 """
 import json
 import os

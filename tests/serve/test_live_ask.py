@@ -9,7 +9,7 @@ approvalPolicy untrusted); the request waits, listed by GET .../requests
 with the command; allowed by POST .../requests/{n}, the command runs (the
 file is made) and approval.resolved says accept by user; in a second
 conversation denied, the command does not run (no file) and it says
-decline by user. Every response is checked against src/web/openapi.json.
+decline by user. Every response is checked against src/serve/web/openapi.json.
 
 Without BATON_TEST_CODEX_BIN naming an executable the program prints
 SKIPPED and exits 77 (ctest: Skipped, never Passed).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""serve-openapi: src/web/openapi.json itself, without a server.
+"""serve-openapi: src/serve/web/openapi.json itself, without a server.
 
 Debian ships no meta-schema of OpenAPI 3.1 (openapi-specification has
 3.0's only), so the document is checked here by structure: every schema

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""serve-web: the page of `baton serve` (src/web/) in a real browser.
+"""serve-web: the page of `baton serve` (src/serve/web/) in a real browser.
 
 Debian's chromium, headless, driven through chromedriver by selenium,
 against the real server and the fake coder (servetest.Home): signing in

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """serve-web-ask: the page's answers to a running turn under approval
-"ask" (src/web/conv-ask.js) in headless chromium over WebDriver, against
+"ask" (src/serve/web/conv-ask.js) in headless chromium over WebDriver, against
 the real server and the fake coder as codex replaying
 fixtures/codex/0.171.0/shell-approved.jsonl (codex asks to run a command,
 request 0, and waits): the request is shown with its command and Allow /

@@ -8,7 +8,7 @@ and groups (`baton group ls|show`).
 
 codex is the fake coder run after the home's edit.sh (what a test writes
 there) in the turn's directory, so a turn changes files as a coder would.
-Every response is checked against src/web/openapi.json; each object is
+Every response is checked against src/serve/web/openapi.json; each object is
 compared with what the CLI prints for the same home.
 """
 import json

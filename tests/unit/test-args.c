@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* unit tests: the command-line parser (src/cmd-args.c) on the real command
+/* unit tests: the command-line parser (src/cli/cmd-args.c) on the real command
  * table: value forms, operands in any order, "--", and what is refused. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -148,7 +148,7 @@ static void test_table(void **state)
 {
     (void)state;
     for (size_t i = 0; i < bt_n_cmds; i++) {
-        const struct bt_cmd *c = &bt_cmds[i];
+        const struct bt_cmd *c = bt_cmds[i];
         assert_ptr_equal(bt_cmd_find(c->name), c);
         for (const struct bt_opt *o = c->opts; o && o->id; o++) {
             assert_non_null(o->name);

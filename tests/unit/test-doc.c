@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of src/doc.c: a command's help text parsed into options,
+/* Unit tests of src/cli/doc.c: a command's help text parsed into options,
  * prose and arguments, and the roff escaping of the man page. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -2,7 +2,7 @@
 /*
  * unit tests: the error kinds (src/error-kind.c): names, reading a name
  * back, what an unknown name reads as; and the CLI's exit codes of turns
- * and service results (src/cmd-exit.c), which users and scripts see; the
+ * and service results (src/cli/cmd-exit.c), which users and scripts see; the
  * table against docs/events.schema.json.
  */
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the markdown of baton serve's page (src/markdown.c): what
+ * Unit tests of the markdown of baton serve's page (src/serve/markdown.c): what
  * models write renders, and nothing in model output reaches the browser
  * as markup or a live script link.
  */

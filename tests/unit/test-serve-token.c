@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of baton serve's token file (src/serve-token.c).
+ * Unit tests of baton serve's token file (src/serve/serve-token.c).
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the built-in web page (src/web.h): every file of src/web/
+/* Unit tests of the built-in web page (src/serve/web.h): every file of src/serve/web/
  * is in the binary byte for byte, at its path, with its content type; the
  * table is sorted for bt_web_find; and the page keeps to what the
  * server's Content-Security-Policy allows (no inline script, style or
@@ -22,7 +22,7 @@
 #include "util.h"
 #include "web.h"
 
-#define WEB_DIR BT_SOURCE_DIR "/src/web"
+#define WEB_DIR BT_SOURCE_DIR "/src/serve/web"
 
 /* The content type a file of this name must be served with. */
 static const char *expected_type(const char *name)
@@ -69,7 +69,7 @@ static void test_every_file_is_embedded_as_it_is(void **state)
             strcmp(e->d_name, "index.html") == 0 ? bt_xstrdup("/") : bt_xasprintf("/%s", e->d_name);
         const struct bt_web_file *f = bt_web_find(path);
         if (!f) {
-            fail_msg("src/web/%s is not embedded at %s", e->d_name, path);
+            fail_msg("src/serve/web/%s is not embedded at %s", e->d_name, path);
             return; /* (fail_msg does not return; the analyzer cannot tell) */
         }
         size_t len = 0;

@@ -116,6 +116,35 @@ static int parse(int argc, char **argv, int *yes, int *force, const char **conv)
     return rc;
 }
 
+static const struct bt_opt rm_opts[] = {
+    {.id = 'y',
+     .letter = 'y',
+     .name = "yes",
+     .help = "do not ask first (rm asks only on a terminal)"},
+    {.id = 'f',
+     .name = "force",
+     .help = "remove the conversation's worktree and branch even\nwith changes or commits of "
+             "their own"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_rm = {
+    .name = "rm",
+    .run = bt_cmd_rm,
+    .operands = "CONV",
+    .summary = "delete a conversation, its runs and the coder's session",
+    .opts = rm_opts,
+    .notes = "Deletes the conversation's messages, runs, events and run files, and the\n"
+             "coder's own session: its files found inside the coder's session directory\n"
+             "(codex rollout, pi session file, claude transcript, gemini chat files and\n"
+             "directories, copilot session directory), or for opencode by `opencode\n"
+             "session delete ID`; not when the conversation was handed off to the\n"
+             "coder's terminal UI or its handoff tmux session still runs (left running).\n"
+             "A conversation's own worktree (run --worktree) goes with its branch, only\n"
+             "when that loses nothing: changes in it, or commits its branch has and the\n"
+             "branch it started from has not, refuse rm (exit 2) unless --force.\n"
+             "Refused while a turn runs. On a terminal it first says what goes and asks:\n"
+             "any answer but y or yes removes nothing and exits 1.\n"};
+
 int bt_cmd_rm(int argc, char **argv)
 {
     const char *text = NULL;

@@ -25,8 +25,8 @@ static char *command_names(void)
 {
     struct bt_buf b = BT_BUF_INIT;
     for (size_t i = 0; i < bt_n_cmds; i++)
-        if (bt_doc_public(&bt_cmds[i]))
-            bt_buf_addf(&b, "%s%s", b.len ? " " : "", bt_cmds[i].name);
+        if (bt_doc_public(bt_cmds[i]))
+            bt_buf_addf(&b, "%s%s", b.len ? " " : "", bt_cmds[i]->name);
     return bt_buf_detach(&b, NULL);
 }
 

@@ -99,6 +99,25 @@ static int list(struct bt_store *s, int json)
     return 0;
 }
 
+static const struct bt_opt group_opts[] = {
+    {.id = 'j',
+     .name = "json",
+     .help = "ls: one JSON object per group per line; show: the\ngroup with its members as "
+             "one JSON object"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_group = {
+    .name = "group",
+    .run = bt_cmd_group,
+    .operands = "ls|show [GROUP]",
+    .summary = "groups of conversations started together (run -c a,b,c)",
+    .opts = group_opts,
+    .notes = "ls: the groups, newest first: id, conversations, when, the prompt's first\n"
+             "line. show GROUP (an id or a unique prefix of one): its conversations side\n"
+             "by side: coder, status of the last turn, time, tokens and cost of its turns,\n"
+             "files changed with lines added and removed, branch. `baton diff`, `keep`\n"
+             "and `rm` take each conversation.\n"};
+
 int bt_cmd_group(int argc, char **argv)
 {
     struct bt_args a;

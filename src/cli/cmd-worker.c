@@ -25,6 +25,7 @@
 
 #include "cmd-args.h"
 #include "cmd-common.h"
+#include "cmd-opts.h"
 #include "cmd-exit.h"
 #include "cmd-turn.h"
 #include "cmd.h"
@@ -98,6 +99,19 @@ static int worker_parse(int argc, char **argv, struct bt_service_turn *t, int *n
         return bt_args_fail(&a, "MODE is flush or retry, not '%s'", *mode);
     return 0;
 }
+
+static const struct bt_opt worker_opts[] = {
+    TURN_OPTS,
+    {.id = 'f', .name = "force", .help = "a conversation handed off to the coder's UI"},
+    {.id = 'n', .name = "notify", .help = "report the run and its end on fd 3"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_worker = {.name = "__worker",
+                                         .run = bt_cmd_worker,
+                                         .operands = "MODE CONV",
+                                         .summary = "a detached worker (MODE flush or retry)",
+                                         .opts = worker_opts,
+                                         .notes = ""};
 
 int bt_cmd_worker(int argc, char **argv)
 {

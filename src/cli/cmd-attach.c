@@ -260,6 +260,23 @@ static int parse(int argc, char **argv, struct follow *f, const char **conv)
     return rc;
 }
 
+static const struct bt_opt attach_opts[] = {
+    {.id = 'j', .name = "json", .help = "the events as JSON lines on stdout"},
+    {.id = 'f',
+     .name = "from",
+     .value = "SEQ",
+     .help = "start at event SEQ (default 1: the whole turn)"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_attach = {
+    .name = "attach",
+    .run = bt_cmd_attach,
+    .operands = "CONV",
+    .summary = "follow the running (or last) turn of a conversation",
+    .opts = attach_opts,
+    .notes = "Ends when the turn ends, with the turn's exit code. Ctrl-C leaves the turn\n"
+             "running.\n"};
+
 int bt_cmd_attach(int argc, char **argv)
 {
     struct follow f = {0};

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd: the subcommands of the baton CLI, one cmd-*.c each, listed in one
- * table (cmd-table.c) that main.c dispatches through. What several commands
+ * cmd: the subcommands of the baton CLI, one cmd-*.c each with its table
+ * entry, listed in one table (cmds.def, cmd-table.c) that main.c
+ * dispatches through. What several commands
  * share is cmd-common.h's (messages, the store, list output), cmd-turn.h's
  * (turns and workers) and cmd-args.h's (the command line). A command returns
  * the process exit code:
@@ -25,7 +26,8 @@ enum {
 
 /* A command whose name starts with "__" is internal: `baton --help` does
  * not list it. The table (cmd-table.c) is the one source of the parser's rules,
- * the help, the man page and the completions. */
+ * the help, the man page and the completions; each entry is a
+ * `const struct bt_cmd bt_cmd_def_<id>` in the command's own cmd-*.c. */
 struct bt_opt;
 struct bt_cmd {
     const char *name;
@@ -45,9 +47,15 @@ struct bt_exit_doc {
 };
 extern const struct bt_exit_doc bt_exit_codes[];
 
-/* The command table, in `baton --help` order, and a lookup by name (NULL
- * if there is no such command). */
-extern const struct bt_cmd bt_cmds[];
+/* Each command's entry, one per BT_CMD(id) line of cmds.def. */
+#define BT_CMD(id) extern const struct bt_cmd bt_cmd_def_##id;
+#include "cmds.def"
+#undef BT_CMD
+
+/* The command table, in `baton --help` order (cmds.def's), and a lookup by
+ * name (NULL if there is no such command). The entries are borrowed,
+ * static. */
+extern const struct bt_cmd *const bt_cmds[];
 extern const size_t bt_n_cmds;
 const struct bt_cmd *bt_cmd_find(const char *name);
 

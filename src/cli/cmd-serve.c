@@ -13,8 +13,42 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd-args.h"
 #include "cmd-common.h"
 #include "cmd.h"
+
+static const struct bt_opt serve_opts[] = {
+    {.id = 'l',
+     .name = "listen",
+     .value = "HOST:PORT",
+     .help = "the address to listen on (default 127.0.0.1:7700;\nport 0 picks a free one)"},
+    {.id = 'R',
+     .name = "allow-remote",
+     .help = "listen on an address that is not loopback (anyone\nwho reaches it and has the token "
+             "drives your coders)"},
+    {.id = 'p',
+     .name = "ping",
+     .value = "S",
+     .help = "seconds between keepalive pings on event streams\n(default 15, at most 30)"},
+    {.id = 'T',
+     .name = "max-turns",
+     .value = "N",
+     .help = "turns whose coders run at once (its workers and\nevery other detached one); "
+             "more wait, in order\n(default $BATON_MAX_TURNS, else from the cores\nand memory)"},
+    {0},
+};
+
+const struct bt_cmd bt_cmd_def_serve = {
+    .name = "serve",
+    .run = bt_cmd_serve,
+    .operands = "",
+    .summary = "the HTTP + SSE API and a web page, on loopback",
+    .opts = serve_opts,
+    .notes = "Prints the page's address with the token (kept in $BATON_HOME/serve.token,\n"
+             "mode 0600) on stdout. Every /v1 request needs the token; Host and Origin\n"
+             "must be this server's own. Turns started through it run in detached\n"
+             "workers, so stopping the server loses nothing. The API: docs/api.md and\n"
+             "GET /v1/openapi.json.\n"};
 
 int bt_cmd_serve(int argc, char **argv)
 {

@@ -21,8 +21,8 @@ static void help(FILE *f)
                "       baton -V | --version\n\n"
                "Drive installed coding-agent CLIs behind one interface.\n\ncommands:\n");
     for (size_t i = 0; i < bt_n_cmds; i++)
-        if (strncmp(bt_cmds[i].name, "__", 2) != 0)
-            fprintf(f, "  %-10s %s\n", bt_cmds[i].name, bt_cmds[i].summary);
+        if (strncmp(bt_cmds[i]->name, "__", 2) != 0)
+            fprintf(f, "  %-10s %s\n", bt_cmds[i]->name, bt_cmds[i]->summary);
     int col = fprintf(f, "\nexit codes:");
     for (const struct bt_exit_doc *e = bt_exit_codes; e->name; e++) {
         int n = snprintf(NULL, 0, " %d %s,", e->code, e->name);

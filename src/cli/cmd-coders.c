@@ -16,6 +16,7 @@
 
 #include "cmd-args.h"
 #include "cmd-common.h"
+#include "cmd-opts.h"
 #include "cmd.h"
 #include "coder.h"
 #include "error.h"
@@ -73,6 +74,21 @@ static void print_human(const struct bt_coder *c, const struct bt_coder_exe *exe
     if (version && !bt_coder_tested(c, version))
         print_untested(c);
 }
+
+static const struct bt_opt coders_opts[] = {LIST_OPTS("coder"), {0}};
+
+const struct bt_cmd bt_cmd_def_coders = {
+    .name = "coders",
+    .run = bt_cmd_coders,
+    .operands = "",
+    .summary = "installed coders with version and path",
+    .opts = coders_opts,
+    .notes = "One line per coder: its version (asked with --version) and the program baton\n"
+             "runs. A version baton was not tested with (the versions of its recordings,\n"
+             "fixtures/<coder>/<version>/ in baton's source) gets a second line naming\n"
+             "the versions it was tested with. --json: one object per coder with coder,\n"
+             "installed, path, launcher, version, tested (true or false; null when not\n"
+             "installed or the version is unknown) and tested_versions (an array).\n"};
 
 int bt_cmd_coders(int argc, char **argv)
 {

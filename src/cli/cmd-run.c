@@ -19,6 +19,7 @@
 #include "cmd-args.h"
 #include "cmd-ask.h"
 #include "cmd-common.h"
+#include "cmd-opts.h"
 #include "cmd-exit.h"
 #include "cmd-fanout.h"
 #include "cmd-turn.h"
@@ -382,20 +383,112 @@ done:
     return rc < 0 ? 0 : rc;
 }
 
+static const struct bt_opt run_opts[] = {
+    {.id = 'c',
+     .letter = 'c',
+     .name = "coder",
+     .value = "CODER",
+     .help = "the coder (default: the first `baton coders` lists)"},
+    {.id = 'm',
+     .letter = 'm',
+     .name = "model",
+     .value = "MODEL",
+     .help = "the model, as the coder names it (default: its own)"},
+    {.id = 'C',
+     .letter = 'C',
+     .name = "cwd",
+     .value = "DIR",
+     .help = "the project directory (default: the current one)"},
+    {.id = 'W',
+     .name = "worktree",
+     .help = "run the conversation in a git worktree of its own,\non a new branch "
+             "baton/<short id> from HEAD\n(under $BATON_HOME/worktrees)"},
+    {.id = 'b',
+     .name = "branch",
+     .value = "NAME",
+     .help = "with --worktree: the new branch's name"},
+    TURN_OPTS,
+    {0}};
+
+const struct bt_cmd bt_cmd_def_run = {
+    .name = "run",
+    .run = bt_cmd_run,
+    .operands = "[PROMPT|-]",
+    .summary = "start a conversation with one turn",
+    .opts = run_opts,
+    .notes =
+        PROMPT_NOTE "With --worktree, the directory must be in a git repository with a commit;\n"
+                    "the worktree has the whole repository, and the turns run at the directory's\n"
+                    "place in it. `baton diff` shows what they changed; `baton rm` removes the\n"
+                    "worktree and its branch when nothing would be lost.\n"};
+
 int bt_cmd_run(int argc, char **argv)
 {
     return execute(argc, argv, MODE_RUN);
 }
+
+static const struct bt_opt send_opts[] = {
+    TURN_OPTS,
+    {.id = 's',
+     .name = "steer",
+     .help = "put PROMPT into the running turn (as `baton steer`)\ninstead of queueing it"},
+    {.id = 'f', .name = "force", .help = "send to a conversation handed off to the coder's UI"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_send = {
+    .name = "send",
+    .run = bt_cmd_send,
+    .operands = "CONV [PROMPT|-]",
+    .summary = "next turn of a conversation, queued while one runs",
+    .opts = send_opts,
+    .notes = PROMPT_NOTE
+    "CONV is a conversation id or a unique prefix of one. The turn runs in the\n"
+    "conversation's own directory with its coder and model, resuming its native\n"
+    "session. While a turn of CONV runs (from any terminal), the prompt is queued\n"
+    "instead and send exits 0 at once; when the running turn completes, everything\n"
+    "queued goes out as the next turn, joined by blank lines (after a failed or\n"
+    "cancelled turn it waits for the next send).\n"};
 
 int bt_cmd_send(int argc, char **argv)
 {
     return execute(argc, argv, MODE_SEND);
 }
 
+static const struct bt_opt steer_opts[] = {
+    {.id = 'j', .name = "json", .help = "print what became of it as one JSON object"}, {0}};
+
+const struct bt_cmd bt_cmd_def_steer = {
+    .name = "steer",
+    .run = bt_cmd_steer,
+    .operands = "CONV [PROMPT|-]",
+    .summary = "put a message into the running turn of a conversation",
+    .opts = steer_opts,
+    .notes =
+        PROMPT_NOTE "The message goes into the running turn on the coder's own protocol (codex\n"
+                    "turn/steer, pi steer, claude a user message): the coder takes it in before\n"
+                    "its next model request, and it is part of that turn (`baton show`). With no\n"
+                    "turn running, a coder that cannot steer (the ACP agents; `baton coders\n"
+                    "--json` says which can), or a turn that ends first, it is queued as the next\n"
+                    "turn's message instead, and steer says so; it is never lost or sent twice.\n"};
+
 int bt_cmd_steer(int argc, char **argv)
 {
     return execute(argc, argv, MODE_STEER);
 }
+
+static const struct bt_opt retry_opts[] = {
+    TURN_OPTS,
+    {.id = 'f', .name = "force", .help = "retry in a conversation handed off to the coder's UI"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_retry = {
+    .name = "retry",
+    .run = bt_cmd_retry,
+    .operands = "CONV",
+    .summary = "the last prompt again after a failed, cancelled or interrupted turn",
+    .opts = retry_opts,
+    .notes = "CONV is a conversation id or a unique prefix of one. A completed turn is never\n"
+             "sent again (exit 2).\n"};
 
 int bt_cmd_retry(int argc, char **argv)
 {

@@ -88,6 +88,23 @@ static int run_here(struct bt_store **s, struct bt_service_handoff *h)
     return bt_cmd_fail(BT_EXIT_FAILED, "cannot start %s: %s", h->argv.v[0], bt_strerror(rc));
 }
 
+static const struct bt_opt handoff_opts[] = {
+    {.id = 't', .name = "tmux", .help = "run it in a detached tmux session baton-<short id>"},
+    {.id = 'p', .name = "print", .help = "print the command line (shell-quoted), do nothing else"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_handoff = {
+    .name = "handoff",
+    .run = bt_cmd_handoff,
+    .operands = "CONV",
+    .summary = "continue a conversation in its coder's own terminal UI",
+    .opts = handoff_opts,
+    .notes = "Replaces baton with the coder's interactive command resuming the conversation's\n"
+             "native session (codex resume ID, pi --session FILE) in its directory, with\n"
+             "baton's environment. The conversation becomes transferred: `baton send` then\n"
+             "refuses unless --force. Refused, in all three ways, while a turn runs, messages\n"
+             "wait queued or the conversation's tmux session still runs (exit 2).\n"};
+
 int bt_cmd_handoff(int argc, char **argv)
 {
     enum bt_service_handoff_how how;

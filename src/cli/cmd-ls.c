@@ -6,6 +6,7 @@
 
 #include "cmd-args.h"
 #include "cmd-common.h"
+#include "cmd-opts.h"
 #include "cmd.h"
 #include "store.h"
 #include "view.h"
@@ -35,6 +36,22 @@ static int parse(int argc, char **argv, struct bt_cmd_list *l, size_t *limit)
     }
     return id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);
 }
+
+static const struct bt_opt ls_opts[] = {
+    LIST_OPTS("conversation"),
+    {.id = 'n',
+     .name = "limit",
+     .value = "N",
+     .help = "at most N conversations, newest first (default: all)"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_ls = {
+    .name = "ls",
+    .run = bt_cmd_ls,
+    .operands = "",
+    .summary = "list conversations, newest first",
+    .opts = ls_opts,
+    .notes = "Times are local, with their zone; --json gives them in UTC (RFC 3339).\n"};
 
 int bt_cmd_ls(int argc, char **argv)
 {

@@ -122,6 +122,32 @@ static int keep(struct bt_store *s, const char *conv, const struct keep_args *a)
     return code;
 }
 
+static const struct bt_opt keep_opts[] = {
+    {.id = 'p',
+     .name = "prune",
+     .help = "then remove the worktree and its branch (the base\nholds their work now) and, in a "
+             "group, the other\nconversations' worktrees and branches with their\nwork"},
+    {.id = 'j',
+     .name = "json",
+     .help = "{conversation, branch, base, how, commit, committed,\ncheckout, pruned, "
+             "pruned_others} as "
+             "one JSON object"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_keep = {
+    .name = "keep",
+    .run = bt_cmd_keep,
+    .operands = "CONV",
+    .summary = "bring a worktree conversation's work into the branch it started from",
+    .opts = keep_opts,
+    .notes = "For a conversation with a worktree of its own (run --worktree): its changes\n"
+             "are committed on its branch (as you, by git's user.name and user.email, else\n"
+             "as baton), then the branch it started from is fast-forwarded to it or gets a\n"
+             "merge commit. Where that branch is checked out, its files follow, never over\n"
+             "edits of yours: those, or a conflict between the two branches, leave it as it\n"
+             "was (exit 1, the files named). A worktree made from a detached HEAD has no\n"
+             "branch to go to (exit 2).\n"};
+
 int bt_cmd_keep(int argc, char **argv)
 {
     struct keep_args a = {0};

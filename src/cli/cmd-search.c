@@ -12,6 +12,7 @@
 
 #include "cmd-args.h"
 #include "cmd-common.h"
+#include "cmd-opts.h"
 #include "cmd.h"
 #include "error.h"
 #include "store.h"
@@ -50,6 +51,24 @@ static void print_human(const struct bt_store_search_hit *h)
         putchar('\n');
     }
 }
+
+static const struct bt_opt search_opts[] = {
+    LIST_OPTS("conversation"),
+    {.id = 'n',
+     .name = "limit",
+     .value = "N",
+     .help = "at most N conversations, newest first (default 50)"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_search = {
+    .name = "search",
+    .run = bt_cmd_search,
+    .operands = "WORD...",
+    .summary = "find conversations by words in their title or messages",
+    .opts = search_opts,
+    .notes = "A conversation matches when its title or one of its messages holds every\n"
+             "WORD (case and accents ignored; words are plain text, never query syntax).\n"
+             "Exit 0 when something matched, 1 when nothing did.\n"};
 
 int bt_cmd_search(int argc, char **argv)
 {

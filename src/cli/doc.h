@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * doc: what the man page and the shell completions are generated from.
- * Both read the command table (src/cmd-table.c: bt_cmds) through this
+ * Both read the command table (src/cli/cmd-table.c: bt_cmds) through this
  * model, as the parser and `baton COMMAND --help` do, so none can drift:
  * a command's options and their choices come from its option table, its
  * arguments from its operands ("CONV [PROMPT|-]"), prose from its notes.

@@ -220,8 +220,8 @@ static char *man_page(void)
     man_paras(&b, description);
     bt_buf_adds(&b, ".SH COMMANDS\n");
     for (size_t i = 0; i < bt_n_cmds; i++)
-        if (bt_doc_public(&bt_cmds[i]))
-            man_command(&b, &bt_cmds[i]);
+        if (bt_doc_public(bt_cmds[i]))
+            man_command(&b, bt_cmds[i]);
     bt_buf_adds(&b, ".SH \"EXIT STATUS\"\n");
     for (const struct bt_exit_doc *e = bt_exit_codes; e->name; e++) {
         bt_buf_addf(&b, ".TP\n\\fB%d\\fR\n", e->code);
@@ -248,6 +248,12 @@ static char *man_page(void)
 
 /* --- the commands ------------------------------------------------------- */
 
+const struct bt_cmd bt_cmd_def_man = {.name = "__man",
+                                      .run = bt_cmd_man,
+                                      .operands = "",
+                                      .summary = "the man page baton(1) in roff",
+                                      .notes = ""};
+
 int bt_cmd_man(int argc, char **argv)
 {
     struct bt_args a;
@@ -259,6 +265,22 @@ int bt_cmd_man(int argc, char **argv)
     free(page);
     return BT_EXIT_OK; /* main checks that stdout took it */
 }
+
+const struct bt_cmd bt_cmd_def_completion = {
+    .name = "completion",
+    .run = bt_cmd_completion,
+    .operands = "bash|zsh",
+    .summary = "print a shell completion script",
+    .notes = "Prints the completion script of the shell named, made from this help text:\n"
+             "commands, their options, coders after -c, conversation ids where CONV goes.\n"
+             "bash: `source <(baton completion bash)` in ~/.bashrc; zsh: save it as _baton\n"
+             "in a directory of $fpath. `cmake --install` installs both, and baton(1).\n"};
+
+const struct bt_cmd bt_cmd_def_help = {.name = "help",
+                                       .run = NULL, /* main.c answers it */
+                                       .operands = "[COMMAND]",
+                                       .summary = "this help, or a command's",
+                                       .notes = ""};
 
 int bt_cmd_completion(int argc, char **argv)
 {
@@ -285,6 +307,12 @@ static void print_title(const char *t)
     for (size_t i = 0; i < n; i++)
         putchar((unsigned char)t[i] < 0x20 || t[i] == 0x7f ? ' ' : t[i]);
 }
+
+const struct bt_cmd bt_cmd_def_ids = {.name = "__ids",
+                                      .run = bt_cmd_ids,
+                                      .operands = "[PREFIX]",
+                                      .summary = "conversation ids and titles, for completion",
+                                      .notes = ""};
 
 /* `baton __ids [--] [PREFIX]`: "ID<TAB>TITLE" of every conversation whose
  * id starts with PREFIX, newest first. It runs on a Tab key: it creates no

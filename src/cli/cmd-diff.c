@@ -151,6 +151,32 @@ static int diff_conversation(struct bt_store *s, const char *id, const struct di
     return rc;
 }
 
+static const struct bt_opt diff_opts[] = {
+    {.id = 't',
+     .name = "turn",
+     .value = "N",
+     .help = "only turn N's changes (default: every turn's)"},
+    {.id = 's', .name = "stat", .help = "a line per file with its lines added and removed"},
+    {.id = 'j',
+     .name = "json",
+     .help = "{conversation, turn, from, to, changes} as one JSON\nobject (changes as "
+             "turn.completed has them)"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_diff = {
+    .name = "diff",
+    .run = bt_cmd_diff,
+    .operands = "CONV",
+    .summary = "show what a conversation's turns changed in its git working tree",
+    .opts = diff_opts,
+    .notes = "The changes are those between snapshots of the working tree taken before\n"
+             "and after each turn (turn.completed's changes): edits of yours made in the\n"
+             "directory during a turn are among them, unless the conversation has a\n"
+             "worktree of its own (run --worktree).\n"
+             "Colour on a terminal only (NO_COLOR respected). Exit 1 when nothing was\n"
+             "recorded (a directory outside git). Turns that changed nothing print\n"
+             "nothing and say so on stderr (\"no changes in turn N\"), exit 0.\n"};
+
 int bt_cmd_diff(int argc, char **argv)
 {
     struct bt_args a;

@@ -12,10 +12,53 @@
 #include "acp-agent.h"
 #include "cmd-args.h"
 #include "cmd-common.h"
+#include "cmd-opts.h"
 #include "cmd-turn.h"
 #include "cmd.h"
 #include "coder.h"
 #include "error.h"
+
+static const struct bt_opt acp_opts[] = {
+    {.id = 'c',
+     .letter = 'c',
+     .name = "coder",
+     .value = "CODER",
+     .help = "a new session's coder (default: the first `baton\ncoders` lists); the editor "
+             "can pick another"},
+    {.id = 'm',
+     .letter = 'm',
+     .name = "model",
+     .value = "MODEL",
+     .help = "a new session's model, as the coder names it\n(default: its own)"},
+    {.id = 'a',
+     .name = "approval",
+     .value = "POLICY",
+     .help = HELP_ACP_APPROVAL,
+     .choices = "deny|auto|never"},
+    {.id = 't', .name = "timeout", .value = "S", .help = HELP_TIMEOUT},
+    {.id = 'i', .name = "idle-timeout", .value = "S", .help = HELP_IDLE},
+    {.id = 'r', .name = "no-retry", .help = "no retries of failed model requests (pi, claude)"},
+    {.id = 'S',
+     .name = "no-snapshot",
+     .help =
+         "no snapshots of the git working tree: turns record\nno changes (also BATON_SNAPSHOTS=0)"},
+    {.id = 'L',
+     .name = "no-model-list",
+     .help = "do not start a coder to list its models (codex, pi):\nthe model select offers "
+             "the default and the models\nused before"},
+    {0},
+};
+
+const struct bt_cmd bt_cmd_def_acp = {
+    .name = "acp",
+    .run = bt_cmd_acp,
+    .summary = "be an ACP agent for an editor, on stdin and stdout",
+    .opts = acp_opts,
+    .notes = "An editor that speaks the Agent Client Protocol (Zed, JetBrains IDEs, Neovim\n"
+             "and Emacs plugins) starts `baton acp` as its agent: every coder baton drives\n"
+             "answers behind it, each session a baton conversation (`baton ls` lists it,\n"
+             "`baton acp` opens one the CLI started). stdout carries the protocol only.\n"
+             "Setting up an editor: docs/acp-agent.md.\n"};
 
 int bt_cmd_acp(int argc, char **argv)
 {

@@ -32,8 +32,8 @@ static struct bt_doc_cmd *public_cmds(size_t *n)
     struct bt_doc_cmd *v = bt_xcalloc(bt_n_cmds, sizeof(*v));
     *n = 0;
     for (size_t i = 0; i < bt_n_cmds; i++)
-        if (bt_doc_public(&bt_cmds[i]))
-            bt_doc_parse(&bt_cmds[i], &v[(*n)++]);
+        if (bt_doc_public(bt_cmds[i]))
+            bt_doc_parse(bt_cmds[i], &v[(*n)++]);
     return v;
 }
 

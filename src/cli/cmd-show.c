@@ -272,11 +272,13 @@ static int run_question(void *data, const struct bt_store_event *sev)
             if (!answers)
                 continue;
             bt_buf_adds(b, "-> ");
-            int n = 0;
+            const char *sep = ""; /* ", " after the first */
             cJSON_ArrayForEach(str, given)
             {
-                if (cJSON_IsString(str))
-                    bt_buf_addf(b, "%s%s", n++ ? ", " : "", str->valuestring);
+                if (!cJSON_IsString(str))
+                    continue;
+                bt_buf_addf(b, "%s%s", sep, str->valuestring);
+                sep = ", ";
             }
             bt_buf_addc(b, '\n');
         }
@@ -462,6 +464,23 @@ static int print_tail(struct bt_store *s, const struct bt_store_conversation *c,
         print_human(s, c, from, keep, n, debug);
     return 0;
 }
+
+static const struct bt_opt show_opts[] = {
+    {.id = 'j', .name = "json", .help = "the conversation and its messages as one JSON object"},
+    {.id = 'd',
+     .name = "debug",
+     .help = "each answer's run: state, coder version, exit, error\n"
+             "kind, the coder's stderr tail and its raw output file"},
+    {.id = 'l', .name = "last", .value = "N", .help = "only the last N messages"},
+    {.id = 'r', .name = "raw", .help = "the last run's raw coder stdout, as the coder wrote it"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_show = {.name = "show",
+                                       .run = bt_cmd_show,
+                                       .operands = "CONV",
+                                       .summary = "show a conversation's messages and runs",
+                                       .opts = show_opts,
+                                       .notes = ""};
 
 int bt_cmd_show(int argc, char **argv)
 {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * web: the files of the page `baton serve` serves, built into the binary.
- * Every file directly in src/web/ (index.html, app.js, app.css,
+ * Every file directly in src/serve/web/ (index.html, app.js, app.css,
  * openapi.json, ...) is turned into a C array at build time by
- * src/web/cmake/embed.cmake, which generates build/generated/web-files.c;
+ * src/serve/web/cmake/embed.cmake, which generates build/generated/web-files.c;
  * a changed, added or removed file is picked up by the next build. Nothing
  * is read from disk at run time, so the page always matches the binary.
  */

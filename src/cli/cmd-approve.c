@@ -106,6 +106,31 @@ static int open_conv(const char *text, struct bt_store **s, char conv[BT_ID_SIZE
     return rc;
 }
 
+static const struct bt_opt approve_opts[] = {
+    {.id = 'y', .name = "allow", .help = "allow the request once"},
+    {.id = 'A',
+     .name = "always",
+     .help = "allow it, and requests of its kind (command,\nfile_change, ...) for the rest "
+             "of the turn"},
+    {.id = 'n', .name = "deny", .help = "deny the request"},
+    {.id = 'l', .name = "list", .help = "list what waits for an answer, with the ids"},
+    {.id = 'j',
+     .name = "json",
+     .help = "with --list: the approval.requested events as one\nJSON array"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_approve = {
+    .name = "approve",
+    .run = bt_cmd_approve,
+    .operands = "CONV [ID]",
+    .summary = "allow or deny a running turn's approval request (--approval ask)",
+    .opts = approve_opts,
+    .notes = "ID is the request_id of its approval.requested event (`--list` shows what\n"
+             "waits); without it, the only request waiting. The answer is stored first,\n"
+             "then the turn's owner gives it to the coder. A request that was answered,\n"
+             "or declined when the idle timeout passed (by \"timeout\") or the turn was\n"
+             "stopped, takes no late answer (exit 1).\n"};
+
 int bt_cmd_approve(int argc, char **argv)
 {
     struct bt_args a;
@@ -173,6 +198,24 @@ static char *answers_of(struct bt_store *s, const char *conv, const char **id, c
     bt_service_requests_release(&w);
     return text;
 }
+
+static const struct bt_opt answer_opts[] = {
+    {.id = 'I',
+     .name = "id",
+     .value = "ID",
+     .help = "the question's request id (default: the only\nquestion waiting)"},
+    {.id = 'n', .name = "decline", .help = "refuse to answer"},
+    {0}};
+
+const struct bt_cmd bt_cmd_def_answer = {
+    .name = "answer",
+    .run = bt_cmd_answer,
+    .operands = "CONV [ANSWER]...",
+    .summary = "answer a running turn's question (--approval ask)",
+    .opts = answer_opts,
+    .notes = "One ANSWER per question, in order: an option's number (`baton approve CONV\n"
+             "--list` numbers them), several as 1,3 where the question takes several, or\n"
+             "the answer's own words.\n"};
 
 int bt_cmd_answer(int argc, char **argv)
 {

@@ -24,6 +24,14 @@
  * takes at most two grace periods of 3 s, plus the coder's linger. */
 #define CANCEL_WAIT_MS 20000
 
+const struct bt_cmd bt_cmd_def_cancel = {
+    .name = "cancel",
+    .run = bt_cmd_cancel,
+    .operands = "CONV",
+    .summary = "stop the running turn of a conversation",
+    .notes = "The stop is recorded first, then the turn's owner stops its coder (within\n"
+             "about 100 ms); cancel waits for the turn to end and says how it ended.\n"};
+
 int bt_cmd_cancel(int argc, char **argv)
 {
     struct bt_args a;
@@ -64,6 +72,15 @@ static int parse_msg(const char *text, int64_t *msg)
     *msg = v;
     return 0;
 }
+
+const struct bt_cmd bt_cmd_def_rm_queued = {
+    .name = "rm-queued",
+    .run = bt_cmd_rm_queued,
+    .operands = "CONV N",
+    .summary = "take back a queued message before it goes",
+    .notes = "N is the message's queue number in CONV, as `baton send` and `baton show`\n"
+             "print it (#N): 1 is the first message ever queued in CONV. Numbers are never\n"
+             "reused.\n"};
 
 int bt_cmd_rm_queued(int argc, char **argv)
 {
