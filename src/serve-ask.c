@@ -41,22 +41,22 @@ enum MHD_Result bt_serve_ask_list(struct bt_serve_req *r)
 }
 
 /* The body {"decision": "allow"|"always"|"deny", "answers"?: [[...]]}
- * into d; NULL, or what is wrong with it (static text). */
+ * into d (answers, owned, in *answers); NULL, or what is wrong with it
+ * (static text). Each member once: a second is refused, not taken over
+ * the first. */
 static const char *parse_decision(const cJSON *j, struct bt_service_decision *d, char **answers)
 {
-    if (!cJSON_IsObject(j))
-        return "the body must be a JSON object";
     const cJSON *m;
     const char *word = NULL;
     cJSON_ArrayForEach(m, j)
     {
-        if (strcmp(m->string, "decision") == 0 && cJSON_IsString(m))
+        if (strcmp(m->string, "decision") == 0 && cJSON_IsString(m) && !word)
             word = m->valuestring;
-        else if (strcmp(m->string, "answers") == 0 && cJSON_IsArray(m))
+        else if (strcmp(m->string, "answers") == 0 && cJSON_IsArray(m) && !*answers)
             *answers = cJSON_PrintUnformatted(m);
         else
             return "takes only decision (\"allow\", \"always\" or \"deny\") and answers (an "
-                   "array with an array of strings per question)";
+                   "array with an array of strings per question), each once";
     }
     if (!word)
         return "decision is missing: \"allow\", \"always\" or \"deny\"";
@@ -83,9 +83,11 @@ enum MHD_Result bt_serve_ask_decide(struct bt_serve_req *r)
 {
     struct bt_service_decision d = {.request_id = r->arg};
     char *answers = NULL;
-    cJSON *j = cJSON_ParseWithLength(r->body.data, r->body.len);
-    const char *bad = parse_decision(j, &d, &answers);
     enum MHD_Result ret;
+    cJSON *j = bt_serve_body_object(r, &ret);
+    if (!j)
+        return ret;
+    const char *bad = parse_decision(j, &d, &answers);
     if (bad) {
         ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", bad);
     } else {
