@@ -32,21 +32,23 @@
  * questions with their numbered options. */
 static void print_request(const struct bt_service_request *r)
 {
-    printf("%s\t%s\t%s\n", r->request_id, r->kind, r->summary ? r->summary : "");
+    /* the coder's words: they cannot drive the terminal (bt_term_printf) */
+    bt_term_printf(stdout, "%s\t%s\t%s\n", r->request_id, r->kind, r->summary ? r->summary : "");
     cJSON *qs = r->questions_json ? cJSON_Parse(r->questions_json) : NULL;
     const cJSON *q;
     int i = 0;
     cJSON_ArrayForEach(q, qs)
     {
         const char *text = bt_json_str(q, "text");
-        printf("  question %d: %s\n", ++i, text ? text : "");
+        bt_term_printf(stdout, "  question %d: %s\n", ++i, text ? text : "");
         const cJSON *o;
         int k = 0;
         cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(q, "options"))
         {
             const char *label = bt_json_str(o, "label");
             const char *desc = bt_json_str(o, "description");
-            printf("    %d. %s%s%s\n", ++k, label ? label : "", desc ? ": " : "", desc ? desc : "");
+            bt_term_printf(stdout, "    %d. %s%s%s\n", ++k, label ? label : "", desc ? ": " : "",
+                           desc ? desc : "");
         }
         if (!k)
             printf("    (free text)\n");

@@ -94,24 +94,25 @@ static void ask(struct bt_cmd_ask *k)
     const struct ask_req *r = &k->q[0];
     k->asking = 1;
     if (!is_question(r)) {
-        fprintf(k->err,
-                "baton: the coder asks for approval (%s): %s\n"
-                "       [y] allow once, [a] allow %s requests for the rest of this turn, "
-                "[n] deny? ",
-                r->kind, r->summary ? r->summary : "", r->kind);
+        bt_term_printf(k->err,
+                       "baton: the coder asks for approval (%s): %s\n"
+                       "       [y] allow once, [a] allow %s requests for the rest of this turn, "
+                       "[n] deny? ",
+                       r->kind, r->summary ? r->summary : "", r->kind);
         fflush(k->err);
         return;
     }
     const cJSON *q = cJSON_GetArrayItem(r->questions, k->question);
     const char *text = bt_json_str(q, "text");
-    fprintf(k->err, "baton: the coder asks: %s\n", text ? text : (r->summary ? r->summary : ""));
+    bt_term_printf(k->err, "baton: the coder asks: %s\n",
+                   text ? text : (r->summary ? r->summary : ""));
     const cJSON *o;
     int n = 0;
     cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(q, "options"))
     {
         const char *label = bt_json_str(o, "label"), *d = bt_json_str(o, "description");
-        fprintf(k->err, "       %d. %s%s%s\n", ++n, label ? label : "", d && *d ? ": " : "",
-                d && *d ? d : "");
+        bt_term_printf(k->err, "       %d. %s%s%s\n", ++n, label ? label : "", d && *d ? ": " : "",
+                       d && *d ? d : "");
     }
     fprintf(k->err, "       answer (%syour own words; an empty line declines): ",
             n ? "an option's number, 1,3 for several, or " : "");
@@ -131,10 +132,10 @@ void bt_cmd_ask_event(struct bt_cmd_ask *k, const struct bt_event *ev)
             if (strcmp(k->q[i].id, id) != 0)
                 continue;
             if (i == 0 && k->asking) /* answered elsewhere, or its time ran out */
-                fprintf(k->err, "\nbaton: request %s was %s by %s\n", id,
-                        ev->decision && strcmp(ev->decision, "accept") == 0 ? "allowed"
-                                                                            : "declined",
-                        ev->by ? ev->by : "policy");
+                bt_term_printf(k->err, "\nbaton: request %s was %s by %s\n", id,
+                               ev->decision && strcmp(ev->decision, "accept") == 0 ? "allowed"
+                                                                                   : "declined",
+                               ev->by ? ev->by : "policy");
             drop(k, i);
             break;
         }
@@ -158,7 +159,7 @@ static void decide(struct bt_cmd_ask *k, int accept, int always)
     struct bt_service_decided out;
     /* no wait: the owner is this process, which delivers it on this tick */
     if (bt_service_decide(k->s, k->conv, &d, &out) != 0)
-        fprintf(k->err, "baton: %s\n", out.message);
+        bt_term_printf(k->err, "baton: %s\n", out.message);
     free(out.message);
     free(answers);
     drop(k, 0);

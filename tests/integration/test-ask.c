@@ -334,6 +334,56 @@ static void test_bad_answers_refused(void **state)
     free(conv);
 }
 
+/* The command codex asks to run holds escape sequences (a window title,
+ * a screen clear): `approve --list` and the turn's human output show it
+ * with '?' for each control character, never the sequences themselves. */
+static void test_coder_text_cannot_drive_the_terminal(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    FILE *in = fopen(FIXTURES "/shell-approved.jsonl", "r");
+    char *path = path_in(c, "escapes.jsonl");
+    FILE *out = fopen(path, "w");
+    assert_non_null(in);
+    assert_non_null(out);
+    static const char cmd[] = "echo baton-ok'";
+    static const char evil[] = "echo \\u001b]0;pwned\\u0007\\u001b[2Jbaton-ok'";
+    char line[16384];
+    while (fgets(line, sizeof(line), in)) {
+        char *at, *from = line;
+        while ((at = strstr(from, cmd)) != NULL) { /* the command, not its actions */
+            fwrite(from, 1, (size_t)(at - from), out);
+            fputs(evil, out);
+            from = at + strlen(cmd);
+        }
+        fputs(from, out);
+    }
+    fclose(in);
+    fclose(out);
+    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
+    setenv_kv(c, kv);
+    free(kv);
+    free(path);
+    pid_t pid = baton_bg(c, "out", "run", "--approval", "ask", "--idle-timeout", "30", "hi", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "approve", conv, "--list", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(
+        strstr(res.out.data, "0\tcommand\t/bin/bash -lc 'echo ?]0;pwned??[2Jbaton-ok'\n"));
+    assert_null(strchr(res.out.data, '\x1b'));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "approve", conv, "--deny", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    char *text = slurp_out(c, "out");
+    assert_non_null(strstr(text, "?]0;pwned??[2Jbaton-ok"));
+    assert_null(strchr(text, '\x1b'));
+    assert_null(strchr(text, '\a'));
+    free(text);
+    free(conv);
+}
+
 /* The inline ask of `baton run --approval ask` on a terminal (a pty
  * made by python3): the person types y; codex gets accept, by "user". */
 static const char PTY_SCRIPT[] = "import os, pty, select, sys\n"
@@ -381,9 +431,15 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_timeout_declines),    T(test_cancel_while_pending),     T(test_approve_allow),
-        T(test_approve_deny),        T(test_late_answer_refused),      T(test_answer_question),
-        T(test_bad_answers_refused), T(test_inline_ask_on_a_terminal),
+        T(test_timeout_declines),
+        T(test_cancel_while_pending),
+        T(test_approve_allow),
+        T(test_approve_deny),
+        T(test_late_answer_refused),
+        T(test_answer_question),
+        T(test_bad_answers_refused),
+        T(test_coder_text_cannot_drive_the_terminal),
+        T(test_inline_ask_on_a_terminal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
