@@ -223,6 +223,10 @@ static void on_request(void *data, char *line, size_t len)
 {
     struct conn *c = data;
     (void)len;
+    /* cut off (a line past the bound) while the rest of its read is
+     * framed: what follows counts for nothing */
+    if (c->closing)
+        return;
     cJSON *o = cJSON_Parse(line);
     const char *op = bt_json_str(o, "op");
     if (op && strcmp(op, "wake") == 0 && !c->ch->closing) {

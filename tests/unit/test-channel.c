@@ -232,6 +232,46 @@ static void test_wake_and_modes(void **state)
     free(dir);
 }
 
+/* A client whose request line passes the bound is cut off, and what it
+ * sent after it in the same write counts for nothing: it is no follower
+ * (the count stays 0) and wakes nobody; garbage lines before are ignored
+ * and the owner goes on (a wake from another client still comes). */
+static void test_overlong_request_cut_off(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    assert_int_equal(o.open_rc, 0);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s/%s.sock", f->home, BT_CHANNEL_DIR, o.run);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_adds(&b, "not json\n{\"op\":42}\n[]\n");
+    for (int i = 0; i < 5000; i++)
+        bt_buf_addc(&b, 'x');
+    bt_buf_adds(&b, "\n{\"op\":\"follow\"}\n{\"op\":\"wake\"}\n");
+    assert_int_equal(send(fd, b.data, b.len, MSG_NOSIGNAL), (ssize_t)b.len);
+    char buf[256];
+    ssize_t n;
+    struct bt_buf said = BT_BUF_INIT;
+    while ((n = recv(fd, buf, sizeof buf, 0)) > 0)
+        bt_buf_add(&said, buf, (size_t)n);
+    assert_int_equal(n, 0);                                       /* cut off */
+    assert_null(strstr(said.data ? said.data : "", "following")); /* never answered */
+    bt_buf_release(&said);
+    close(fd);
+    loop_call(&o, do_count);
+    assert_int_equal(o.followers, 0);
+    assert_int_equal(atomic_load(&o.wakes), 0);
+    assert_int_equal(bt_channel_wake(f->home, o.run), 0);
+    for (int i = 0; i < 500 && atomic_load(&o.wakes) < 1; i++)
+        usleep(2000);
+    assert_int_equal(atomic_load(&o.wakes), 1);
+    bt_buf_release(&b);
+    owner_stop(&o);
+}
+
 /* A follower gets every line published after its answer, in order, none
  * before it; two followers the same; the end of the channel is -EPIPE. */
 static void test_follow(void **state)
@@ -390,6 +430,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_wake_and_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overlong_request_cut_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_follower_cut_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_and_live, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_home, setup, teardown),
