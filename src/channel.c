@@ -141,6 +141,7 @@ struct bt_channel {
     void (*on_wake)(void *data);
     void *data;
     struct conn *conns; /* open connections */
+    size_t nconns;      /* in conns */
     size_t followers;
     int handles; /* handles not yet closed: the channel goes with the last */
     int closing;
@@ -177,6 +178,7 @@ static void conn_close(struct conn *c)
     for (struct conn **p = &ch->conns; *p; p = &(*p)->next)
         if (*p == c) {
             *p = c->next;
+            ch->nconns--;
             break;
         }
     if (c->follower)
@@ -188,6 +190,15 @@ static void write_done(uv_write_t *req, int status)
 {
     (void)status; /* a failed write closes the connection on its read side */
     free(req);
+}
+
+/* What the followers together have not read yet, in bytes. */
+static size_t backlog(const struct bt_channel *ch)
+{
+    size_t n = 0;
+    for (const struct conn *c = ch->conns; c; c = c->next)
+        n += uv_stream_get_write_queue_size((const uv_stream_t *)&c->pipe);
+    return n;
 }
 
 /* Send len bytes to c without blocking: what the socket takes now, the rest
@@ -206,7 +217,8 @@ static void conn_send(struct conn *c, const char *data, size_t len)
     }
     size_t sent = n > 0 ? (size_t)n : 0;
     if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) + (len - sent) >
-        BT_CHANNEL_BACKLOG_MAX) {
+            BT_CHANNEL_BACKLOG_MAX ||
+        backlog(c->ch) + (len - sent) > BT_CHANNEL_BACKLOG_TOTAL) {
         conn_close(c); /* it catches up from the store */
         return;
     }
@@ -278,7 +290,10 @@ static void on_connection(uv_stream_t *server, int status)
     ch->handles++;
     c->next = ch->conns;
     ch->conns = c;
-    if (uv_accept(server, (uv_stream_t *)&c->pipe) != 0 ||
+    ch->nconns++;
+    /* accepted even past the bound: one left in the backlog would wake
+     * the loop for ever */
+    if (uv_accept(server, (uv_stream_t *)&c->pipe) != 0 || ch->nconns > BT_CHANNEL_CONNS_MAX ||
         uv_read_start((uv_stream_t *)&c->pipe, conn_alloc, conn_read) != 0)
         conn_close(c);
 }

@@ -17,8 +17,9 @@
  *   from the store, so it loses no event and sees none twice.
  *
  * The owner never blocks on a follower: what a follower has not read is
- * bounded (BT_CHANNEL_BACKLOG_MAX); one that falls behind is cut off and
- * catches up from the store. The socket is removed when the turn's loop
+ * bounded (BT_CHANNEL_BACKLOG_MAX, and BT_CHANNEL_BACKLOG_TOTAL for all
+ * of them), and so are the connections (BT_CHANNEL_CONNS_MAX); one that
+ * falls behind is cut off and catches up from the store. The socket is removed when the turn's loop
  * ends; a socket left by an owner that died (nobody accepts on it) is
  * stale: the next owner of that path, or recovery, removes it. Nothing is
  * lost with the owner: requests wait stored, events are in the store.
@@ -38,7 +39,14 @@
 
 #define BT_CHANNEL_DIR "channels"                /* under $BATON_HOME */
 #define BT_CHANNEL_BACKLOG_MAX ((size_t)8 << 20) /* bytes a follower may lag by */
-#define BT_CHANNEL_ACK_MS 1000                   /* a follower waits this long for its answer */
+/* bytes all followers together may lag by: many that read nothing cost
+ * the owner this much memory at most (each past it is cut off) */
+#define BT_CHANNEL_BACKLOG_TOTAL ((size_t)32 << 20)
+/* connections open at once; one more is closed as soon as accepted (a
+ * follower reads the store, a wake waits for the owner's fallback read),
+ * so clients that connect and hold on cannot take the owner's descriptors */
+#define BT_CHANNEL_CONNS_MAX 64
+#define BT_CHANNEL_ACK_MS 1000 /* a follower waits this long for its answer */
 
 /* --- the owner's side (on the turn's loop) ------------------------------ */
 

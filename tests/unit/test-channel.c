@@ -344,6 +344,83 @@ static void test_slow_follower_cut_off(void **state)
     owner_stop(&o);
 }
 
+/* Followers that read nothing cost the owner BT_CHANNEL_BACKLOG_TOTAL at
+ * most together: of eight, each kept below its own bound, one at least is
+ * cut off, and the owner goes on with the others. */
+static void test_followers_backlog_total(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    enum { N = 8 };
+    struct bt_channel_conn slow[N];
+    struct got g[N];
+    for (int i = 0; i < N; i++) {
+        g[i] = (struct got){BT_BUF_INIT, 0};
+        assert_int_equal(bt_channel_follow(f->home, o.run, &slow[i], on_line, &g[i]), 0);
+    }
+    size_t size = (size_t)64 * 1024;
+    char *line = bt_xmalloc(size + 1);
+    memset(line, 'x', size - 1);
+    line[size - 1] = '\n';
+    line[size] = '\0';
+    /* N times this is past the total; each alone is below its bound */
+    size_t each = BT_CHANNEL_BACKLOG_TOTAL / N + BT_CHANNEL_BACKLOG_TOTAL / 16;
+    assert_true(each < BT_CHANNEL_BACKLOG_MAX);
+    for (size_t published = 0; published < each; published += size)
+        publish(&o, line);
+    loop_call(&o, do_count);
+    assert_true(o.followers < N);
+    assert_true(o.followers >= 1);
+    for (int i = 0; i < N; i++) {
+        bt_channel_conn_close(&slow[i]);
+        bt_buf_release(&g[i].all);
+    }
+    free(line);
+    owner_stop(&o);
+}
+
+/* Clients that connect and hold on take BT_CHANNEL_CONNS_MAX connections
+ * at most: one more is closed at once (a follower is told to read the
+ * store, never left waiting); once one lets go, a follower gets in. */
+static void test_connections_bounded(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    int fds[BT_CHANNEL_CONNS_MAX];
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s/%s.sock", f->home, BT_CHANNEL_DIR, o.run);
+    for (int i = 0; i < BT_CHANNEL_CONNS_MAX; i++) {
+        fds[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+        assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof sa), 0);
+    }
+    int extra = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_int_equal(connect(extra, (struct sockaddr *)&sa, sizeof sa), 0);
+    char c;
+    assert_int_equal(recv(extra, &c, 1, 0), 0); /* closed by the owner */
+    close(extra);
+    struct bt_channel_conn fol;
+    struct got g = {BT_BUF_INIT, 0};
+    assert_int_equal(bt_channel_follow(f->home, o.run, &fol, on_line, &g), -EPIPE);
+    close(fds[0]);
+    int rc = -EPIPE;
+    for (int i = 0; i < 500 && rc != 0; i++) { /* the owner sees the close on its loop */
+        rc = bt_channel_follow(f->home, o.run, &fol, on_line, &g);
+        if (rc)
+            usleep(2000);
+    }
+    assert_int_equal(rc, 0);
+    publish(&o, "{\"seq\":1}\n");
+    assert_int_equal(read_until(&fol, &g, 1), 0);
+    assert_string_equal(g.all.data, "{\"seq\":1}|");
+    bt_channel_conn_close(&fol);
+    for (int i = 1; i < BT_CHANNEL_CONNS_MAX; i++)
+        close(fds[i]);
+    bt_buf_release(&g.all);
+    owner_stop(&o);
+}
+
 /* A socket nobody accepts on (its owner died) is stale: replaced by the
  * next owner, removed by bt_channel_remove_stale; a live one is refused
  * (-EEXIST) and left alone. */
@@ -432,6 +509,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overlong_request_cut_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_follower_cut_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_followers_backlog_total, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_connections_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_and_live, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_home, setup, teardown),
     };
