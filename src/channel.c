@@ -277,6 +277,19 @@ static void conn_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
         bt_framer_feed(&c->framer, b->base, (size_t)n);
 }
 
+/* All connections are taken: the oldest that is no follower (it asked
+ * nothing, or sent what it had: a wake closes at once) is closed, so
+ * clients that hold on do not lock followers out. None: nothing changes. */
+static void make_room(struct bt_channel *ch)
+{
+    struct conn *idle = NULL;
+    for (struct conn *c = ch->conns; c; c = c->next) /* newest first */
+        if (!c->follower)
+            idle = c;
+    if (idle)
+        conn_close(idle);
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     struct bt_channel *ch = server->data;
@@ -288,6 +301,8 @@ static void on_connection(uv_stream_t *server, int status)
     uv_pipe_init(server->loop, &c->pipe, 0);
     c->pipe.data = c;
     ch->handles++;
+    if (ch->nconns == BT_CHANNEL_CONNS_MAX) /* room for c, or c goes */
+        make_room(ch);
     c->next = ch->conns;
     ch->conns = c;
     ch->nconns++;

@@ -42,9 +42,10 @@
 /* bytes all followers together may lag by: many that read nothing cost
  * the owner this much memory at most (each past it is cut off) */
 #define BT_CHANNEL_BACKLOG_TOTAL ((size_t)32 << 20)
-/* connections open at once; one more is closed as soon as accepted (a
- * follower reads the store, a wake waits for the owner's fallback read),
- * so clients that connect and hold on cannot take the owner's descriptors */
+/* connections open at once; past it the oldest that is no follower is
+ * closed, or, all following, the new one as soon as accepted (a follower
+ * reads the store), so clients that connect and hold on can neither take
+ * the owner's descriptors nor lock followers out */
 #define BT_CHANNEL_CONNS_MAX 64
 #define BT_CHANNEL_ACK_MS 1000 /* a follower waits this long for its answer */
 

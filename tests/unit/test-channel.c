@@ -381,42 +381,50 @@ static void test_followers_backlog_total(void **state)
 }
 
 /* Clients that connect and hold on take BT_CHANNEL_CONNS_MAX connections
- * at most: one more is closed at once (a follower is told to read the
- * store, never left waiting); once one lets go, a follower gets in. */
+ * at most, and never lock a follower out: a follower past the bound gets
+ * in, the oldest holder closed; with every connection following, one more
+ * is closed at once (a follower is told to read the store, never left
+ * waiting), and gets in once one lets go. */
 static void test_connections_bounded(void **state)
 {
     struct fixture *f = *state;
     struct owner o;
     owner_start(&o, f->home);
-    int fds[BT_CHANNEL_CONNS_MAX];
+    enum { MAX = BT_CHANNEL_CONNS_MAX };
+    int fds[MAX];
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s/%s.sock", f->home, BT_CHANNEL_DIR, o.run);
-    for (int i = 0; i < BT_CHANNEL_CONNS_MAX; i++) {
+    for (int i = 0; i < MAX; i++) {
         fds[i] = socket(AF_UNIX, SOCK_STREAM, 0);
         assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof sa), 0);
     }
-    int extra = socket(AF_UNIX, SOCK_STREAM, 0);
-    assert_int_equal(connect(extra, (struct sockaddr *)&sa, sizeof sa), 0);
-    char c;
-    assert_int_equal(recv(extra, &c, 1, 0), 0); /* closed by the owner */
-    close(extra);
-    struct bt_channel_conn fol;
+    static struct bt_channel_conn fol[MAX + 1];
     struct got g = {BT_BUF_INIT, 0};
-    assert_int_equal(bt_channel_follow(f->home, o.run, &fol, on_line, &g), -EPIPE);
-    close(fds[0]);
+    assert_int_equal(bt_channel_follow(f->home, o.run, &fol[0], on_line, &g), 0);
+    char c;
+    assert_int_equal(recv(fds[0], &c, 1, 0), 0); /* the oldest holder made room */
+    /* followers take the holders' places, one by one */
+    for (int i = 1; i < MAX; i++)
+        assert_int_equal(bt_channel_follow(f->home, o.run, &fol[i], on_line, &g), 0);
+    for (int i = 0; i < MAX; i++)
+        close(fds[i]);
+    loop_call(&o, do_count);
+    assert_int_equal(o.followers, MAX);
+    /* all following: one more is turned away, not kept waiting */
+    assert_int_equal(bt_channel_follow(f->home, o.run, &fol[MAX], on_line, &g), -EPIPE);
+    bt_channel_conn_close(&fol[0]);
     int rc = -EPIPE;
     for (int i = 0; i < 500 && rc != 0; i++) { /* the owner sees the close on its loop */
-        rc = bt_channel_follow(f->home, o.run, &fol, on_line, &g);
+        rc = bt_channel_follow(f->home, o.run, &fol[MAX], on_line, &g);
         if (rc)
             usleep(2000);
     }
     assert_int_equal(rc, 0);
     publish(&o, "{\"seq\":1}\n");
-    assert_int_equal(read_until(&fol, &g, 1), 0);
+    assert_int_equal(read_until(&fol[MAX], &g, 1), 0);
     assert_string_equal(g.all.data, "{\"seq\":1}|");
-    bt_channel_conn_close(&fol);
-    for (int i = 1; i < BT_CHANNEL_CONNS_MAX; i++)
-        close(fds[i]);
+    for (int i = 1; i <= MAX; i++)
+        bt_channel_conn_close(&fol[i]);
     bt_buf_release(&g.all);
     owner_stop(&o);
 }
