@@ -86,10 +86,10 @@ int bt_channel_wake(const char *home, const char *run);
 /* A follower's connection. */
 struct bt_channel_conn {
     int fd;                  /* the socket, non-blocking; -1 when closed */
+    int acked;               /* the owner answered {"op":"following"} */
     struct bt_framer framer; /* the owner's lines */
     void (*on_line)(void *data, const char *line, size_t len);
     void *data; /* for on_line */
-    int acked;  /* the owner answered {"op":"following"} */
 };
 
 /* Connect to run's owner and follow: returns 0 once the owner answered

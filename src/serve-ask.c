@@ -46,18 +46,25 @@ enum MHD_Result bt_serve_ask_list(struct bt_serve_req *r)
  * the first. */
 static const char *parse_decision(const cJSON *j, struct bt_service_decision *d, char **answers)
 {
-    const cJSON *m;
+    const cJSON *m, *answers_in = NULL;
     const char *word = NULL;
+    int members = 0, other = 0;
     cJSON_ArrayForEach(m, j)
     {
-        if (strcmp(m->string, "decision") == 0 && cJSON_IsString(m) && !word)
+        members++;
+        if (strcmp(m->string, "decision") == 0 && cJSON_IsString(m))
             word = m->valuestring;
-        else if (strcmp(m->string, "answers") == 0 && cJSON_IsArray(m) && !*answers)
-            *answers = cJSON_PrintUnformatted(m);
+        else if (strcmp(m->string, "answers") == 0 && cJSON_IsArray(m))
+            answers_in = m;
         else
-            return "takes only decision (\"allow\", \"always\" or \"deny\") and answers (an "
-                   "array with an array of strings per question), each once";
+            other = 1;
     }
+    /* the count tells a member given twice (cJSON keeps both) */
+    if (other || members != (word != NULL) + (answers_in != NULL))
+        return "takes only decision (\"allow\", \"always\" or \"deny\") and answers (an "
+               "array with an array of strings per question), each once";
+    if (answers_in)
+        *answers = cJSON_PrintUnformatted(answers_in);
     if (!word)
         return "decision is missing: \"allow\", \"always\" or \"deny\"";
     d->accept = strcmp(word, "allow") == 0 || strcmp(word, "always") == 0;
