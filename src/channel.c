@@ -141,6 +141,7 @@ struct bt_channel {
     void (*on_wake)(void *data);
     void *data;
     struct conn *conns; /* open connections */
+    size_t nconns;      /* in conns */
     size_t followers;
     int handles; /* handles not yet closed: the channel goes with the last */
     int closing;
@@ -177,6 +178,7 @@ static void conn_close(struct conn *c)
     for (struct conn **p = &ch->conns; *p; p = &(*p)->next)
         if (*p == c) {
             *p = c->next;
+            ch->nconns--;
             break;
         }
     if (c->follower)
@@ -188,6 +190,15 @@ static void write_done(uv_write_t *req, int status)
 {
     (void)status; /* a failed write closes the connection on its read side */
     free(req);
+}
+
+/* What the followers together have not read yet, in bytes. */
+static size_t backlog(const struct bt_channel *ch)
+{
+    size_t n = 0;
+    for (const struct conn *c = ch->conns; c; c = c->next)
+        n += uv_stream_get_write_queue_size((const uv_stream_t *)&c->pipe);
+    return n;
 }
 
 /* Send len bytes to c without blocking: what the socket takes now, the rest
@@ -206,7 +217,8 @@ static void conn_send(struct conn *c, const char *data, size_t len)
     }
     size_t sent = n > 0 ? (size_t)n : 0;
     if (uv_stream_get_write_queue_size((uv_stream_t *)&c->pipe) + (len - sent) >
-        BT_CHANNEL_BACKLOG_MAX) {
+            BT_CHANNEL_BACKLOG_MAX ||
+        backlog(c->ch) + (len - sent) > BT_CHANNEL_BACKLOG_TOTAL) {
         conn_close(c); /* it catches up from the store */
         return;
     }
@@ -223,6 +235,10 @@ static void on_request(void *data, char *line, size_t len)
 {
     struct conn *c = data;
     (void)len;
+    /* cut off (a line past the bound) while the rest of its read is
+     * framed: what follows counts for nothing */
+    if (c->closing)
+        return;
     cJSON *o = cJSON_Parse(line);
     const char *op = bt_json_str(o, "op");
     if (op && strcmp(op, "wake") == 0 && !c->ch->closing) {
@@ -261,6 +277,19 @@ static void conn_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
         bt_framer_feed(&c->framer, b->base, (size_t)n);
 }
 
+/* All connections are taken: the oldest that is no follower (it asked
+ * nothing, or sent what it had: a wake closes at once) is closed, so
+ * clients that hold on do not lock followers out. None: nothing changes. */
+static void make_room(struct bt_channel *ch)
+{
+    struct conn *idle = NULL;
+    for (struct conn *c = ch->conns; c; c = c->next) /* newest first */
+        if (!c->follower)
+            idle = c;
+    if (idle)
+        conn_close(idle);
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     struct bt_channel *ch = server->data;
@@ -272,9 +301,14 @@ static void on_connection(uv_stream_t *server, int status)
     uv_pipe_init(server->loop, &c->pipe, 0);
     c->pipe.data = c;
     ch->handles++;
+    if (ch->nconns == BT_CHANNEL_CONNS_MAX) /* room for c, or c goes */
+        make_room(ch);
     c->next = ch->conns;
     ch->conns = c;
-    if (uv_accept(server, (uv_stream_t *)&c->pipe) != 0 ||
+    ch->nconns++;
+    /* accepted even past the bound: one left in the backlog would wake
+     * the loop for ever */
+    if (uv_accept(server, (uv_stream_t *)&c->pipe) != 0 || ch->nconns > BT_CHANNEL_CONNS_MAX ||
         uv_read_start((uv_stream_t *)&c->pipe, conn_alloc, conn_read) != 0)
         conn_close(c);
 }

@@ -17,8 +17,9 @@
  *   from the store, so it loses no event and sees none twice.
  *
  * The owner never blocks on a follower: what a follower has not read is
- * bounded (BT_CHANNEL_BACKLOG_MAX); one that falls behind is cut off and
- * catches up from the store. The socket is removed when the turn's loop
+ * bounded (BT_CHANNEL_BACKLOG_MAX, and BT_CHANNEL_BACKLOG_TOTAL for all
+ * of them), and so are the connections (BT_CHANNEL_CONNS_MAX); one that
+ * falls behind is cut off and catches up from the store. The socket is removed when the turn's loop
  * ends; a socket left by an owner that died (nobody accepts on it) is
  * stale: the next owner of that path, or recovery, removes it. Nothing is
  * lost with the owner: requests wait stored, events are in the store.
@@ -38,7 +39,15 @@
 
 #define BT_CHANNEL_DIR "channels"                /* under $BATON_HOME */
 #define BT_CHANNEL_BACKLOG_MAX ((size_t)8 << 20) /* bytes a follower may lag by */
-#define BT_CHANNEL_ACK_MS 1000                   /* a follower waits this long for its answer */
+/* bytes all followers together may lag by: many that read nothing cost
+ * the owner this much memory at most (each past it is cut off) */
+#define BT_CHANNEL_BACKLOG_TOTAL ((size_t)32 << 20)
+/* connections open at once; past it the oldest that is no follower is
+ * closed, or, all following, the new one as soon as accepted (a follower
+ * reads the store), so clients that connect and hold on can neither take
+ * the owner's descriptors nor lock followers out */
+#define BT_CHANNEL_CONNS_MAX 64
+#define BT_CHANNEL_ACK_MS 1000 /* a follower waits this long for its answer */
 
 /* --- the owner's side (on the turn's loop) ------------------------------ */
 
@@ -77,10 +86,10 @@ int bt_channel_wake(const char *home, const char *run);
 /* A follower's connection. */
 struct bt_channel_conn {
     int fd;                  /* the socket, non-blocking; -1 when closed */
+    int acked;               /* the owner answered {"op":"following"} */
     struct bt_framer framer; /* the owner's lines */
     void (*on_line)(void *data, const char *line, size_t len);
     void *data; /* for on_line */
-    int acked;  /* the owner answered {"op":"following"} */
 };
 
 /* Connect to run's owner and follow: returns 0 once the owner answered

@@ -67,9 +67,14 @@ static void summary(struct bt_render *r, const char *fmt, ...)
     if (r->color)
         fputs(DIM, r->out);
     fputs("• ", r->out);
+    /* the line holds the coder's text (a command, a question): written
+     * so that it cannot move the cursor, retitle the window, recolour */
+    struct bt_buf b = BT_BUF_INIT;
     va_start(ap, fmt);
-    vfprintf(r->out, fmt, ap);
+    bt_buf_vaddf(&b, fmt, ap);
     va_end(ap);
+    bt_term_write(r->out, b.data ? b.data : "", b.len);
+    bt_buf_release(&b);
     if (r->color)
         fputs(RESET, r->out);
     fputc('\n', r->out);
@@ -122,7 +127,9 @@ static void message_line(struct bt_render *r, const char *color, const char *lab
     end_line(r);
     fflush(r->out);
     int c = r->color && isatty(fileno(r->err));
-    fprintf(r->err, "%s%s: %s%s\n", c ? color : "", label, msg ? msg : "", c ? RESET : "");
+    fprintf(r->err, "%s%s: ", c ? color : "", label);
+    bt_term_write(r->err, msg ? msg : "", msg ? strlen(msg) : 0); /* the coder's words */
+    fprintf(r->err, "%s\n", c ? RESET : "");
 }
 
 /* One question's options, " [a (why) / b]", on out. */

@@ -118,10 +118,27 @@ int bt_service_pending(struct bt_store *s, const char *conv, struct bt_service_r
     return rc;
 }
 
-/* 1 if text is a JSON array of arrays of strings, as many as the
- * questions or fewer. */
+/* 1 if s is text an answer can be: UTF-8, not only blanks (an empty
+ * answer is no answer: the person declines instead). A string from the
+ * command line or the API may be neither; the coder would get it as it
+ * is. */
+static int answer_text_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (bt_utf8_invalid_at(s, n) < n)
+        return 0;
+    for (; *s; s++)
+        if (!strchr(" \t\r\n", *s))
+            return 1;
+    return 0;
+}
+
+/* 1 if text is a JSON array of non-empty arrays of answer texts, as many
+ * as the questions or fewer, in all at most a prompt's bound. */
 static int answers_fit(const char *text, const char *questions_json)
 {
+    if (strlen(text) > BT_SERVICE_PROMPT_MAX)
+        return 0;
     cJSON *a = cJSON_Parse(text);
     cJSON *q = questions_json ? cJSON_Parse(questions_json) : NULL;
     int ok = cJSON_IsArray(a) && cJSON_GetArraySize(a) >= 1 &&
@@ -130,8 +147,9 @@ static int answers_fit(const char *text, const char *questions_json)
     cJSON_ArrayForEach(one, a)
     {
         const cJSON *str;
-        ok = ok && cJSON_IsArray(one);
-        cJSON_ArrayForEach(str, one) ok = ok && cJSON_IsString(str);
+        ok = ok && cJSON_IsArray(one) && cJSON_GetArraySize(one) >= 1;
+        cJSON_ArrayForEach(str, one) ok =
+            ok && cJSON_IsString(str) && answer_text_ok(str->valuestring);
     }
     cJSON_Delete(a);
     cJSON_Delete(q);
@@ -175,7 +193,9 @@ static const char *misfit(const struct bt_service_request *r, const struct bt_se
     if (question && d->accept && !d->answers_json)
         return "is a question: it takes answers (`baton answer`), or a refusal";
     if (d->answers_json && !answers_fit(d->answers_json, r->questions_json))
-        return "takes one answer per question (an array of arrays of strings), no more";
+        return "takes one answer per question, no more: an array with a non-empty array of "
+               "strings per question, each UTF-8 text that is not blank (to give no answer, "
+               "decline it)";
     return NULL;
 }
 

@@ -755,9 +755,14 @@ enum bt_store_control_state {
 #undef BT_STORE_X
 };
 
-/* The bound of a control's kind (bytes) and body (bytes of JSON text). */
+/* The bound of a control's kind (bytes) and body (bytes of JSON text).
+ * A body holds a steer's text, which may be as large as any prompt (16
+ * MiB, service.h BT_SERVICE_PROMPT_MAX) and grows up to six times in JSON
+ * (a control character is written \u0001): its bound holds that, and the
+ * body's other members, so no prompt that could be sent is refused as a
+ * steer. */
 #define BT_STORE_CONTROL_KIND_MAX 32
-#define BT_STORE_CONTROL_BODY_MAX ((size_t)16 << 20)
+#define BT_STORE_CONTROL_BODY_MAX ((size_t)(6 * 16 + 1) << 20)
 
 struct bt_store_control {
     int64_t id;                        /* rowid, from 1, increasing */

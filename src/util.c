@@ -463,6 +463,17 @@ void bt_term_write(FILE *f, const char *str, size_t n)
     fwrite(s + run, 1, n - run, f);
 }
 
+void bt_term_printf(FILE *f, const char *fmt, ...)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    bt_buf_vaddf(&b, fmt, ap);
+    va_end(ap);
+    bt_term_write(f, b.data ? b.data : "", b.len);
+    bt_buf_release(&b);
+}
+
 char *bt_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rbe");

@@ -138,5 +138,9 @@ char *bt_strip_ansi(const char *s, size_t n);
  * so text from a coder or a prompt cannot move the cursor, retitle the
  * window or recolour the screen. */
 void bt_term_write(FILE *f, const char *s, size_t n);
+/* The same for printf's output: for a line that holds a coder's text (a
+ * command, a question, a reason), the format's own text having no
+ * control character but newline and tab. */
+void bt_term_printf(FILE *f, const char *fmt, ...) BT_PRINTF(2, 3);
 
 #endif

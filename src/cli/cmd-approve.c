@@ -32,21 +32,23 @@
  * questions with their numbered options. */
 static void print_request(const struct bt_service_request *r)
 {
-    printf("%s\t%s\t%s\n", r->request_id, r->kind, r->summary ? r->summary : "");
+    /* the coder's words: they cannot drive the terminal (bt_term_printf) */
+    bt_term_printf(stdout, "%s\t%s\t%s\n", r->request_id, r->kind, r->summary ? r->summary : "");
     cJSON *qs = r->questions_json ? cJSON_Parse(r->questions_json) : NULL;
     const cJSON *q;
     int i = 0;
     cJSON_ArrayForEach(q, qs)
     {
         const char *text = bt_json_str(q, "text");
-        printf("  question %d: %s\n", ++i, text ? text : "");
+        bt_term_printf(stdout, "  question %d: %s\n", ++i, text ? text : "");
         const cJSON *o;
         int k = 0;
         cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(q, "options"))
         {
             const char *label = bt_json_str(o, "label");
             const char *desc = bt_json_str(o, "description");
-            printf("    %d. %s%s%s\n", ++k, label ? label : "", desc ? ": " : "", desc ? desc : "");
+            bt_term_printf(stdout, "    %d. %s%s%s\n", ++k, label ? label : "", desc ? ": " : "",
+                           desc ? desc : "");
         }
         if (!k)
             printf("    (free text)\n");
@@ -167,11 +169,14 @@ int bt_cmd_approve(int argc, char **argv)
 
 /* The answers of operands [first, n) to the questions of request *id,
  * or, *id NULL, of the only question waiting (*id then names it, in
- * id_buf), as JSON text (owned); NULL when the store cannot be read. */
+ * id_buf), as JSON text (owned); NULL with *rc: BT_EXIT_FAILED when the
+ * store cannot be read, BT_EXIT_USAGE (said) when an answer names an
+ * option its question has not. */
 static char *answers_of(struct bt_store *s, const char *conv, const char **id, char *id_buf,
-                        size_t id_size, const struct bt_args *a, int first)
+                        size_t id_size, const struct bt_args *a, int first, int *rc)
 {
     struct bt_service_requests w;
+    *rc = BT_EXIT_FAILED;
     if (bt_service_pending(s, conv, &w) != 0)
         return NULL;
     const struct bt_service_request *r = NULL;
@@ -190,9 +195,14 @@ static char *answers_of(struct bt_store *s, const char *conv, const char **id, c
     }
     cJSON *qs = r && r->questions_json ? cJSON_Parse(r->questions_json) : NULL;
     cJSON *all = cJSON_CreateArray();
-    for (int i = first; i < a->n_operands; i++)
-        bt_cmd_answer_add(all, cJSON_GetArrayItem(qs, i - first), a->operands[i]);
-    char *text = cJSON_PrintUnformatted(all);
+    int options = 0;
+    for (int i = first; i < a->n_operands && !options; i++) {
+        options = bt_cmd_answer_add(all, cJSON_GetArrayItem(qs, i - first), a->operands[i]);
+        if (options)
+            *rc = bt_args_fail(a, "answer %d, '%s', is no option of question %d: it has 1 to %d",
+                               i - first + 1, a->operands[i], i - first + 1, options);
+    }
+    char *text = options ? NULL : cJSON_PrintUnformatted(all);
     cJSON_Delete(all);
     cJSON_Delete(qs);
     bt_service_requests_release(&w);
@@ -239,11 +249,12 @@ int bt_cmd_answer(int argc, char **argv)
     if ((rc = open_conv(a.operands[0], &s, conv)) != 0)
         return rc;
     char id[BT_EVENT_REQUEST_ID_MAX];
-    char *answers = d.accept ? answers_of(s, conv, &d.request_id, id, sizeof(id), &a, 1) : NULL;
-    if (d.accept && !answers) {
+    char *answers =
+        d.accept ? answers_of(s, conv, &d.request_id, id, sizeof(id), &a, 1, &rc) : NULL;
+    if (d.accept && !answers && rc == BT_EXIT_FAILED) {
         rc =
             bt_cmd_fail(BT_EXIT_FAILED, "cannot read the turn of %s: %s", conv, bt_store_errmsg(s));
-    } else {
+    } else if (!d.accept || answers) {
         d.answers_json = answers;
         rc = decide(s, conv, &d, d.accept ? "answered" : "declined");
     }

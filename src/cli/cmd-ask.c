@@ -36,6 +36,7 @@ struct bt_cmd_ask {
     int question;       /* which question of q[0] is asked */
     cJSON *answers;     /* q[0]'s answers so far */
     struct bt_buf line; /* typed, not yet a whole line */
+    int overlong;       /* a line past LINE_MAX is being dropped */
 };
 
 struct bt_cmd_ask *bt_cmd_ask_new(struct bt_store *s, int fd, FILE *err)
@@ -93,24 +94,25 @@ static void ask(struct bt_cmd_ask *k)
     const struct ask_req *r = &k->q[0];
     k->asking = 1;
     if (!is_question(r)) {
-        fprintf(k->err,
-                "baton: the coder asks for approval (%s): %s\n"
-                "       [y] allow once, [a] allow %s requests for the rest of this turn, "
-                "[n] deny? ",
-                r->kind, r->summary ? r->summary : "", r->kind);
+        bt_term_printf(k->err,
+                       "baton: the coder asks for approval (%s): %s\n"
+                       "       [y] allow once, [a] allow %s requests for the rest of this turn, "
+                       "[n] deny? ",
+                       r->kind, r->summary ? r->summary : "", r->kind);
         fflush(k->err);
         return;
     }
     const cJSON *q = cJSON_GetArrayItem(r->questions, k->question);
     const char *text = bt_json_str(q, "text");
-    fprintf(k->err, "baton: the coder asks: %s\n", text ? text : (r->summary ? r->summary : ""));
+    bt_term_printf(k->err, "baton: the coder asks: %s\n",
+                   text ? text : (r->summary ? r->summary : ""));
     const cJSON *o;
     int n = 0;
     cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(q, "options"))
     {
         const char *label = bt_json_str(o, "label"), *d = bt_json_str(o, "description");
-        fprintf(k->err, "       %d. %s%s%s\n", ++n, label ? label : "", d && *d ? ": " : "",
-                d && *d ? d : "");
+        bt_term_printf(k->err, "       %d. %s%s%s\n", ++n, label ? label : "", d && *d ? ": " : "",
+                       d && *d ? d : "");
     }
     fprintf(k->err, "       answer (%syour own words; an empty line declines): ",
             n ? "an option's number, 1,3 for several, or " : "");
@@ -130,10 +132,10 @@ void bt_cmd_ask_event(struct bt_cmd_ask *k, const struct bt_event *ev)
             if (strcmp(k->q[i].id, id) != 0)
                 continue;
             if (i == 0 && k->asking) /* answered elsewhere, or its time ran out */
-                fprintf(k->err, "\nbaton: request %s was %s by %s\n", id,
-                        ev->decision && strcmp(ev->decision, "accept") == 0 ? "allowed"
-                                                                            : "declined",
-                        ev->by ? ev->by : "policy");
+                bt_term_printf(k->err, "\nbaton: request %s was %s by %s\n", id,
+                               ev->decision && strcmp(ev->decision, "accept") == 0 ? "allowed"
+                                                                                   : "declined",
+                               ev->by ? ev->by : "policy");
             drop(k, i);
             break;
         }
@@ -157,7 +159,7 @@ static void decide(struct bt_cmd_ask *k, int accept, int always)
     struct bt_service_decided out;
     /* no wait: the owner is this process, which delivers it on this tick */
     if (bt_service_decide(k->s, k->conv, &d, &out) != 0)
-        fprintf(k->err, "baton: %s\n", out.message);
+        bt_term_printf(k->err, "baton: %s\n", out.message);
     free(out.message);
     free(answers);
     drop(k, 0);
@@ -185,10 +187,58 @@ static void on_line(struct bt_cmd_ask *k, const char *text)
     }
     if (!k->answers)
         k->answers = cJSON_CreateArray();
-    bt_cmd_answer_add(k->answers, cJSON_GetArrayItem(r->questions, k->question), text);
+    int options =
+        bt_cmd_answer_add(k->answers, cJSON_GetArrayItem(r->questions, k->question), text);
     k->asking = 0;
+    if (options) { /* asked again */
+        fprintf(k->err, "baton: type an option's number, 1 to %d, or words\n", options);
+        return;
+    }
     if (++k->question >= cJSON_GetArraySize(r->questions))
         decide(k, 1, 0);
+}
+
+/* Take the whole lines of k->line, each for q[0]. */
+static void lines(struct bt_cmd_ask *k)
+{
+    char *nl;
+    while ((nl = memchr(k->line.data, '\n', k->line.len)) != NULL) {
+        *nl = '\0';
+        if (nl > k->line.data && nl[-1] == '\r')
+            nl[-1] = '\0';
+        if (k->n)
+            on_line(k, k->line.data);
+        size_t used = (size_t)(nl + 1 - k->line.data);
+        memmove(k->line.data, nl + 1, k->line.len - used);
+        k->line.len -= used;
+        k->line.data[k->line.len] = '\0';
+    }
+}
+
+/* got bytes typed: to the line, or, past its bound, dropped up to the
+ * line's end: a part of an over-long line is no answer, and the rest of
+ * it must not become the start of the next. */
+static void typed(struct bt_cmd_ask *k, const char *buf, size_t got)
+{
+    while (got) {
+        const char *nl = memchr(buf, '\n', got);
+        size_t take = nl ? (size_t)(nl + 1 - buf) : got;
+        if (!k->overlong && k->line.len + take > LINE_MAX) {
+            k->overlong = 1;
+            bt_buf_reset(&k->line);
+        }
+        if (!k->overlong) {
+            bt_buf_add(&k->line, buf, take);
+            lines(k);
+        } else if (nl) {
+            k->overlong = 0;
+            k->asking = 0; /* asked again */
+            fprintf(k->err, "\nbaton: that line is longer than %d KiB: it answers nothing\n",
+                    LINE_MAX >> 10);
+        }
+        buf += take;
+        got -= take;
+    }
 }
 
 void bt_cmd_ask_tick(struct bt_cmd_ask *k)
@@ -199,44 +249,48 @@ void bt_cmd_ask_tick(struct bt_cmd_ask *k)
         ssize_t got = read(k->fd, buf, sizeof(buf));
         if (got <= 0)
             break; /* the terminal went away: `baton approve` still answers */
-        if (k->line.len + (size_t)got <= LINE_MAX)
-            bt_buf_add(&k->line, buf, (size_t)got);
-        char *nl;
-        while ((nl = memchr(k->line.data, '\n', k->line.len)) != NULL) {
-            *nl = '\0';
-            if (nl > k->line.data && nl[-1] == '\r')
-                nl[-1] = '\0';
-            if (k->n)
-                on_line(k, k->line.data);
-            size_t used = (size_t)(nl + 1 - k->line.data);
-            memmove(k->line.data, nl + 1, k->line.len - used);
-            k->line.len -= used;
-            k->line.data[k->line.len] = '\0';
-        }
+        typed(k, buf, (size_t)got);
     }
     ask(k);
 }
 
-void bt_cmd_answer_add(cJSON *all, const cJSON *q, const char *text)
+/* 1 if text is option numbers only: "2", "1,3" (digits and commas). */
+static int numbers_only(const char *text)
+{
+    int digits = 0;
+    for (const char *p = text;; p++) {
+        if (*p >= '0' && *p <= '9') {
+            digits++;
+            continue;
+        }
+        if (!digits || (*p != ',' && *p != '\0'))
+            return 0;
+        if (*p == '\0')
+            return 1;
+        digits = 0;
+    }
+}
+
+int bt_cmd_answer_add(cJSON *all, const cJSON *q, const char *text)
 {
     const cJSON *opts = cJSON_GetObjectItemCaseSensitive(q, "options");
+    int n = cJSON_GetArraySize(opts);
     cJSON *labels = cJSON_CreateArray();
-    const char *p = text;
-    int ok = *p != '\0';
-    while (ok && *p) {
+    int ok = n > 0 && numbers_only(text);
+    for (const char *p = text; ok && *p;) {
         char *end;
         long k = strtol(p, &end, 10);
-        const cJSON *o = end > p && k >= 1 ? cJSON_GetArrayItem(opts, (int)k - 1) : NULL;
-        const char *label = bt_json_str(o, "label");
-        ok = label && (*end == '\0' || *end == ',') && p[0] >= '0' && p[0] <= '9';
-        if (ok)
-            cJSON_AddItemToArray(labels, cJSON_CreateString(label));
+        const char *label =
+            k >= 1 && k <= n ? bt_json_str(cJSON_GetArrayItem(opts, (int)k - 1), "label") : NULL;
+        if (!label) { /* numbers, but not of its options */
+            cJSON_Delete(labels);
+            return n;
+        }
+        cJSON_AddItemToArray(labels, cJSON_CreateString(label));
         p = *end == ',' ? end + 1 : end;
     }
-    if (!ok) { /* not option numbers: the person's own words */
-        cJSON_Delete(labels);
-        labels = cJSON_CreateArray();
+    if (!ok) /* the person's own words */
         cJSON_AddItemToArray(labels, cJSON_CreateString(text));
-    }
     cJSON_AddItemToArray(all, labels);
+    return 0;
 }

@@ -33,9 +33,12 @@ void bt_cmd_ask_free(struct bt_cmd_ask *k);
 
 /* Append to all (a JSON array) the answer text gives to question q (its
  * event form, docs/events.md): option numbers ("2", "1,3") are their
- * labels when each is an option of q, anything else the words themselves;
- * an array of strings either way. Shared with `baton answer`. */
+ * labels, anything else the words themselves; an array of strings either
+ * way. Returns 0, or the number of q's options (nothing appended) when
+ * text is only option numbers and one of them is none of q's: a typo
+ * never goes to the coder as the person's words. A question without
+ * options takes numbers as words. Shared with `baton answer`. */
 struct cJSON;
-void bt_cmd_answer_add(struct cJSON *all, const struct cJSON *q, const char *text);
+int bt_cmd_answer_add(struct cJSON *all, const struct cJSON *q, const char *text);
 
 #endif

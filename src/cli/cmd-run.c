@@ -317,12 +317,12 @@ static int steered(struct bt_store *s, const struct run_args *a, const char *con
     }
     if (st.state == BT_STORE_CONTROL_DONE)
         fprintf(stderr, "baton: steered the running turn of %s\n", conv);
-    else if (st.state == BT_STORE_CONTROL_QUEUED)
-        fprintf(stderr,
-                "baton: not steered (%s): queued as #%lld in %s, for the next turn\n"
-                "       (`baton rm-queued %.12s %lld` takes it back)\n",
-                st.reason ? st.reason : "the turn could not take it", (long long)st.queue_no, conv,
-                conv, (long long)st.queue_no);
+    else if (st.state == BT_STORE_CONTROL_QUEUED) /* the reason may be the coder's words */
+        bt_term_printf(stderr,
+                       "baton: not steered (%s): queued as #%lld in %s, for the next turn\n"
+                       "       (`baton rm-queued %.12s %lld` takes it back)\n",
+                       st.reason ? st.reason : "the turn could not take it", (long long)st.queue_no,
+                       conv, conv, (long long)st.queue_no);
     else
         fprintf(stderr,
                 "baton: stored as request %lld for the running turn of %s; its owner has not "

@@ -138,6 +138,39 @@ static const char *field(struct body *b, const cJSON *m)
     return NULL;
 }
 
+/* What is wrong with body text (static), NULL when it is one JSON value
+ * (*root) or empty (*root NULL): every request's body passes here, so
+ * that none reaches cJSON with bytes it would take in silently (a NUL
+ * ends its strings, bad UTF-8 is copied as it is). */
+static const char *body_json(const struct bt_serve_req *r, cJSON **root)
+{
+    const char *text = r->body.data ? r->body.data : "";
+    *root = NULL;
+    if (bt_utf8_invalid_at(text, r->body.len) < r->body.len)
+        return "the body is not UTF-8 text";
+    if (bt_json_has_nul(text, r->body.len)) /* cJSON's strings would end at it */
+        return "the body holds a NUL character";
+    if (r->body.len && !(*root = parse_json(text, r->body.len)))
+        return "the body is not one JSON value";
+    if (*root && !cJSON_IsObject(*root)) {
+        cJSON_Delete(*root);
+        *root = NULL;
+        return "the body is not a JSON object";
+    }
+    return NULL;
+}
+
+cJSON *bt_serve_body_object(struct bt_serve_req *r, enum MHD_Result *ret)
+{
+    cJSON *root;
+    const char *why = body_json(r, &root);
+    if (!why && !root)
+        why = "the body must be a JSON object";
+    if (why)
+        *ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", why);
+    return why ? NULL : root;
+}
+
 /* Parse r's body (may be empty when nothing is required) with the fields
  * names allows; 0, or -1 with the 400 queued in *ret. */
 static int parse_body(struct bt_serve_req *r, const char *const *names, struct body *b,
@@ -146,17 +179,8 @@ static int parse_body(struct bt_serve_req *r, const char *const *names, struct b
     memset(b, 0, sizeof *b);
     b->turn.approval = BT_APPROVAL_DENY;
     b->turn.idle_timeout_ms = BT_SERVICE_IDLE_TIMEOUT_MS;
-    const char *why = NULL, *key = "";
-    const char *text = r->body.data ? r->body.data : "";
-    size_t bad = bt_utf8_invalid_at(text, r->body.len);
-    if (bad < r->body.len)
-        why = "the body is not UTF-8 text";
-    else if (bt_json_has_nul(text, r->body.len)) /* cJSON's strings would end at it */
-        why = "the body holds a NUL character";
-    else if (r->body.len && !(b->root = parse_json(text, r->body.len)))
-        why = "the body is not one JSON value";
-    else if (b->root && !cJSON_IsObject(b->root))
-        why = "the body is not a JSON object";
+    const char *key = "";
+    const char *why = body_json(r, &b->root);
     for (const cJSON *m = b->root ? b->root->child : NULL; !why && m; m = m->next) {
         key = m->string;
         why = member_is(m, names) ? field(b, m) : "is not a field of this request";

@@ -41,23 +41,30 @@ enum MHD_Result bt_serve_ask_list(struct bt_serve_req *r)
 }
 
 /* The body {"decision": "allow"|"always"|"deny", "answers"?: [[...]]}
- * into d; NULL, or what is wrong with it (static text). */
+ * into d (answers, owned, in *answers); NULL, or what is wrong with it
+ * (static text). Each member once: a second is refused, not taken over
+ * the first. */
 static const char *parse_decision(const cJSON *j, struct bt_service_decision *d, char **answers)
 {
-    if (!cJSON_IsObject(j))
-        return "the body must be a JSON object";
-    const cJSON *m;
+    const cJSON *m, *answers_in = NULL;
     const char *word = NULL;
+    int members = 0, other = 0;
     cJSON_ArrayForEach(m, j)
     {
+        members++;
         if (strcmp(m->string, "decision") == 0 && cJSON_IsString(m))
             word = m->valuestring;
         else if (strcmp(m->string, "answers") == 0 && cJSON_IsArray(m))
-            *answers = cJSON_PrintUnformatted(m);
+            answers_in = m;
         else
-            return "takes only decision (\"allow\", \"always\" or \"deny\") and answers (an "
-                   "array with an array of strings per question)";
+            other = 1;
     }
+    /* the count tells a member given twice (cJSON keeps both) */
+    if (other || members != (word != NULL) + (answers_in != NULL))
+        return "takes only decision (\"allow\", \"always\" or \"deny\") and answers (an "
+               "array with an array of strings per question), each once";
+    if (answers_in)
+        *answers = cJSON_PrintUnformatted(answers_in);
     if (!word)
         return "decision is missing: \"allow\", \"always\" or \"deny\"";
     d->accept = strcmp(word, "allow") == 0 || strcmp(word, "always") == 0;
@@ -83,9 +90,11 @@ enum MHD_Result bt_serve_ask_decide(struct bt_serve_req *r)
 {
     struct bt_service_decision d = {.request_id = r->arg};
     char *answers = NULL;
-    cJSON *j = cJSON_ParseWithLength(r->body.data, r->body.len);
-    const char *bad = parse_decision(j, &d, &answers);
     enum MHD_Result ret;
+    cJSON *j = bt_serve_body_object(r, &ret);
+    if (!j)
+        return ret;
+    const char *bad = parse_decision(j, &d, &answers);
     if (bad) {
         ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", bad);
     } else {

@@ -236,6 +236,11 @@ enum MHD_Result bt_serve_api_remove(struct bt_serve_req *r);
  * no member. 0, or -1 with the 400 queued in *ret, as a malformed body or
  * an unknown field of any request. */
 int bt_serve_body_none(struct bt_serve_req *r, enum MHD_Result *ret);
+/* A body that must be one JSON object (POST .../requests/{n}): UTF-8
+ * with no NUL, one JSON value and nothing after it. The tree (the
+ * caller's, cJSON_Delete), or NULL with the 400 queued in *ret. */
+struct cJSON;
+struct cJSON *bt_serve_body_object(struct bt_serve_req *r, enum MHD_Result *ret);
 /* r->arg: the queued message's number */
 enum MHD_Result bt_serve_api_unqueue(struct bt_serve_req *r);
 enum MHD_Result bt_serve_api_handoff(struct bt_serve_req *r);

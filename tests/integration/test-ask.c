@@ -232,12 +232,11 @@ static void test_late_answer_refused(void **state)
     "{\"id\":0,\"result\":{\"answers\":{\"color\":{\"answers\":[\"Blue\"]},\"name\":{"             \
     "\"answers\":[\"Ada Lovelace\"]}}}}\n"
 
-/* `baton answer CONV 2 'Ada Lovelace'`: option 2 of the first question,
- * words for the second; codex gets them by question id. */
-static void test_answer_question(void **state)
+/* The fake coder asks QUESTION in place of the command approval; a
+ * `baton run --json --approval ask` started in the background (its pid),
+ * its conversation in *conv once the question waits (caller frees). */
+static pid_t ask_question(struct ctx *c, char **conv)
 {
-    struct ctx *c = *state;
-    struct bt_test_result res;
     FILE *in = fopen(FIXTURES "/shell-approved.jsonl", "r");
     char *path = path_in(c, "question.jsonl");
     FILE *out = fopen(path, "w");
@@ -259,7 +258,18 @@ static void test_answer_question(void **state)
     free(log);
     pid_t pid =
         baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
-    char *conv = wait_asking(c);
+    *conv = wait_asking(c);
+    return pid;
+}
+
+/* `baton answer CONV 2 'Ada Lovelace'`: option 2 of the first question,
+ * words for the second; codex gets them by question id. */
+static void test_answer_question(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *conv;
+    pid_t pid = ask_question(c, &conv);
     baton(c, &res, NULL, 0, "approve", conv, "--allow", END); /* a question takes answers */
     assert_int_equal(res.exit_code, 2);
     bt_test_result_release(&res);
@@ -281,6 +291,95 @@ static void test_answer_question(void **state)
     assert_null(strstr(res.out.data, "asked you"));
     bt_test_result_release(&res);
     free(sent);
+    free(text);
+    free(conv);
+}
+
+/* Answers that are no answer are refused (exit 2), nothing written to the
+ * coder, and the question still waits: an option number the question has
+ * not (never sent as the person's words), an empty or blank answer,
+ * bytes that are not UTF-8. Then a right answer goes through, once. */
+static void test_bad_answers_refused(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *conv;
+    pid_t pid = ask_question(c, &conv);
+    const char *bad[][3] = {
+        {"7", "Ada", "answer 1, '7', is no option of question 1: it has 1 to 2"},
+        {"0", "Ada", "answer 1, '0', is no option of question 1: it has 1 to 2"},
+        {"1,3", "Ada", "is no option of question 1"},
+        {"2", "", "each UTF-8 text that is not blank"},
+        {"2", "  ", "each UTF-8 text that is not blank"},
+        {"\xff\xfe", "Ada", "each UTF-8 text that is not blank"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        baton(c, &res, NULL, 0, "answer", conv, bad[i][0], bad[i][1], END);
+        assert_int_equal(res.exit_code, 2);
+        assert_non_null(strstr(res.err.data, bad[i][2]));
+        bt_test_result_release(&res);
+    }
+    char *sent = coder_stdin(c);
+    assert_null(strstr(sent, "\"id\":0,\"result\""));
+    free(sent);
+    baton(c, &res, NULL, 0, "answer", conv, "2", "Ada Lovelace", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    sent = coder_stdin(c);
+    const char *first = strstr(sent, ANSWERS);
+    assert_non_null(first);
+    assert_null(strstr(first + strlen(ANSWERS), "\"id\":0,\"result\""));
+    free(sent);
+    free(conv);
+}
+
+/* The command codex asks to run holds escape sequences (a window title,
+ * a screen clear): `approve --list` and the turn's human output show it
+ * with '?' for each control character, never the sequences themselves. */
+static void test_coder_text_cannot_drive_the_terminal(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    FILE *in = fopen(FIXTURES "/shell-approved.jsonl", "r");
+    char *path = path_in(c, "escapes.jsonl");
+    FILE *out = fopen(path, "w");
+    assert_non_null(in);
+    assert_non_null(out);
+    static const char cmd[] = "echo baton-ok'";
+    static const char evil[] = "echo \\u001b]0;pwned\\u0007\\u001b[2Jbaton-ok'";
+    char line[16384];
+    while (fgets(line, sizeof(line), in)) {
+        char *at, *from = line;
+        while ((at = strstr(from, cmd)) != NULL) { /* the command, not its actions */
+            fwrite(from, 1, (size_t)(at - from), out);
+            fputs(evil, out);
+            from = at + strlen(cmd);
+        }
+        fputs(from, out);
+    }
+    fclose(in);
+    fclose(out);
+    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
+    setenv_kv(c, kv);
+    free(kv);
+    free(path);
+    pid_t pid = baton_bg(c, "out", "run", "--approval", "ask", "--idle-timeout", "30", "hi", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "approve", conv, "--list", END);
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(
+        strstr(res.out.data, "0\tcommand\t/bin/bash -lc 'echo ?]0;pwned??[2Jbaton-ok'\n"));
+    assert_null(strchr(res.out.data, '\x1b'));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "approve", conv, "--deny", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    char *text = slurp_out(c, "out");
+    assert_non_null(strstr(text, "?]0;pwned??[2Jbaton-ok"));
+    assert_null(strchr(text, '\x1b'));
+    assert_null(strchr(text, '\a'));
     free(text);
     free(conv);
 }
@@ -338,6 +437,8 @@ int main(void)
         T(test_approve_deny),
         T(test_late_answer_refused),
         T(test_answer_question),
+        T(test_bad_answers_refused),
+        T(test_coder_text_cannot_drive_the_terminal),
         T(test_inline_ask_on_a_terminal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

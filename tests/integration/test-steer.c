@@ -249,6 +249,41 @@ static void test_steer_refused_queued_once(void **state)
     free(path);
 }
 
+/* A steer as large as a prompt may be, of characters JSON escapes six
+ * times over (U+0001 as \\u0001): stored for the running turn like any
+ * other, not refused for its request's size, and, refused by codex,
+ * queued once, whole. */
+static void test_steer_large_text(void **state)
+{
+    struct ctx *c = *state;
+    steer_replay(c, STEER_REFUSED);
+    pid_t pid = baton_bg(c, "out", "run", "--json", "first [[slow:25]]", END);
+    struct last l;
+    wait_run(c, 1, 1, &l);
+    size_t n = (size_t)3 << 20; /* 18 MiB escaped: past 16 MiB */
+    char *text = bt_xmalloc(n + 1);
+    memset(text, '\x01', n);
+    text[0] = 'a';
+    text[n - 1] = 'z';
+    text[n] = '\0';
+    struct bt_test_result res;
+    baton(c, &res, text, 0, "send", "--steer", "--json", "--idle-timeout", "1", l.conv, "-", END);
+    if (res.exit_code != 0)
+        fail_msg("steer exited %d: %s", res.exit_code, res.err.data);
+    cJSON *j = cJSON_Parse(res.out.data);
+    assert_string_equal(str(j, "state"), "queued");
+    assert_has(str(j, "reason"), "no active turn to steer");
+    cJSON_Delete(j);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    int all, queued;
+    wait_run(c, 2, 0, &l); /* the worker sent the queue as turn 2 */
+    count_text(c, l.conv, text, &all, &queued);
+    assert_int_equal(all, 1);
+    assert_int_equal(queued, 0);
+    free(text);
+}
+
 /* No turn runs: queued at once, numbered, the reason said. */
 static void test_steer_without_turn(void **state)
 {
@@ -341,7 +376,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_steer_delivered),  T(test_steer_refused_queued_once), T(test_steer_without_turn),
-        T(test_steer_acp_queued), T(test_steer_dead_owner),
+        T(test_steer_acp_queued), T(test_steer_dead_owner),          T(test_steer_large_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

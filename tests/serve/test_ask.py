@@ -18,6 +18,14 @@ from servetest import Home, ServeCase, wait_for
 FIXTURE = servetest.TOP / "fixtures/codex/0.171.0/shell-approved.jsonl"
 ACCEPT = '{"id":0,"result":{"decision":"accept"}}'
 DECLINE = '{"id":0,"result":{"decision":"decline"}}'
+# codex item/tool/requestUserInput in place of the command approval
+QUESTION = (
+    '{"id":0,"method":"item/tool/requestUserInput","params":{"threadId":'
+    '"01a22760-2b05-77b0-a417-30527fa9d43e","turnId":"01a22760-2b46-7471-9b27-b0c3c20705d3",'
+    '"itemId":"call_q","isBlocking":true,"questions":[{"id":"color","header":"Colour",'
+    '"question":"Which colour?","options":[{"label":"Red"},{"label":"Blue"}]},{"id":"name",'
+    '"header":"Name","question":"What name?","options":null}]}}\n')
+ANSWERS = '{"id":0,"result":{"answers":{"color":{"answers":["Blue"]},"name":{"answers":["Ada"]}}}}'
 
 
 class Ask(ServeCase):
@@ -94,6 +102,47 @@ class Ask(ServeCase):
         self.assertEqual([(e["decision"], e["by"]) for e in res], [("decline", "user")])
         self.assertIn(DECLINE, self.coder_stdin())
         self.assertNotIn(ACCEPT, self.coder_stdin())
+
+    def test_question_answers_checked(self):
+        """Answers to a codex requestUserInput: a body cJSON would take in
+        changed (a NUL ending a string, bytes not UTF-8, a lone surrogate,
+        text after the value, a member twice) and answers that are no
+        answer (empty, blank, an empty list) are 400 with nothing
+        written to the coder; the right answer then goes through once."""
+        lines = FIXTURE.read_text().splitlines(keepends=True)
+        lines[11] = QUESTION
+        path = os.path.join(self.home.dir, "question.jsonl")
+        with open(path, "w") as f:
+            f.writelines(lines)
+        self.home.env["FAKE_CODER_REPLAY"] = path
+        try:
+            conv, doc = self.start()
+        finally:
+            self.home.env["FAKE_CODER_REPLAY"] = str(FIXTURE)
+        self.assertEqual(doc["requests"][0]["kind"], "user_input")
+        target = f"/v1/conversations/{conv}/requests/0"
+        template = "/v1/conversations/{id}/requests/{n}"
+        bad = [
+            (b'{"decision":"allow","answers":[["Bl\\u0000ue"],["Ada"]]}', "NUL"),
+            (b'{"decision":"allow","answers":[["\xff\xfe"],["Ada"]]}', "not UTF-8"),
+            (b'{"decision":"allow","answers":[["\\ud800"],["Ada"]]}', "one JSON value"),
+            (b'{"decision":"deny"} and more', "one JSON value"),
+            (b'{"decision":"allow","answers":[["Red"]],"answers":[["Blue"],["Ada"]]}',
+             "each once"),
+            (b'{"decision":"deny","decision":"allow"}', "each once"),
+            (b'{"decision":"allow","answers":[[""],["Ada"]]}', "not blank"),
+            (b'{"decision":"allow","answers":[["Blue"],["  "]]}', "not blank"),
+            (b'{"decision":"allow","answers":[["Blue"],[]]}', "not blank"),
+        ]
+        for body, why in bad:
+            err = self.error("POST", target, template, 400, "bad_request", body)
+            self.assertIn(why, err["error"]["message"], body)
+        self.assertNotIn('"id":0,"result"', self.coder_stdin())
+        self.decide(conv, "0", {"decision": "allow", "answers": [["Blue"], ["Ada"]]}, 202)
+        self.idle(conv)
+        sent = self.coder_stdin()
+        self.assertEqual(sent.count('"id":0,"result"'), 1)
+        self.assertIn(ANSWERS, sent)
 
 
 if __name__ == "__main__":

@@ -232,6 +232,46 @@ static void test_wake_and_modes(void **state)
     free(dir);
 }
 
+/* A client whose request line passes the bound is cut off, and what it
+ * sent after it in the same write counts for nothing: it is no follower
+ * (the count stays 0) and wakes nobody; garbage lines before are ignored
+ * and the owner goes on (a wake from another client still comes). */
+static void test_overlong_request_cut_off(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    assert_int_equal(o.open_rc, 0);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s/%s.sock", f->home, BT_CHANNEL_DIR, o.run);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_adds(&b, "not json\n{\"op\":42}\n[]\n");
+    for (int i = 0; i < 5000; i++)
+        bt_buf_addc(&b, 'x');
+    bt_buf_adds(&b, "\n{\"op\":\"follow\"}\n{\"op\":\"wake\"}\n");
+    assert_int_equal(send(fd, b.data, b.len, MSG_NOSIGNAL), (ssize_t)b.len);
+    char buf[256];
+    ssize_t n;
+    struct bt_buf said = BT_BUF_INIT;
+    while ((n = recv(fd, buf, sizeof buf, 0)) > 0)
+        bt_buf_add(&said, buf, (size_t)n);
+    assert_int_equal(n, 0);                                       /* cut off */
+    assert_null(strstr(said.data ? said.data : "", "following")); /* never answered */
+    bt_buf_release(&said);
+    close(fd);
+    loop_call(&o, do_count);
+    assert_int_equal(o.followers, 0);
+    assert_int_equal(atomic_load(&o.wakes), 0);
+    assert_int_equal(bt_channel_wake(f->home, o.run), 0);
+    for (int i = 0; i < 500 && atomic_load(&o.wakes) < 1; i++)
+        usleep(2000);
+    assert_int_equal(atomic_load(&o.wakes), 1);
+    bt_buf_release(&b);
+    owner_stop(&o);
+}
+
 /* A follower gets every line published after its answer, in order, none
  * before it; two followers the same; the end of the channel is -EPIPE. */
 static void test_follow(void **state)
@@ -300,6 +340,91 @@ static void test_slow_follower_cut_off(void **state)
     assert_true((size_t)g.lines * size < published);
     bt_channel_conn_close(&slow);
     free(line);
+    bt_buf_release(&g.all);
+    owner_stop(&o);
+}
+
+/* Followers that read nothing cost the owner BT_CHANNEL_BACKLOG_TOTAL at
+ * most together: of eight, each kept below its own bound, one at least is
+ * cut off, and the owner goes on with the others. */
+static void test_followers_backlog_total(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    enum { N = 8 };
+    struct bt_channel_conn slow[N];
+    struct got g[N];
+    for (int i = 0; i < N; i++) {
+        g[i] = (struct got){BT_BUF_INIT, 0};
+        assert_int_equal(bt_channel_follow(f->home, o.run, &slow[i], on_line, &g[i]), 0);
+    }
+    size_t size = (size_t)64 * 1024;
+    char *line = bt_xmalloc(size + 1);
+    memset(line, 'x', size - 1);
+    line[size - 1] = '\n';
+    line[size] = '\0';
+    /* N times this is past the total; each alone is below its bound */
+    size_t each = BT_CHANNEL_BACKLOG_TOTAL / N + BT_CHANNEL_BACKLOG_TOTAL / 16;
+    assert_true(each < BT_CHANNEL_BACKLOG_MAX);
+    for (size_t published = 0; published < each; published += size)
+        publish(&o, line);
+    loop_call(&o, do_count);
+    assert_true(o.followers < N);
+    assert_true(o.followers >= 1);
+    for (int i = 0; i < N; i++) {
+        bt_channel_conn_close(&slow[i]);
+        bt_buf_release(&g[i].all);
+    }
+    free(line);
+    owner_stop(&o);
+}
+
+/* Clients that connect and hold on take BT_CHANNEL_CONNS_MAX connections
+ * at most, and never lock a follower out: a follower past the bound gets
+ * in, the oldest holder closed; with every connection following, one more
+ * is closed at once (a follower is told to read the store, never left
+ * waiting), and gets in once one lets go. */
+static void test_connections_bounded(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    enum { MAX = BT_CHANNEL_CONNS_MAX };
+    int fds[MAX];
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s/%s.sock", f->home, BT_CHANNEL_DIR, o.run);
+    for (int i = 0; i < MAX; i++) {
+        fds[i] = socket(AF_UNIX, SOCK_STREAM, 0);
+        assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof sa), 0);
+    }
+    static struct bt_channel_conn fol[MAX + 1];
+    struct got g = {BT_BUF_INIT, 0};
+    assert_int_equal(bt_channel_follow(f->home, o.run, &fol[0], on_line, &g), 0);
+    char c;
+    assert_int_equal(recv(fds[0], &c, 1, 0), 0); /* the oldest holder made room */
+    /* followers take the holders' places, one by one */
+    for (int i = 1; i < MAX; i++)
+        assert_int_equal(bt_channel_follow(f->home, o.run, &fol[i], on_line, &g), 0);
+    for (int i = 0; i < MAX; i++)
+        close(fds[i]);
+    loop_call(&o, do_count);
+    assert_int_equal(o.followers, MAX);
+    /* all following: one more is turned away, not kept waiting */
+    assert_int_equal(bt_channel_follow(f->home, o.run, &fol[MAX], on_line, &g), -EPIPE);
+    bt_channel_conn_close(&fol[0]);
+    int rc = -EPIPE;
+    for (int i = 0; i < 500 && rc != 0; i++) { /* the owner sees the close on its loop */
+        rc = bt_channel_follow(f->home, o.run, &fol[MAX], on_line, &g);
+        if (rc)
+            usleep(2000);
+    }
+    assert_int_equal(rc, 0);
+    publish(&o, "{\"seq\":1}\n");
+    assert_int_equal(read_until(&fol[MAX], &g, 1), 0);
+    assert_string_equal(g.all.data, "{\"seq\":1}|");
+    for (int i = 1; i <= MAX; i++)
+        bt_channel_conn_close(&fol[i]);
     bt_buf_release(&g.all);
     owner_stop(&o);
 }
@@ -390,7 +515,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_wake_and_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overlong_request_cut_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_follower_cut_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_followers_backlog_total, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_connections_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_and_live, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_home, setup, teardown),
     };
