@@ -295,10 +295,12 @@ void bt_service_decision_deliver(struct bt_store *s, struct bt_turn *t,
     const char *id = bt_json_str(b, "request_id");
     const cJSON *answers = cJSON_GetObjectItemCaseSensitive(b, "answers");
     char *answers_json = answers ? cJSON_PrintUnformatted(answers) : NULL;
+    char *why = NULL;
     struct bt_turn_decision d = {
         .accept = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "accept")),
         .always = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "always")),
         .answers_json = answers_json,
+        .why = &why,
     };
     int rc = id ? bt_turn_decide(t, id, &d) : -EINVAL;
     if (rc == 0)
@@ -310,7 +312,8 @@ void bt_service_decision_deliver(struct bt_store *s, struct bt_turn *t,
                        "it no longer waits (answered, declined by timeout, or the turn is "
                        "stopping)");
     else
-        finish_refused(s, c->id, "the answer does not fit the request");
+        finish_refused(s, c->id, why ? why : "the answer does not fit the request");
+    free(why);
     free(answers_json);
     cJSON_Delete(b);
 }
