@@ -362,6 +362,50 @@ static void test_answer_form(void **state)
     free(conv);
 }
 
+/* ACP elicitation/create (tests/fake-coder/fake-acp.c [elicit]: a choice
+ * and a required integer) answered with `baton answer`: a misfit refused
+ * with the form still waiting; then the agent gets the typed content and
+ * says so in its answer. */
+static void test_answer_acp_form(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    setenv_kv(c, "BATON_GEMINI_BIN=" BT_BINARY_DIR "/tests/fake-coder/fake-acp");
+    char *log = path_in(c, "acp.log");
+    char *kv = bt_xasprintf("FAKE_ACP_LOG=%s", log);
+    setenv_kv(c, kv);
+    free(kv);
+    pid_t pid = baton_bg(c, "out", "run", "-c", "gemini", "--json", "--approval", "ask",
+                         "--idle-timeout", "30", "[elicit]", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "answer", conv, "2", "many", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "answer 2 (count, integer) is not an integer"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "answer", conv, "2", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "answer 2 (count) is required"));
+    bt_test_result_release(&res);
+    char *sent = bt_test_slurp(log, NULL);
+    assert_null(sent && strstr(sent, "\"id\":11,") ? "answered" : NULL);
+    free(sent);
+    baton(c, &res, NULL, 0, "answer", conv, "2", "7", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    sent = bt_test_slurp(log, NULL);
+    assert_non_null(sent);
+    assert_non_null(strstr(sent, "\"id\":11,\"result\":{\"action\":\"accept\",\"content\":"
+                                 "{\"colour\":\"blue\",\"count\":7}}"));
+    char *text = slurp_out(c, "out");
+    assert_non_null(strstr(text, "\"final_text\":\"elicitation: accept {\\\"colour\\\":"
+                                 "\\\"blue\\\",\\\"count\\\":7}\""));
+    free(text);
+    free(sent);
+    free(log);
+    free(conv);
+}
+
 /* Answers that are no answer are refused (exit 2), nothing written to the
  * coder, and the question still waits: an option number the question has
  * not (never sent as the person's words), an empty or blank answer,
@@ -506,6 +550,7 @@ int main(void)
         T(test_answer_question),
         T(test_bad_answers_refused),
         T(test_answer_form),
+        T(test_answer_acp_form),
         T(test_coder_text_cannot_drive_the_terminal),
         T(test_inline_ask_on_a_terminal),
     };
