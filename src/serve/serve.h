@@ -300,6 +300,11 @@ enum MHD_Result bt_serve_read_detail(struct bt_serve_req *r);
  * (409 busy first while a turn runs). */
 enum MHD_Result bt_serve_task_remove(struct bt_serve_req *r);
 enum MHD_Result bt_serve_task_handoff(struct bt_serve_req *r, int tmux);
+/* bt_service_decide of d (copied) for r->conv, waiting up to d->wait_ms
+ * for the run's owner to take it (or to refuse answers the coder cannot
+ * take: 400) off the loop; 202, 400, 409 as serve-ask.c says. */
+struct bt_service_decision;
+enum MHD_Result bt_serve_task_decide(struct bt_serve_req *r, const struct bt_service_decision *d);
 /* A request going away: its task's reply is dropped. */
 void bt_serve_task_forget(struct bt_serve_req *r);
 /* Stopping: answer the requests still waiting (503); the tasks finish. */
