@@ -54,8 +54,8 @@ static cJSON *choices_of(const cJSON *prop)
             continue;
         cJSON *c = cJSON_CreateObject();
         cJSON_AddStringToObject(c, "value", v->valuestring);
-        cJSON_AddStringToObject(c, "label",
-                                cJSON_IsString(name) ? name->valuestring : v->valuestring);
+        const char *label = name && cJSON_IsString(name) ? name->valuestring : v->valuestring;
+        cJSON_AddStringToObject(c, "label", label);
         cJSON_AddItemToArray(out, c);
     }
     cJSON_ArrayForEach(v, pairs)

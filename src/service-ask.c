@@ -218,7 +218,7 @@ static char *decision_body(const char *request_id, const struct bt_service_decis
  * answers did not fit (the request still waits), else -EALREADY. */
 static int await(struct bt_store *s, unsigned wait_ms, struct bt_service_decided *out)
 {
-    int misfit = 0;
+    int wrong = 0; /* the answers did not fit */
     for (unsigned waited = 0;; waited += DECIDE_POLL_MS) {
         struct bt_store_control c;
         if (bt_store_control_get(s, out->control, &c) != 0)
@@ -229,12 +229,12 @@ static int await(struct bt_store *s, unsigned wait_ms, struct bt_service_decided
             const char *why = bt_json_str(r, "reason");
             out->message = bt_xasprintf("request %s was not answered: %s", out->request_id,
                                         why ? why : "the turn's owner refused it");
-            misfit = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "misfit"));
+            wrong = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "misfit"));
             cJSON_Delete(r);
         }
         bt_store_control_release(&c);
         if (st == BT_STORE_CONTROL_REFUSED)
-            return misfit ? -EINVAL : -EALREADY;
+            return wrong ? -EINVAL : -EALREADY;
         out->taken = st == BT_STORE_CONTROL_DONE;
         if (out->taken || waited >= wait_ms)
             return 0;
@@ -281,12 +281,12 @@ int bt_service_decide(struct bt_store *s, const char *conv, const struct bt_serv
 
 /* --- the owner's side: the "decision" handlers of service-control.c ------- */
 
-/* misfit: the answer was wrong, not late (the request still waits) */
-static void finish_refused(struct bt_store *s, int64_t id, const char *why, int misfit)
+/* misfit_answer: the answer was wrong, not late (the request still waits) */
+static void finish_refused(struct bt_store *s, int64_t id, const char *why, int misfit_answer)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "reason", why);
-    if (misfit)
+    if (misfit_answer)
         cJSON_AddBoolToObject(o, "misfit", 1);
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
