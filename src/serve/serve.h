@@ -16,7 +16,7 @@
  *   serve-sse.c    event streams
  *   serve-token.c  the token file
  *   serve-conn.c   the listen socket, the connection limit, header deadlines
- *   serve-task.c   rm and handoff, run off the loop
+ *   serve-task.c   rm, handoff and a decision's wait, run off the loop
  *   serve-reply.c  replies, errors, query arguments: the bottom
  *
  * Calls go one way (tests/scripts/cycles.py measures it): serve.c (the
@@ -295,7 +295,8 @@ enum MHD_Result bt_serve_read_coders(struct bt_serve_req *r);
 enum MHD_Result bt_serve_read_list(struct bt_serve_req *r);
 enum MHD_Result bt_serve_read_detail(struct bt_serve_req *r);
 
-/* serve-task.c: the service's rm and handoff (--print, or --tmux) of
+/* serve-task.c: the service's rm and handoff (--print, or --tmux) (and
+ * bt_serve_task_decide below) of
  * r->conv, run in libuv's thread pool while the request waits suspended
  * (409 busy first while a turn runs). */
 enum MHD_Result bt_serve_task_remove(struct bt_serve_req *r);
