@@ -13,6 +13,7 @@
 
 #include "json.h"
 #include "parser-acp-tool.h"
+#include "parser-form.h"
 #include "runner-acp.h"
 
 /* Tool calls remembered for their updates, which name only the id: a turn
@@ -424,7 +425,7 @@ static void on_request(struct acp_parser *a, const cJSON *msg, const char *metho
     struct bt_signal sig = {.type = BT_SIGNAL_REQUEST,
                             .request = {.request_id = id, .method = method}};
     struct bt_signal_request *rq = &sig.request;
-    char *options = NULL;
+    char *options = NULL, *form = NULL;
     if (strcmp(method, "session/request_permission") == 0) {
         close_open(a, sink);
         const cJSON *tc = params ? bt_json_obj(params, "toolCall") : NULL;
@@ -441,11 +442,19 @@ static void on_request(struct acp_parser *a, const cJSON *msg, const char *metho
         bt_parser_approval(sink, rq, NULL, NULL);
     } else if (strcmp(method, "elicitation/create") == 0) {
         /* the agent asks the user (CreateElicitationRequest {message, mode}
-         * of @agentclientprotocol/sdk 2.4.0, schema v1): a question, although
-         * baton advertises no elicitation capability */
+         * of @agentclientprotocol/sdk 2.4.0, schema v1; requestedSchema in
+         * form mode): questions, although baton advertises no elicitation
+         * capability */
         const char *message = params ? bt_json_str(params, "message") : NULL;
+        const cJSON *schema = params ? bt_json_obj(params, "requestedSchema") : NULL;
         cJSON *qs = NULL;
-        bt_parser_question(&qs, NULL, NULL, message ? message : method, NULL, 0);
+        /* a form: a question per field, the schema kept for the answer
+         * (parser-form.h); else (a URL, a form baton cannot fill) the
+         * message, which can only be declined */
+        if (bt_form_questions(&qs, schema, message))
+            rq->params_json = form = cJSON_PrintUnformatted(schema);
+        else
+            bt_parser_question(&qs, NULL, NULL, message ? message : method, NULL, 0);
         rq->approval_kind = "user_input";
         rq->summary = message ? message : method;
         rq->questions_json = options = bt_parser_changes_text(qs);
@@ -455,6 +464,7 @@ static void on_request(struct acp_parser *a, const cJSON *msg, const char *metho
     }
     sink->signal(sink->data, &sig);
     cJSON_free(options);
+    cJSON_free(form);
     cJSON_free(id);
 }
 

@@ -14,6 +14,7 @@
 #include "parser-codex-agents.h"
 #include "parser-codex-error.h"
 #include "json.h"
+#include "parser-form.h"
 
 struct codex_parser {
     struct bt_usage turn_usage; /* sum of `last` breakdowns in this turn */
@@ -561,8 +562,8 @@ static const char *approval_kind(const char *m)
 /* The questions of a user_input request, as text (owned, cJSON_free):
  * item/tool/requestUserInput's params.questions [{id, header, question,
  * options: [{label, description}]}]; mcpServer/elicitation/request's
- * message, headed by its serverName (codex-cli 0.171.0
- * generate-json-schema). NULL when there are none. */
+ * form fields (parser-form.h), or its message headed by its serverName
+ * (url mode; codex-cli 0.171.0 generate-json-schema). NULL when there are none. */
 static char *questions_of(const char *m, const cJSON *params)
 {
     cJSON *qs = NULL;
@@ -576,7 +577,10 @@ static char *questions_of(const char *m, const cJSON *params)
                                bt_json_str(q, "question"),
                                cJSON_GetObjectItemCaseSensitive(q, "options"), 0);
         }
-    } else if (strcmp(m, "mcpServer/elicitation/request") == 0) {
+    } else if (strcmp(m, "mcpServer/elicitation/request") == 0 &&
+               !bt_form_questions(&qs, bt_json_obj(params, "requestedSchema"),
+                                  bt_json_str(params, "message"))) {
+        /* url mode, or a form baton cannot fill: its message, to decline */
         bt_parser_question(&qs, NULL, bt_json_str(params, "serverName"),
                            bt_json_str(params, "message"), NULL, 0);
     }
@@ -609,6 +613,10 @@ static void on_request(struct codex_parser *p, const cJSON *msg, const char *m, 
     if (params && strcmp(m, "item/permissions/requestApproval") == 0)
         rq->params_json = pj =
             cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(params, "permissions"));
+    /* a form the questions stand for: its schema, for the answer (parser-form.h) */
+    const cJSON *schema = params ? bt_json_obj(params, "requestedSchema") : NULL;
+    if (strcmp(m, "mcpServer/elicitation/request") == 0 && bt_form_fillable(schema))
+        rq->params_json = pj = cJSON_PrintUnformatted(schema);
     if (rq->approval_kind) {
         struct bt_event ev;
         bt_event_init(&ev, BT_EVENT_APPROVAL_REQUESTED);

@@ -289,21 +289,25 @@ static void answer_permission(const struct bt_signal_request *sig,
     bt_runner_resolved(sink, sig, accept && option, d);
 }
 
-/* elicitation/create answered: declined (cancelled after the stop):
- * CreateElicitationResponse {action} of @agentclientprotocol/sdk 2.4.0.
- * An accepted one wants content fitting its requestedSchema, which a
- * question's answers do not make: declined too, and said so. */
+/* elicitation/create answered (CreateElicitationResponse {action,
+ * content?} of @agentclientprotocol/sdk 2.4.0): a form's content typed to
+ * its requestedSchema (runner-form.c), declined, or cancelled after the
+ * stop. */
 static void answer_elicitation(const struct bt_signal_request *sig,
                                const struct bt_runner_decision *d, struct bt_buf *out,
                                const struct bt_parser_sink *sink)
 {
-    if (d->accept)
-        bt_parser_warn(sink, "unsupported_request",
-                       "baton cannot fill an agent's elicitation form; it is declined", NULL, 0);
     cJSON *result = cJSON_CreateObject();
-    cJSON_AddStringToObject(result, "action", strcmp(d->by, "cancel") == 0 ? "cancel" : "decline");
+    int accept = bt_runner_form_answer(sig, d, result, sink);
     bt_runner_answer(sig, "2.0", result, out);
-    bt_runner_resolved(sink, sig, 0, d);
+    bt_runner_resolved(sink, sig, accept, d);
+}
+
+char *bt_acp_runner_answer_problem(const struct bt_signal_request *rq, const char *answers_json)
+{
+    if (strcmp(rq->method, "elicitation/create") != 0)
+        return NULL;
+    return bt_runner_form_problem(rq, answers_json);
 }
 
 void bt_acp_runner_answer(void *st, const struct bt_signal_request *sig,

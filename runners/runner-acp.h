@@ -61,6 +61,8 @@ int bt_acp_runner_interrupt(void *st, struct bt_buf *out);
 void bt_acp_runner_answer(void *st, const struct bt_signal_request *rq,
                           const struct bt_runner_decision *d, struct bt_buf *out,
                           const struct bt_parser_sink *sink);
+/* An elicitation form's answers checked (runner.h answer_problem). */
+char *bt_acp_runner_answer_problem(const struct bt_signal_request *rq, const char *answers_json);
 
 /* The members of an ACP coder's struct bt_runner_ops and struct
  * bt_parser_ops that are the family's, for their initializers; the coder
@@ -68,7 +70,8 @@ void bt_acp_runner_answer(void *st, const struct bt_signal_request *rq,
 #define BT_ACP_RUNNER_OPS                                                                          \
     .stdin_pipe = 1, .parse_version = bt_acp_parse_version, .destroy = bt_acp_runner_destroy,      \
     .start = bt_acp_runner_start, .on_signal = bt_acp_runner_on_signal,                            \
-    .interrupt = bt_acp_runner_interrupt, .answer = bt_acp_runner_answer
+    .interrupt = bt_acp_runner_interrupt, .answer = bt_acp_runner_answer,                          \
+    .answer_problem = bt_acp_runner_answer_problem
 #define BT_ACP_PARSER_OPS                                                                          \
     .destroy = bt_acp_parser_destroy, .line = bt_acp_parser_line,                                  \
     .diagnose = bt_acp_parser_diagnose, .explain = bt_acp_parser_explain,                          \

@@ -380,6 +380,14 @@ static void on_request(struct codex_runner *r, const struct bt_signal_request *s
     codex_answer(r, sig, &d, out, sink);
 }
 
+/* Only an MCP server's form checks its answers (runner.h answer_problem). */
+static char *codex_answer_problem(const struct bt_signal_request *rq, const char *answers_json)
+{
+    if (strcmp(rq->method, "mcpServer/elicitation/request") != 0)
+        return NULL;
+    return bt_runner_form_problem(rq, answers_json);
+}
+
 /* The answer to a request with an approval kind, as decided (runner.h). */
 static void codex_answer(void *st, const struct bt_signal_request *sig,
                          const struct bt_runner_decision *d, struct bt_buf *out,
@@ -390,13 +398,8 @@ static void codex_answer(void *st, const struct bt_signal_request *sig,
     int cancel = strcmp(d->by, "cancel") == 0;
     cJSON *result = cJSON_CreateObject();
     if (strcmp(sig->method, "mcpServer/elicitation/request") == 0) {
-        /* an MCP form wants content fitting its requestedSchema, which a
-         * question's answers do not make: declined, and said so */
-        if (accept)
-            bt_parser_warn(sink, "unsupported_request",
-                           "baton cannot fill an MCP server's form; it is declined", NULL, 0);
-        accept = 0;
-        cJSON_AddStringToObject(result, "action", cancel ? "cancel" : "decline");
+        /* an MCP form: content typed to its requestedSchema (runner-form.c) */
+        accept = bt_runner_form_answer(sig, d, result, sink);
     } else if (bt_runner_is_question(sig)) {
         put_answers(result, sig->questions_json, d);
     } else if (strcmp(sig->approval_kind, "permissions") == 0) {
@@ -475,6 +478,7 @@ const struct bt_runner_ops bt_runner_codex = {
     .start = codex_start,
     .on_signal = codex_on_signal,
     .answer = codex_answer,
+    .answer_problem = codex_answer_problem,
     .interrupt = codex_interrupt,
     .steer = codex_steer,
     .models_argv = bt_codex_models_argv,

@@ -177,6 +177,13 @@ struct bt_runner_ops {
      * absent answer is the empty text. Pure: no I/O. */
     void (*answer)(void *st, const struct bt_signal_request *rq, const struct bt_runner_decision *d,
                    struct bt_buf *out, const struct bt_parser_sink *sink);
+    /* Optional: why answers_json (as bt_runner_decision's) cannot answer
+     * the question rq (owned text, free), or NULL when it can. The engine
+     * asks before it accepts a person's answers, so a misfit writes
+     * nothing and rq keeps waiting (an elicitation form's field that
+     * wants an integer, a choice, a required value: parser-form.h). NULL
+     * op: every answer fits. Pure. */
+    char *(*answer_problem)(const struct bt_signal_request *rq, const char *answers_json);
     /* Append a protocol interrupt for the running turn. Returns 0, or
      * -ENOTSUP when the coder has none (or it cannot be sent yet): the engine
      * then goes straight to signals. */
@@ -225,7 +232,23 @@ enum {
     BT_RUNNER_STEER_TAKEN_END = 1,
 };
 
-/* Shared helpers (runners/runner-util.c). */
+/* Shared helpers (runners/runner-util.c; the form's runners/runner-form.c). */
+
+struct cJSON;
+
+/* An elicitation form (ACP elicitation/create, codex
+ * mcpServer/elicitation/request: their parsers keep its requestedSchema
+ * as rq->params_json, NULL when baton cannot fill it) answered in place
+ * into result: {action: "accept", content: {...}} with the answers typed
+ * to the form (bt_form_content), {action: "decline"}, or {action:
+ * "cancel"} when d->by is "cancel". Returns 1 if accepted. An accept
+ * whose answers do not fit (the engine checked them first: only by
+ * mistake) is declined with a warning through sink. */
+int bt_runner_form_answer(const struct bt_signal_request *rq, const struct bt_runner_decision *d,
+                          struct cJSON *result, const struct bt_parser_sink *sink);
+/* answer_problem of an elicitation form (bt_runner_form_answer): why
+ * answers_json does not fit rq's form (owned), or NULL. */
+char *bt_runner_form_problem(const struct bt_signal_request *rq, const char *answers_json);
 
 /* Add a model to m: value and name copied (name NULL or empty: value).
  * A value -m could not take (bt_input_model_problem), one already in m,

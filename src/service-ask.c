@@ -214,9 +214,11 @@ static char *decision_body(const char *request_id, const struct bt_service_decis
 }
 
 /* Wait up to wait_ms for the owner to finish control id: 0 with
- * out->taken, or -EALREADY (refused, out->message its reason). */
+ * out->taken, or refused (out->message its reason): -EINVAL when the
+ * answers did not fit (the request still waits), else -EALREADY. */
 static int await(struct bt_store *s, unsigned wait_ms, struct bt_service_decided *out)
 {
+    int wrong = 0; /* the answers did not fit */
     for (unsigned waited = 0;; waited += DECIDE_POLL_MS) {
         struct bt_store_control c;
         if (bt_store_control_get(s, out->control, &c) != 0)
@@ -227,11 +229,12 @@ static int await(struct bt_store *s, unsigned wait_ms, struct bt_service_decided
             const char *why = bt_json_str(r, "reason");
             out->message = bt_xasprintf("request %s was not answered: %s", out->request_id,
                                         why ? why : "the turn's owner refused it");
+            wrong = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "misfit"));
             cJSON_Delete(r);
         }
         bt_store_control_release(&c);
         if (st == BT_STORE_CONTROL_REFUSED)
-            return -EALREADY;
+            return wrong ? -EINVAL : -EALREADY;
         out->taken = st == BT_STORE_CONTROL_DONE;
         if (out->taken || waited >= wait_ms)
             return 0;
@@ -278,10 +281,13 @@ int bt_service_decide(struct bt_store *s, const char *conv, const struct bt_serv
 
 /* --- the owner's side: the "decision" handlers of service-control.c ------- */
 
-static void finish_refused(struct bt_store *s, int64_t id, const char *why)
+/* misfit_answer: the answer was wrong, not late (the request still waits) */
+static void finish_refused(struct bt_store *s, int64_t id, const char *why, int misfit_answer)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "reason", why);
+    if (misfit_answer)
+        cJSON_AddBoolToObject(o, "misfit", 1);
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     bt_store_control_finish(s, id, BT_STORE_CONTROL_REFUSED, text);
@@ -295,10 +301,12 @@ void bt_service_decision_deliver(struct bt_store *s, struct bt_turn *t,
     const char *id = bt_json_str(b, "request_id");
     const cJSON *answers = cJSON_GetObjectItemCaseSensitive(b, "answers");
     char *answers_json = answers ? cJSON_PrintUnformatted(answers) : NULL;
+    char *why = NULL;
     struct bt_turn_decision d = {
         .accept = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "accept")),
         .always = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "always")),
         .answers_json = answers_json,
+        .why = &why,
     };
     int rc = id ? bt_turn_decide(t, id, &d) : -EINVAL;
     if (rc == 0)
@@ -308,14 +316,16 @@ void bt_service_decision_deliver(struct bt_store *s, struct bt_turn *t,
     else if (rc == -ENOENT)
         finish_refused(s, c->id,
                        "it no longer waits (answered, declined by timeout, or the turn is "
-                       "stopping)");
+                       "stopping)",
+                       0);
     else
-        finish_refused(s, c->id, "the answer does not fit the request");
+        finish_refused(s, c->id, why ? why : "the answer does not fit the request", 1);
+    free(why);
     free(answers_json);
     cJSON_Delete(b);
 }
 
 void bt_service_decision_stranded(struct bt_store *s, const struct bt_store_control *c)
 {
-    finish_refused(s, c->id, "the turn had ended");
+    finish_refused(s, c->id, "the turn had ended", 0);
 }

@@ -232,8 +232,11 @@ struct bt_service_decided {
  * such request waits (answered already, declined by timeout or by the
  * stop: a late answer is refused); -EINVAL the request is not named and
  * several wait, answers for a request that is no question, a question
- * accepted without answers, answers of the wrong shape; -EALREADY the
- * owner refused it (the turn or the request ended first); BT_ESTORE. */
+ * accepted without answers, answers of the wrong shape, or answers the
+ * owner found the coder's request cannot take (an elicitation form's
+ * field: not a number, not a choice, a required one unanswered; the
+ * request still waits); -EALREADY the owner refused it (the turn or the
+ * request ended first); BT_ESTORE. */
 int bt_service_decide(struct bt_store *s, const char *conv, const struct bt_service_decision *d,
                       struct bt_service_decided *out);
 

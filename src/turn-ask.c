@@ -153,6 +153,19 @@ int bt_turn_decide(struct bt_turn *t, const char *request_id, const struct bt_tu
     int question = bt_runner_is_question(rq);
     if (d->answers_json && (!question || !answers_ok(d->answers_json)))
         return -EINVAL;
+    /* answers the coder could not take (a form's field of another type):
+     * refused before anything is written, the request still waiting */
+    const struct bt_runner_ops *ops = t->o->coder->runner;
+    char *why = d->accept && question && ops->answer_problem
+                    ? ops->answer_problem(rq, d->answers_json)
+                    : NULL;
+    if (why) {
+        if (d->why)
+            *d->why = why;
+        else
+            free(why);
+        return -EINVAL;
+    }
     struct bt_turn_held *h = take(t, i);
     if (d->accept && d->always && !question && !allowed_always(t, rq->approval_kind))
         bt_strv_push(&t->always, rq->approval_kind);

@@ -165,6 +165,9 @@ struct bt_turn_decision {
                                  per question in order, each an array of strings
                                  (labels chosen or one free text), as
                                  bt_runner_decision's; NULL otherwise */
+    char **why;               /* optional: on -EINVAL, why the answers do not fit
+                                 (owned, free; NULL when only their shape is
+                                 wrong) */
 };
 
 /* Under BT_APPROVAL_ASK the engine keeps each approval request and
@@ -179,8 +182,10 @@ struct bt_turn_decision {
  * waiting when the coder ends are resolved by "cancel". Returns 0;
  * -ENOENT when no such request waits (never asked, answered already, or
  * declined by timeout or cancel: a late answer changes nothing); -EINVAL
- * when d does not fit it (answers for a request that is no question, or
- * answers that are not an array of arrays of strings). */
+ * when d does not fit it (answers for a request that is no question,
+ * answers that are not an array of arrays of strings, or answers the
+ * coder's request cannot take: the runner's answer_problem, told in
+ * *d->why): nothing is written and the request keeps waiting. */
 int bt_turn_decide(struct bt_turn *turn, const char *request_id, const struct bt_turn_decision *d);
 
 /* A run replayed from the raw stdout its run file kept (bt_turn_replay). */

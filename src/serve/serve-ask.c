@@ -5,7 +5,10 @@
  * approval requests and questions that wait, POST
  * /v1/conversations/{id}/requests/{n} decides one. The service stores the
  * decision and the run's owner gives it to the coder (service-ask.c); the
- * server never waits for that: 202 once stored.
+ * request waits for that off the loop (serve-task.c), up to
+ * DECIDE_WAIT_MS: 202 once stored (taken says whether the owner took it
+ * yet), 400 when the owner refused answers the coder cannot take (an
+ * elicitation form's field), 409 when nothing (more) waits.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -16,6 +19,10 @@
 #include "json.h"
 #include "serve.h"
 #include "service.h"
+
+/* How long a decision waits for the run's owner to take it, in ms (its
+ * owner hears of it at once through its channel; one that is gone never). */
+#define DECIDE_WAIT_MS 5000
 
 enum MHD_Result bt_serve_ask_list(struct bt_serve_req *r)
 {
@@ -77,15 +84,6 @@ static const char *parse_decision(const cJSON *j, struct bt_service_decision *d,
     return NULL;
 }
 
-static unsigned status_of(int rc)
-{
-    if (rc == -EINVAL)
-        return MHD_HTTP_BAD_REQUEST;
-    if (rc == BT_ENOTFOUND || rc == -EALREADY)
-        return MHD_HTTP_CONFLICT; /* nothing (more) waits: a late answer */
-    return MHD_HTTP_INTERNAL_SERVER_ERROR;
-}
-
 enum MHD_Result bt_serve_ask_decide(struct bt_serve_req *r)
 {
     struct bt_service_decision d = {.request_id = r->arg};
@@ -98,20 +96,8 @@ enum MHD_Result bt_serve_ask_decide(struct bt_serve_req *r)
     if (bad) {
         ret = bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", bad);
     } else {
-        struct bt_service_decided out;
-        int rc = bt_service_decide(r->srv->store, r->conv, &d, &out);
-        if (rc) {
-            ret = bt_serve_fail(r, status_of(rc), rc == -EINVAL ? "bad_request" : "conflict", "%s",
-                                out.message ? out.message : bt_strerror(rc));
-        } else {
-            struct bt_buf b = BT_BUF_INIT;
-            bt_buf_adds(&b, "{\"request_id\":");
-            bt_json_quote(&b, out.request_id, strlen(out.request_id));
-            bt_buf_addf(&b, ",\"control\":%lld,\"taken\":%s}\n", (long long)out.control,
-                        out.taken ? "true" : "false");
-            ret = bt_serve_reply(r, MHD_HTTP_ACCEPTED, &b);
-        }
-        free(out.message);
+        d.wait_ms = DECIDE_WAIT_MS;
+        ret = bt_serve_task_decide(r, &d);
     }
     free(answers);
     cJSON_Delete(j);

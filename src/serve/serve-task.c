@@ -2,7 +2,9 @@
 /*
  * serve-task: DELETE /v1/conversations/{id} and POST …/handoff, the
  * service's rm and handoff (service-conv.h), as `baton rm --yes` and
- * `baton handoff --print|--tmux` do them: one rule for both front ends.
+ * `baton handoff --print|--tmux` do them: one rule for both front ends;
+ * and POST …/requests/{n}'s wait for the run's owner to take a decision
+ * (bt_service_decide), which may refuse answers the coder cannot take.
  * Both can take long (rm runs a coder's delete command, bounded by
  * BT_CODER_COMMAND_MS; both ask tmux), so each runs in libuv's thread pool
  * (uv_queue_work) while the request waits suspended, never on the loop:
@@ -10,6 +12,7 @@
  * of its own in $BATON_HOME, used on its thread only. The reply is made
  * on the loop when the task is done.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,9 +20,10 @@
 #include "repo.h"
 #include "serve.h"
 #include "service-conv.h"
+#include "service.h"
 #include "store.h"
 
-enum task_kind { TASK_RM, TASK_PRINT, TASK_TMUX };
+enum task_kind { TASK_RM, TASK_PRINT, TASK_TMUX, TASK_DECIDE };
 
 struct bt_serve_task {
     uv_work_t work;
@@ -32,6 +36,9 @@ struct bt_serve_task {
     enum bt_service_result result;
     char *message;      /* why not OK */
     struct bt_buf body; /* OK: the reply's JSON */
+    /* TASK_DECIDE: the decision (strings owned) and what became of it */
+    struct bt_service_decision decision;
+    int decided_rc; /* bt_service_decide's return */
 };
 
 static void unlink_task(struct bt_serve_task *t)
@@ -86,6 +93,35 @@ static void do_handoff(struct bt_store *s, struct bt_serve_task *t)
     bt_service_handoff_release(&h);
 }
 
+static void do_decide(struct bt_store *s, struct bt_serve_task *t)
+{
+    struct bt_service_decided out;
+    t->decided_rc = bt_service_decide(s, t->conv, &t->decision, &out);
+    t->message = out.message;
+    if (t->decided_rc == 0) {
+        bt_buf_adds(&t->body, "{\"request_id\":");
+        bt_json_quote(&t->body, out.request_id, strlen(out.request_id));
+        bt_buf_addf(&t->body, ",\"control\":%lld,\"taken\":%s}\n", (long long)out.control,
+                    out.taken ? "true" : "false");
+    }
+}
+
+/* The reply to a decision: 202 stored (taken or not yet); 400 it does not
+ * fit the request; 409 nothing (more) waits: a late answer. */
+static void decide_done(struct bt_serve_task *t)
+{
+    int rc = t->decided_rc;
+    const char *msg = t->message ? t->message : bt_strerror(rc);
+    if (rc == 0)
+        bt_serve_reply_later(t->req, MHD_HTTP_ACCEPTED, &t->body);
+    else if (rc == -EINVAL)
+        bt_serve_fail_later(t->req, MHD_HTTP_BAD_REQUEST, "bad_request", "%s", msg);
+    else if (rc == BT_ENOTFOUND || rc == -EALREADY)
+        bt_serve_fail_later(t->req, MHD_HTTP_CONFLICT, "conflict", "%s", msg);
+    else
+        bt_serve_fail_later(t->req, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", "%s", msg);
+}
+
 /* On a thread of the pool: the operation, on a store handle of its own. */
 static void task_work(uv_work_t *w)
 {
@@ -99,6 +135,8 @@ static void task_work(uv_work_t *w)
             bt_xasprintf("cannot open the store in %s: %s", t->home, err ? err : bt_strerror(rc));
     } else if (t->kind == TASK_RM) {
         do_rm(s, t);
+    } else if (t->kind == TASK_DECIDE) {
+        do_decide(s, t);
     } else {
         do_handoff(s, t);
     }
@@ -110,7 +148,9 @@ static void task_work(uv_work_t *w)
 static void task_done(uv_work_t *w, int status)
 {
     struct bt_serve_task *t = w->data;
-    if (t->req && status == 0) {
+    if (t->req && status == 0 && t->kind == TASK_DECIDE && t->result == BT_SERVICE_OK) {
+        decide_done(t);
+    } else if (t->req && status == 0) {
         const char *msg = t->message ? t->message : "the operation failed";
         switch (t->result) {
         case BT_SERVICE_OK: bt_serve_reply_later(t->req, MHD_HTTP_OK, &t->body); break;
@@ -127,15 +167,23 @@ static void task_done(uv_work_t *w, int status)
     bt_buf_release(&t->body);
     free(t->message);
     free(t->home);
+    free((char *)t->decision.request_id); /* owned copies: const only in the type */
+    free((char *)t->decision.answers_json);
     free(t);
 }
 
-static enum MHD_Result start(struct bt_serve_req *r, enum task_kind kind)
+static enum MHD_Result start(struct bt_serve_req *r, enum task_kind kind,
+                             const struct bt_service_decision *d)
 {
     enum MHD_Result ret;
-    if (bt_serve_busy(r, r->conv, &ret))
+    if (kind != TASK_DECIDE && bt_serve_busy(r, r->conv, &ret))
         return ret;
     struct bt_serve_task *t = bt_xcalloc(1, sizeof *t);
+    if (d) {
+        t->decision = *d;
+        t->decision.request_id = d->request_id ? bt_xstrdup(d->request_id) : NULL;
+        t->decision.answers_json = d->answers_json ? bt_xstrdup(d->answers_json) : NULL;
+    }
     t->work.data = t;
     t->kind = kind;
     memcpy(t->conv, r->conv, BT_ID_SIZE);
@@ -145,6 +193,8 @@ static enum MHD_Result start(struct bt_serve_req *r, enum task_kind kind)
     int rc = uv_queue_work(&r->srv->loop, &t->work, task_work, task_done);
     if (rc != 0) {
         free(t->home);
+        free((char *)t->decision.request_id);
+        free((char *)t->decision.answers_json);
         free(t);
         return bt_serve_fail(r, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal",
                              "cannot start the operation: %s", uv_strerror(rc));
@@ -163,12 +213,17 @@ static enum MHD_Result start(struct bt_serve_req *r, enum task_kind kind)
 
 enum MHD_Result bt_serve_task_remove(struct bt_serve_req *r)
 {
-    return start(r, TASK_RM);
+    return start(r, TASK_RM, NULL);
 }
 
 enum MHD_Result bt_serve_task_handoff(struct bt_serve_req *r, int tmux)
 {
-    return start(r, tmux ? TASK_TMUX : TASK_PRINT);
+    return start(r, tmux ? TASK_TMUX : TASK_PRINT, NULL);
+}
+
+enum MHD_Result bt_serve_task_decide(struct bt_serve_req *r, const struct bt_service_decision *d)
+{
+    return start(r, TASK_DECIDE, d);
 }
 
 void bt_serve_task_forget(struct bt_serve_req *r)

@@ -16,7 +16,7 @@
  *   serve-sse.c    event streams
  *   serve-token.c  the token file
  *   serve-conn.c   the listen socket, the connection limit, header deadlines
- *   serve-task.c   rm and handoff, run off the loop
+ *   serve-task.c   rm, handoff and a decision's wait, run off the loop
  *   serve-reply.c  replies, errors, query arguments: the bottom
  *
  * Calls go one way (tests/scripts/cycles.py measures it): serve.c (the
@@ -295,11 +295,17 @@ enum MHD_Result bt_serve_read_coders(struct bt_serve_req *r);
 enum MHD_Result bt_serve_read_list(struct bt_serve_req *r);
 enum MHD_Result bt_serve_read_detail(struct bt_serve_req *r);
 
-/* serve-task.c: the service's rm and handoff (--print, or --tmux) of
+/* serve-task.c: the service's rm and handoff (--print, or --tmux) (and
+ * bt_serve_task_decide below) of
  * r->conv, run in libuv's thread pool while the request waits suspended
  * (409 busy first while a turn runs). */
 enum MHD_Result bt_serve_task_remove(struct bt_serve_req *r);
 enum MHD_Result bt_serve_task_handoff(struct bt_serve_req *r, int tmux);
+/* bt_service_decide of d (copied) for r->conv, waiting up to d->wait_ms
+ * for the run's owner to take it (or to refuse answers the coder cannot
+ * take: 400) off the loop; 202, 400, 409 as serve-ask.c says. */
+struct bt_service_decision;
+enum MHD_Result bt_serve_task_decide(struct bt_serve_req *r, const struct bt_service_decision *d);
 /* A request going away: its task's reply is dropped. */
 void bt_serve_task_forget(struct bt_serve_req *r);
 /* Stopping: answer the requests still waiting (503); the tasks finish. */

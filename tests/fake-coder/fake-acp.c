@@ -21,9 +21,10 @@
  *   [cancel]          a chunk, then waits for session/cancel; after it, a
  *                     session/request_permission; the answer to it goes to
  *                     stderr; stopReason cancelled
- *   [elicit]          asks the user (elicitation/create, form mode); the
- *                     answer is "elicitation: ACTION", the action that came
- *                     back
+ *   [elicit]          asks the user (elicitation/create, form mode: colour
+ *                     a choice of red/blue, count a required integer); the
+ *                     answer is "elicitation: ACTION[ CONTENT]", the action
+ *                     and the content (JSON) that came back
  *   [hang]            a chunk, then never answers the prompt (not even after
  *                     session/cancel)
  *   [orphan]          as [hang], and first forks a child that ignores
@@ -278,20 +279,28 @@ static void do_cancel(const char *id)
     end(id, "cancelled");
 }
 
-/* [elicit]: asks the user (elicitation/create, form mode) and says in
- * its answer which action came back. */
+/* [elicit]: asks the user (elicitation/create, form mode: a choice and a
+ * required integer) and says in its answer what came back: the action,
+ * then the content as JSON when there is one. */
 static void do_elicit(const char *id)
 {
     cJSON *a = ask(11, "elicitation/create",
                    "{\"sessionId\":\"fake-session-1\",\"mode\":\"form\",\"message\":"
                    "\"Which colour?\",\"requestedSchema\":{\"type\":\"object\","
-                   "\"properties\":{\"colour\":{\"type\":\"string\"}}}}");
+                   "\"properties\":{\"colour\":{\"type\":\"string\",\"title\":\"Colour\","
+                   "\"enum\":[\"red\",\"blue\"],\"enumNames\":[\"Red\",\"Blue\"]},"
+                   "\"count\":{\"type\":\"integer\",\"description\":\"How many?\"}},"
+                   "\"required\":[\"count\"]}}");
     const cJSON *res = a ? cJSON_GetObjectItemCaseSensitive(a, "result") : NULL;
     const cJSON *action = res ? cJSON_GetObjectItemCaseSensitive(res, "action") : NULL;
-    char text[128];
-    snprintf(text, sizeof(text), "elicitation: %s",
-             action && cJSON_IsString(action) ? action->valuestring : "no action");
+    const cJSON *content = res ? cJSON_GetObjectItemCaseSensitive(res, "content") : NULL;
+    char *ctext = content ? cJSON_PrintUnformatted(content) : NULL;
+    char text[512];
+    snprintf(text, sizeof(text), "elicitation: %s%s%s",
+             action && cJSON_IsString(action) ? action->valuestring : "no action", ctext ? " " : "",
+             ctext ? ctext : "");
     chunk("agent_message_chunk", text);
+    free(ctext);
     cJSON_Delete(a);
     end(id, "end_turn");
 }

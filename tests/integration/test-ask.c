@@ -232,10 +232,10 @@ static void test_late_answer_refused(void **state)
     "{\"id\":0,\"result\":{\"answers\":{\"color\":{\"answers\":[\"Blue\"]},\"name\":{"             \
     "\"answers\":[\"Ada Lovelace\"]}}}}\n"
 
-/* The fake coder asks QUESTION in place of the command approval; a
+/* The fake coder asks ask (a line) in place of the command approval; a
  * `baton run --json --approval ask` started in the background (its pid),
  * its conversation in *conv once the question waits (caller frees). */
-static pid_t ask_question(struct ctx *c, char **conv)
+static pid_t ask_line(struct ctx *c, const char *ask, char **conv)
 {
     FILE *in = fopen(FIXTURES "/shell-approved.jsonl", "r");
     char *path = path_in(c, "question.jsonl");
@@ -244,7 +244,7 @@ static pid_t ask_question(struct ctx *c, char **conv)
     assert_non_null(out);
     char line[16384];
     for (int n = 1; fgets(line, sizeof(line), in); n++)
-        fputs(n == 12 ? QUESTION : line, out);
+        fputs(n == 12 ? ask : line, out);
     fclose(in);
     fclose(out);
     char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
@@ -260,6 +260,11 @@ static pid_t ask_question(struct ctx *c, char **conv)
         baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
     *conv = wait_asking(c);
     return pid;
+}
+
+static pid_t ask_question(struct ctx *c, char **conv)
+{
+    return ask_line(c, QUESTION, conv);
 }
 
 /* `baton answer CONV 2 'Ada Lovelace'`: option 2 of the first question,
@@ -292,6 +297,112 @@ static void test_answer_question(void **state)
     bt_test_result_release(&res);
     free(sent);
     free(text);
+    free(conv);
+}
+
+/* codex mcpServer/elicitation/request, a form (MCP requestedSchema), in
+ * place of the command approval. */
+#define FORM                                                                                       \
+    "{\"id\":0,\"method\":\"mcpServer/elicitation/request\",\"params\":{\"threadId\":"             \
+    "\"01a22760-2b05-77b0-a417-30527fa9d43e\",\"turnId\":\"01a22760-2b46-7471-9b27-"               \
+    "b0c3c20705d3\",\"serverName\":\"shop\",\"mode\":\"form\",\"message\":\"Order what?\","        \
+    "\"requestedSchema\":{\"type\":\"object\",\"properties\":{\"item\":{\"type\":\"string\","      \
+    "\"title\":\"Item\"},\"count\":{\"type\":\"integer\",\"minimum\":1},\"size\":{\"type\":"       \
+    "\"string\",\"oneOf\":[{\"const\":\"s\",\"title\":\"Small\"},{\"const\":\"l\",\"title\":"      \
+    "\"Large\"}]},\"gift\":{\"type\":\"boolean\"}},\"required\":[\"item\",\"count\"]}}}\n"
+#define FORM_ANSWER                                                                                \
+    "{\"id\":0,\"result\":{\"action\":\"accept\",\"content\":{\"item\":\"tea\",\"count\":3,"       \
+    "\"size\":\"l\",\"gift\":false}}}\n"
+
+/* A form answered with `baton answer`: each field's answer typed as the
+ * form says (an integer, a choice's value, a boolean). Answers that do
+ * not fit are refused (exit 2) with the reason, nothing written to the
+ * coder, the form still waiting; then the right ones go through, once. */
+static void test_answer_form(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    char *conv;
+    pid_t pid = ask_line(c, FORM, &conv);
+    const char *bad[][5] = {
+        {"tea", "three", "1", "no", "answer 2 (count, integer) is not an integer"},
+        {"tea", "0", "1", "no", "answer 2 (count, integer) is outside the form's bounds"},
+        {"tea", "2", "1", "perhaps", "answer 4 (gift, boolean) is not true or false"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        baton(c, &res, NULL, 0, "answer", conv, bad[i][0], bad[i][1], bad[i][2], bad[i][3], END);
+        assert_int_equal(res.exit_code, 2);
+        assert_non_null(strstr(res.err.data, bad[i][4]));
+        bt_test_result_release(&res);
+    }
+    baton(c, &res, NULL, 0, "answer", conv, "tea", END); /* count is required */
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "answer 2 (count) is required"));
+    bt_test_result_release(&res);
+    char *sent = coder_stdin(c);
+    assert_null(strstr(sent, "\"id\":0,\"result\""));
+    free(sent);
+    baton(c, &res, NULL, 0, "approve", conv, "--list", END); /* it still waits */
+    assert_int_equal(res.exit_code, 0);
+    assert_non_null(strstr(res.out.data, "Order what?"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "answer", conv, "tea", "3", "2", "false", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    sent = coder_stdin(c);
+    const char *first = strstr(sent, FORM_ANSWER);
+    assert_non_null(first);
+    assert_null(strstr(first + strlen(FORM_ANSWER), "\"id\":0,\"result\""));
+    char *text = slurp_out(c, "out");
+    assert_non_null(strstr(text, "\"decision\":\"accept\",\"by\":\"user\",\"answers\":"
+                                 "[[\"tea\"],[\"3\"],[\"Large\"],[\"false\"]]"));
+    free(text);
+    free(sent);
+    free(conv);
+}
+
+/* ACP elicitation/create (tests/fake-coder/fake-acp.c [elicit]: a choice
+ * and a required integer) answered with `baton answer`: a misfit refused
+ * with the form still waiting; then the agent gets the typed content and
+ * says so in its answer. */
+static void test_answer_acp_form(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    setenv_kv(c, "BATON_GEMINI_BIN=" BT_BINARY_DIR "/tests/fake-coder/fake-acp");
+    char *log = path_in(c, "acp.log");
+    char *kv = bt_xasprintf("FAKE_ACP_LOG=%s", log);
+    setenv_kv(c, kv);
+    free(kv);
+    pid_t pid = baton_bg(c, "out", "run", "-c", "gemini", "--json", "--approval", "ask",
+                         "--idle-timeout", "30", "[elicit]", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "answer", conv, "2", "many", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "answer 2 (count, integer) is not an integer"));
+    bt_test_result_release(&res);
+    baton(c, &res, NULL, 0, "answer", conv, "2", END);
+    assert_int_equal(res.exit_code, 2);
+    assert_non_null(strstr(res.err.data, "answer 2 (count) is required"));
+    bt_test_result_release(&res);
+    char *sent = bt_test_slurp(log, NULL);
+    assert_null(sent && strstr(sent, "\"id\":11,") ? "answered" : NULL);
+    free(sent);
+    baton(c, &res, NULL, 0, "answer", conv, "2", "7", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    sent = bt_test_slurp(log, NULL);
+    assert_non_null(sent);
+    assert_non_null(strstr(sent, "\"id\":11,\"result\":{\"action\":\"accept\",\"content\":"
+                                 "{\"colour\":\"blue\",\"count\":7}}"));
+    char *text = slurp_out(c, "out");
+    assert_non_null(strstr(text, "\"final_text\":\"elicitation: accept {\\\"colour\\\":"
+                                 "\\\"blue\\\",\\\"count\\\":7}\""));
+    free(text);
+    free(sent);
+    free(log);
     free(conv);
 }
 
@@ -438,6 +549,8 @@ int main(void)
         T(test_late_answer_refused),
         T(test_answer_question),
         T(test_bad_answers_refused),
+        T(test_answer_form),
+        T(test_answer_acp_form),
         T(test_coder_text_cannot_drive_the_terminal),
         T(test_inline_ask_on_a_terminal),
     };

@@ -26,6 +26,16 @@ QUESTION = (
     '"question":"Which colour?","options":[{"label":"Red"},{"label":"Blue"}]},{"id":"name",'
     '"header":"Name","question":"What name?","options":null}]}}\n')
 ANSWERS = '{"id":0,"result":{"answers":{"color":{"answers":["Blue"]},"name":{"answers":["Ada"]}}}}'
+# codex mcpServer/elicitation/request, a form (MCP requestedSchema), in its place
+FORM = (
+    '{"id":0,"method":"mcpServer/elicitation/request","params":{"threadId":'
+    '"01a22760-2b05-77b0-a417-30527fa9d43e","turnId":"01a22760-2b46-7471-9b27-b0c3c20705d3",'
+    '"serverName":"shop","mode":"form","message":"Order what?","requestedSchema":{"type":'
+    '"object","properties":{"item":{"type":"string","title":"Item"},"count":{"type":"integer",'
+    '"minimum":1},"size":{"type":"string","oneOf":[{"const":"s","title":"Small"},{"const":"l",'
+    '"title":"Large"}]}},"required":["item","count"]}}}\n')
+FORM_ANSWER = ('{"id":0,"result":{"action":"accept","content":{"item":"tea","count":3,'
+               '"size":"l"}}}')
 
 
 class Ask(ServeCase):
@@ -102,6 +112,52 @@ class Ask(ServeCase):
         self.assertEqual([(e["decision"], e["by"]) for e in res], [("decline", "user")])
         self.assertIn(DECLINE, self.coder_stdin())
         self.assertNotIn(ACCEPT, self.coder_stdin())
+
+    def start_with(self, line):
+        """start() with the fake coder asking line in place of the command."""
+        lines = FIXTURE.read_text().splitlines(keepends=True)
+        lines[11] = line
+        path = os.path.join(self.home.dir, f"{self._testMethodName}.jsonl")
+        with open(path, "w") as f:
+            f.writelines(lines)
+        self.home.env["FAKE_CODER_REPLAY"] = path
+        try:
+            return self.start()
+        finally:
+            self.home.env["FAKE_CODER_REPLAY"] = str(FIXTURE)
+
+    def test_form_answered(self):
+        """A codex MCP form: a question per field in the listing; answers
+        the form cannot take (not an integer, below its minimum, not a
+        choice, a required field missing) are 400 with the reason, nothing
+        written, the request still listed; the right ones reach codex as
+        the typed content, once."""
+        conv, doc = self.start_with(FORM)
+        req = doc["requests"][0]
+        self.assertEqual(req["kind"], "user_input")
+        self.assertEqual([q["id"] for q in req["questions"]], ["item", "count", "size"])
+        self.assertEqual(req["questions"][2]["options"], [{"label": "Small"}, {"label": "Large"}])
+        target = f"/v1/conversations/{conv}/requests/0"
+        template = "/v1/conversations/{id}/requests/{n}"
+        bad = [
+            ([["tea"], ["three"]], "answer 2 (count, integer) is not an integer"),
+            ([["tea"], ["0"]], "answer 2 (count, integer) is outside the form's bounds"),
+            ([["tea"], ["2"], ["Huge"]], "answer 3 (size, string) is not among the form's choices"),
+            ([["tea"]], "answer 2 (count) is required"),
+        ]
+        for answers, why in bad:
+            err = self.error("POST", target, template, 400, "bad_request",
+                             {"decision": "allow", "answers": answers})
+            self.assertIn(why, err["error"]["message"], answers)
+            _, listed = self.call("GET", f"/v1/conversations/{conv}/requests",
+                                  "/v1/conversations/{id}/requests", 200)
+            self.assertEqual([r["request_id"] for r in listed["requests"]], ["0"])
+        self.assertNotIn('"id":0,"result"', self.coder_stdin())
+        self.decide(conv, "0", {"decision": "allow", "answers": [["tea"], ["3"], ["Large"]]}, 202)
+        self.idle(conv)
+        sent = self.coder_stdin()
+        self.assertEqual(sent.count('"id":0,"result"'), 1)
+        self.assertIn(FORM_ANSWER, sent)
 
     def test_question_answers_checked(self):
         """Answers to a codex requestUserInput: a body cJSON would take in

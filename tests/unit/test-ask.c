@@ -192,13 +192,149 @@ static void test_acp(void **state)
     }
 }
 
+/* An elicitation form (codex mcpServer/elicitation/request, ACP
+ * elicitation/create: MCP's requestedSchema) put as one question per
+ * field; the schema kept with the request, not in the questions. */
+#define FORM_SCHEMA                                                                                \
+    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\",\"title\":\"Name\"},"      \
+    "\"age\":{\"type\":\"integer\",\"description\":\"How old?\",\"minimum\":0},"                   \
+    "\"ratio\":{\"type\":\"number\"},\"ok\":{\"type\":\"boolean\"},"                               \
+    "\"size\":{\"type\":\"string\",\"oneOf\":[{\"const\":\"s\",\"title\":\"Small\"},"              \
+    "{\"const\":\"l\",\"title\":\"Large\"}]},"                                                     \
+    "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"enum\":[\"x\",\"y\"]}}},"       \
+    "\"required\":[\"name\",\"age\"]}"
+#define CODEX_FORM                                                                                 \
+    "{\"id\":9,\"method\":\"mcpServer/elicitation/request\",\"params\":{\"threadId\":\"t\","       \
+    "\"serverName\":\"srv\",\"mode\":\"form\",\"message\":\"Tell "                                 \
+    "me\",\"requestedSchema\":" FORM_SCHEMA "}}"
+#define ACP_FORM                                                                                   \
+    "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"elicitation/create\",\"params\":{\"sessionId\":"  \
+    "\"s-1\",\"mode\":\"form\",\"message\":\"Tell me\",\"requestedSchema\":" FORM_SCHEMA "}}"
+#define FORM_ANSWERS "[[\"Ada\"],[\"36\"],[\"0.5\"],[\"yes\"],[\"Large\"],[\"x\",\"y\"]]"
+#define FORM_CONTENT                                                                               \
+    "\"content\":{\"name\":\"Ada\",\"age\":36,\"ratio\":0.5,\"ok\":true,\"size\":\"l\","           \
+    "\"tags\":[\"x\",\"y\"]}"
+
+/* The runner's answer_problem for the held request: why (owned) or NULL. */
+static char *problem(const struct bt_test_rig *r, const char *answers)
+{
+    assert_non_null(r->coder->runner->answer_problem);
+    return r->coder->runner->answer_problem(&r->held, answers);
+}
+
+static void assert_problem(const struct bt_test_rig *r, const char *answers, const char *why)
+{
+    char *got = problem(r, answers);
+    assert_non_null(got);
+    assert_string_equal(got, why);
+    free(got);
+}
+
+static void check_form(const char *coder, const char *line, const char *accepted,
+                       const char *declined, const char *cancelled)
+{
+    struct bt_test_rig r;
+    held(&r, coder, line);
+    assert_string_equal(r.held.questions_json,
+                        "[{\"id\":\"name\",\"header\":\"Name\",\"text\":\"Name\",\"options\":[]},"
+                        "{\"id\":\"age\",\"header\":\"age\",\"text\":\"How old?\",\"options\":[]},"
+                        "{\"id\":\"ratio\",\"header\":\"ratio\",\"text\":\"ratio\",\"options\":[]},"
+                        "{\"id\":\"ok\",\"header\":\"ok\",\"text\":\"ok\",\"options\":"
+                        "[{\"label\":\"true\"},{\"label\":\"false\"}]},"
+                        "{\"id\":\"size\",\"header\":\"size\",\"text\":\"size\",\"options\":"
+                        "[{\"label\":\"Small\"},{\"label\":\"Large\"}]},"
+                        "{\"id\":\"tags\",\"header\":\"tags\",\"text\":\"tags\",\"options\":"
+                        "[{\"label\":\"x\"},{\"label\":\"y\"}],\"multiple\":true}]");
+    /* what does not fit is refused with the reason, before anything is written */
+    assert_problem(&r, "[[\"Ada\"],[\"thirty\"]]", "answer 2 (age, integer) is not an integer");
+    assert_problem(&r, "[[\"Ada\"],[\"3.5\"]]", "answer 2 (age, integer) is not an integer");
+    assert_problem(&r, "[[\"Ada\"],[\"-1\"]]",
+                   "answer 2 (age, integer) is outside the form's bounds (minimum, maximum)");
+    assert_problem(&r, "[[\"Ada\"]]", "answer 2 (age) is required");
+    assert_problem(&r, "[[\"Ada\"],[\"1\"],[\"1e\"]]", "answer 3 (ratio, number) is not a number");
+    assert_problem(&r, "[[\"Ada\"],[\"1\"],[\"1\"],[\"maybe\"]]",
+                   "answer 4 (ok, boolean) is not true or false");
+    assert_problem(&r, "[[\"Ada\"],[\"1\"],[\"1\"],[\"no\"],[\"Huge\"]]",
+                   "answer 5 (size, string) is not among the form's choices");
+    assert_problem(&r, "[[\"Ada\"],[\"1\"],[\"1\"],[\"no\"],[\"s\"],[\"z\"]]",
+                   "answer 6 (tags, array) names a choice the form does not offer");
+    assert_problem(&r, "[[\"Ada\",\"Bob\"],[\"1\"]]",
+                   "answer 1 (name, string) takes one answer, "
+                   "not several");
+    assert_int_equal(r.writes.len, 0);
+    char *none = problem(&r, "[[\"Ada\"],[\"2\"]]"); /* the rest is optional */
+    assert_null(none);
+    decide(&r, 1, "user", FORM_ANSWERS);
+    assert_string_equal(r.writes.data, accepted);
+    assert_non_null(strstr(r.events.data, "approval.resolved:user_input:accept"));
+    bt_test_rig_release(&r);
+
+    held(&r, coder, line);
+    decide(&r, 0, "user", NULL);
+    assert_string_equal(r.writes.data, declined);
+    assert_non_null(strstr(r.events.data, "approval.resolved:user_input:decline"));
+    bt_test_rig_release(&r);
+
+    held(&r, coder, line);
+    decide(&r, 0, "cancel", NULL);
+    assert_string_equal(r.writes.data, cancelled);
+    bt_test_rig_release(&r);
+}
+
+static void test_forms(void **state)
+{
+    (void)state;
+    check_form("codex", CODEX_FORM,
+               "{\"id\":9,\"result\":{\"action\":\"accept\"," FORM_CONTENT "}}\n",
+               "{\"id\":9,\"result\":{\"action\":\"decline\"}}\n",
+               "{\"id\":9,\"result\":{\"action\":\"cancel\"}}\n");
+    check_form("gemini", ACP_FORM,
+               "{\"jsonrpc\":\"2.0\",\"id\":11,\"result\":{\"action\":\"accept\"," FORM_CONTENT
+               "}}\n",
+               "{\"jsonrpc\":\"2.0\",\"id\":11,\"result\":{\"action\":\"decline\"}}\n",
+               "{\"jsonrpc\":\"2.0\",\"id\":11,\"result\":{\"action\":\"cancel\"}}\n");
+}
+
+/* A form baton cannot fill (url mode; a field of an unknown type) is its
+ * message, which answers cannot accept: declined only. Other questions
+ * have no such check. */
+static void test_forms_unfillable(void **state)
+{
+    (void)state;
+    struct bt_test_rig r;
+    held(&r, "codex",
+         "{\"id\":3,\"method\":\"mcpServer/elicitation/request\",\"params\":{\"threadId\":\"t\","
+         "\"serverName\":\"srv\",\"mode\":\"url\",\"message\":\"Sign in\",\"url\":"
+         "\"https://example.com\",\"elicitationId\":\"e\"}}");
+    assert_string_equal(r.held.questions_json,
+                        "[{\"header\":\"srv\",\"text\":\"Sign in\",\"options\":[]}]");
+    assert_null(r.held.params_json);
+    char *why = problem(&r, "[[\"done\"]]");
+    assert_non_null(strstr(why, "is a form baton cannot fill"));
+    free(why);
+    bt_test_rig_release(&r);
+
+    held(&r, "gemini",
+         "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"elicitation/create\",\"params\":{"
+         "\"sessionId\":\"s-1\",\"mode\":\"form\",\"message\":\"Pick\",\"requestedSchema\":{"
+         "\"type\":\"object\",\"properties\":{\"f\":{\"type\":\"object\"}}}}}");
+    assert_null(r.held.params_json);
+    why = problem(&r, "[[\"x\"]]");
+    assert_non_null(why);
+    free(why);
+    bt_test_rig_release(&r);
+
+    held(&r, "codex", CODEX_QUESTION);
+    assert_null(problem(&r, "[[\"Blue\"],[\"because\"]]"));
+    bt_test_rig_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_codex),
-        cmocka_unit_test(test_claude),
-        cmocka_unit_test(test_pi),
-        cmocka_unit_test(test_acp),
+        cmocka_unit_test(test_codex), cmocka_unit_test(test_claude),
+        cmocka_unit_test(test_pi),    cmocka_unit_test(test_acp),
+        cmocka_unit_test(test_forms), cmocka_unit_test(test_forms_unfillable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
