@@ -257,7 +257,7 @@ const struct bt_cmd bt_cmd_def_man = {.name = "__man",
 int bt_cmd_man(int argc, char **argv)
 {
     struct bt_args a;
-    int rc = bt_args_parse_plain(&a, argc, argv);
+    int rc = bt_args_parse_plain(&a, &bt_cmd_def_man, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
     char *page = man_page();
@@ -285,7 +285,7 @@ const struct bt_cmd bt_cmd_def_help = {.name = "help",
 int bt_cmd_completion(int argc, char **argv)
 {
     struct bt_args a;
-    int rc = bt_args_parse_plain(&a, argc, argv);
+    int rc = bt_args_parse_plain(&a, &bt_cmd_def_completion, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
     const char *shell = a.operands[0];
@@ -320,7 +320,7 @@ const struct bt_cmd bt_cmd_def_ids = {.name = "__ids",
 int bt_cmd_ids(int argc, char **argv)
 {
     struct bt_args a;
-    int rc = bt_args_parse_plain(&a, argc, argv);
+    int rc = bt_args_parse_plain(&a, &bt_cmd_def_ids, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
     const char *prefix = a.n_operands ? a.operands[0] : "";
