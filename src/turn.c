@@ -2,8 +2,8 @@
 /*
  * turn: the turn engine (see turn.h). One libuv loop per turn: the process
  * group, a line framer on stdout, the coder's parser and runner, watchdog
- * timers and the stop signals; the stop escalation. How the turn ends and its result: turn-end.c; events out
- * and writes to the coder: turn-emit.c.
+ * timers and the stop signals; the stop escalation. How the turn ends and
+ * its result: turn-end.c; events out and writes to the coder: turn-emit.c.
  */
 #include <errno.h>
 #include <signal.h>

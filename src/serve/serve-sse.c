@@ -20,7 +20,6 @@
 #include "error.h"
 #include "serve-stream.h"
 #include "serve.h"
-#include "service-conv.h"
 #include "store-follow.h"
 #include "store.h"
 
