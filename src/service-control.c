@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "channel.h"
 #include "error.h"
 #include "json.h"
 #include "service-int.h"
@@ -120,9 +119,4 @@ static int strand_one(void *data, const struct bt_store_control *c)
 int bt_service_control_strand(struct bt_store *s)
 {
     return bt_store_control_stranded(s, strand_one, s);
-}
-
-int bt_service_control_wake(struct bt_store *s, const char *run)
-{
-    return bt_channel_wake(bt_store_home(s), run);
 }

@@ -175,7 +175,7 @@ int bt_service_steer(struct bt_store *s, const char *conv, const char *text,
  * when none listens, and the request waits stored (the owner's fallback
  * read, or recovery, finishes it): not an error for the caller to report.
  * Never blocks. */
-int bt_service_control_wake(struct bt_store *s, const char *run);
+int bt_service_control_wake(struct bt_store *s, const char *run); /* service-wake.c */
 /* --- a person's answers to a running turn (service-ask.c) ---------------- */
 
 /* One approval request or question of a running turn that waits for a

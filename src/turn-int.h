@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * turn-int: the state of one turn, shared by the files of the turn engine
- * (turn.c: the loop, events, writes, stop escalation; turn-end.c: the
- * coder's end of the turn and the settling of the result). Not for use
- * outside them.
+ * (turn.c: the loop and stop escalation; turn-end.c: the coder's end of
+ * the turn and the settling of the result; turn-ask.c, turn-steer.c: a
+ * person's answers and steers; turn-emit.c, below them all: events out
+ * and writes to the coder). Not for use outside them.
  */
 #ifndef BT_TURN_INT_H
 #define BT_TURN_INT_H
@@ -68,6 +69,9 @@ struct bt_turn {
     int argv_refused; /* the runner refused the config (build_argv), nothing ran */
     int stdout_eof;   /* stdout ended before the terminal event */
     int write_error;  /* writing to the coder failed (negative code) */
+    /* stop the turn after a failed write (turn.c's, set before any write):
+     * a pointer, so turn-emit.c, below turn.c, calls nothing above it */
+    void (*broken)(struct bt_turn *t);
     struct {
         const char *kind;
         int count;
@@ -112,14 +116,14 @@ static inline uint64_t bt_turn_grace(const struct bt_turn *t)
     return t->o->grace_ms ? t->o->grace_ms : 3000;
 }
 
-/* turn.c: stamp ev (seq, run, conversation, ts), keep what the result
+/* turn-emit.c: stamp ev (seq, run, conversation, ts), keep what the result
  * needs, encode it and hand it to o->on_event. */
 void bt_turn_emit(struct bt_turn *t, struct bt_event *ev);
 
-/* turn.c: write what the runner put in wbuf to the coder; a failed
- * write stops the turn (BROKEN). */
+/* turn-emit.c: write what the runner put in wbuf to the coder; a failed
+ * write stops the turn (BROKEN, through t->broken). */
 void bt_turn_flush(struct bt_turn *t);
-/* turn.c: the coder got on with the turn: the idle watchdog starts over. */
+/* turn-emit.c: the coder got on with the turn: the idle watchdog starts over. */
 void bt_turn_progressed(struct bt_turn *t);
 
 /* turn-ask.c */

@@ -2,8 +2,8 @@
 /*
  * turn: the turn engine (see turn.h). One libuv loop per turn: the process
  * group, a line framer on stdout, the coder's parser and runner, watchdog
- * timers and the stop signals; the writes to the coder and the stop
- * escalation. How the turn ends and its result: turn-end.c.
+ * timers and the stop signals; the stop escalation. How the turn ends and
+ * its result: turn-end.c; events out and writes to the coder: turn-emit.c.
  */
 #include <errno.h>
 #include <signal.h>
@@ -26,33 +26,6 @@ _Static_assert(BT_ARRAY_SIZE(stop_signals) == BT_TURN_N_STOP_SIGNALS, "stop sign
 #define WARNINGS_PER_KIND 100
 
 /* ---- events --------------------------------------------------------- */
-
-/* Keep what the result needs: the answer text, usage, session id. */
-static void track(struct bt_turn *t, const struct bt_event *ev)
-{
-    if (ev->type == BT_EVENT_ITEM_STARTED || ev->type == BT_EVENT_ITEM_DELTA ||
-        ev->type == BT_EVENT_ITEM_COMPLETED) {
-        bt_answer_add(&t->answer, ev);
-    } else if (ev->type == BT_EVENT_USAGE) {
-        t->usage = ev->usage;
-    } else if (ev->type == BT_EVENT_SESSION_STARTED && ev->native_session_id) {
-        free(t->session_id);
-        t->session_id = bt_xstrdup(ev->native_session_id);
-    }
-}
-
-void bt_turn_emit(struct bt_turn *t, struct bt_event *ev)
-{
-    ev->seq = ++t->seq;
-    ev->run = t->o->run_id;
-    ev->conversation = t->o->conversation_id;
-    ev->ts_ms = bt_now_ms();
-    track(t, ev);
-    bt_buf_reset(&t->json);
-    bt_event_to_json(ev, &t->json);
-    if (t->o->on_event)
-        t->o->on_event(t->o->data, ev, t->json.data, t->json.len);
-}
 
 /* 1 if one more warning of this kind may be emitted; the first one over
  * the limit is replaced by a note that the rest are dropped. */
@@ -83,15 +56,6 @@ static int is_item_event(enum bt_event_type type)
 {
     return type == BT_EVENT_ITEM_STARTED || type == BT_EVENT_ITEM_DELTA ||
            type == BT_EVENT_ITEM_COMPLETED;
-}
-
-/* The coder got on with the turn: the idle watchdog starts over. Once
- * the turn is being stopped, what the coder says (the answer to the
- * interrupt) is not progress: the reason it was retrying must stay. */
-void bt_turn_progressed(struct bt_turn *t)
-{
-    if (t->o->idle_timeout_ms && !t->ended)
-        uv_timer_again(&t->idle);
 }
 
 static void warn_protocol(struct bt_turn *t, const char *message)
@@ -149,21 +113,13 @@ static void sink_event(void *data, const struct bt_event *ev)
 
 static void begin_stop(struct bt_turn *t, enum bt_turn_stop why);
 
-void bt_turn_flush(struct bt_turn *t)
-{
-    if (!t->wbuf.len)
-        return;
-    int rc = t->proc ? bt_proc_write(t->proc, t->wbuf.data, t->wbuf.len) : 0;
-    bt_buf_reset(&t->wbuf);
-    /* a coder that cannot be told what to do cannot finish the turn; after
-     * the terminal event a lost write (stdin closing) changes nothing */
-    if (rc < 0 && !t->ended && !t->write_error) {
-        t->write_error = rc;
-        begin_stop(t, BT_TURN_STOP_BROKEN);
-    }
-}
-
 static void on_tick(uv_timer_t *h);
+
+/* A write to the coder failed (bt_turn_flush, turn-emit.c). */
+static void stop_broken(struct bt_turn *t)
+{
+    begin_stop(t, BT_TURN_STOP_BROKEN);
+}
 
 /* Stop the turn. After the coder's terminal event the turn is over and
  * counts as it ended: a stop then only hastens the coder's exit. */
@@ -492,6 +448,7 @@ static int begin(struct bt_turn *t, struct bt_turn_result *res)
 {
     memset(res, 0, sizeof(*res));
     res->status = BT_TURN_COMPLETED;
+    t->broken = stop_broken;
     int rc = uv_loop_init(&t->loop);
     if (rc)
         return rc;

@@ -147,12 +147,15 @@ void bt_acp_update(struct bt_acp *a, const char *sid, cJSON *update, int locked)
  * agent as "output lost". */
 void bt_acp_update_optional(struct bt_acp *a, const char *sid, cJSON *update, int locked);
 
-/* --- acp-session.c: session methods (main thread) --------------------- */
+/* --- acp-lookup.c: sessions by id ------------------------------------- */
 
 /* A session by id, or NULL; with the lock held. */
 struct bt_acp_session *bt_acp_session_find(struct bt_acp *a, const char *id);
 /* params.sessionId's session, or NULL with the error answered to id. */
 struct bt_acp_session *bt_acp_session_of(struct bt_acp *a, const cJSON *id, const cJSON *params);
+
+/* --- acp-session.c: session methods (main thread) --------------------- */
+
 /* session/new, session/load, session/resume, session/list,
  * session/set_config_option, session/close: answer request id with
  * params. */
@@ -162,13 +165,6 @@ void bt_acp_session_resume(struct bt_acp *a, const cJSON *id, const cJSON *param
 void bt_acp_session_list(struct bt_acp *a, const cJSON *id, const cJSON *params);
 void bt_acp_session_set_option(struct bt_acp *a, const cJSON *id, const cJSON *params);
 void bt_acp_session_close(struct bt_acp *a, const cJSON *id, const cJSON *params);
-/* The session's config options (coder, model, worktree) as ACP's
- * configOptions: the coders baton knows; the coder's default, the
- * session's model, the models the coder listed (acp-models.c) and those
- * the newest conversations of that coder in store s used; off or on. With
- * the lock held. */
-cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s,
-                              const struct bt_acp_session *se);
 void bt_acp_session_free(struct bt_acp_session *se);
 
 /* --- acp-models.c: the coders' model lists ---------------------------- */
@@ -187,6 +183,14 @@ const struct bt_runner_models *bt_acp_models_listed(struct bt_acp *a, const char
 /* At the end, once a->stopping is set: stop and join every listing,
  * free the lists. */
 void bt_acp_models_stop(struct bt_acp *a);
+
+/* The session's config options (coder, model, worktree) as ACP's
+ * configOptions: the coders baton knows; the coder's default, the
+ * session's model, the models the coder listed and those
+ * the newest conversations of that coder in store s used; off or on. With
+ * the lock held. */
+cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s,
+                              const struct bt_acp_session *se);
 
 /* --- acp-prompt.c: turns ---------------------------------------------- */
 

@@ -6,6 +6,9 @@
  * once with what baton knows (the default, the models used before), and
  * the list follows as a config_option_update (ACP's ConfigOptionUpdate,
  * schema/v1 of @agentclientprotocol/sdk) to every session of that coder.
+ * A session's config options (the coder, model and worktree selects) are
+ * built here too: the model select is the list's, and the update sends
+ * them again.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,11 @@
 
 #include "acp-int.h"
 #include "error.h"
+#include "input.h"
+#include "json.h"
+
+#define BT_ACP_MODELS_SEEN 500  /* newest conversations whose models are offered */
+#define BT_ACP_MODEL_CHOICES 20 /* at most this many model choices */
 
 static struct bt_acp_models *models_of(struct bt_acp *a, const char *coder)
 {
@@ -126,4 +134,105 @@ void bt_acp_models_stop(struct bt_acp *a)
     }
     free(a->models);
     a->models = NULL;
+}
+
+/* --- a session's config options ----------------------------------------- */
+
+/* A select option list entry {value, name}. */
+static void add_choice(cJSON *options, const char *value, const char *name)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "value", value);
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddItemToArray(options, o);
+}
+
+/* category NULL: none (the schema reserves names without '_' for its own:
+ * mode, model, model_config, thought_level) */
+static cJSON *select_option(const char *id, const char *name, const char *category,
+                            const char *current, cJSON **options)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", id);
+    cJSON_AddStringToObject(o, "name", name);
+    if (category)
+        cJSON_AddStringToObject(o, "category", category);
+    cJSON_AddStringToObject(o, "type", "select");
+    cJSON_AddStringToObject(o, "currentValue", current);
+    *options = cJSON_AddArrayToObject(o, "options");
+    return o;
+}
+
+/* 1 if options (a select's choices) has value. */
+static int has_choice(const cJSON *options, const char *value)
+{
+    const cJSON *o;
+    cJSON_ArrayForEach(o, options)
+    {
+        const char *v = bt_json_str(o, "value");
+        if (v && value && strcmp(v, value) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The models coder ran with in the newest conversations of store s
+ * (NULL: none), as choices: a user may pick one the coder does not list
+ * (`baton run -m`, an editor's select). */
+static void add_used_models(struct bt_store *s, cJSON *options, const char *coder)
+{
+    struct bt_store_conversation *v = NULL;
+    size_t n = 0, added = 0;
+    if (!s || bt_store_conversation_list(s, BT_ACP_MODELS_SEEN, &v, &n) != 0)
+        return;
+    for (size_t i = 0; i < n && added < BT_ACP_MODEL_CHOICES; i++)
+        if (v[i].model && coder && strcmp(v[i].coder, coder) == 0 &&
+            !has_choice(options, v[i].model) && !bt_input_model_problem(v[i].model)) {
+            add_choice(options, v[i].model, v[i].model);
+            added++;
+        }
+    bt_store_conversation_list_free(v, n);
+}
+
+/* The name of the model list's choice value, or NULL. */
+static const char *listed_name(const struct bt_runner_models *m, const char *value)
+{
+    for (size_t i = 0; m && value && i < m->n; i++)
+        if (strcmp(m->v[i].value, value) == 0)
+            return m->v[i].name;
+    return NULL;
+}
+
+cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s, const struct bt_acp_session *se)
+{
+    cJSON *all = cJSON_CreateArray(), *options;
+    cJSON *coder = select_option("coder", "Coder", NULL, se->coder, &options);
+    for (size_t i = 0; bt_coders[i]; i++)
+        add_choice(options, bt_coders[i]->name, bt_coders[i]->name);
+    cJSON_AddItemToArray(all, coder);
+    /* the default, the one asked for, those the coder lists, and those
+     * used before */
+    const struct bt_runner_models *listed = bt_acp_models_listed(a, se->coder);
+    cJSON *model =
+        select_option("model", "Model", "model", se->model ? se->model : "default", &options);
+    const char *current = listed ? listed->current : NULL;
+    const char *current_name = listed_name(listed, current);
+    char *dflt =
+        current ? bt_xasprintf("the coder's default (%s)", current_name ? current_name : current)
+                : bt_xstrdup("the coder's default");
+    add_choice(options, "default", dflt);
+    free(dflt);
+    if (se->model && !listed_name(listed, se->model))
+        add_choice(options, se->model, se->model);
+    for (size_t i = 0; listed && i < listed->n; i++)
+        if (!has_choice(options, listed->v[i].value)) /* one named "default" */
+            add_choice(options, listed->v[i].value, listed->v[i].name);
+    add_used_models(s, options, se->coder);
+    cJSON_AddItemToArray(all, model);
+    /* `baton run --worktree`: made with the first prompt, so fixed then */
+    cJSON *wt = select_option("worktree", "Worktree", NULL, se->worktree ? "on" : "off", &options);
+    add_choice(options, "off", "in the session's directory");
+    add_choice(options, "on", "in a git worktree of its own (baton keep brings the work back)");
+    cJSON_AddItemToArray(all, wt);
+    return all;
 }

@@ -15,17 +15,7 @@
 #include "json.h"
 #include "util.h"
 
-#define BT_ACP_LIST_PAGE 100    /* sessions per session/list answer */
-#define BT_ACP_MODELS_SEEN 500  /* newest conversations whose models are offered */
-#define BT_ACP_MODEL_CHOICES 20 /* at most this many model choices */
-
-struct bt_acp_session *bt_acp_session_find(struct bt_acp *a, const char *id)
-{
-    for (struct bt_acp_session *se = a->sessions; se; se = se->next)
-        if (strcmp(se->id, id) == 0)
-            return se;
-    return NULL;
-}
+#define BT_ACP_LIST_PAGE 100 /* sessions per session/list answer */
 
 void bt_acp_session_free(struct bt_acp_session *se)
 {
@@ -53,129 +43,6 @@ static struct bt_acp_session *session_add(struct bt_acp *a, const char *id, cons
     se->next = a->sessions;
     a->sessions = se;
     pthread_mutex_unlock(&a->lock);
-    return se;
-}
-
-/* A select option list entry {value, name}. */
-static void add_choice(cJSON *options, const char *value, const char *name)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "value", value);
-    cJSON_AddStringToObject(o, "name", name);
-    cJSON_AddItemToArray(options, o);
-}
-
-/* category NULL: none (the schema reserves names without '_' for its own:
- * mode, model, model_config, thought_level) */
-static cJSON *select_option(const char *id, const char *name, const char *category,
-                            const char *current, cJSON **options)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "id", id);
-    cJSON_AddStringToObject(o, "name", name);
-    if (category)
-        cJSON_AddStringToObject(o, "category", category);
-    cJSON_AddStringToObject(o, "type", "select");
-    cJSON_AddStringToObject(o, "currentValue", current);
-    *options = cJSON_AddArrayToObject(o, "options");
-    return o;
-}
-
-/* 1 if options (a select's choices) has value. */
-static int has_choice(const cJSON *options, const char *value)
-{
-    const cJSON *o;
-    cJSON_ArrayForEach(o, options)
-    {
-        const char *v = bt_json_str(o, "value");
-        if (v && value && strcmp(v, value) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* The models coder ran with in the newest conversations of store s
- * (NULL: none), as choices: a user may pick one the coder does not list
- * (`baton run -m`, an editor's select). */
-static void add_used_models(struct bt_store *s, cJSON *options, const char *coder)
-{
-    struct bt_store_conversation *v = NULL;
-    size_t n = 0, added = 0;
-    if (!s || bt_store_conversation_list(s, BT_ACP_MODELS_SEEN, &v, &n) != 0)
-        return;
-    for (size_t i = 0; i < n && added < BT_ACP_MODEL_CHOICES; i++)
-        if (v[i].model && coder && strcmp(v[i].coder, coder) == 0 &&
-            !has_choice(options, v[i].model) && !bt_input_model_problem(v[i].model)) {
-            add_choice(options, v[i].model, v[i].model);
-            added++;
-        }
-    bt_store_conversation_list_free(v, n);
-}
-
-/* The name of the model list's choice value, or NULL. */
-static const char *listed_name(const struct bt_runner_models *m, const char *value)
-{
-    for (size_t i = 0; m && value && i < m->n; i++)
-        if (strcmp(m->v[i].value, value) == 0)
-            return m->v[i].name;
-    return NULL;
-}
-
-cJSON *bt_acp_session_options(struct bt_acp *a, struct bt_store *s, const struct bt_acp_session *se)
-{
-    cJSON *all = cJSON_CreateArray(), *options;
-    cJSON *coder = select_option("coder", "Coder", NULL, se->coder, &options);
-    for (size_t i = 0; bt_coders[i]; i++)
-        add_choice(options, bt_coders[i]->name, bt_coders[i]->name);
-    cJSON_AddItemToArray(all, coder);
-    /* the default, the one asked for, those the coder lists, and those
-     * used before */
-    const struct bt_runner_models *listed = bt_acp_models_listed(a, se->coder);
-    cJSON *model =
-        select_option("model", "Model", "model", se->model ? se->model : "default", &options);
-    const char *current = listed ? listed->current : NULL;
-    const char *current_name = listed_name(listed, current);
-    char *dflt =
-        current ? bt_xasprintf("the coder's default (%s)", current_name ? current_name : current)
-                : bt_xstrdup("the coder's default");
-    add_choice(options, "default", dflt);
-    free(dflt);
-    if (se->model && !listed_name(listed, se->model))
-        add_choice(options, se->model, se->model);
-    for (size_t i = 0; listed && i < listed->n; i++)
-        if (!has_choice(options, listed->v[i].value)) /* one named "default" */
-            add_choice(options, listed->v[i].value, listed->v[i].name);
-    add_used_models(s, options, se->coder);
-    cJSON_AddItemToArray(all, model);
-    /* `baton run --worktree`: made with the first prompt, so fixed then */
-    cJSON *wt = select_option("worktree", "Worktree", NULL, se->worktree ? "on" : "off", &options);
-    add_choice(options, "off", "in the session's directory");
-    add_choice(options, "on", "in a git worktree of its own (baton keep brings the work back)");
-    cJSON_AddItemToArray(all, wt);
-    return all;
-}
-
-struct bt_acp_session *bt_acp_session_of(struct bt_acp *a, const cJSON *id, const cJSON *params)
-{
-    const char *sid = bt_json_str(params, "sessionId");
-    if (!sid) {
-        bt_acp_error(a, id, BT_ACP_INVALID_PARAMS, "sessionId (a string) is missing", 0);
-        return NULL;
-    }
-    pthread_mutex_lock(&a->lock);
-    struct bt_acp_session *se = bt_acp_session_find(a, sid);
-    int closed = se && se->closed;
-    pthread_mutex_unlock(&a->lock);
-    if (!se || closed) {
-        char *msg = bt_xasprintf(closed ? "session '%s' was closed (session/load or "
-                                          "session/resume opens it again)"
-                                        : "no session '%s' in this baton acp (session/load "
-                                          "opens a stored one)",
-                                 sid);
-        bt_acp_error(a, id, BT_ACP_NOT_FOUND, msg, 0);
-        free(msg);
-        return NULL;
-    }
     return se;
 }
 

@@ -66,7 +66,7 @@ int bt_cmd_acp(int argc, char **argv)
     struct bt_service_turn t = {.idle_timeout_ms = BT_CMD_IDLE_TIMEOUT_MS};
     struct bt_acp_opts o = {0};
     int id, rc;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_acp, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
         if (id == 'c') {
             if ((rc = bt_cmd_check_coders(&a, a.value, 0)) != 0)

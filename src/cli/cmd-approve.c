@@ -139,7 +139,7 @@ int bt_cmd_approve(int argc, char **argv)
     struct bt_service_decision d = {0};
     int opt, verdicts = 0, want_list = 0, json = 0;
     const char *verb = "denied";
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_approve, argc, argv);
     while ((opt = bt_args_next(&a)) > 0) {
         if (opt == 'y' || opt == 'A') {
             d.accept = 1;
@@ -232,7 +232,7 @@ int bt_cmd_answer(int argc, char **argv)
     struct bt_args a;
     struct bt_service_decision d = {.accept = 1};
     int opt;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_answer, argc, argv);
     while ((opt = bt_args_next(&a)) > 0) {
         if (opt == 'I')
             d.request_id = a.value;

@@ -12,10 +12,10 @@
 #define HELP_COLUMN 25 /* where option help starts, as in most GNU tools */
 #define WRAP 79
 
-void bt_args_init(struct bt_args *a, int argc, char **argv)
+void bt_args_init(struct bt_args *a, const struct bt_cmd *cmd, int argc, char **argv)
 {
     memset(a, 0, sizeof(*a));
-    a->cmd = bt_cmd_find(argv[0]);
+    a->cmd = cmd;
     a->argc = argc;
     a->argv = argv;
     a->next = 1;
@@ -285,9 +285,9 @@ int bt_args_end(struct bt_args *a)
     return 0;
 }
 
-int bt_args_parse_plain(struct bt_args *a, int argc, char **argv)
+int bt_args_parse_plain(struct bt_args *a, const struct bt_cmd *cmd, int argc, char **argv)
 {
-    bt_args_init(a, argc, argv);
+    bt_args_init(a, cmd, argc, argv);
     if (bt_args_next(a) != 0)
         return BT_EXIT_USAGE; /* a command without options: only errors */
     return bt_args_end(a);

@@ -56,8 +56,10 @@ struct bt_args {
     char **operands;   /* argv + 1 */
 };
 
-/* Start parsing argv; argv[0] is the command's name in the table. */
-void bt_args_init(struct bt_args *a, int argc, char **argv);
+/* Start parsing argv by the rules of cmd, the command's own entry (its
+ * cmd-*.c's, so the parser needs no table and the table's commands do not
+ * call back into it); argv[0] is the command's name as typed. */
+void bt_args_init(struct bt_args *a, const struct bt_cmd *cmd, int argc, char **argv);
 
 /* The next option's id (its value in a->value), 0 when the line is read,
  * or -1 after printing what is wrong (the command then exits 2). */
@@ -78,7 +80,7 @@ int bt_args_fail(const struct bt_args *a, const char *fmt, ...)
 
 /* Parse a command that takes no options of its own (only -h/--help):
  * 0, -1 after printing the help, or BT_EXIT_USAGE after saying why. */
-int bt_args_parse_plain(struct bt_args *a, int argc, char **argv);
+int bt_args_parse_plain(struct bt_args *a, const struct bt_cmd *cmd, int argc, char **argv);
 
 /* The operand counts a command's operand text allows ("CONV PROMPT|-",
  * "[PROMPT|-]", "WORD..."): *max is -1 for no limit. */

@@ -245,7 +245,7 @@ static int parse(int argc, char **argv, struct follow *f, const char **conv)
     struct bt_args a;
     int id;
     f->next = 1;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_attach, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
         if (id == 'j') {
             f->json = 1;

@@ -35,7 +35,7 @@ const struct bt_cmd bt_cmd_def_cancel = {
 int bt_cmd_cancel(int argc, char **argv)
 {
     struct bt_args a;
-    int rc = bt_args_parse_plain(&a, argc, argv);
+    int rc = bt_args_parse_plain(&a, &bt_cmd_def_cancel, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
     struct bt_store *s;
@@ -85,7 +85,7 @@ const struct bt_cmd bt_cmd_def_rm_queued = {
 int bt_cmd_rm_queued(int argc, char **argv)
 {
     struct bt_args a;
-    int rc = bt_args_parse_plain(&a, argc, argv);
+    int rc = bt_args_parse_plain(&a, &bt_cmd_def_rm_queued, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
     int64_t msg;

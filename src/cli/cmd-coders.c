@@ -95,7 +95,7 @@ int bt_cmd_coders(int argc, char **argv)
     struct bt_args a;
     struct bt_cmd_list l = {0};
     int id;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_coders, argc, argv);
     while ((id = bt_args_next(&a)) > 0)
         if (bt_cmd_list_option(&l, &a, id))
             return BT_EXIT_USAGE;

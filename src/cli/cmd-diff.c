@@ -182,7 +182,7 @@ int bt_cmd_diff(int argc, char **argv)
     struct bt_args a;
     struct diff_opts o = {0};
     int opt;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_diff, argc, argv);
     while ((opt = bt_args_next(&a)) > 0) {
         if (opt == 's') {
             o.stat = 1;

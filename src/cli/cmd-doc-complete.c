@@ -27,13 +27,13 @@ static char *coder_names(void)
 
 /* The parsed public commands of the table; *n of them. Free with
  * free_cmds. */
-static struct bt_doc_cmd *public_cmds(size_t *n)
+static struct bt_doc_cmd *public_cmds(const struct bt_cmd_table *t, size_t *n)
 {
-    struct bt_doc_cmd *v = bt_xcalloc(bt_n_cmds, sizeof(*v));
+    struct bt_doc_cmd *v = bt_xcalloc(t->n, sizeof(*v));
     *n = 0;
-    for (size_t i = 0; i < bt_n_cmds; i++)
-        if (bt_doc_public(bt_cmds[i]))
-            bt_doc_parse(bt_cmds[i], &v[(*n)++]);
+    for (size_t i = 0; i < t->n; i++)
+        if (bt_doc_public(t->cmds[i]))
+            bt_doc_parse(t, t->cmds[i], &v[(*n)++]);
     return v;
 }
 
@@ -123,10 +123,10 @@ static const char bash_body[] =
     "        return 0\n"
     "    fi\n";
 
-char *bt_doc_bash(void)
+char *bt_doc_bash(const struct bt_cmd_table *table)
 {
     size_t n;
-    struct bt_doc_cmd *cmds = public_cmds(&n);
+    struct bt_doc_cmd *cmds = public_cmds(table, &n);
     char *coders = coder_names();
     struct bt_buf b = BT_BUF_INIT;
     bt_buf_addf(&b,
@@ -279,10 +279,10 @@ static void zsh_command(struct bt_buf *b, const struct bt_doc_cmd *d, const char
     bt_buf_adds(b, "\n            ;;\n");
 }
 
-char *bt_doc_zsh(void)
+char *bt_doc_zsh(const struct bt_cmd_table *table)
 {
     size_t n;
-    struct bt_doc_cmd *cmds = public_cmds(&n);
+    struct bt_doc_cmd *cmds = public_cmds(table, &n);
     char *coders = coder_names();
     struct bt_buf b = BT_BUF_INIT;
     bt_buf_addf(&b,

@@ -4,8 +4,9 @@
  * baton(1) in roff, `baton completion bash|zsh` a completion script
  * (cmd-doc-complete.c), and `baton __ids` the conversation ids those scripts
  * offer where a command takes CONV. Page and scripts are built from the
- * command table of main.c (see cmd-doc.h), so they say what `--help` says;
- * the build runs the built baton to write them (CMakeLists.txt).
+ * command table (cmd-table.c, which holds the two commands that print
+ * them and hands the table down), so they say what `--help` says; the
+ * build runs the built baton to write them (CMakeLists.txt).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -30,10 +31,10 @@ static void roff_sentence(struct bt_buf *b, const char *s)
     free(t);
 }
 
-static void man_command(struct bt_buf *b, const struct bt_cmd *cmd)
+static void man_command(struct bt_buf *b, const struct bt_cmd_table *t, const struct bt_cmd *cmd)
 {
     struct bt_doc_cmd d;
-    bt_doc_parse(cmd, &d);
+    bt_doc_parse(t, cmd, &d);
     bt_buf_addf(b, ".SS %s\n.nh\n.ad l\n\\fBbaton %s\\fR ", cmd->name, cmd->name);
     struct bt_buf usage = BT_BUF_INIT;
     bt_args_usage(cmd, &usage);
@@ -202,8 +203,7 @@ static void man_environment(struct bt_buf *b)
     bt_buf_addc(b, '\n');
 }
 
-/* The whole page. Caller frees. */
-static char *man_page(void)
+char *bt_doc_man(const struct bt_cmd_table *t)
 {
     struct bt_buf b = BT_BUF_INIT;
     char date[16];
@@ -219,11 +219,11 @@ static char *man_page(void)
                     ".SH DESCRIPTION\n");
     man_paras(&b, description);
     bt_buf_adds(&b, ".SH COMMANDS\n");
-    for (size_t i = 0; i < bt_n_cmds; i++)
-        if (bt_doc_public(bt_cmds[i]))
-            man_command(&b, bt_cmds[i]);
+    for (size_t i = 0; i < t->n; i++)
+        if (bt_doc_public(t->cmds[i]))
+            man_command(&b, t, t->cmds[i]);
     bt_buf_adds(&b, ".SH \"EXIT STATUS\"\n");
-    for (const struct bt_exit_doc *e = bt_exit_codes; e->name; e++) {
+    for (const struct bt_exit_doc *e = t->exits; e->name; e++) {
         bt_buf_addf(&b, ".TP\n\\fB%d\\fR\n", e->code);
         bt_doc_roff_text(&b, e->text);
         bt_buf_addc(&b, '\n');
@@ -248,57 +248,6 @@ static char *man_page(void)
 
 /* --- the commands ------------------------------------------------------- */
 
-const struct bt_cmd bt_cmd_def_man = {.name = "__man",
-                                      .run = bt_cmd_man,
-                                      .operands = "",
-                                      .summary = "the man page baton(1) in roff",
-                                      .notes = ""};
-
-int bt_cmd_man(int argc, char **argv)
-{
-    struct bt_args a;
-    int rc = bt_args_parse_plain(&a, argc, argv);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    char *page = man_page();
-    fputs(page, stdout);
-    free(page);
-    return BT_EXIT_OK; /* main checks that stdout took it */
-}
-
-const struct bt_cmd bt_cmd_def_completion = {
-    .name = "completion",
-    .run = bt_cmd_completion,
-    .operands = "bash|zsh",
-    .summary = "print a shell completion script",
-    .notes = "Prints the completion script of the shell named, made from this help text:\n"
-             "commands, their options, coders after -c, conversation ids where CONV goes.\n"
-             "bash: `source <(baton completion bash)` in ~/.bashrc; zsh: save it as _baton\n"
-             "in a directory of $fpath. `cmake --install` installs both, and baton(1).\n"};
-
-const struct bt_cmd bt_cmd_def_help = {.name = "help",
-                                       .run = NULL, /* main.c answers it */
-                                       .operands = "[COMMAND]",
-                                       .summary = "this help, or a command's",
-                                       .notes = ""};
-
-int bt_cmd_completion(int argc, char **argv)
-{
-    struct bt_args a;
-    int rc = bt_args_parse_plain(&a, argc, argv);
-    if (rc)
-        return rc < 0 ? 0 : rc;
-    const char *shell = a.operands[0];
-    char *script = strcmp(shell, "bash") == 0  ? bt_doc_bash()
-                   : strcmp(shell, "zsh") == 0 ? bt_doc_zsh()
-                                               : NULL;
-    if (!script)
-        return bt_args_fail(&a, "unknown shell '%s': bash or zsh", shell);
-    fputs(script, stdout);
-    free(script);
-    return BT_EXIT_OK; /* main checks that stdout took it */
-}
-
 /* A title on one line for a completion menu: control characters as
  * spaces, at most 60 bytes (whole UTF-8 characters). */
 static void print_title(const char *t)
@@ -320,7 +269,7 @@ const struct bt_cmd bt_cmd_def_ids = {.name = "__ids",
 int bt_cmd_ids(int argc, char **argv)
 {
     struct bt_args a;
-    int rc = bt_args_parse_plain(&a, argc, argv);
+    int rc = bt_args_parse_plain(&a, &bt_cmd_def_ids, argc, argv);
     if (rc)
         return rc < 0 ? 0 : rc;
     const char *prefix = a.n_operands ? a.operands[0] : "";

@@ -122,7 +122,7 @@ int bt_cmd_group(int argc, char **argv)
 {
     struct bt_args a;
     int id, json = 0;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_group, argc, argv);
     while ((id = bt_args_next(&a)) > 0)
         json = 1; /* --json: the only option */
     int rc = id < 0 ? BT_EXIT_USAGE : bt_args_end(&a);

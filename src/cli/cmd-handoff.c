@@ -35,7 +35,7 @@ static int parse(int argc, char **argv, enum bt_service_handoff_how *how, const 
     struct bt_args a;
     int id, set = 0;
     *how = BT_SERVICE_HANDOFF_EXEC;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_handoff, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
         enum bt_service_handoff_how want =
             id == 't' ? BT_SERVICE_HANDOFF_TMUX : BT_SERVICE_HANDOFF_PRINT;

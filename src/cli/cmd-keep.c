@@ -30,7 +30,7 @@ static int parse(int argc, char **argv, struct keep_args *k)
 {
     struct bt_args a;
     int id;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_keep, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
         if (id == 'p')
             k->prune = 1;

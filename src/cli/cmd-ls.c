@@ -25,7 +25,7 @@ static int parse(int argc, char **argv, struct bt_cmd_list *l, size_t *limit)
 {
     struct bt_args a;
     int id;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_ls, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
         if (id == 'j' || id == 'J') {
             if (bt_cmd_list_option(l, &a, id))

@@ -104,7 +104,7 @@ static int parse(int argc, char **argv, int *yes, int *force, const char **conv)
     struct bt_args a;
     int id;
     *yes = *force = 0;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_rm, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
         if (id == 'y')
             *yes = 1;

@@ -117,7 +117,13 @@ static int parse(int argc, char **argv, struct run_args *a)
     int id;
     a->turn.coder = bt_coders[0]->name;
     a->turn.idle_timeout_ms = BT_CMD_IDLE_TIMEOUT_MS;
-    bt_args_init(&args, argc, argv);
+    static const struct bt_cmd *const entries[] = {
+        [MODE_RUN] = &bt_cmd_def_run,
+        [MODE_SEND] = &bt_cmd_def_send,
+        [MODE_RETRY] = &bt_cmd_def_retry,
+        [MODE_STEER] = &bt_cmd_def_steer,
+    };
+    bt_args_init(&args, entries[a->mode], argc, argv);
     while ((id = bt_args_next(&args)) > 0) {
         int rc = bt_cmd_turn_option(&args, id, &a->turn);
         if (rc != 1) {

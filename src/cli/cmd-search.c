@@ -76,7 +76,7 @@ int bt_cmd_search(int argc, char **argv)
     struct bt_cmd_list l = {0};
     int id;
     size_t limit = DEFAULT_LIMIT;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_search, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
         if (id == 'j' || id == 'J') {
             if (bt_cmd_list_option(&l, &a, id))

@@ -487,7 +487,7 @@ int bt_cmd_show(int argc, char **argv)
     struct bt_args a;
     int json = 0, debug = 0, raw = 0, opt;
     size_t last = 0; /* 0: every message */
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_show, argc, argv);
     while ((opt = bt_args_next(&a)) > 0) {
         if (opt == 'j') {
             json = 1;

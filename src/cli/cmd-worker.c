@@ -80,7 +80,7 @@ static int worker_parse(int argc, char **argv, struct bt_service_turn *t, int *n
     struct bt_args a;
     int id;
     t->idle_timeout_ms = BT_CMD_IDLE_TIMEOUT_MS;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_worker, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
         int rc = bt_cmd_turn_option(&a, id, t);
         if (rc == 1 && id == 'n')

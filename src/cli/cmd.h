@@ -59,6 +59,17 @@ extern const struct bt_cmd *const bt_cmds[];
 extern const size_t bt_n_cmds;
 const struct bt_cmd *bt_cmd_find(const char *name);
 
+/* The table as one value, for what documents it (doc.c, cmd-doc.c,
+ * cmd-doc-complete.c): they take it as an argument rather than read
+ * bt_cmds, since the table names the commands that print them (`baton
+ * completion`, `baton __man`, in cmd-table.c) and a file below the table
+ * must not refer back to it. Borrowed, static. */
+struct bt_cmd_table {
+    const struct bt_cmd *const *cmds; /* bt_cmds */
+    size_t n;                         /* bt_n_cmds */
+    const struct bt_exit_doc *exits;  /* bt_exit_codes */
+};
+
 int bt_cmd_run(int argc, char **argv);
 int bt_cmd_send(int argc, char **argv);
 int bt_cmd_retry(int argc, char **argv);

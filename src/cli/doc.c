@@ -19,14 +19,14 @@ int bt_doc_is_help(const struct bt_doc_item *it)
     return it->is_opt && it->lng && strcmp(it->lng, "--help") == 0;
 }
 
-/* The public commands' names, space-separated (owned): the choices of
- * `baton help COMMAND`. */
-static char *command_names(void)
+/* The public commands' names of t, space-separated (owned): the choices
+ * of `baton help COMMAND`. */
+static char *command_names(const struct bt_cmd_table *t)
 {
     struct bt_buf b = BT_BUF_INIT;
-    for (size_t i = 0; i < bt_n_cmds; i++)
-        if (bt_doc_public(bt_cmds[i]))
-            bt_buf_addf(&b, "%s%s", b.len ? " " : "", bt_cmds[i]->name);
+    for (size_t i = 0; t && i < t->n; i++)
+        if (bt_doc_public(t->cmds[i]))
+            bt_buf_addf(&b, "%s%s", b.len ? " " : "", t->cmds[i]->name);
     return bt_buf_detach(&b, NULL);
 }
 
@@ -119,7 +119,7 @@ static void add_option(struct bt_doc_cmd *d, const struct bt_opt *o)
 }
 
 /* The operands: the words outside brackets ("CONV", "bash|zsh", "WORD..."). */
-static void parse_operands(struct bt_doc_cmd *d)
+static void parse_operands(const struct bt_cmd_table *t, struct bt_doc_cmd *d)
 {
     const char *u = d->cmd->operands ? d->cmd->operands : "";
     int depth = 0;
@@ -142,7 +142,7 @@ static void parse_operands(struct bt_doc_cmd *d)
             a->repeat = len > 3 && strcmp(a->name + len - 3, "...") == 0;
             if (strcmp(a->name, "COMMAND") == 0) {
                 a->value = BT_DOC_VALUE_CHOICE;
-                a->choices = command_names();
+                a->choices = command_names(t);
             } else if (is_choice_list(p, len)) {
                 a->value = BT_DOC_VALUE_CHOICE;
                 a->choices = choices_of(p, len);
@@ -154,12 +154,12 @@ static void parse_operands(struct bt_doc_cmd *d)
     }
 }
 
-void bt_doc_parse(const struct bt_cmd *cmd, struct bt_doc_cmd *out)
+void bt_doc_parse(const struct bt_cmd_table *t, const struct bt_cmd *cmd, struct bt_doc_cmd *out)
 {
     static const struct bt_opt help = {'h', 'h', "help", NULL, "this help", NULL};
     memset(out, 0, sizeof(*out));
     out->cmd = cmd;
-    parse_operands(out);
+    parse_operands(t, out);
     for (const struct bt_opt *o = cmd->opts; o && o->id; o++)
         add_option(out, o);
     add_option(out, &help);

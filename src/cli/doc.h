@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * doc: what the man page and the shell completions are generated from.
- * Both read the command table (src/cli/cmd-table.c: bt_cmds) through this
- * model, as the parser and `baton COMMAND --help` do, so none can drift:
- * a command's options and their choices come from its option table, its
- * arguments from its operands ("CONV [PROMPT|-]"), prose from its notes.
+ * Both read the command table (src/cli/cmd-table.c hands it down as a
+ * struct bt_cmd_table) through this model, as the parser and `baton COMMAND --help` do, so none can
+ * drift: a command's options and their choices come from its option table, its arguments from its
+ * operands ("CONV [PROMPT|-]"), prose from its notes.
  */
 #ifndef BT_DOC_H
 #define BT_DOC_H
@@ -54,8 +54,9 @@ struct bt_doc_cmd {
 };
 
 /* Read cmd's options (then -h/--help), notes and operands into *out
- * (bt_doc_release frees it). Never fails. */
-void bt_doc_parse(const struct bt_cmd *cmd, struct bt_doc_cmd *out);
+ * (bt_doc_release frees it); an operand COMMAND has the public commands
+ * of t as its choices (t NULL: none). Never fails. */
+void bt_doc_parse(const struct bt_cmd_table *t, const struct bt_cmd *cmd, struct bt_doc_cmd *out);
 void bt_doc_release(struct bt_doc_cmd *d);
 
 /* 1 for the -h/--help every command takes (the last option item). */
@@ -81,11 +82,17 @@ void bt_doc_roff_font(struct bt_buf *b, char f, const char *s, size_t n);
  * hyphenation and adjustment off around it. */
 void bt_doc_roff_usage(struct bt_buf *b, const char *usage);
 
-/* --- completion scripts (cmd-doc-complete.c; they read bt_cmd_table) ------ */
+/* --- completion scripts (cmd-doc-complete.c) ------------------------------ */
 
-/* The bash and zsh completion scripts for the public commands of the
- * table, as `baton completion SHELL` prints them. Caller frees. */
-char *bt_doc_bash(void);
-char *bt_doc_zsh(void);
+/* The bash and zsh completion scripts for the public commands of table
+ * t, as `baton completion SHELL` prints them. Caller frees. */
+char *bt_doc_bash(const struct bt_cmd_table *t);
+char *bt_doc_zsh(const struct bt_cmd_table *t);
+
+/* --- the man page (cmd-doc.c) --------------------------------------------- */
+
+/* baton(1) in roff, made from table t (its public commands and exit
+ * codes), as `baton __man` prints it. Caller frees. */
+char *bt_doc_man(const struct bt_cmd_table *t);
 
 #endif

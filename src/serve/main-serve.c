@@ -53,7 +53,7 @@ static int serve(int argc, char **argv, const char *baton)
     static char host[256];
     struct bt_args a;
     int id;
-    bt_args_init(&a, argc, argv);
+    bt_args_init(&a, &bt_cmd_def_serve, argc, argv);
     while ((id = bt_args_next(&a)) > 0) {
         switch (id) {
         case 'l':

@@ -18,27 +18,10 @@
 #include <string.h>
 
 #include "error.h"
+#include "serve-stream.h"
 #include "serve.h"
-#include "service-conv.h"
 #include "store-follow.h"
 #include "store.h"
-
-struct bt_serve_stream {
-    struct bt_serve *srv;
-    struct MHD_Connection *conn;
-    struct bt_serve_stream *next, **pprev;
-    int all;               /* /v1/events: every conversation, by rowid */
-    char conv[BT_ID_SIZE]; /* the conversation followed */
-    char run[BT_ID_SIZE];  /* the run read now, "" until there is one */
-    int64_t next_seq;      /* the next seq of run to send */
-    int64_t rowid;         /* all: events up to this rowid were sent */
-    int follow;            /* go on with the conversation's later runs */
-    int run_done;          /* run's last event was sent */
-    int ended;             /* nothing more: end once out is sent */
-    int suspended;         /* waiting for a change */
-    struct bt_buf out;     /* frames not yet taken by MHD, from off */
-    size_t off;
-};
 
 static void add_frame(struct bt_serve_stream *st, const struct bt_store_event *ev)
 {
@@ -223,14 +206,6 @@ static void stream_free(void *cls)
     free(st);
 }
 
-static void wake(struct bt_serve_stream *st)
-{
-    if (st->suspended) {
-        st->suspended = 0;
-        MHD_resume_connection(st->conn);
-    }
-}
-
 static enum MHD_Result start(struct bt_serve_req *r, struct bt_serve_stream *st)
 {
     struct bt_serve *srv = r->srv;
@@ -378,63 +353,4 @@ enum MHD_Result bt_serve_sse_all(struct bt_serve_req *r)
                                  bt_store_errmsg(r->srv->store));
         }
     return start(r, st);
-}
-
-void bt_serve_sse_wake(struct bt_serve *srv, const char *conv)
-{
-    for (struct bt_serve_stream *st = srv->streams; st; st = st->next)
-        if (!conv || st->all || strcmp(st->conv, conv) == 0)
-            wake(st);
-}
-
-static void probe_all(struct bt_serve *srv)
-{
-    for (struct bt_serve_stream *st = srv->streams; st; st = st->next) {
-        bt_buf_adds(&st->out, ":\n\n");
-        wake(st);
-    }
-}
-
-void bt_serve_sse_probe(struct bt_serve *srv)
-{
-    probe_all(srv);
-    srv->probes = 3;
-}
-
-void bt_serve_sse_beat(struct bt_serve *srv, int ping)
-{
-    char ts[32];
-    bt_time_rfc3339(bt_now_ms(), ts);
-    for (struct bt_serve_stream *st = srv->streams; st; st = st->next)
-        if (ping) {
-            bt_buf_addf(&st->out, ": keepalive\n\nevent: ping\ndata: {\"ts\":\"%s\"}\n\n", ts);
-            wake(st);
-        }
-    if (srv->probes > 0) {
-        srv->probes--;
-        probe_all(srv);
-    }
-    /* a run whose baton process died ends interrupted, so its followers get
-     * the closing turn.completed and the API no longer finds it busy */
-    if (bt_serve_recover(srv))
-        bt_serve_sse_wake(srv, NULL);
-}
-
-void bt_serve_sse_close_all(struct bt_serve *srv)
-{
-    for (struct bt_serve_stream *st = srv->streams; st; st = st->next) {
-        st->ended = 1;
-        wake(st);
-    }
-}
-
-void bt_serve_say(void *data, const char *line)
-{
-    (void)data;
-    fprintf(stderr, "baton: %s\n", line);
-}
-
-int bt_serve_recover(struct bt_serve *srv)
-{
-    return bt_service_recover(srv->store, bt_serve_say, NULL) > 0;
 }

@@ -147,7 +147,7 @@ int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,
  * OK, USAGE (a remote address without allow_remote) or FAILED (why said
  * on stderr), which main-serve.c makes the exit code. */
 enum bt_service_result bt_serve_run(const struct bt_serve_opts *o);
-/* serve-sse.c: what the service says (bt_service_say_fn): "baton: LINE" on stderr. */
+/* serve-stream.c: what the service says (bt_service_say_fn): "baton: LINE" on stderr. */
 void bt_serve_say(void *data, const char *line);
 
 /* serve-conn.c: let MHD do what it can now (after a change it does not see
@@ -315,7 +315,7 @@ void bt_serve_task_stop(struct bt_serve *srv);
  * there is none; sent with a strict Content-Security-Policy. */
 enum MHD_Result bt_serve_page(struct bt_serve_req *r, const char *path);
 
-/* serve-sse.c: recover the running runs whose baton process died, as every
+/* serve-stream.c: recover the running runs whose baton process died, as every
  * front end does (bt_service_recover): they end
  * interrupted with what they stored. Called on the beat and before a
  * request about a conversation, so neither a stream nor a busy check
@@ -325,6 +325,7 @@ int bt_serve_recover(struct bt_serve *srv);
 /* serve-sse.c: event streams. */
 enum MHD_Result bt_serve_sse_conversation(struct bt_serve_req *r);
 enum MHD_Result bt_serve_sse_all(struct bt_serve_req *r);
+/* serve-stream.c: the streams woken from outside their reader. */
 /* Wake the streams of conv (NULL: every stream) to read the store. */
 void bt_serve_sse_wake(struct bt_serve *srv, const char *conv);
 /* The beat: a ping to every stream when due, a probe while srv->probes

@@ -8,8 +8,10 @@ through a header that declares the functions of several files (serve.h
 did). The strongly connected components of that graph of more than one
 file are the circles: each is printed, one a line, with its size. Also
 every library file (src/ but the front ends src/cli/, src/serve/ and
-src/acp/) that uses a front-end file, which must be none. Exit 0 when there is no such use, 1 otherwise; the circles are
-reported, not failed (the count is the measure).
+src/acp/) that uses a front-end file, which must be none. Exit 0 when
+there is neither a circle nor such a use, 1 otherwise, and 1 when BUILD_DIR
+holds no object files of baton's libraries (nothing read is no pass).
+ctest runs it as `cycles` (tests/layering/CMakeLists.txt).
 """
 import glob
 import os
@@ -82,6 +84,9 @@ def sccs(nodes, edges):
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     objs = objects(build)
+    if not objs or not any(f.startswith(FRONT) for f in objs):
+        print(f"cycles: no object files of baton's libraries under {build}/CMakeFiles")
+        return 1
     owner, uses = {}, {}
     for f, o in objs.items():
         d, u = symbols(o)
@@ -99,7 +104,7 @@ def main():
     print(f"{len(circles)} circles, {sum(len(c) for c in circles)} files in them")
     for b in bad:
         print(f"library uses a front end: {b}")
-    return 1 if bad else 0
+    return 1 if bad or circles else 0
 
 
 if __name__ == "__main__":

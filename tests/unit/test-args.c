@@ -30,7 +30,7 @@ static void parse(struct bt_args *a, struct seen *s, char **argv)
     while (argv[argc])
         argc++;
     memset(s, 0, sizeof(*s));
-    bt_args_init(a, argc, argv);
+    bt_args_init(a, bt_cmd_find(argv[0]), argc, argv);
     while ((id = bt_args_next(a)) > 0) {
         assert_true(s->n < MAX_SEEN);
         s->values[s->n] = a->value;

@@ -41,7 +41,7 @@ static void test_parse_options_prose_and_arguments(void **state)
 {
     (void)state;
     struct bt_doc_cmd d;
-    bt_doc_parse(&demo, &d);
+    bt_doc_parse(NULL, &demo, &d);
     assert_int_equal(d.nitems, 7); /* four options, -h/--help, two paragraphs */
     const struct bt_doc_item *c = &d.items[0];
     assert_true(c->is_opt);
@@ -77,7 +77,7 @@ static void test_parse_choice_argument(void **state)
     (void)state;
     const struct bt_cmd cmd = {"sh", no_run, "bash|zsh", "shells", NULL, ""};
     struct bt_doc_cmd d;
-    bt_doc_parse(&cmd, &d);
+    bt_doc_parse(NULL, &cmd, &d);
     assert_int_equal(d.nitems, 1); /* -h/--help */
     assert_int_equal(d.nargs, 1);
     assert_int_equal(d.args[0].value, BT_DOC_VALUE_CHOICE);
@@ -85,7 +85,7 @@ static void test_parse_choice_argument(void **state)
     bt_doc_release(&d);
     /* upper-case alternatives are placeholders, not choices */
     const struct bt_cmd p = {"p", no_run, "CONV PROMPT|-", "prompt", NULL, ""};
-    bt_doc_parse(&p, &d);
+    bt_doc_parse(NULL, &p, &d);
     assert_int_equal(d.args[1].value, BT_DOC_VALUE_NONE);
     assert_null(d.args[1].choices);
     bt_doc_release(&d);
