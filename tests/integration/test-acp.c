@@ -11,12 +11,14 @@
  * and handoff --print resumes the ACP session id.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -165,17 +167,42 @@ static void test_gemini_refuses_resume(void **state)
     free(conv);
 }
 
+/* Wait until the file out holds what (60 s at most): the agent's first
+ * chunk arrived, so the turn is under way. Never a fixed delay: under
+ * memcheck baton takes seconds to get there. */
+static void wait_output(struct ctx *c, const char *out, const char *what)
+{
+    char *path = path_in(c, out);
+    for (int i = 0; i < 600; i++) {
+        char *text = bt_test_slurp(path, NULL);
+        int found = text && strstr(text, what);
+        free(text);
+        if (found)
+            break;
+        assert_true(i < 599);
+        struct timespec ts = {.tv_nsec = 100000000L};
+        nanosleep(&ts, NULL);
+    }
+    free(path);
+}
+
 static void test_ctrl_c_cancels(void **state)
 {
     struct ctx *c = *state;
     struct bt_test_result res;
-    baton(c, &res, NULL, 3000, "run", "-c", "gemini", "--json", "--approval", "auto", "[cancel]",
-          END);
-    assert_int_equal(res.exit_code, 130);
-    assert_has(res.out.data, "\"status\":\"cancelled\"");
-    assert_has(res.out.data, "\"decision\":\"decline\"");
-    char *conv = conversation_of(res.out.data);
-    bt_test_result_release(&res);
+    pid_t pid =
+        baton_bg(c, "out", "run", "-c", "gemini", "--json", "--approval", "auto", "[cancel]", END);
+    wait_output(c, "out", "\"type\":\"item.delta\"");
+    assert_int_equal(kill(pid, SIGINT), 0);
+    assert_int_equal(wait_exit(pid), 130);
+    char *path = path_in(c, "out");
+    char *out = bt_test_slurp(path, NULL);
+    assert_non_null(out);
+    assert_has(out, "\"status\":\"cancelled\"");
+    assert_has(out, "\"decision\":\"decline\"");
+    char *conv = conversation_of(out);
+    free(out);
+    free(path);
     /* the agent's stderr: the answer it got after session/cancel */
     baton(c, &res, NULL, 0, "show", conv, "--debug", END);
     assert_has(res.out.data, "permission after cancel: cancelled");
