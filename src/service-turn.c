@@ -194,6 +194,13 @@ static void ctx_event(void *data, const struct bt_event *ev, const char *json, s
         store_check(c, bt_store_conversation_set_native(c->store, c->conversation,
                                                         ev->native_session_id,
                                                         ev->native_session_path));
+    /* a request kept for a person is committed before the caller hears of
+     * it: whoever it tells (`baton acp`'s editor) may answer at once, and
+     * bt_service_decide finds what waits in the store through another
+     * connection; uncommitted, the answer was refused as not waiting and
+     * the turn waited for the idle limit */
+    if (ev->type == BT_EVENT_APPROVAL_REQUESTED)
+        commit(c);
     if (c->t->on_event)
         c->t->on_event(c->t->data, ev, json, len);
 }

@@ -873,9 +873,15 @@ class BadInput(AgentCase):
         for signo in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             with self.subTest(signal=signo.name):
                 Path(pidfile).write_text("")
-                a = self.agent()
+                # no model listing: its coder would write the pid file too
+                a = self.agent("--no-model-list")
                 sid = a.new_session()
                 self.start_held(a, sid)
+                # the run is "running" once spawned, before the coder has
+                # made its grandchild: a stop before that left no pid to
+                # check (a 5 s wait for it failed on a loaded machine)
+                wait_for(lambda: Path(pidfile).read_text().strip() or None, 30,
+                         "the coder's grandchild")
                 a.send("session/prompt", {"sessionId": sid,
                                           "prompt": [{"type": "text", "text": "queued"}]})
                 wait_for(lambda: self.queued(sid), 30, "the second prompt queued")
