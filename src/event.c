@@ -3,6 +3,7 @@
 #include "event.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const type_names[] = {
@@ -87,10 +88,14 @@ const char *bt_event_request_id(const char *text, char *buf, size_t n)
         text++;
         len -= 2;
     }
-    if (len >= n)
-        len = n - 1;
-    memcpy(buf, text, len);
+    /* shown as valid UTF-8 cut on a character boundary: what is shown
+     * once must read back the same (invalid bytes would become U+FFFD,
+     * three bytes each, and cut elsewhere the next time) */
+    char *clean = bt_utf8_sanitize(text, len, NULL);
+    len = bt_utf8_cut(clean, strlen(clean), n - 1);
+    memcpy(buf, clean, len);
     buf[len] = '\0';
+    free(clean);
     return buf;
 }
 

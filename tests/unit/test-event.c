@@ -272,6 +272,25 @@ static void test_utf8_invalid_at_every_offset(void **state)
     assert_int_equal(bt_utf8_invalid_at("", 0), 0);
 }
 
+/* The request id an event shows is valid UTF-8 cut on a character
+ * boundary, so what is shown once reads back the same (a fuzz find: an id
+ * of invalid bytes grew threefold as U+FFFD and was cut elsewhere). */
+static void test_request_id_shown(void **state)
+{
+    (void)state;
+    char buf[BT_EVENT_REQUEST_ID_MAX], again[BT_EVENT_REQUEST_ID_MAX];
+    assert_string_equal(bt_event_request_id("\"toolu_1\"", buf, sizeof buf), "toolu_1");
+    assert_string_equal(bt_event_request_id("7", buf, sizeof buf), "7");
+    assert_string_equal(bt_event_request_id("\"a\xff\"", buf, sizeof buf), "a\xef\xbf\xbd");
+    char id[600] = "\"a";
+    memset(id + 2, 0xff, 400);
+    strcpy(id + 402, "\"");
+    bt_event_request_id(id, buf, sizeof buf);
+    assert_int_equal(bt_utf8_invalid_at(buf, strlen(buf)), strlen(buf));
+    assert_int_equal(strlen(buf), 1 + 3 * 86); /* 'a' and whole U+FFFD only */
+    assert_string_equal(bt_event_request_id(buf, again, sizeof again), buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -288,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_every_type_encodes),
         cmocka_unit_test(test_item_detail_and_exit),
         cmocka_unit_test(test_questions),
+        cmocka_unit_test(test_request_id_shown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
