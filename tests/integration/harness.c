@@ -62,6 +62,18 @@ void replay(struct ctx *c, const char *fixture)
     free(kv);
 }
 
+void replay_logged(struct ctx *c, const char *path)
+{
+    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
+    setenv_kv(c, kv);
+    free(kv);
+    char *log = path_in(c, "stdin.log");
+    kv = bt_xasprintf("FAKE_CODER_LOG_STDIN=%s", log);
+    setenv_kv(c, kv);
+    free(kv);
+    free(log);
+}
+
 void hold_turns(struct ctx *c, int after)
 {
     char *go = path_in(c, "go");

@@ -29,6 +29,9 @@ int teardown(void **state);
 void setenv_kv(struct ctx *c, const char *kv);
 /* Make the fake coder replay fixtures/codex/0.171.0/<fixture>.jsonl. */
 void replay(struct ctx *c, const char *fixture);
+/* Make the fake coder replay the file at path, and log what baton writes
+ * to it in <dir>/stdin.log (FAKE_CODER_LOG_STDIN). */
+void replay_logged(struct ctx *c, const char *path);
 /* Hold every later turn of the fake coder after its first `after` lines
  * until release_turns(): a command that must act while a turn runs waits
  * for the turn's state, never for a fixed delay (under memcheck one baton

@@ -57,15 +57,8 @@ static void late_request_replay(struct ctx *c)
     }
     fclose(in);
     fclose(out);
-    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
-    setenv_kv(c, kv);
-    free(kv);
+    replay_logged(c, path);
     free(path);
-    char *log = path_in(c, "stdin.log");
-    kv = bt_xasprintf("FAKE_CODER_LOG_STDIN=%s", log);
-    setenv_kv(c, kv);
-    free(kv);
-    free(log);
 }
 
 static int count_deltas(void *data, const struct bt_store_event *ev)

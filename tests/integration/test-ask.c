@@ -247,15 +247,8 @@ static pid_t ask_line(struct ctx *c, const char *ask, char **conv)
         fputs(n == 12 ? ask : line, out);
     fclose(in);
     fclose(out);
-    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
-    setenv_kv(c, kv);
-    free(kv);
+    replay_logged(c, path);
     free(path);
-    char *log = path_in(c, "stdin.log");
-    kv = bt_xasprintf("FAKE_CODER_LOG_STDIN=%s", log);
-    setenv_kv(c, kv);
-    free(kv);
-    free(log);
     pid_t pid =
         baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
     *conv = wait_asking(c);

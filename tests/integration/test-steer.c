@@ -62,15 +62,8 @@ static void steer_replay(struct ctx *c, const char *answer)
         fputs(n == STEER_ANSWER_LINE && answer ? answer : line, out);
     fclose(in);
     fclose(out);
-    char *kv = bt_xasprintf("FAKE_CODER_REPLAY=%s", path);
-    setenv_kv(c, kv);
-    free(kv);
+    replay_logged(c, path);
     free(path);
-    char *log = path_in(c, "stdin.log");
-    kv = bt_xasprintf("FAKE_CODER_LOG_STDIN=%s", log);
-    setenv_kv(c, kv);
-    free(kv);
-    free(log);
 }
 
 /* The state of the only conversation's last run, and its id. */
