@@ -284,7 +284,7 @@ static void test_request_id_shown(void **state)
     assert_string_equal(bt_event_request_id("\"a\xff\"", buf, sizeof buf), "a\xef\xbf\xbd");
     char id[600] = "\"a";
     memset(id + 2, 0xff, 400);
-    strcpy(id + 402, "\"");
+    memcpy(id + 402, "\"", 2); /* the closing quote and NUL */
     bt_event_request_id(id, buf, sizeof buf);
     assert_int_equal(bt_utf8_invalid_at(buf, strlen(buf)), strlen(buf));
     assert_int_equal(strlen(buf), 1 + 3 * 86); /* 'a' and whole U+FFFD only */
