@@ -122,6 +122,14 @@ class WebWork(BrowserCase):
         self.el("prompt").send_keys("and nothing", Keys.ENTER)
         self.until(lambda: len(self.answers()) == 3, "the third answer")
         self.assertEqual(len(self.q("details.changes")), 2)
+        # loaded again: the earlier turns' events come after the transcript
+        # is drawn (their runs fetched one at a time), and their folds then
+        # say what changed, not only that something may have
+        self.d.refresh()  # a new page: the token is kept for the tab
+        self.open_conv(conv)
+        self.until(lambda: [e.text for e in self.q("details.changes summary")] ==
+                   ["Changes of turn 1: 1 file +1 −0", "Changes of turn 2: 1 file +1 −0"],
+                   "the earlier turns' summaries, once their events are in")
         # Keep: the work into main, said as baton keep says it
         self.until(lambda: self.shown("keep-btn") and self.el("keep-btn").is_enabled(), "Keep")
         self.el("keep-btn").click()

@@ -15,9 +15,12 @@ const STATUS = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R', typechan
 
 // conversation:turn -> { open, doc | error }, for the conversation open
 const kept = new Map();
+// run id -> { slot, conv, r, done }: where the last render put a run's fold
+const slots = new Map();
 
 export function forgetChanges() {
   kept.clear();
+  slots.clear();
 }
 
 function filesList(changes) {
@@ -85,7 +88,7 @@ function summary(turn, c) {
 
 // The fold of run r's turn (r the last run of its turn, ended); c its
 // turn.completed's changes when the page has them.
-export function changesBox(conv, r, c) {
+function changesBox(conv, r, c) {
   const key = `${conv}:${r.turn}:${r.id}`;
   const box = el('details', 'changes');
   box.dataset.turn = String(r.turn);
@@ -107,4 +110,32 @@ export function changesBox(conv, r, c) {
     load(conv, r.turn, key, body).finally(() => { now.loading = false; });
   });
   return box;
+}
+
+// What the slot shows: the fold, unless the run's turn.completed (when the
+// page has it) says nothing was recorded or nothing changed.
+function fillSlot(e) {
+  const a = state.acts.get(e.r.id);
+  e.done = !!(a && a.done);
+  const c = e.done ? a.changes : undefined;
+  if (c === null || (c && !c.unknown && Array.isArray(c.files) && !c.files.length)) e.slot.replaceChildren();
+  else e.slot.replaceChildren(changesBox(e.conv, e.r, c));
+}
+
+// The place of run r's changes in the transcript (r the last run of its
+// turn, ended), filled now and again when its turn.completed comes.
+export function changesSlot(conv, r) {
+  const e = { slot: el('div', 'changes-slot'), conv, r, done: false };
+  slots.set(r.id, e);
+  fillSlot(e);
+  return e.slot;
+}
+
+// The run's turn.completed may come after the transcript drew its place
+// (the stream, or an earlier turn's fetch, is slower than the detail):
+// its summary and whether it shows follow once it does.
+export function refreshChanges(run) {
+  const e = slots.get(run);
+  const a = state.acts.get(run);
+  if (e && e.slot.isConnected && e.done !== !!(a && a.done)) fillSlot(e);
 }

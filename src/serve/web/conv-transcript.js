@@ -7,7 +7,7 @@ import { $, el, clock, fullTime } from './util.js';
 import { state } from './state.js';
 import { act, liveText, liveStreaming } from './fold.js';
 import { toolBox } from './conv-tools.js';
-import { changesBox } from './conv-changes.js';
+import { changesSlot } from './conv-changes.js';
 
 export function renderTranscript() {
   const d = state.detail;
@@ -22,12 +22,7 @@ export function renderTranscript() {
   const changes = (runId) => {
     const r = d.runs.find((x) => x.id === runId);
     if (!r || lastOfTurn.get(r.turn) !== r || r.state === 'running' || r.state === 'waiting') return;
-    // its turn.completed, when the page has it, says whether anything changed
-    const a = state.acts.get(r.id);
-    const c = a && a.done ? a.changes : undefined;
-    if (c === null) return; // nothing recorded: not in git, snapshots off
-    if (c && !c.unknown && Array.isArray(c.files) && !c.files.length) return; // nothing changed
-    tr.append(changesBox(d.conversation.id, r, c));
+    tr.append(changesSlot(d.conversation.id, r));
   };
   const place = (run) => {
     if (!run || placed.has(run)) return;

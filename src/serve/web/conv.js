@@ -12,7 +12,7 @@ import { act, applyEvent } from './fold.js';
 import { fillTools } from './conv-tools.js';
 import { renderTranscript, fillAssistant, stickToEnd } from './conv-transcript.js';
 import { renderQueue, renderComposer } from './conv-composer.js';
-import { forgetChanges } from './conv-changes.js';
+import { forgetChanges, refreshChanges } from './conv-changes.js';
 import { renderKeep } from './conv-keep.js';
 
 const HISTORY_RUNS = 40; // older turns whose tool activity is fetched
@@ -70,6 +70,7 @@ function requestRedraw() {
       if (box) fillTools(box, run);
       const live = document.querySelector(`.msg[data-run="${CSS.escape(run)}"][data-live]`);
       if (live) fillAssistant(live, live._msg || null, run);
+      refreshChanges(run);
     }
     state.dirty.clear();
     renderComposer();
@@ -168,6 +169,7 @@ async function loadHistory(convId, d) {
     await fetchRun(convId, r.id, applyEvent);
     a.loading = false;
     const box = state.boxes.get(r.id);
+    if (state.current === convId) refreshChanges(r.id);
     if (box && state.current === convId) {
       fillTools(box, r.id);
       stickToEnd();
