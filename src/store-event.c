@@ -16,9 +16,8 @@
 static const char SQL_EVENT_INSERT[] = "INSERT INTO events (run, seq, type, ts_ms, data)"
                                        " VALUES (?1, ?2, ?3, ?4, ?5)";
 
-#define EVENT_SELECT                                                                               \
-    "SELECT run, seq, type, ts_ms, data FROM events WHERE run = ?1"                                \
-    " AND seq >= ?2 ORDER BY seq"
+static const char SQL_EVENT_SELECT[] = "SELECT run, seq, type, ts_ms, data FROM events"
+                                       " WHERE run = ?1 AND seq >= ?2 ORDER BY seq";
 
 int bt_st_insert_event(struct bt_store *s, const struct bt_store_event *ev)
 {
@@ -69,16 +68,16 @@ static void read_event(sqlite3_stmt *q, struct bt_store_event *ev)
         ev->data = "";
 }
 
-/* Its own statement, not bt_st_sql's: the callback may use the handle,
- * and a cached statement it stepped would reset this loop's. */
+/* A statement taken from the cache: the callback may use the handle, and
+ * a shared one it stepped would reset this loop's. */
 int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, bt_store_event_fn fn,
                         void *data)
 {
-    sqlite3_stmt *q = NULL;
     if (!run || !fn)
         return bt_st_fail(s, -EINVAL, "no run or callback");
-    if (sqlite3_prepare_v2(s->db, EVENT_SELECT, -1, &q, NULL) != SQLITE_OK)
-        return bt_st_db_fail(s, "prepare");
+    sqlite3_stmt *q = bt_st_take(s, SQL_EVENT_SELECT);
+    if (!q)
+        return BT_ESTORE;
     bt_st_bind_text(q, 1, run);
     sqlite3_bind_int64(q, 2, from_seq);
     int rc, stop = 0;
@@ -89,6 +88,6 @@ int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, b
     }
     if (stop == 0 && rc != SQLITE_DONE)
         stop = bt_st_db_fail(s, "read events");
-    sqlite3_finalize(q);
+    bt_st_give(s, SQL_EVENT_SELECT, q);
     return stop;
 }

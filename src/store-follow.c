@@ -16,9 +16,9 @@
 
 #include "error.h"
 
-#define FOLLOW_SELECT                                                                              \
-    "SELECT e.run, e.seq, e.type, e.ts_ms, e.data, r.conversation, e.rowid"                        \
-    " FROM events e JOIN runs r ON r.id = e.run WHERE e.rowid > ?1 ORDER BY e.rowid LIMIT ?2"
+static const char SQL_FOLLOW[] =
+    "SELECT e.run, e.seq, e.type, e.ts_ms, e.data, r.conversation, e.rowid"
+    " FROM events e JOIN runs r ON r.id = e.run WHERE e.rowid > ?1 ORDER BY e.rowid LIMIT ?2";
 
 static const char SQL_CHANGED[] = "SELECT r.conversation, max(e.rowid) FROM events e"
                                   " JOIN runs r ON r.id = e.run WHERE e.rowid > ?1"
@@ -61,15 +61,16 @@ int bt_store_event_rowid(struct bt_store *s, const char *run, int64_t seq, int64
     return bt_st_done(q, 0);
 }
 
-/* Its own statement, as bt_store_event_each's: the callback may read. */
+/* Its statement taken from the cache, as bt_store_event_each's: the
+ * callback may read. */
 int bt_store_event_after(struct bt_store *s, int64_t after, size_t limit, bt_store_follow_fn fn,
                          void *data)
 {
-    sqlite3_stmt *q = NULL;
     if (!fn)
         return bt_st_fail(s, -EINVAL, "no callback");
-    if (sqlite3_prepare_v2(s->db, FOLLOW_SELECT, -1, &q, NULL) != SQLITE_OK)
-        return bt_st_db_fail(s, "prepare");
+    sqlite3_stmt *q = bt_st_take(s, SQL_FOLLOW);
+    if (!q)
+        return BT_ESTORE;
     sqlite3_bind_int64(q, 1, after);
     sqlite3_bind_int64(q, 2, limit > INT32_MAX ? INT32_MAX : (int64_t)limit);
     int rc, stop = 0;
@@ -89,17 +90,17 @@ int bt_store_event_after(struct bt_store *s, int64_t after, size_t limit, bt_sto
     }
     if (stop == 0 && rc != SQLITE_DONE)
         stop = bt_st_db_fail(s, "read events");
-    sqlite3_finalize(q);
+    bt_st_give(s, SQL_FOLLOW, q);
     return stop;
 }
 
 int bt_store_event_changed(struct bt_store *s, int64_t after, bt_store_changed_fn fn, void *data)
 {
-    sqlite3_stmt *q = NULL;
     if (!fn)
         return bt_st_fail(s, -EINVAL, "no callback");
-    if (sqlite3_prepare_v2(s->db, SQL_CHANGED, -1, &q, NULL) != SQLITE_OK)
-        return bt_st_db_fail(s, "prepare");
+    sqlite3_stmt *q = bt_st_take(s, SQL_CHANGED);
+    if (!q)
+        return BT_ESTORE;
     sqlite3_bind_int64(q, 1, after);
     int rc, stop = 0;
     while (stop == 0 && (rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -108,7 +109,7 @@ int bt_store_event_changed(struct bt_store *s, int64_t after, bt_store_changed_f
     }
     if (stop == 0 && rc != SQLITE_DONE)
         stop = bt_st_db_fail(s, "read changed conversations");
-    sqlite3_finalize(q);
+    bt_st_give(s, SQL_CHANGED, q);
     return stop;
 }
 

@@ -5,9 +5,10 @@
  *
  * Statement rules. Every statement is a static SQL string of the file that
  * uses it (static const char SQL_X[]), prepared once per handle on first
- * use by bt_st_sql, which keys its cache by the string's address. One
- * exception: bt_store_event_each prepares its own, so that its callback may
- * read through the same handle. A statement is reset and its bindings
+ * use by bt_st_sql, which keys its cache by the string's address. A loop
+ * that calls back while it steps (bt_store_event_each) takes its statement
+ * out of the cache instead (bt_st_take, bt_st_give), so that its callback
+ * may read through the same handle, even with the same SQL. A statement is reset and its bindings
  * cleared before each use and after it, so text can be bound SQLITE_STATIC
  * and no read transaction outlives a call.
  *
@@ -39,9 +40,9 @@ struct bt_store {
     struct bt_buf err; /* last error message */
     int batch;         /* 1 while an event batch transaction is open */
     int wal_pages;     /* pages in the WAL after this handle's last commit */
-    struct {
+    struct bt_st_slot {
         const char *sql;       /* a static SQL string: the key is its address */
-        sqlite3_stmt *q;       /* prepared on first use */
+        sqlite3_stmt *q;       /* prepared on first use; NULL while lent */
     } cache[BT_ST_CACHE_SIZE]; /* bt_st_sql's statements, finalized on close */
 };
 
@@ -77,6 +78,14 @@ int bt_st_db_fail(struct bt_store *s, const char *what);
 /* The prepared statement for a static SQL string, reset and with no
  * bindings; NULL with the error set. */
 sqlite3_stmt *bt_st_sql(struct bt_store *s, const char *sql);
+/* The cached statement for sql lent out, reset and with no bindings: until
+ * bt_st_give returns it, a nested use of sql prepares another. NULL with
+ * the error set. Prepared once per handle, not once per loop: a loop's
+ * prepare was a third of baton serve's CPU at every commit. */
+sqlite3_stmt *bt_st_take(struct bt_store *s, const char *sql);
+/* Reset q (ending its read) and put it back in sql's slot, or finalize it
+ * when the slot was filled meanwhile. q NULL does nothing. */
+void bt_st_give(struct bt_store *s, const char *sql, sqlite3_stmt *q);
 /* The same for a single-statement write: pending events are committed
  * first, so writes reach the database in call order. */
 sqlite3_stmt *bt_st_write_sql(struct bt_store *s, const char *sql);

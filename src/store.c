@@ -110,8 +110,9 @@ static const char SQL_COMMIT[] = "COMMIT";
 
 /* Open addressing on the SQL text's address (a static string never moves):
  * each use costs a hash and a compare or two, however many statements the
- * files have. A failed prepare leaves its slot free. */
-sqlite3_stmt *bt_st_sql(struct bt_store *s, const char *sql)
+ * files have. A failed prepare leaves its slot free. NULL when every slot
+ * holds another statement. */
+static struct bt_st_slot *slot_of(struct bt_store *s, const char *sql)
 {
     const size_t n = BT_ARRAY_SIZE(s->cache);
     size_t i = (size_t)(((uint64_t)(uintptr_t)sql >> 3) * 0x9E3779B97F4A7C15ULL >> 40) & (n - 1);
@@ -120,17 +121,62 @@ sqlite3_stmt *bt_st_sql(struct bt_store *s, const char *sql)
             bt_st_fail(s, BT_ESTORE, "prepare: too many statements");
             return NULL;
         }
-    if (!s->cache[i].q) {
-        if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->cache[i].q, NULL) !=
-            SQLITE_OK) {
-            bt_st_db_fail(s, "prepare");
-            return NULL;
-        }
-        s->cache[i].sql = sql;
+    return &s->cache[i];
+}
+
+static sqlite3_stmt *prepare(struct bt_store *s, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &q, NULL) != SQLITE_OK) {
+        bt_st_db_fail(s, "prepare");
+        return NULL;
     }
-    sqlite3_reset(s->cache[i].q);
-    sqlite3_clear_bindings(s->cache[i].q);
-    return s->cache[i].q;
+    return q;
+}
+
+sqlite3_stmt *bt_st_sql(struct bt_store *s, const char *sql)
+{
+    struct bt_st_slot *slot = slot_of(s, sql);
+    if (!slot)
+        return NULL;
+    if (!slot->q) {
+        if (!(slot->q = prepare(s, sql)))
+            return NULL;
+        slot->sql = sql;
+    }
+    sqlite3_reset(slot->q);
+    sqlite3_clear_bindings(slot->q);
+    return slot->q;
+}
+
+sqlite3_stmt *bt_st_take(struct bt_store *s, const char *sql)
+{
+    struct bt_st_slot *slot = slot_of(s, sql);
+    if (!slot)
+        return NULL;
+    sqlite3_stmt *q = slot->q;
+    if (q) {
+        slot->q = NULL; /* a nested take or bt_st_sql of sql prepares another */
+        return q;
+    }
+    if ((q = prepare(s, sql)) != NULL)
+        slot->sql = sql;
+    return q;
+}
+
+void bt_st_give(struct bt_store *s, const char *sql, sqlite3_stmt *q)
+{
+    if (!q)
+        return;
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    struct bt_st_slot *slot = slot_of(s, sql);
+    if (slot && !slot->q) {
+        slot->q = q;
+        slot->sql = sql;
+    } else {
+        sqlite3_finalize(q); /* another took its place meanwhile */
+    }
 }
 
 /* Reset q after use (ends its read) and return rc. */

@@ -168,6 +168,52 @@ static void test_after_and_changed(void **state)
     assert_int_equal(none.n, 0);
 }
 
+/* A reader that runs the same loop again on its handle, from inside. */
+struct nested {
+    struct bt_store *s;
+    struct seen outer, inner[4];
+};
+
+static int on_after_nested(void *data, const struct bt_store_event *ev, const char *conv,
+                           int64_t rowid)
+{
+    struct nested *n = data;
+    int i = n->outer.n;
+    on_after(&n->outer, ev, conv, rowid);
+    assert_int_equal(bt_store_event_after(n->s, rowid, 100, on_after, &n->inner[i]), 0);
+    return 0;
+}
+
+/* A loop's statement is lent, not shared: the same loop run from its
+ * callback on the same handle leaves the outer one where it was (each
+ * sees what follows its own cursor), and once both are done the loop
+ * still reads, commits made meanwhile included. */
+static void test_nested_reads(void **state)
+{
+    struct fixture *f = *state;
+    char c[BT_ID_SIZE], r[BT_ID_SIZE];
+    conversation(f->w, c);
+    run(f->w, c, r);
+    for (int seq = 1; seq <= 3; seq++)
+        event(f->w, r, seq);
+    assert_int_equal(bt_store_flush(f->w), 0);
+    struct nested n = {.s = f->r};
+    assert_int_equal(bt_store_event_after(f->r, 0, 100, on_after_nested, &n), 0);
+    assert_int_equal(n.outer.n, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(n.outer.seqs[i], i + 1);
+        assert_int_equal(n.inner[i].n, 2 - i);
+        if (n.inner[i].n)
+            assert_int_equal(n.inner[i].seqs[0], i + 2);
+    }
+    event(f->w, r, 4);
+    assert_int_equal(bt_store_flush(f->w), 0);
+    struct seen again = {0};
+    assert_int_equal(bt_store_event_after(f->r, n.outer.rowids[2], 100, on_after, &again), 0);
+    assert_int_equal(again.n, 1);
+    assert_int_equal(again.seqs[0], 4);
+}
+
 /* A conversation's next run in the order they started: a retry (another
  * run of the same turn) comes next; none after the last, none for a run
  * of another conversation or no run. */
@@ -232,6 +278,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_data_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_after_and_changed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nested_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_next, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rowid_after_delete, setup, teardown),
     };
