@@ -17,7 +17,12 @@ CLOCK_REALTIME in ns into each line just before its write). Then:
   - one `baton run --json` turn in the same home beside them (unless
     --no-cli): coder line -> baton's stdout under the same load, and its
     events as the /v1/events followers get them, the worker's part and
-    the server's part of the same events apart.
+    the server's part of the same events apart; then the reference: the
+    fake coder run directly (its requests from the fixture's
+    .input.jsonl), its stdout read the same way under the same load.
+    What baton adds is the followers' p50 and p99 minus the reference's
+    (DESIGN.md's target is on the latency added: a machine whose
+    wakeups alone cost a millisecond at p99 shows it in both).
 
 Followers run in --procs processes (selectors, raw sockets, HTTP/1.1
 chunked as a browser gets it). Each checks, against the store's own
@@ -266,11 +271,13 @@ def follower_main(pipe, port, token):
         f.sock.close()
 
 
-def cli_main(pipe, baton, env, project):
-    """The `baton run --json` turn: (events [(run, seq, t, stamp)], rc)."""
-    p = subprocess.Popen([baton, "run", "--json", "--approval", "never", "-m",
-                          "baton-test", "bench cli turn"], env=env, cwd=project,
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def reader_main(pipe, argv, env, cwd, stdin_path, events_json):
+    """A process run beside the load, its stdout read here as a follower
+    reads its stream: [(run, seq, t, stamp)] for each line (run and seq
+    None unless events_json: baton's events), and its exit status."""
+    with open(stdin_path or os.devnull, "rb") as stdin:
+        p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=stdin, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
     events, buf = [], b""
     while True:
         data = os.read(p.stdout.fileno(), 65536)
@@ -280,11 +287,17 @@ def cli_main(pipe, baton, env, project):
         buf += data
         *lines, buf = buf.split(b"\n")
         for ln in lines:
-            ev = json.loads(ln)
-            stamp = None
-            if ev.get("type") == "item.delta" and ev.get("text", "").startswith("bt-stamp="):
-                stamp = int(ev["text"][9:].split(" ", 1)[0])
-            events.append((ev["run"], ev["seq"], t, stamp))
+            run = seq = stamp = None
+            at = ln.find(b"bt-stamp=")
+            if at >= 0:
+                digits = ln[at + 9:].split(b" ", 1)[0]
+                stamp = int(digits) if digits.isdigit() else None
+            if events_json:
+                ev = json.loads(ln)
+                run, seq = ev["run"], ev["seq"]
+                if ev.get("type") != "item.delta":
+                    stamp = None
+            events.append((run, seq, t, stamp))
     pipe.send((events, p.wait()))
 
 
@@ -424,6 +437,7 @@ class Bench:
         self.posts = []  # futures of follow-ups
         self.all_done = threading.Event()
         self.cli = None  # (events [(run, seq, t, stamp)], rc)
+        self.direct = None  # the same for the coder read directly
         self.notes = []  # what looked wrong
 
     # -- the server --
@@ -527,17 +541,29 @@ class Bench:
                     self.statuses[s] = self.statuses.get(s, 0) + 1
                 self.next_turn(conv)
 
-    def cli_turn(self):
-        """`baton run --json` beside the served turns: its stdout stamped,
-        read in a process of its own (a thread here waited for the GIL
-        behind the controller: +1 ms at p99)."""
+    def beside(self, argv, stdin_path, events_json):
+        """reader_main's answer for argv, run in a process of its own (a
+        thread here waited for the GIL behind the controller: +1 ms at
+        p99)."""
         ctx = multiprocessing.get_context("fork")
         mine, theirs = ctx.Pipe()
-        pr = ctx.Process(target=cli_main, args=(theirs, self.a.baton, self.env, self.project),
-                         daemon=True)
+        pr = ctx.Process(target=reader_main, daemon=True,
+                         args=(theirs, argv, self.env, self.project, stdin_path, events_json))
         pr.start()
-        self.cli = mine.recv()
+        got = mine.recv()
         pr.join()
+        return got
+
+    def cli_turn(self):
+        """`baton run --json` beside the served turns: its stdout stamped;
+        then the reference, the coder itself read directly (its requests
+        from the fixture's .input.jsonl), under the same load."""
+        self.cli = self.beside([self.a.baton, "run", "--json", "--approval", "never", "-m",
+                                "baton-test", "bench cli turn"], None, True)
+        inp = self.a.fixture[:-len(".jsonl")] + ".input.jsonl"
+        if os.path.exists(inp):
+            self.direct = self.beside([self.a.fake, "app-server", "--listen", "stdio://"], inp,
+                                      False)
 
     # -- followers --
     def start_followers(self):
@@ -716,6 +742,7 @@ class Bench:
                                         {r: (len(g), g[-1] if g else None) for r, g in got.items()}))
         self.counts = c
         self.cli_lat, self.cli_vs_sse = [], []
+        self.direct_lat = [t - stamp for _, _, t, stamp in (self.direct or ([], 0))[0] if stamp]
         if self.cli:
             for run, seq, t, stamp in self.cli[0]:
                 if stamp:
@@ -763,6 +790,11 @@ class Bench:
         line("latency event ts -> SSE frame received (ts: ms, truncated: +0..1 ms)", self.lat_ts)
         line("worker: coder line -> event ts (ms, truncated: -1..0 ms)", self.lat_worker)
         cli = line("beside it: coder line -> baton run --json stdout", self.cli_lat)
+        ref = line("reference beside it: coder line -> its reader, directly (pipe)",
+                   self.direct_lat)
+        if both and ref:
+            say(f"  added by baton (SSE p50, p99 minus the reference's): "
+                f"{us(pct(both, 50) - pct(ref, 50))}, {us(pct(both, 99) - pct(ref, 99))}")
         line("same events: baton run's stdout -> a /v1/events follower", self.cli_vs_sse)
         s = self.sampler
         hwm = max((x[2] for x in s.samples), default=0)
@@ -795,6 +827,7 @@ class Bench:
                  "complete": len(self.got) - len(self.incomplete),
                  "p50": pct(both, 50), "p99": pct(both, 99), "max": both[-1] if both else None,
                  "cli_p50": pct(cli, 50), "cli_p99": pct(cli, 99),
+                 "ref_p50": pct(ref, 50), "ref_p99": pct(ref, 99),
                  "hwm_kib": hwm, "cpu_pct": round(cpu / max(cwall, 1e-9) * 100, 1),
                  "cpu_peak_pct": round(peak * 100, 1), "events": self.stored,
                  "runs": self.n_runs, "wall_s": round(wall, 1), "machine_pct": round(busy * 100)}
