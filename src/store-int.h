@@ -8,9 +8,9 @@
  * use by bt_st_sql, which keys its cache by the string's address. A loop
  * that calls back while it steps (bt_store_event_each) takes its statement
  * out of the cache instead (bt_st_take, bt_st_give), so that its callback
- * may read through the same handle, even with the same SQL. A statement is reset and its bindings
- * cleared before each use and after it, so text can be bound SQLITE_STATIC
- * and no read transaction outlives a call.
+ * may read through the same handle, even with the same SQL. A statement is
+ * reset and its bindings cleared before each use and after it, so text can
+ * be bound SQLITE_STATIC and no read transaction outlives a call.
  *
  * Transactions. Writes of more than one row go through bt_st_tx_begin /
  * bt_st_tx_end (BEGIN IMMEDIATE, so a waiting writer is handled by the
