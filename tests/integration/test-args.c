@@ -196,6 +196,9 @@ static void test_top_level(void **state)
     baton(c, &res, NULL, 0, "--help", END);
     baton(c, &man, NULL, 0, "__man", END);
     assert_int_equal(man.exit_code, 0);
+    /* its first line names where the text is edited, files that exist */
+    assert_non_null(strstr(man.out.data, "edit each command's in src/cli/cmd-*.c, the rest in "
+                                         "src/cli/cmd-doc.c and src/cli/main.c\n.TH"));
     const char *p = strstr(res.out.data, "exit codes:");
     const char *end = strstr(res.out.data, "environment:");
     assert_non_null(p);
