@@ -113,8 +113,8 @@ static int keep(struct bt_store *s, const struct bt_store_conversation *c, int p
 {
     if (!c->worktree.path)
         return refuse(k, BT_SERVICE_USAGE, -EINVAL,
-                      bt_xasprintf("conversation %.12s has no worktree of its own (run "
-                                   "--worktree): its changes are in %s already",
+                      bt_xasprintf("conversation %.12s has no worktree of its own: its "
+                                   "changes are in %s already",
                                    c->id, c->cwd));
     if (c->last_run_state == BT_STORE_RUN_RUNNING)
         return refuse(k, BT_SERVICE_USAGE, BT_EBUSY,

@@ -24,7 +24,7 @@ int bt_service_worktree_make(struct bt_store *s, const struct bt_service_turn *t
     int rc = bt_repo_worktree_add(t->cwd, path, branch, wt, &why);
     if (rc == BT_ENOTFOUND) {
         out->result = BT_SERVICE_USAGE;
-        out->message = bt_xasprintf("--worktree needs a git repository: %s is not in one", t->cwd);
+        out->message = bt_xasprintf("a worktree needs a git repository: %s is not in one", t->cwd);
     } else if (rc) {
         out->result = rc == BT_EPROTO ? BT_SERVICE_FAILED : BT_SERVICE_USAGE;
         out->message = bt_xasprintf("cannot make a worktree: %s", why ? why : bt_strerror(rc));

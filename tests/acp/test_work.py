@@ -145,7 +145,7 @@ class Work(AgentCase):
         e = a.error("session/prompt", {"sessionId": sid,
                                        "prompt": [{"type": "text", "text": "x"}]})
         self.assertEqual(e["code"], -32602)
-        self.assertIn("--worktree needs a git repository", e["message"])
+        self.assertIn("a worktree needs a git repository", e["message"])
         self.assertEqual(self.conversation(sid), [])  # nothing stored
 
 

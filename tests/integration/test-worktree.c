@@ -250,7 +250,7 @@ static void test_refusals(void **state)
     repo_and_coder(c);
     free(sh(c, "mkdir plain && git init -q --bare bare.git && " GIT " init -q empty"));
     char *branches = sh(c, "cd p && git branch --format='%(refname:short)' && git status -s");
-    refused(c, "plain", NULL, "--worktree needs a git repository: ");
+    refused(c, "plain", NULL, "a worktree needs a git repository: ");
     refused(c, "bare.git", NULL, "is a bare repository");
     refused(c, "empty", NULL, "has no commit yet: commit something first");
     refused(c, "p", "main", "a branch 'main' exists already: name another with --branch");

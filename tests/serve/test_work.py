@@ -108,8 +108,10 @@ class Work(ServeCase):
                    {"prompt": "x", "cwd": repo, "branch": "b"})  # needs worktree
         self.error("POST", LIST, LIST, 400, "bad_request",
                    {"prompt": "x", "cwd": repo, "worktree": "yes"})
-        self.error("POST", LIST, LIST, 400, "bad_request",
-                   {"prompt": "x", "cwd": self.home.project, "worktree": True})  # no repo
+        e = self.error("POST", LIST, LIST, 400, "bad_request",
+                       {"prompt": "x", "cwd": self.home.project, "worktree": True})  # no repo
+        # said in the API's words: the service's message names no CLI option
+        self.assertRegex(e["error"]["message"], r"^a worktree needs a git repository: /.* is not in one$")
         self.assertEqual(self.home.ls(), before)
 
     # --- diff -----------------------------------------------------------------
