@@ -132,6 +132,17 @@ static void message_line(struct bt_render *r, const char *color, const char *lab
     fprintf(r->err, "%s\n", c ? RESET : "");
 }
 
+void bt_render_note(struct bt_render *r, const char *text)
+{
+    clear_spinner(r);
+    end_line(r);
+    fflush(r->out);
+    fputs("baton: ", r->err);
+    bt_term_write(r->err, text, strlen(text));
+    fputc('\n', r->err);
+    fflush(r->err);
+}
+
 /* One question's options, " [a (why) / b]", on out. */
 static void question_options(const cJSON *q, struct bt_buf *out)
 {

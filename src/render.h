@@ -36,6 +36,10 @@ struct bt_buf;
 void bt_render_questions(const char *questions_json, struct bt_buf *out);
 /* What a person is told of a question nobody could answer. */
 #define BT_RENDER_UNANSWERED "nobody could answer during the turn; answer it with your next message"
+/* A line of baton's own on err ("baton: " and text, which is written as
+ * the coder's words are: no terminal controls), after the spinner is
+ * cleared and a partial line of the answer is ended. */
+void bt_render_note(struct bt_render *r, const char *text);
 /* Advance the spinner (call every ~100 ms). */
 void bt_render_tick(struct bt_render *r);
 

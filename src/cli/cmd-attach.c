@@ -30,10 +30,12 @@
 #include "error.h"
 #include "proc.h"
 #include "render.h"
+#include "service.h"
 #include "store.h"
 
 #define POLL_MS 50      /* between reads of new events */
 #define RECOVER_MS 1000 /* between checks that the owner still lives */
+#define HINT_MS 1000    /* a request still open this long waits for a person */
 
 /* Ctrl-C (or SIGTERM) stops following; the turn is not ours to stop. */
 static volatile sig_atomic_t interrupted;
@@ -47,9 +49,13 @@ static void on_interrupt(int sig)
 struct follow {
     struct bt_render render;
     int json;
-    int64_t next;  /* next seq to read */
-    int ended;     /* turn.completed seen */
-    int exit_code; /* from turn.completed */
+    int64_t next;       /* next seq to read */
+    int ended;          /* turn.completed seen */
+    int exit_code;      /* from turn.completed */
+    const char *conv;   /* the conversation followed */
+    int64_t asked_seq;  /* the last approval.requested shown, 0: none */
+    int64_t asked_ms;   /* when it was shown (bt_mono_ms) */
+    int64_t hinted_seq; /* requests up to this seq were said to wait */
 };
 
 /* Render one stored event; the turn's end decides the exit code. */
@@ -64,6 +70,10 @@ static void show(struct follow *f, const struct bt_store_event *ev)
         fflush(stdout);
     } else if (parsed) {
         bt_render_event(&f->render, &e);
+    }
+    if (parsed && e.type == BT_EVENT_APPROVAL_REQUESTED) {
+        f->asked_seq = ev->seq;
+        f->asked_ms = bt_mono_ms();
     }
     if (parsed && e.type == BT_EVENT_TURN_COMPLETED) {
         f->ended = 1;
@@ -110,6 +120,37 @@ static int owner_gone(struct bt_store *s, const char *run, int *pid)
     }
     bt_store_run_release(&r);
     return gone;
+}
+
+/* A request that waits for a person (--approval ask) says so once it has
+ * waited HINT_MS, with the command that answers it from this terminal:
+ * a policy decides within milliseconds, so one still open then waits for
+ * someone, and the turn looks stalled without a word. */
+static void hint(struct bt_store *s, struct follow *f)
+{
+    if (f->json || f->asked_seq <= f->hinted_seq || bt_mono_ms() - f->asked_ms < HINT_MS)
+        return;
+    int64_t before = f->hinted_seq;
+    f->hinted_seq = f->asked_seq;
+    struct bt_service_requests r = {0};
+    if (bt_service_pending(s, f->conv, &r) != 0)
+        return;
+    for (size_t i = 0; i < r.n; i++) {
+        const struct bt_service_request *q = &r.v[i];
+        if (q->seq <= before)
+            continue;
+        char *line =
+            strcmp(q->kind, "user_input") == 0
+                ? bt_xasprintf("the question above waits for your answer: baton answer %.12s "
+                               "--id %s ANSWER",
+                               f->conv, q->request_id)
+                : bt_xasprintf("%s %s waits for you: baton approve %.12s %s --allow (or "
+                               "--always, --deny)",
+                               q->kind, q->summary ? q->summary : "", f->conv, q->request_id);
+        bt_render_note(&f->render, line);
+        free(line);
+    }
+    bt_service_requests_release(&r);
 }
 
 /* One round's checks after the store was read: -1 to go on, else the
@@ -229,6 +270,7 @@ static int follow_run(struct bt_store *s, const char *run, struct follow *f)
         if (rc >= 0)
             break;
         if (!f->json && bt_mono_ms() - ticked >= 100) {
+            hint(s, f);
             bt_render_tick(&f->render);
             ticked = bt_mono_ms();
         }
@@ -275,7 +317,8 @@ const struct bt_cmd bt_cmd_def_attach = {
     .summary = "follow the running (or last) turn of a conversation",
     .opts = attach_opts,
     .notes = "Ends when the turn ends, with the turn's exit code. Ctrl-C leaves the turn\n"
-             "running.\n"};
+             "running. A request of the turn that waits for a person (--approval ask) is\n"
+             "said, with the `baton approve` or `baton answer` that answers it.\n"};
 
 int bt_cmd_attach(int argc, char **argv)
 {
@@ -296,6 +339,7 @@ int bt_cmd_attach(int argc, char **argv)
         goto out;
     }
     bt_render_init(&f.render, stdout, stderr);
+    f.conv = conv;
     if (!f.json && run.waiting) /* nothing comes until then: say why */
         fprintf(stderr, "baton: the turn waits for a turn slot (at most BATON_MAX_TURNS detached "
                         "turns run at once); it starts when one is free\n");

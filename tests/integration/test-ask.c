@@ -183,6 +183,32 @@ static void test_approve_deny(void **state)
     approve_with(*state, "--deny", DECLINE_ANSWER, "\"decision\":\"decline\",\"by\":\"user\"");
 }
 
+/* `baton attach` to a turn whose request waits for a person says so, once,
+ * with the command that answers it; nobody answers here, so the idle
+ * timeout declines it and the turn (and attach) end. */
+static void test_attach_says_what_waits(void **state)
+{
+    struct ctx *c = *state;
+    struct bt_test_result res;
+    ask_replay(c);
+    pid_t pid =
+        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "10", "hi", END);
+    char *conv = wait_asking(c);
+    baton(c, &res, NULL, 0, "attach", conv, END);
+    assert_int_equal(res.exit_code, 0);
+    char *want = bt_xasprintf("baton: command /bin/bash -lc 'echo baton-ok' waits for you: baton "
+                              "approve %.12s 0 --allow (or --always, --deny)\n",
+                              conv);
+    const char *at = strstr(res.err.data, want);
+    assert_non_null(at);
+    assert_null(strstr(at + strlen(want), "waits for you")); /* said once */
+    assert_non_null(strstr(res.out.data, "declined by timeout"));
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(pid), 0);
+    free(want);
+    free(conv);
+}
+
 /* A second answer, once the first was given, while the turn still runs
  * (held after the line that follows the answer): refused (exit 1), and
  * nothing more reaches the coder. (After a timeout the same: the request
@@ -539,6 +565,7 @@ int main(void)
         T(test_cancel_while_pending),
         T(test_approve_allow),
         T(test_approve_deny),
+        T(test_attach_says_what_waits),
         T(test_late_answer_refused),
         T(test_answer_question),
         T(test_bad_answers_refused),
