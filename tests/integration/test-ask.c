@@ -99,6 +99,17 @@ static char *slurp_out(struct ctx *c, const char *name)
     return out;
 }
 
+/* `baton run --json --approval ask` in the background (stdout to "out")
+ * with the shell-approved replay (ask_replay), once its request waits; its
+ * conversation id (caller frees) and pid. */
+static char *start_asking(struct ctx *c, const char *idle_timeout, pid_t *pid)
+{
+    ask_replay(c);
+    *pid = baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", idle_timeout,
+                    "hi", END);
+    return wait_asking(c);
+}
+
 /* Nobody answers within the idle timeout: the policy behind ask declines,
  * by "timeout", and the turn goes on to its end. */
 static void test_timeout_declines(void **state)
@@ -126,10 +137,8 @@ static void test_cancel_while_pending(void **state)
 {
     struct ctx *c = *state;
     struct bt_test_result res;
-    ask_replay(c);
-    pid_t pid =
-        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
-    char *conv = wait_asking(c);
+    pid_t pid;
+    char *conv = start_asking(c, "30", &pid);
     baton(c, &res, NULL, 0, "cancel", conv, END);
     assert_int_equal(res.exit_code, 0);
     bt_test_result_release(&res);
@@ -152,10 +161,8 @@ static void approve_with(struct ctx *c, const char *verdict, const char *answer,
                          const char *resolved)
 {
     struct bt_test_result res;
-    ask_replay(c);
-    pid_t pid =
-        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
-    char *conv = wait_asking(c);
+    pid_t pid;
+    char *conv = start_asking(c, "30", &pid);
     baton(c, &res, NULL, 0, "approve", conv, "--list", END);
     assert_int_equal(res.exit_code, 0);
     assert_non_null(strstr(res.out.data, "0\tcommand\t/bin/bash -lc 'echo baton-ok'\n"));
@@ -190,10 +197,8 @@ static void test_attach_says_what_waits(void **state)
 {
     struct ctx *c = *state;
     struct bt_test_result res;
-    ask_replay(c);
-    pid_t pid =
-        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "10", "hi", END);
-    char *conv = wait_asking(c);
+    pid_t pid;
+    char *conv = start_asking(c, "10", &pid);
     baton(c, &res, NULL, 0, "attach", conv, END);
     assert_int_equal(res.exit_code, 0);
     char *want = bt_xasprintf("baton: command /bin/bash -lc 'echo baton-ok' waits for you: baton "
@@ -217,11 +222,9 @@ static void test_late_answer_refused(void **state)
 {
     struct ctx *c = *state;
     struct bt_test_result res;
-    ask_replay(c);
     hold_turns(c, 13);
-    pid_t pid =
-        baton_bg(c, "out", "run", "--json", "--approval", "ask", "--idle-timeout", "30", "hi", END);
-    char *conv = wait_asking(c);
+    pid_t pid;
+    char *conv = start_asking(c, "30", &pid);
     baton(c, &res, NULL, 0, "approve", conv, "0", "--deny", END);
     assert_int_equal(res.exit_code, 0);
     bt_test_result_release(&res);
