@@ -51,6 +51,8 @@ void run_in(struct ctx *c, const char *const *argv, struct bt_test_result *res);
 /* Start baton with args (END-terminated) in the background, stdout to
  * <dir>/<out>; returns its pid. */
 pid_t baton_bg(struct ctx *c, const char *out, const char *first, ...);
+/* The same with stderr to <dir>/<err> too. */
+pid_t baton_bg_err(struct ctx *c, const char *out, const char *err, const char *first, ...);
 /* Wait for pid; its exit code, or 128 + the signal that ended it. */
 int wait_exit(pid_t pid);
 /* The conversation id of a --json stream (its first event). Caller frees. */

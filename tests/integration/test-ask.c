@@ -191,25 +191,41 @@ static void test_approve_deny(void **state)
 }
 
 /* `baton attach` to a turn whose request waits for a person says so, once,
- * with the command that answers it; nobody answers here, so the idle
- * timeout declines it and the turn (and attach) end. */
+ * with the command that answers it; answered so, the turn and attach end. */
 static void test_attach_says_what_waits(void **state)
 {
     struct ctx *c = *state;
     struct bt_test_result res;
-    pid_t pid;
-    char *conv = start_asking(c, "10", &pid);
-    baton(c, &res, NULL, 0, "attach", conv, END);
-    assert_int_equal(res.exit_code, 0);
+    pid_t run;
+    char *conv = start_asking(c, "30", &run);
+    pid_t attach = baton_bg_err(c, "attach.out", "attach.err", "attach", conv, END);
     char *want = bt_xasprintf("baton: command /bin/bash -lc 'echo baton-ok' waits for you: baton "
                               "approve %.12s 0 --allow (or --always, --deny)\n",
                               conv);
-    const char *at = strstr(res.err.data, want);
+    char *path = path_in(c, "attach.err"), *err = NULL;
+    for (int64_t t0 = 0; bt_test_poll(&t0);) {
+        free(err);
+        err = bt_test_slurp(path, NULL);
+        if (err && strstr(err, want))
+            break;
+    }
+    assert_non_null(err);
+    assert_non_null(strstr(err, want));
+    baton(c, &res, NULL, 0, "approve", conv, "0", "--deny", END);
+    assert_int_equal(res.exit_code, 0);
+    bt_test_result_release(&res);
+    assert_int_equal(wait_exit(attach), 0);
+    assert_int_equal(wait_exit(run), 0);
+    free(err);
+    err = bt_test_slurp(path, NULL);
+    const char *at = strstr(err, want);
     assert_non_null(at);
     assert_null(strstr(at + strlen(want), "waits for you")); /* said once */
-    assert_non_null(strstr(res.out.data, "declined by timeout"));
-    bt_test_result_release(&res);
-    assert_int_equal(wait_exit(pid), 0);
+    char *out = slurp_out(c, "attach.out");
+    assert_non_null(strstr(out, "declined by user"));
+    free(out);
+    free(err);
+    free(path);
     free(want);
     free(conv);
 }

@@ -174,7 +174,8 @@ void bt_test_result_release(struct bt_test_result *res)
     bt_buf_release(&res->err);
 }
 
-pid_t bt_test_spawn_bg(const char *const *argv, const char *const *env, const char *out_path)
+pid_t bt_test_spawn_bg_err(const char *const *argv, const char *const *env, const char *out_path,
+                           const char *err_path)
 {
     pid_t pid = fork();
     if (pid != 0)
@@ -183,7 +184,17 @@ pid_t bt_test_spawn_bg(const char *const *argv, const char *const *env, const ch
     int null = open("/dev/null", O_RDONLY);
     dup2(null, 0);
     dup2(fd, 1);
+    int err = err_path ? open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600) : -1;
+    if (err > 2) {
+        dup2(err, 2);
+        close(err);
+    }
     exec_with(argv, env);
+}
+
+pid_t bt_test_spawn_bg(const char *const *argv, const char *const *env, const char *out_path)
+{
+    return bt_test_spawn_bg_err(argv, env, out_path, NULL);
 }
 
 size_t bt_test_json_lines(const char *text, cJSON ***lines)

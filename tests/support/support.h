@@ -49,6 +49,9 @@ void bt_test_result_release(struct bt_test_result *res);
 /* Start a program in the background with stdout to a file; returns pid.
  * Wrapped like bt_test_exec. */
 pid_t bt_test_spawn_bg(const char *const *argv, const char *const *env, const char *out_path);
+/* The same with stderr to err_path too (NULL: inherited). */
+pid_t bt_test_spawn_bg_err(const char *const *argv, const char *const *env, const char *out_path,
+                           const char *err_path);
 
 /* Parse every line of text as JSON; returns the count, fills *lines (array
  * of cJSON*, free with bt_test_lines_free). A line that does not parse is
