@@ -131,13 +131,15 @@ void run_in(struct ctx *c, const char *const *argv, struct bt_test_result *res)
     assert_false(res->timed_out);
 }
 
-static pid_t vbaton_bg(struct ctx *c, const char *out, const char *err, const char *first,
-                       va_list ap)
+pid_t baton_bg_err(struct ctx *c, const char *out, const char *err, const char *first, ...)
 {
     const char *argv[16] = {BATON, first};
     size_t n = 2;
+    va_list ap;
+    va_start(ap, first);
     for (const char *arg = va_arg(ap, const char *); arg && n < 15; arg = va_arg(ap, const char *))
         argv[n++] = arg;
+    va_end(ap);
     argv[n] = NULL;
     c->env[c->nenv] = NULL;
     char *path = path_in(c, out), *err_path = err ? path_in(c, err) : NULL;
@@ -145,24 +147,6 @@ static pid_t vbaton_bg(struct ctx *c, const char *out, const char *err, const ch
     free(path);
     free(err_path);
     assert_true(pid > 0);
-    return pid;
-}
-
-pid_t baton_bg(struct ctx *c, const char *out, const char *first, ...)
-{
-    va_list ap;
-    va_start(ap, first);
-    pid_t pid = vbaton_bg(c, out, NULL, first, ap);
-    va_end(ap);
-    return pid;
-}
-
-pid_t baton_bg_err(struct ctx *c, const char *out, const char *err, const char *first, ...)
-{
-    va_list ap;
-    va_start(ap, first);
-    pid_t pid = vbaton_bg(c, out, err, first, ap);
-    va_end(ap);
     return pid;
 }
 

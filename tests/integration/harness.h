@@ -49,10 +49,10 @@ void baton(struct ctx *c, struct bt_test_result *res, const char *input, int sig
  * directory; asserts it ran and did not time out (60 s). */
 void run_in(struct ctx *c, const char *const *argv, struct bt_test_result *res);
 /* Start baton with args (END-terminated) in the background, stdout to
- * <dir>/<out>; returns its pid. */
-pid_t baton_bg(struct ctx *c, const char *out, const char *first, ...);
-/* The same with stderr to <dir>/<err> too. */
+ * <dir>/<out> and stderr to <dir>/<err> (NULL: the test's); returns its
+ * pid. */
 pid_t baton_bg_err(struct ctx *c, const char *out, const char *err, const char *first, ...);
+#define baton_bg(c, out, ...) baton_bg_err((c), (out), NULL, __VA_ARGS__)
 /* Wait for pid; its exit code, or 128 + the signal that ended it. */
 int wait_exit(pid_t pid);
 /* The conversation id of a --json stream (its first event). Caller frees. */
