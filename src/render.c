@@ -122,11 +122,12 @@ static void completed_item(struct bt_render *r, const struct bt_item *it)
     }
 }
 
+/* "label: msg" on err, msg written as the coder's words; color NULL: none. */
 static void message_line(struct bt_render *r, const char *color, const char *label, const char *msg)
 {
     end_line(r);
     fflush(r->out);
-    int c = r->color && isatty(fileno(r->err));
+    int c = color && r->color && isatty(fileno(r->err));
     fprintf(r->err, "%s%s: ", c ? color : "", label);
     bt_term_write(r->err, msg ? msg : "", msg ? strlen(msg) : 0); /* the coder's words */
     fprintf(r->err, "%s\n", c ? RESET : "");
@@ -135,11 +136,7 @@ static void message_line(struct bt_render *r, const char *color, const char *lab
 void bt_render_note(struct bt_render *r, const char *text)
 {
     clear_spinner(r);
-    end_line(r);
-    fflush(r->out);
-    fputs("baton: ", r->err);
-    bt_term_write(r->err, text, strlen(text));
-    fputc('\n', r->err);
+    message_line(r, NULL, "baton", text); /* no colour: baton's own line */
     fflush(r->err);
 }
 
