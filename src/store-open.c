@@ -259,6 +259,29 @@ static int on_wal_commit(void *data, sqlite3 *db, const char *name, int pages)
     return SQLITE_OK;
 }
 
+/* Another connection holds the lock this one needs: wait a little and try
+ * again, for at most BT_STORE_BUSY_TIMEOUT_MS in all. SQLite's own handler
+ * (sqlite3_busy_timeout) sleeps 1, 2, 5, 10 ms... between tries, while
+ * the writers here (runs streaming into one store) hold the lock for a
+ * commit of tens of microseconds: one event in six of two runs at once
+ * waited a whole millisecond or more (serve-bench, docs/performance.md).
+ * These sleeps start at 20 us and double up to 2 ms. */
+static int on_busy(void *data, int count)
+{
+    struct bt_store *s = data;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t now_us = (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+    if (count == 0)
+        s->busy_since_us = now_us;
+    if (now_us - s->busy_since_us >= (int64_t)BT_STORE_BUSY_TIMEOUT_MS * 1000)
+        return 0;
+    long us = count < 7 ? 20L << count : 2000L;
+    struct timespec ts = {0, us * 1000L};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
 /* PRAGMA journal_mode=WAL, waiting for other openers: on a new db, the
  * switch to WAL needs a lock that SQLite's busy handler does not wait for
  * (three batons opening a new store at once failed "database is locked"
@@ -307,7 +330,7 @@ static int open_db(struct bt_store *s)
     if (sqlite3_db_readonly(s->db, "main") == 1)
         return bt_st_fail(s, BT_ESTORE, "'%s' can only be read", s->db_path);
     sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, BT_STORE_BUSY_TIMEOUT_MS);
+    sqlite3_busy_handler(s->db, on_busy, s);
     sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
     rc = set_wal(s);
     if (rc == 0)

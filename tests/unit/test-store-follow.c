@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "error.h"
 #include "id.h"
@@ -273,6 +274,46 @@ static void test_rowid_after_delete(void **state)
     assert_true(after < before);
 }
 
+/* The writer's batch, committed by another thread a while after the
+ * reader's handle started its own write. */
+struct later {
+    struct bt_store *s;
+    int rc;
+};
+
+static void flush_later(void *arg)
+{
+    struct later *l = arg;
+    uv_sleep(100);
+    l->rc = bt_store_flush(l->s);
+}
+
+/* A write waits for another handle's open transaction (on_busy of
+ * store-open.c) and lands after it, nothing lost on either side. */
+static void test_writer_waits(void **state)
+{
+    struct fixture *f = *state;
+    char c[BT_ID_SIZE], r1[BT_ID_SIZE], r2[BT_ID_SIZE];
+    conversation(f->w, c);
+    run(f->w, c, r1);
+    event(f->w, r1, 1); /* the batch stays open: the write lock is held */
+    uv_thread_t t;
+    struct later l = {.s = f->w, .rc = -1};
+    assert_int_equal(uv_thread_create(&t, flush_later, &l), 0);
+    char c2[BT_ID_SIZE];
+    conversation(f->r, c2); /* waits for the flush */
+    run(f->r, c2, r2);
+    event(f->r, r2, 1);
+    assert_int_equal(bt_store_flush(f->r), 0);
+    assert_int_equal(uv_thread_join(&t), 0);
+    assert_int_equal(l.rc, 0);
+    struct seen s = {0};
+    assert_int_equal(bt_store_event_after(f->r, 0, 10, on_after, &s), 0);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.runs[0], r1);
+    assert_string_equal(s.runs[1], r2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -281,6 +322,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_nested_reads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_next, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rowid_after_delete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_writer_waits, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
