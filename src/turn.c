@@ -254,10 +254,12 @@ static void on_stdout(void *data, const char *buf, size_t n)
     if (!t->read_any)
         bt_perf_mark("coder's first output");
     t->read_any = 1;
-    bt_runfile_write(t->o->raw_out, buf, n);
     bt_framer_feed(&t->framer, buf, n);
     if (t->o->on_batch)
         t->o->on_batch(t->o->data);
+    /* the raw copy after the batch's commit and its send to followers:
+     * its compression and write are not on the way of a live event */
+    bt_runfile_write(t->o->raw_out, buf, n);
 }
 
 /* stdout ended: whatever the coder still does, nobody will hear it. */
