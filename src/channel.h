@@ -95,7 +95,8 @@ struct bt_channel_conn {
 /* Connect to run's owner and follow: returns 0 once the owner answered
  * (at most BT_CHANNEL_ACK_MS), so every event committed after this call
  * returned comes on the socket; on_line(data, line, len) gets each event
- * line (without its LF) from bt_channel_conn_read. -ENOENT or
+ * line (without its LF) from bt_channel_conn_read, and an empty line (len
+ * 0) in place of one over BT_FRAMER_MAX_LINE_DEFAULT (the store has it). -ENOENT or
  * -ECONNREFUSED when no owner listens (follow the store), -ETIMEDOUT when
  * it did not answer, other negative errnos. c is closed on error. */
 int bt_channel_follow(const char *home, const char *run, struct bt_channel_conn *c,

@@ -207,6 +207,10 @@ static void on_live(void *data, const char *line, size_t len)
     struct live *l = data;
     struct bt_event e;
     struct bt_event_doc *doc = NULL;
+    if (len == 0 && !l->f->ended) { /* a line too long to pass: committed, so stored */
+        bt_store_event_each(l->s, l->run, l->f->next, on_stored, l->f);
+        return;
+    }
     if (l->f->ended || bt_event_parse(line, len, &e, &doc) != 0) {
         bt_event_doc_free(doc);
         return;

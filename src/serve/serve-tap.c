@@ -60,15 +60,19 @@ static void drop_oldest(struct bt_serve_tap *t)
 }
 
 /* Keep an event line; one that does not follow the last kept starts over
- * (the store has what lies between). */
+ * (the store has what lies between). A line not kept (too long, or one
+ * the channel could not pass whole: len 0) forgets them all, so that a
+ * stream whose cursor is past the last kept reads the store, not waits. */
 static void on_line(void *data, const char *line, size_t len)
 {
     struct bt_serve_tap *t = data;
-    cJSON *o = cJSON_ParseWithLength(line, len);
+    cJSON *o = len <= BT_SERVE_TAP_BYTES ? cJSON_ParseWithLength(line, len) : NULL;
     const char *type = bt_json_str(o, "type");
     int64_t seq = bt_json_int(o, "seq");
-    if (!type || seq < 1 || len > BT_SERVE_TAP_BYTES) {
+    if (!type || seq < 1) {
         cJSON_Delete(o);
+        while (t->n)
+            drop_oldest(t);
         return;
     }
     if (t->n && t->kept[(t->head + t->n - 1) % BT_SERVE_TAP_KEEP].seq + 1 != seq)
@@ -142,6 +146,14 @@ void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run)
     t->next = srv->taps;
     srv->taps = t;
     uv_poll_start(&t->poll, UV_READABLE | UV_DISCONNECT, on_readable);
+}
+
+int bt_serve_tap_live(const struct bt_serve *srv, const char *run)
+{
+    for (const struct bt_serve_tap *t = srv->taps; t; t = t->next)
+        if (strcmp(t->run, run) == 0)
+            return !t->closing && t->conn.acked;
+    return 0;
 }
 
 int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,

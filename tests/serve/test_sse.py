@@ -354,5 +354,54 @@ class KilledServe(ServeCase, Checks):
         s.expect_end(10)
 
 
+def long_line_fixture():
+    """The fixture with the delta before the fake's pause made longer than
+    what a tap keeps (BT_SERVE_TAP_BYTES, 4 MiB): a file in the scratch
+    root, made once."""
+    path = os.path.join(servetest.TMP_ROOT, f"sse-long-line-{os.getpid()}.jsonl")
+    with open(servetest.FIXTURE) as f:
+        lines = f.readlines()
+    m = json.loads(lines[servetest.PAUSE_AFTER - 1])
+    assert m["method"] == "item/agentMessage/delta", m
+    m["params"]["delta"] = "x" * (5 << 20)
+    lines[servetest.PAUSE_AFTER - 1] = json.dumps(m) + "\n"
+    with open(path, "w") as f:
+        f.writelines(lines)
+    return path
+
+
+class LongLine(ServeCase, Checks):
+    """An event too long for a run's tap to keep, the last before the
+    coder waits: a follower gets it from the store at once, not when the
+    coder writes again (the tap forgets what it kept, so the stream's
+    cursor is no longer up to date with it)."""
+
+    home_name = "long-line"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.fixture = long_line_fixture()
+        cls.home_env = {"FAKE_CODER_REPLAY": cls.fixture}
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        os.unlink(cls.fixture)
+
+    def test_long_event_while_the_coder_waits(self):
+        self.home.gate.hold()
+        conv, run = self.create("a long answer")
+        s = self.open(f"/v1/conversations/{conv}/events")
+        for seq in range(1, HELD_EVENTS):
+            self.event(s, run, seq)
+        ev, _ = self.event(s, run, HELD_EVENTS, timeout=20)  # the coder still waits
+        self.assertEqual(ev["type"], "item.delta")
+        self.assertEqual(len(ev["text"]), 5 << 20)
+        self.home.gate.release()
+        self.turn(s, run, HELD_EVENTS + 1)
+        s.expect_end()
+
+
 if __name__ == "__main__":
     servetest.main()
