@@ -20,9 +20,9 @@ static const char SQL_FOLLOW[] =
     "SELECT e.run, e.seq, e.type, e.ts_ms, e.data, r.conversation, e.rowid"
     " FROM events e JOIN runs r ON r.id = e.run WHERE e.rowid > ?1 ORDER BY e.rowid LIMIT ?2";
 
-static const char SQL_CHANGED[] = "SELECT r.conversation, max(e.rowid) FROM events e"
-                                  " JOIN runs r ON r.id = e.run WHERE e.rowid > ?1"
-                                  " GROUP BY r.conversation";
+static const char SQL_CHANGED[] = "SELECT r.conversation, e.run, r.state, max(e.rowid) AS last"
+                                  " FROM events e JOIN runs r ON r.id = e.run WHERE e.rowid > ?1"
+                                  " GROUP BY e.run ORDER BY last";
 static const char SQL_ROWID[] = "SELECT rowid FROM events WHERE run = ?1 AND seq = ?2";
 static const char SQL_MAX_SEQ[] = "SELECT coalesce(max(seq), 0) FROM events WHERE run = ?1";
 static const char SQL_LAST[] = "SELECT coalesce(max(rowid), 0) FROM events";
@@ -105,10 +105,12 @@ int bt_store_event_changed(struct bt_store *s, int64_t after, bt_store_changed_f
     int rc, stop = 0;
     while (stop == 0 && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *conv = (const char *)sqlite3_column_text(q, 0);
-        stop = fn(data, conv ? conv : "", sqlite3_column_int64(q, 1));
+        const char *run = (const char *)sqlite3_column_text(q, 1);
+        int running = BT_ST_COL_ENUM(q, 2, bt_st_run_state_names) == BT_STORE_RUN_RUNNING;
+        stop = fn(data, conv ? conv : "", run ? run : "", running, sqlite3_column_int64(q, 3));
     }
     if (stop == 0 && rc != SQLITE_DONE)
-        stop = bt_st_db_fail(s, "read changed conversations");
+        stop = bt_st_db_fail(s, "read changed runs");
     bt_st_give(s, SQL_CHANGED, q);
     return stop;
 }

@@ -33,12 +33,14 @@ typedef int (*bt_store_follow_fn)(void *data, const struct bt_store_event *ev,
 int bt_store_event_after(struct bt_store *s, int64_t after, size_t limit, bt_store_follow_fn fn,
                          void *data);
 
-/* Called once per conversation with events of rowid > after: the largest
- * such rowid. */
-typedef int (*bt_store_changed_fn)(void *data, const char *conversation, int64_t rowid);
+/* Called once per run with events of rowid > after: its conversation,
+ * whether it is running now, and the largest such rowid. */
+typedef int (*bt_store_changed_fn)(void *data, const char *conversation, const char *run,
+                                   int running, int64_t rowid);
 
-/* Call fn for each conversation with events of rowid > after. Returns 0,
- * fn's non-zero value, or BT_ESTORE. */
+/* Call fn for each run with events of rowid > after, in the order of
+ * their largest such rowid. Returns 0, fn's non-zero value, or
+ * BT_ESTORE. */
 int bt_store_event_changed(struct bt_store *s, int64_t after, bt_store_changed_fn fn, void *data);
 
 /* The id of the run of conversation conv that started next after run

@@ -28,6 +28,14 @@ void bt_serve_sse_wake(struct bt_serve *srv, const char *conv)
             bt_serve_stream_wake(st);
 }
 
+int bt_serve_sse_follows(const struct bt_serve *srv, const char *conv)
+{
+    for (const struct bt_serve_stream *st = srv->streams; st; st = st->next)
+        if (st->all || strcmp(st->conv, conv) == 0)
+            return 1;
+    return 0;
+}
+
 static void probe_all(struct bt_serve *srv)
 {
     for (struct bt_serve_stream *st = srv->streams; st; st = st->next) {

@@ -35,10 +35,18 @@ static void on_mhd_poll(uv_poll_t *p, int status, int events)
  * over several runs): run it again now, not in 1 ms steps, but a bounded
  * number of times so the loop's other handles are not starved. */
 
-static int on_changed(void *data, const char *conv, int64_t rowid)
+/* A running run that a stream follows is followed through its owner's
+ * channel (serve-tap.c) from now on; once the owner answered, each of its
+ * commits comes there and wakes the streams, so this read does not wake
+ * them again (two wakes per commit, the first before the channel's line,
+ * sent every frame through the store and held the line back). */
+static int on_changed(void *data, const char *conv, const char *run, int running, int64_t rowid)
 {
     struct bt_serve *srv = data;
-    bt_serve_sse_wake(srv, conv);
+    if (running && bt_serve_sse_follows(srv, conv))
+        bt_serve_tap_want(srv, conv, run);
+    if (!running || !bt_serve_tap_live(srv, run))
+        bt_serve_sse_wake(srv, conv);
     if (rowid > srv->rowid)
         srv->rowid = rowid;
     return 0;
@@ -77,13 +85,17 @@ static void on_scan(uv_timer_t *t)
         uv_timer_start(&srv->scan, on_scan, 2u << srv->rescans++, 0);
 }
 
+/* The read follows a notice on the loop's next turn; while runs are
+ * followed through their channels, BT_SERVE_NOTICE_MS later: a notice
+ * comes with the commit's write, before its line on the channel, and
+ * that line is what the streams wait for. */
 static void on_watch(uv_fs_event_t *w, const char *name, int events, int status)
 {
     (void)name, (void)events, (void)status;
     struct bt_serve *srv = w->data;
     if (!uv_is_active((uv_handle_t *)&srv->scan) || srv->rescans) {
-        srv->rescans = 0; /* a read on the loop's next turn */
-        uv_timer_start(&srv->scan, on_scan, 0, 0);
+        srv->rescans = 0;
+        uv_timer_start(&srv->scan, on_scan, srv->taps ? BT_SERVE_NOTICE_MS : 0, 0);
     }
 }
 

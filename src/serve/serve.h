@@ -51,6 +51,7 @@
 #define BT_SERVE_CHECK_MS 1000           /* the fallback read of the store */
 #define BT_SERVE_STREAM_CHUNK (64 << 10) /* bytes a stream reads ahead */
 #define BT_SERVE_RESCANS 3               /* reads after a notice, at 2, 4, 8 ms (serve.c) */
+#define BT_SERVE_NOTICE_MS 2             /* a notice's read while channels are followed */
 #define BT_SERVE_RUNS_AT_ONCE 8          /* MHD runs while it has more to do */
 
 struct bt_store;
@@ -134,6 +135,10 @@ struct bt_serve_req {
  * owner listens (the store's watch wakes them). Close every one (stop). */
 void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run);
 void bt_serve_tap_close_all(struct bt_serve *srv);
+/* 1 when run's owner answered serve's tap and it is open: each commit
+ * of run then comes on it and wakes the streams (so a read of the store
+ * need not); 0 otherwise. */
+int bt_serve_tap_live(const struct bt_serve *srv, const char *run);
 /* The events of run from seq `from` on that its tap kept (it received
  * them after their commit), each to cb as bt_store_event_each does; cb's
  * nonzero return stops and is returned. -1 when the tap does not hold
@@ -328,6 +333,9 @@ enum MHD_Result bt_serve_sse_all(struct bt_serve_req *r);
 /* serve-stream.c: the streams woken from outside their reader. */
 /* Wake the streams of conv (NULL: every stream) to read the store. */
 void bt_serve_sse_wake(struct bt_serve *srv, const char *conv);
+/* 1 if a stream follows conv's events: one of conv, or of every
+ * conversation (/v1/events). */
+int bt_serve_sse_follows(const struct bt_serve *srv, const char *conv);
 /* The beat: a ping to every stream when due, a probe while srv->probes
  * says so, and bt_serve_recover. */
 void bt_serve_sse_beat(struct bt_serve *srv, int ping);

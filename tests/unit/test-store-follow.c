@@ -83,6 +83,7 @@ struct seen {
     char runs[16][BT_ID_SIZE];
     int64_t seqs[16], rowids[16];
     char convs[16][BT_ID_SIZE];
+    int running[16];
 };
 
 static int on_after(void *data, const struct bt_store_event *ev, const char *conv, int64_t rowid)
@@ -96,10 +97,13 @@ static int on_after(void *data, const struct bt_store_event *ev, const char *con
     return 0;
 }
 
-static int on_changed(void *data, const char *conv, int64_t rowid)
+static int on_changed(void *data, const char *conv, const char *run, int running, int64_t rowid)
 {
     struct seen *s = data;
+    assert_true(s->n < 16);
     snprintf(s->convs[s->n], BT_ID_SIZE, "%s", conv);
+    snprintf(s->runs[s->n], BT_ID_SIZE, "%s", run);
+    s->running[s->n] = running;
     s->rowids[s->n++] = rowid;
     return 0;
 }
@@ -159,11 +163,20 @@ static void test_after_and_changed(void **state)
     assert_int_equal(bt_store_event_rowid(f->r, r1, 3, &rowid), BT_ENOTFOUND);
     assert_int_equal(bt_store_event_last(f->r, &last), 0);
     assert_int_equal(last, s.rowids[2]);
+    /* each run once, in the order of its newest event, with its state */
+    struct bt_store_run_end e = {.state = BT_STORE_RUN_COMPLETED};
+    assert_int_equal(bt_store_run_finish(f->w, r2, &e), 0);
     struct seen ch = {0};
     assert_int_equal(bt_store_event_changed(f->r, s.rowids[0], on_changed, &ch), 0);
     assert_int_equal(ch.n, 2);
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(ch.rowids[i], strcmp(ch.convs[i], c1) == 0 ? s.rowids[2] : s.rowids[1]);
+    assert_string_equal(ch.runs[0], r2);
+    assert_string_equal(ch.convs[0], c2);
+    assert_int_equal(ch.rowids[0], s.rowids[1]);
+    assert_false(ch.running[0]);
+    assert_string_equal(ch.runs[1], r1);
+    assert_string_equal(ch.convs[1], c1);
+    assert_int_equal(ch.rowids[1], s.rowids[2]);
+    assert_true(ch.running[1]);
     struct seen none = {0};
     assert_int_equal(bt_store_event_changed(f->r, last, on_changed, &none), 0);
     assert_int_equal(none.n, 0);
