@@ -222,16 +222,24 @@ def follower_main(pipe, port, token):
     streams = []
     stop_at = None
     want = {}
+    got = []  # (stream, bytes, when they came), parsed once told to stop
     while True:
+        if stop_at is not None:
+            for st, data, t in got:
+                if data:
+                    st.on_data(data, t)
+                else:
+                    st.closed = True
+            got = []
         timeout = None if stop_at is None else max(0.0, stop_at - time.monotonic())
         if stop_at is not None and (timeout == 0 or all(
                 st.closed or st.error or st.completed >= want.get(st.kind, 1 << 30)
                 for st in streams)):
             break
-        # every ready stream's bytes and arrival time first, then the
-        # parsing: a frame's time is when it came, not when the streams
-        # ready before it in this round were parsed (0.1-0.2 ms each)
-        got = []
+        # a frame's time is when its bytes came: they are parsed once the
+        # load is over (told to stop), so that no stream's parsing (0.1-0.2
+        # ms a frame in Python) holds back the reading of the others, in
+        # this round or the next
         for key, _ in sel.select(timeout if timeout is not None else 1.0):
             st = key.data
             if st is None:
@@ -257,12 +265,8 @@ def follower_main(pipe, port, token):
             except OSError as e:
                 data, st.error = b"", f"recv: {e}"
             got.append((st, data, time.time_ns()))
-        for st, data, t in got:
             if not data:
-                st.closed = True
                 sel.unregister(st.sock)
-                continue
-            st.on_data(data, t)
     ru = resource.getrusage(resource.RUSAGE_SELF)
     pipe.send(("done", [(f.kind, f.conv, f.path, f.events, f.error, f.closed and not f.error,
                          f.bad_frames, f.reader.status, f.head_ns) for f in streams],
