@@ -413,6 +413,16 @@ void bt_channel_close(struct bt_channel *ch)
     uv_close((uv_handle_t *)&ch->listen, listen_closed);
 }
 
+int bt_channel_dir_make(const char *home, char **path)
+{
+    int fd = -1;
+    int rc = open_dir(home, 1, &fd);
+    if (fd >= 0)
+        close(fd);
+    *path = rc == 0 ? bt_xasprintf("%s/%s", home, BT_CHANNEL_DIR) : NULL;
+    return rc;
+}
+
 /* --- requesters and followers --------------------------------------------- */
 
 static int connect_run(const char *home, const char *run, int *fd)

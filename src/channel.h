@@ -120,6 +120,11 @@ int bt_channel_conn_wait(struct bt_channel_conn *c, int timeout_ms);
 /* Close c (idempotent). */
 void bt_channel_conn_close(struct bt_channel_conn *c);
 
+/* Make home's channel directory (0700) if it is not there: a follower
+ * that watches it for owners (baton serve) sees each socket made in it.
+ * 0 with *path (owned), or a negative errno. */
+int bt_channel_dir_make(const char *home, char **path);
+
 /* Remove run's socket if it is stale (no owner accepts on it): recovery of
  * a run whose owner died. 1 if removed, 0 if none or live. */
 int bt_channel_remove_stale(const char *home, const char *run);

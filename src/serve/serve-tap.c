@@ -18,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "channel.h"
+#include "id.h"
 #include "json.h"
 #include "serve.h"
 #include "store.h"
@@ -174,6 +177,44 @@ int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,
         rc = cb(data, &ev);
     }
     return rc;
+}
+
+/* A socket came or went in the channel directory: an owner that listens
+ * now (its bind, a moment before its listen, is what the notice says; a
+ * follow refused then waits for the store's notice) is followed when its
+ * run runs and a stream follows its conversation. */
+static void on_owner(uv_fs_event_t *w, const char *name, int events, int status)
+{
+    (void)events;
+    struct bt_serve *srv = w->data;
+    char run[BT_ID_SIZE];
+    size_t n = name ? strlen(name) : 0;
+    if (status < 0 || srv->stopping || n != BT_ID_SIZE - 1 + 5 ||
+        strcmp(name + BT_ID_SIZE - 1, ".sock") != 0)
+        return;
+    memcpy(run, name, BT_ID_SIZE - 1);
+    run[BT_ID_SIZE - 1] = '\0';
+    struct bt_store_run r = {0};
+    if (bt_id_valid(run) && bt_store_run_get(srv->store, run, &r) == 0 &&
+        r.state == BT_STORE_RUN_RUNNING && bt_serve_sse_follows(srv, r.conversation))
+        bt_serve_tap_want(srv, r.conversation, run);
+    bt_store_run_release(&r);
+}
+
+void bt_serve_tap_watch(struct bt_serve *srv)
+{
+    char *dir = NULL;
+    uv_fs_event_init(&srv->loop, &srv->owners);
+    srv->owners.data = srv;
+    if (bt_channel_dir_make(bt_store_home(srv->store), &dir) == 0 &&
+        uv_fs_event_start(&srv->owners, on_owner, dir, 0) == 0) {
+        free(dir);
+        return;
+    }
+    fprintf(stderr, "baton serve: cannot watch %s/%s for runs that start; their events come "
+                    "through the store's watch\n",
+            bt_store_home(srv->store), BT_CHANNEL_DIR);
+    free(dir);
 }
 
 void bt_serve_tap_close_all(struct bt_serve *srv)

@@ -51,7 +51,7 @@
 #define BT_SERVE_CHECK_MS 1000           /* the fallback read of the store */
 #define BT_SERVE_STREAM_CHUNK (64 << 10) /* bytes a stream reads ahead */
 #define BT_SERVE_RESCANS 3               /* reads after a notice, at 2, 4, 8 ms (serve.c) */
-#define BT_SERVE_NOTICE_MS 2             /* a notice's read while channels are followed */
+#define BT_SERVE_NOTICE_MS 20            /* a notice's read while channels are followed */
 #define BT_SERVE_RUNS_AT_ONCE 8          /* MHD runs while it has more to do */
 
 struct bt_store;
@@ -83,6 +83,7 @@ struct bt_serve {
     int nshut;                   /* of those, shut down and not yet closed by MHD */
     uv_timer_t mhd_timer;        /* the daemon's own timeouts */
     uv_fs_event_t watch;         /* $BATON_HOME: the store's -wal changes */
+    uv_fs_event_t owners;        /* $BATON_HOME/channels: run owners that listen */
     uv_timer_t scan;             /* a change was seen: read it on the next turn */
     uv_timer_t beat;             /* BT_SERVE_CHECK_MS: fallback read, pings, owners */
     uv_signal_t sigint, sigterm;
@@ -135,6 +136,11 @@ struct bt_serve_req {
  * owner listens (the store's watch wakes them). Close every one (stop). */
 void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run);
 void bt_serve_tap_close_all(struct bt_serve *srv);
+/* Watch the channel directory: each owner that starts to listen is
+ * followed at once when a stream follows its conversation (a new run is
+ * seen before its first commit's notice is read). Nothing if it cannot
+ * be watched (the store's watch sees the run later). */
+void bt_serve_tap_watch(struct bt_serve *srv);
 /* 1 when run's owner answered serve's tap and it is open: each commit
  * of run then comes on it and wakes the streams (so a read of the store
  * need not); 0 otherwise. */
