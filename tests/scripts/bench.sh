@@ -26,7 +26,8 @@
 #   pipeline    in-process read path (bench-pipeline)
 #   store       search/ls/show on 10,000 generated conversations
 #   serve       one baton serve (tests/bench/serve-bench.py): coder line ->
-#               SSE frame with 2 conversations and 5 followers (and a
+#               SSE frame with 1 conversation and 1 follower, with 2
+#               conversations and 5 followers (each with a
 #               baton run turn beside them, its stdout), then under
 #               the issue's load (20 runs, 103 followers, a baton run
 #               beside it): events lost, latency, serve's RSS and CPU
@@ -696,6 +697,7 @@ if want serve; then
         sv="$run/serve.tsv"
         sb=(python3 "$top/tests/bench/serve-bench.py" --baton "$baton" --fake "$fake"
             --scratch "$run" --tsv "$sv")
+        "${sb[@]}" --label one --runs 1 --per-conv 1 --all 0
         "${sb[@]}" --label light --runs 2 --per-conv 2 --all 1
         "${sb[@]}" --label load
         svf() { awk -F'\t' -v l="$1" -v k="$2" '$1 == l && $2 == k { v = $3 } END { print v }' "$sv"; }
@@ -705,7 +707,11 @@ if want serve; then
         svadd() { awk -v a="$(svf "$1" "$2")" -v b="$(svf "$1" "ref_$2")" \
             'BEGIN { if (a == "" || b == "") print "-"; else printf "%.2f ms", (a - b) / 1e6 }'; }
         if [ -s "$sv" ]; then
-            row "coder line -> SSE frame, 2 runs, 5 followers" \
+            row "coder line -> SSE frame, 1 run, 1 follower (+ the driver's /v1/events)" \
+                "p50 $(svms one p50), p99 $(svms one p99) (baton run beside it: p99 $(svms one cli_p99))" \
+                "coder read directly beside it: p50 $(svms one ref_p50), p99 $(svms one ref_p99)" \
+                "p50 +$(svadd one p50), p99 +$(svadd one p99)" "added p99 < 1 ms" serve
+            row "the same, 2 runs at once, 5 followers" \
                 "p50 $(svms light p50), p99 $(svms light p99) (baton run beside it: p99 $(svms light cli_p99))" \
                 "coder read directly beside it: p50 $(svms light ref_p50), p99 $(svms light ref_p99)" \
                 "p50 +$(svadd light p50), p99 +$(svadd light p99)" "added p99 < 1 ms" serve
