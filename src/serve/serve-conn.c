@@ -239,6 +239,17 @@ static void on_mhd_timer(uv_timer_t *t)
     bt_serve_service(t->data);
 }
 
+static void on_soon(uv_check_t *c)
+{
+    uv_check_stop(c);
+    bt_serve_service(c->data);
+}
+
+void bt_serve_service_soon(struct bt_serve *srv)
+{
+    uv_check_start(&srv->soon, on_soon);
+}
+
 void bt_serve_service(struct bt_serve *srv)
 {
     MHD_UNSIGNED_LONG_LONG ms = 0;

@@ -126,7 +126,7 @@ static void on_readable(uv_poll_t *p, int status, int events)
     if (rc != 0)
         tap_close(t); /* the owner closed it: the run's end is in the store soon */
     bt_serve_sse_wake(srv, t->conv);
-    bt_serve_service(srv);
+    bt_serve_service_soon(srv);
 }
 
 void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run)

@@ -223,6 +223,8 @@ static void init_loop(struct bt_serve *srv)
     uv_timer_init(&srv->loop, &srv->mhd_timer);
     uv_timer_init(&srv->loop, &srv->scan);
     uv_timer_init(&srv->loop, &srv->beat);
+    uv_check_init(&srv->loop, &srv->soon);
+    srv->soon.data = srv;
     uv_signal_init(&srv->loop, &srv->sigint);
     uv_signal_init(&srv->loop, &srv->sigterm);
     srv->mhd_timer.data = srv->scan.data = srv->beat.data = srv;

@@ -85,6 +85,7 @@ struct bt_serve {
     uv_fs_event_t watch;         /* $BATON_HOME: the store's -wal changes */
     uv_fs_event_t owners;        /* $BATON_HOME/channels: run owners that listen */
     uv_timer_t scan;             /* a change was seen: read it on the next turn */
+    uv_check_t soon;             /* bt_serve_service_soon: after this turn's callbacks */
     uv_timer_t beat;             /* BT_SERVE_CHECK_MS: fallback read, pings, owners */
     uv_signal_t sigint, sigterm;
     struct bt_store *store;
@@ -164,6 +165,10 @@ void bt_serve_say(void *data, const char *line);
 /* serve-conn.c: let MHD do what it can now (after a change it does not see
  * through its epoll fd: a connection added or shut down). */
 void bt_serve_service(struct bt_serve *srv);
+/* The same once the loop has run every callback of this turn (its check
+ * phase): the streams woken by several channels' lines read at once are
+ * sent in one pass, a /v1/events stream's events together. */
+void bt_serve_service_soon(struct bt_serve *srv);
 
 /* serve-conn.c: listen on sa (SO_REUSEADDR, not SO_REUSEPORT; IPv6 only
  * for an IPv6 address) and accept on the loop; sets srv->port and
