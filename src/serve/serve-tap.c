@@ -15,10 +15,9 @@
  * stay as they were for what no channel says: a run without one, and the
  * streams of every conversation (/v1/events).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <stdio.h>
 
 #include "channel.h"
 #include "id.h"

@@ -91,7 +91,7 @@ static void on_scan(uv_timer_t *t)
  * every BT_SERVE_NOTICE_MS: it finds what no channel says (a run whose
  * owner has none, a run whose owner was not followed yet), and reading
  * at each of them, before the line came, held the line back and took
- * serve's CPU (serve-bench light: 40%). */
+ * serve's CPU (serve-bench light: about 15% of it). */
 static void on_watch(uv_fs_event_t *w, const char *name, int events, int status)
 {
     (void)name, (void)events, (void)status;
