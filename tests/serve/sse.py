@@ -7,9 +7,12 @@ value. Unlike a browser it keeps every block, comment-only and
 retry-only ones too, so a test can check what the server wrote, not only
 what EventSource would dispatch.
 """
+import re
 import time
 
 from httpc import Closed
+
+EOL = re.compile(rb"\r\n|\r|\n")  # a line ends with any of them (the standard)
 
 
 class Block:
@@ -68,6 +71,7 @@ class Stream:
         self.conn = conn
         self.response = response
         self.pending = b""  # body bytes not yet split into lines
+        self.scanned = 0  # of pending, the bytes that hold no line end
         self.lines = []  # decoded lines not yet parsed
         self.block = Block()  # being read
         self.ended = False  # the body ended
@@ -78,22 +82,20 @@ class Stream:
 
     def _split(self, final):
         """Move whole lines from pending to lines. A CR at the very end may
-        be the first half of a CRLF: it waits for the next bytes."""
+        be the first half of a CRLF: it waits for the next bytes. The
+        search starts where the last one stopped (a 5 MiB event comes in
+        80 pieces: scanning it whole each time took 14 s)."""
         p = self.pending
         start = 0
-        i = 0
-        n = len(p)
-        while i < n:
-            c = p[i]
-            if c == 0x0A or c == 0x0D:
-                if c == 0x0D and i + 1 == n and not final:
-                    break
-                self.lines.append(p[start:i].decode("utf-8", errors="replace"))
-                if c == 0x0D and i + 1 < n and p[i + 1] == 0x0A:
-                    i += 1
-                start = i + 1
-            i += 1
+        pos = self.scanned
+        while True:
+            m = EOL.search(p, pos)
+            if not m or (m.group() == b"\r" and m.end() == len(p) and not final):
+                break
+            self.lines.append(p[start:m.start()].decode("utf-8", errors="replace"))
+            start = pos = m.end()
         self.pending = p[start:]
+        self.scanned = len(self.pending) - (1 if self.pending.endswith(b"\r") else 0)
 
     def _parse(self, line):
         """Feed one line; a finished Block when the line is blank."""
