@@ -26,7 +26,9 @@
 #define REQUEST_MAX 4096 /* a request line's bound, in bytes */
 #define LINE_WAKE "{\"op\":\"wake\"}\n"
 #define LINE_FOLLOW "{\"op\":\"follow\"}\n"
-#define LINE_FOLLOWING "{\"op\":\"following\"}\n"
+/* the answer names the run, so that a follower knows whose lines come
+ * (a socket path can lead to another run's owner: a link put there) */
+#define LINE_FOLLOWING_FMT "{\"op\":\"following\",\"run\":\"%s\"}\n"
 
 /* --- addresses ------------------------------------------------------------ */
 
@@ -140,6 +142,7 @@ struct bt_channel {
     struct addr addr;
     void (*on_wake)(void *data);
     void *data;
+    char run[BT_ID_SIZE];
     struct conn *conns; /* open connections */
     size_t nconns;      /* in conns */
     size_t followers;
@@ -246,7 +249,9 @@ static void on_request(void *data, char *line, size_t len)
     } else if (op && strcmp(op, "follow") == 0 && !c->follower) {
         c->follower = 1;
         c->ch->followers++;
-        conn_send(c, LINE_FOLLOWING, strlen(LINE_FOLLOWING));
+        char answer[sizeof LINE_FOLLOWING_FMT + BT_ID_SIZE];
+        int n = snprintf(answer, sizeof answer, LINE_FOLLOWING_FMT, c->ch->run);
+        conn_send(c, answer, (size_t)n);
     }
     cJSON_Delete(o);
 }
@@ -370,6 +375,7 @@ int bt_channel_open(uv_loop_t *loop, const char *home, const char *run, void (*o
     }
     ch->on_wake = on_wake;
     ch->data = data;
+    snprintf(ch->run, sizeof ch->run, "%s", run);
     uv_pipe_init(loop, &ch->listen, 0);
     ch->listen.data = ch;
     ch->handles = 1;
@@ -462,8 +468,9 @@ static void follower_line(void *data, char *line, size_t len)
         return;
     }
     cJSON *o = cJSON_Parse(line);
-    const char *op = bt_json_str(o, "op");
-    c->acked = op && strcmp(op, "following") == 0;
+    const char *op = bt_json_str(o, "op"), *run = bt_json_str(o, "run");
+    c->acked = op && strcmp(op, "following") == 0 && run && strcmp(run, c->run) == 0;
+    c->refused = !c->acked;
     cJSON_Delete(o);
 }
 
@@ -486,6 +493,7 @@ int bt_channel_follow_start(const char *home, const char *run, struct bt_channel
     c->fd = -1;
     c->on_line = on_line;
     c->data = data;
+    snprintf(c->run, sizeof c->run, "%s", run);
     bt_framer_init(&c->framer, 0, &follower_ops, c);
     int rc = connect_run(home, run, &c->fd);
     if (rc == 0)
@@ -526,6 +534,8 @@ int bt_channel_conn_read(struct bt_channel_conn *c)
         ssize_t n = recv(c->fd, buf, sizeof buf, 0);
         if (n > 0) {
             bt_framer_feed(&c->framer, buf, (size_t)n);
+            if (c->refused)
+                return -EPROTO; /* not run's owner: read the store */
             continue;
         }
         if (n < 0 && errno == EINTR)

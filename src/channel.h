@@ -36,6 +36,7 @@
 #include <uv.h>
 
 #include "framer.h"
+#include "id.h"
 
 #define BT_CHANNEL_DIR "channels"                /* under $BATON_HOME */
 #define BT_CHANNEL_BACKLOG_MAX ((size_t)8 << 20) /* bytes a follower may lag by */
@@ -86,7 +87,9 @@ int bt_channel_wake(const char *home, const char *run);
 /* A follower's connection. */
 struct bt_channel_conn {
     int fd;                  /* the socket, non-blocking; -1 when closed */
-    int acked;               /* the owner answered {"op":"following"} */
+    int acked;               /* the owner answered {"op":"following","run":RUN} */
+    int refused;             /* it answered anything else: not run's owner */
+    char run[BT_ID_SIZE];    /* the run followed */
     struct bt_framer framer; /* the owner's lines */
     void (*on_line)(void *data, const char *line, size_t len);
     void *data; /* for on_line */
@@ -98,7 +101,9 @@ struct bt_channel_conn {
  * line (without its LF) from bt_channel_conn_read, and an empty line (len
  * 0) in place of one over BT_FRAMER_MAX_LINE_DEFAULT (the store has it). -ENOENT or
  * -ECONNREFUSED when no owner listens (follow the store), -ETIMEDOUT when
- * it did not answer, other negative errnos. c is closed on error. */
+ * it did not answer, -EPROTO when what answered is not run's owner (its
+ * answer names no run or another), other negative errnos. c is closed on
+ * error. */
 int bt_channel_follow(const char *home, const char *run, struct bt_channel_conn *c,
                       void (*on_line)(void *data, const char *line, size_t len), void *data);
 
@@ -110,7 +115,8 @@ int bt_channel_follow_start(const char *home, const char *run, struct bt_channel
 
 /* Read what has arrived, without blocking, handing each line to on_line.
  * 0 while the connection is open; -EPIPE when the owner closed it (its
- * turn's loop ended, or it cut this follower off): read the store. */
+ * turn's loop ended, or it cut this follower off), -EPROTO when the
+ * answer was not run's owner's: read the store. */
 int bt_channel_conn_read(struct bt_channel_conn *c);
 
 /* Wait up to timeout_ms for something to read (or the end): 1 if ready,

@@ -211,7 +211,8 @@ static void on_live(void *data, const char *line, size_t len)
         bt_store_event_each(l->s, l->run, l->f->next, on_stored, l->f);
         return;
     }
-    if (l->f->ended || bt_event_parse(line, len, &e, &doc) != 0) {
+    if (l->f->ended || bt_event_parse(line, len, &e, &doc) != 0 || !e.run ||
+        strcmp(e.run, l->run) != 0) { /* not this run's: the store has its events */
         bt_event_doc_free(doc);
         return;
     }

@@ -43,6 +43,7 @@ struct bt_serve_tap {
     char run[BT_ID_SIZE];
     char conv[BT_ID_SIZE];
     int closing;
+    int heard; /* a line came since bt_serve_tap_heard last asked */
     struct kept kept[BT_SERVE_TAP_KEEP]; /* a ring: seqs first .. first + n - 1 */
     size_t head;                         /* index of the oldest */
     size_t n;
@@ -69,9 +70,10 @@ static void on_line(void *data, const char *line, size_t len)
 {
     struct bt_serve_tap *t = data;
     cJSON *o = len <= BT_SERVE_TAP_BYTES ? cJSON_ParseWithLength(line, len) : NULL;
-    const char *type = bt_json_str(o, "type");
+    const char *type = bt_json_str(o, "type"), *run = bt_json_str(o, "run");
     int64_t seq = bt_json_int(o, "seq");
-    if (!type || seq < 1) {
+    t->heard = 1;
+    if (!type || seq < 1 || !run || strcmp(run, t->run) != 0) {
         cJSON_Delete(o);
         while (t->n)
             drop_oldest(t);
@@ -150,11 +152,14 @@ void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run)
     uv_poll_start(&t->poll, UV_READABLE | UV_DISCONNECT, on_readable);
 }
 
-int bt_serve_tap_live(const struct bt_serve *srv, const char *run)
+int bt_serve_tap_heard(struct bt_serve *srv, const char *run)
 {
-    for (const struct bt_serve_tap *t = srv->taps; t; t = t->next)
-        if (strcmp(t->run, run) == 0)
-            return !t->closing && t->conn.acked;
+    for (struct bt_serve_tap *t = srv->taps; t; t = t->next)
+        if (strcmp(t->run, run) == 0) {
+            int heard = !t->closing && t->conn.acked && t->heard;
+            t->heard = 0;
+            return heard;
+        }
     return 0;
 }
 

@@ -39,13 +39,15 @@ static void on_mhd_poll(uv_poll_t *p, int status, int events)
  * channel (serve-tap.c) from now on; once the owner answered, each of its
  * commits comes there and wakes the streams, so this read does not wake
  * them again (two wakes per commit, the first before the channel's line,
- * sent every frame through the store and held the line back). */
+ * sent every frame through the store and held the line back), unless
+ * the channel said nothing since the last read while the store got
+ * events: then it is not bringing them. */
 static int on_changed(void *data, const char *conv, const char *run, int running, int64_t rowid)
 {
     struct bt_serve *srv = data;
     if (running && bt_serve_sse_follows(srv, conv))
         bt_serve_tap_want(srv, conv, run);
-    if (!running || !bt_serve_tap_live(srv, run))
+    if (!running || !bt_serve_tap_heard(srv, run))
         bt_serve_sse_wake(srv, conv);
     if (rowid > srv->rowid)
         srv->rowid = rowid;

@@ -142,10 +142,12 @@ void bt_serve_tap_close_all(struct bt_serve *srv);
  * seen before its first commit's notice is read). Nothing if it cannot
  * be watched (the store's watch sees the run later). */
 void bt_serve_tap_watch(struct bt_serve *srv);
-/* 1 when run's owner answered serve's tap and it is open: each commit
- * of run then comes on it and wakes the streams (so a read of the store
- * need not); 0 otherwise. */
-int bt_serve_tap_live(const struct bt_serve *srv, const char *run);
+/* 1 when run's tap is open, its owner answered, and a line came on it
+ * since the last call (which asks anew): its commits come on it and wake
+ * the streams, so a read of the store need not; 0 otherwise (no tap, or
+ * one that said nothing while the store got events: the streams read
+ * the store). */
+int bt_serve_tap_heard(struct bt_serve *srv, const char *run);
 /* The events of run from seq `from` on that its tap kept (it received
  * them after their commit), each to cb as bt_store_event_each does; cb's
  * nonzero return stops and is returned. -1 when the tap does not hold

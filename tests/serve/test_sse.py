@@ -20,6 +20,7 @@ import os
 import signal
 import socket
 import sqlite3
+import threading
 import time
 
 import servetest
@@ -401,6 +402,79 @@ class LongLine(ServeCase, Checks):
         self.home.gate.release()
         self.turn(s, run, HELD_EVENTS + 1)
         s.expect_end()
+
+
+class ForeignOwner(ServeCase, Checks):
+    """What answers at a run's socket path is not its owner (a link to
+    another run's socket, or a process that answers and then says
+    nothing): the run's stream still gets its own events, and while the
+    coder is still running. The fake coder waits at the gate after event
+    5, then writes events 6 and 7 and hangs (FAKE_CODER_HANG_AFTER), so
+    the run only ends when it is cancelled."""
+
+    home_name = "foreign-owner"
+    home_env = {"FAKE_CODER_HANG_AFTER": str(servetest.PAUSE_AFTER + 2)}
+    serve_args = ("--ping", "30")  # a ping wakes every stream: none before the checks end
+
+    def socket_path(self, run):
+        return os.path.join(self.home.home, "channels", f"{run}.sock")
+
+    def wait_socket(self, run):
+        servetest.wait_for(lambda: os.path.exists(self.socket_path(run)), 30,
+                           f"the owner of {run} to listen")
+
+    def cancel(self, conv):
+        self.call("POST", f"/v1/conversations/{conv}/cancel", CONV + "/cancel", 202)
+
+    def own_events(self, s, run, first, last):
+        for seq in range(first, last + 1):
+            ev, _ = self.event(s, run, seq, timeout=10)
+            self.assertEqual(ev["run"], run, f"{run}:{seq} carries another run's event")
+
+    def test_link_to_another_owner(self):
+        self.home.gate.hold()
+        conv_a, run_a = self.create("the one followed")
+        conv_b, run_b = self.create("the other")
+        self.wait_socket(run_a)
+        self.wait_socket(run_b)
+        os.unlink(self.socket_path(run_a))
+        os.symlink(self.socket_path(run_b), self.socket_path(run_a))
+        s = self.open(f"/v1/conversations/{conv_a}/events")
+        self.own_events(s, run_a, 1, HELD_EVENTS)
+        self.home.gate.release()
+        self.own_events(s, run_a, HELD_EVENTS + 1, HELD_EVENTS + 2)  # the coder hangs
+        self.cancel(conv_a)
+        self.cancel(conv_b)
+
+    def test_silent_answer(self):
+        self.home.gate.hold()
+        conv, run = self.create("followed through a mute socket")
+        self.wait_socket(run)
+        os.unlink(self.socket_path(run))
+        mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.addCleanup(mute.close)
+        mute.bind(self.socket_path(run))
+        mute.listen(8)
+        held = []
+
+        def answer():  # "following", for the right run, then nothing
+            try:
+                while True:
+                    c, _ = mute.accept()
+                    held.append(c)
+                    c.recv(4096)
+                    c.sendall(json.dumps({"op": "following", "run": run}).encode() + b"\n")
+            except OSError:
+                pass
+        threading.Thread(target=answer, daemon=True).start()
+        s = self.open(f"/v1/conversations/{conv}/events")
+        self.own_events(s, run, 1, HELD_EVENTS)
+        servetest.wait_for(lambda: held, 30, "serve to follow the mute socket")
+        self.home.gate.release()
+        self.own_events(s, run, HELD_EVENTS + 1, HELD_EVENTS + 2)  # the coder hangs
+        self.cancel(conv)
+        for c in held:
+            c.close()
 
 
 if __name__ == "__main__":

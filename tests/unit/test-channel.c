@@ -311,6 +311,46 @@ static void test_follow(void **state)
     bt_buf_release(&gb.all);
 }
 
+/* A link at another run's socket path leads to this owner: its answer
+ * names its own run, and the follower of the other refuses it (-EPROTO:
+ * it reads the store) instead of taking its lines as the other run's. */
+static void test_follow_another_owner(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    assert_int_equal(o.open_rc, 0);
+    char other[BT_ID_SIZE];
+    assert_int_equal(bt_id_new(other), 0);
+    char *to = bt_xasprintf("%s/%s/%s.sock", f->home, BT_CHANNEL_DIR, o.run);
+    char *at = bt_xasprintf("%s/%s/%s.sock", f->home, BT_CHANNEL_DIR, other);
+    assert_int_equal(symlink(to, at), 0);
+    struct bt_channel_conn c;
+    struct got g = {BT_BUF_INIT, 0};
+    assert_int_equal(bt_channel_follow(f->home, other, &c, on_line, &g), -EPROTO);
+    assert_int_equal(c.fd, -1);
+    /* the same without waiting: read refuses once the answer is in */
+    assert_int_equal(bt_channel_follow_start(f->home, other, &c, on_line, &g), 0);
+    publish(&o, "{\"seq\":1}\n");
+    int rc = 0;
+    for (int i = 0; i < 500 && rc == 0; i++) {
+        assert_true(bt_channel_conn_wait(&c, 20) >= 0);
+        rc = bt_channel_conn_read(&c);
+    }
+    assert_int_equal(rc, -EPROTO);
+    assert_false(c.acked);
+    assert_int_equal(g.lines, 0);
+    bt_channel_conn_close(&c);
+    /* its own run's follower is answered as before */
+    assert_int_equal(bt_channel_follow(f->home, o.run, &c, on_line, &g), 0);
+    bt_channel_conn_close(&c);
+    unlink(at);
+    free(at);
+    free(to);
+    owner_stop(&o);
+    bt_buf_release(&g.all);
+}
+
 /* A follower that reads nothing is cut off once its backlog passes the
  * bound; the owner never waits for it, and others go on. */
 static void test_slow_follower_cut_off(void **state)
@@ -515,6 +555,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_wake_and_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_follow_another_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overlong_request_cut_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_follower_cut_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_followers_backlog_total, setup, teardown),
