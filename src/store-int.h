@@ -32,14 +32,14 @@
 #define BT_ST_CACHE_SIZE 128 /* statements of all store*.c files; a power of 2 */
 
 struct bt_store {
-    sqlite3 *db;       /* the connection */
-    char *home;        /* $BATON_HOME as given */
-    char *db_path;     /* home/baton.db, home resolved (SQLite's
-                          NOFOLLOW refuses a link anywhere) */
-    int created_db;    /* bt_st_prepare_home made the db file */
-    struct bt_buf err; /* last error message */
-    int batch;         /* 1 while an event batch transaction is open */
-    int wal_pages;     /* pages in the WAL after this handle's last commit */
+    sqlite3 *db;           /* the connection */
+    char *home;            /* $BATON_HOME as given */
+    char *db_path;         /* home/baton.db, home resolved (SQLite's
+                              NOFOLLOW refuses a link anywhere) */
+    int created_db;        /* bt_st_prepare_home made the db file */
+    struct bt_buf err;     /* last error message */
+    int batch;             /* 1 while an event batch transaction is open */
+    int wal_pages;         /* pages in the WAL after this handle's last commit */
     int64_t busy_since_us; /* when the present wait for a lock began (on_busy) */
     struct bt_st_slot {
         const char *sql;       /* a static SQL string: the key is its address */

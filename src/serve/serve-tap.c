@@ -43,7 +43,7 @@ struct bt_serve_tap {
     char run[BT_ID_SIZE];
     char conv[BT_ID_SIZE];
     int closing;
-    int heard; /* a line came since bt_serve_tap_heard last asked */
+    int heard;                           /* a line came since bt_serve_tap_heard last asked */
     struct kept kept[BT_SERVE_TAP_KEEP]; /* a ring: seqs first .. first + n - 1 */
     size_t head;                         /* index of the oldest */
     size_t n;
@@ -215,8 +215,9 @@ void bt_serve_tap_watch(struct bt_serve *srv)
         free(dir);
         return;
     }
-    fprintf(stderr, "baton serve: cannot watch %s/%s for runs that start; their events come "
-                    "through the store's watch\n",
+    fprintf(stderr,
+            "baton serve: cannot watch %s/%s for runs that start; their events come "
+            "through the store's watch\n",
             bt_store_home(srv->store), BT_CHANNEL_DIR);
     free(dir);
 }
