@@ -601,6 +601,41 @@ class WebSteer(BrowserCase):
         self.assert_markup_is_text()
 
 
+class WebLeave(BrowserCase):
+    """A conversation's stream schedules a new read of it (120 ms after
+    turn.completed); the person leaves for the New form before it runs:
+    the form stays, and nothing says the conversation is gone (the read
+    ran with no conversation open, got 404 and went back to the list).
+    The page's 120 ms timers are held and run by the test, after the
+    move, so the order does not depend on the machine's speed."""
+
+    home_name = "web-leave"
+
+    def test_new_before_a_scheduled_read(self):
+        self.sign_in()
+        conv, _ = self.create("leave me")
+        self.idle_raw(conv)
+        self.open_conv(conv)
+        self.d.execute_script("""
+            window.__held = [];
+            const set = window.setTimeout;
+            window.setTimeout = (fn, ms, ...a) => {
+              if (ms === 120) { window.__held.push(fn); return 0; }
+              return set(fn, ms, ...a);
+            };""")
+        self.el("prompt").send_keys("and again", Keys.ENTER)
+        self.until(lambda: self.d.execute_script("return window.__held.length") > 0 and
+                   len(self.idle_raw(conv)["runs"]) == 2, "a read scheduled by the stream")
+        self.d.execute_script("location.hash = '#new'")
+        self.until(lambda: self.shown("new-view"), "the form")
+        self.d.execute_script("for (const f of window.__held.splice(0)) f();")
+        self.d.execute_script("return new Promise((r) => requestAnimationFrame(() => r()))")
+        self.assertTrue(self.shown("new-view"), "the form went away")
+        self.assertNotIn("gone", self.el("empty-view").text)
+        self.assertIn("#new", self.d.current_url)
+        self.assert_console_clean(self.d)
+
+
 class WebTurns(BrowserCase):
     """A serve with --max-turns 1: a turn beyond it shows as waiting (the
     list's dot, the working line), then runs once the first ends."""

@@ -124,6 +124,9 @@ export function openConv(id) {
 
 async function loadDetail() {
   const id = state.current;
+  // a load scheduled by the stream of a conversation left since (New, the
+  // list): there is nothing to load, and no conversation to call gone
+  if (!id) return false;
   const seq = ++state.detailSeq;
   try {
     const d = await api('GET', convPath(id, '?html=1'));
