@@ -25,6 +25,7 @@
 
 #define REQUEST_MAX 4096 /* a request line's bound, in bytes */
 #define LINE_WAKE "{\"op\":\"wake\"}\n"
+#define SOCK_SUFFIX ".sock" /* <run>.sock */
 #define LINE_FOLLOW "{\"op\":\"follow\"}\n"
 /* the answer names the run, so that a follower knows whose lines come
  * (a socket path can lead to another run's owner: a link put there) */
@@ -78,7 +79,7 @@ static int make_addr(const char *home, const char *run, int create, struct addr 
     a->dirfd = -1;
     if (!home || !run || !bt_id_valid(run))
         return -EINVAL;
-    snprintf(a->name, sizeof a->name, "%s.sock", run);
+    snprintf(a->name, sizeof a->name, "%s" SOCK_SUFFIX, run);
     int rc = open_dir(home, create, &a->dirfd);
     if (rc)
         return rc;
@@ -417,6 +418,16 @@ void bt_channel_close(struct bt_channel *ch)
     while (ch->conns)
         conn_close(ch->conns);
     uv_close((uv_handle_t *)&ch->listen, listen_closed);
+}
+
+int bt_channel_run_of(const char *name, char run[BT_ID_SIZE])
+{
+    size_t n = name ? strlen(name) : 0, k = sizeof SOCK_SUFFIX - 1;
+    if (n <= k || n - k >= BT_ID_SIZE || strcmp(name + n - k, SOCK_SUFFIX) != 0)
+        return -EINVAL;
+    memcpy(run, name, n - k);
+    run[n - k] = '\0';
+    return bt_id_valid(run) ? 0 : -EINVAL;
 }
 
 int bt_channel_dir_make(const char *home, char **path)

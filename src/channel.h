@@ -126,6 +126,10 @@ int bt_channel_conn_wait(struct bt_channel_conn *c, int timeout_ms);
 /* Close c (idempotent). */
 void bt_channel_conn_close(struct bt_channel_conn *c);
 
+/* The run whose socket a name in the channel directory is (<run>.sock):
+ * 0 with run set, -EINVAL for any other name. */
+int bt_channel_run_of(const char *name, char run[BT_ID_SIZE]);
+
 /* Make home's channel directory (0700) if it is not there: a follower
  * that watches it for owners (baton serve) sees each socket made in it.
  * 0 with *path (owned), or a negative errno. */

@@ -40,7 +40,7 @@ struct bt_store {
     struct bt_buf err;     /* last error message */
     int batch;             /* 1 while an event batch transaction is open */
     int wal_pages;         /* pages in the WAL after this handle's last commit */
-    int64_t busy_since_us; /* when the present wait for a lock began (on_busy) */
+    int64_t busy_since_ms; /* when the present wait for a lock began (on_busy) */
     struct bt_st_slot {
         const char *sql;       /* a static SQL string: the key is its address */
         sqlite3_stmt *q;       /* prepared on first use; NULL while lent */

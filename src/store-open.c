@@ -269,12 +269,10 @@ static int on_wal_commit(void *data, sqlite3 *db, const char *name, int pages)
 static int on_busy(void *data, int count)
 {
     struct bt_store *s = data;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    int64_t now_us = (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+    int64_t now = bt_mono_ms();
     if (count == 0)
-        s->busy_since_us = now_us;
-    if (now_us - s->busy_since_us >= (int64_t)BT_STORE_BUSY_TIMEOUT_MS * 1000)
+        s->busy_since_ms = now;
+    if (now - s->busy_since_ms >= BT_STORE_BUSY_TIMEOUT_MS)
         return 0;
     long us = count < 7 ? 20L << count : 2000L;
     struct timespec ts = {0, us * 1000L};

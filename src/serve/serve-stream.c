@@ -21,17 +21,23 @@ void bt_serve_stream_wake(struct bt_serve_stream *st)
     }
 }
 
+/* st follows conv's events (conv NULL: any) */
+static int follows(const struct bt_serve_stream *st, const char *conv)
+{
+    return !conv || st->all || strcmp(st->conv, conv) == 0;
+}
+
 void bt_serve_sse_wake(struct bt_serve *srv, const char *conv)
 {
     for (struct bt_serve_stream *st = srv->streams; st; st = st->next)
-        if (!conv || st->all || strcmp(st->conv, conv) == 0)
+        if (follows(st, conv))
             bt_serve_stream_wake(st);
 }
 
 int bt_serve_sse_follows(const struct bt_serve *srv, const char *conv)
 {
     for (const struct bt_serve_stream *st = srv->streams; st; st = st->next)
-        if (st->all || strcmp(st->conv, conv) == 0)
+        if (follows(st, conv))
             return 1;
     return 0;
 }

@@ -95,6 +95,14 @@ static void on_line(void *data, const char *line, size_t len)
     cJSON_Delete(o);
 }
 
+static struct bt_serve_tap *find(const struct bt_serve *srv, const char *run)
+{
+    struct bt_serve_tap *t = srv->taps;
+    while (t && strcmp(t->run, run) != 0)
+        t = t->next;
+    return t;
+}
+
 static void tap_closed(uv_handle_t *h)
 {
     struct bt_serve_tap *t = h->data;
@@ -132,11 +140,8 @@ static void on_readable(uv_poll_t *p, int status, int events)
 
 void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run)
 {
-    if (srv->stopping)
+    if (srv->stopping || find(srv, run))
         return;
-    for (struct bt_serve_tap *t = srv->taps; t; t = t->next)
-        if (strcmp(t->run, run) == 0)
-            return;
     struct bt_serve_tap *t = bt_xcalloc(1, sizeof *t);
     if (bt_channel_follow_start(bt_store_home(srv->store), run, &t->conn, on_line, t) != 0) {
         free(t); /* no owner listens (yet, or any more): the store's watch serves */
@@ -154,21 +159,18 @@ void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run)
 
 int bt_serve_tap_heard(struct bt_serve *srv, const char *run)
 {
-    for (struct bt_serve_tap *t = srv->taps; t; t = t->next)
-        if (strcmp(t->run, run) == 0) {
-            int heard = !t->closing && t->conn.acked && t->heard;
-            t->heard = 0;
-            return heard;
-        }
-    return 0;
+    struct bt_serve_tap *t = find(srv, run);
+    if (!t)
+        return 0;
+    int heard = !t->closing && t->conn.acked && t->heard;
+    t->heard = 0;
+    return heard;
 }
 
 int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,
                       int (*cb)(void *data, const struct bt_store_event *ev), void *data)
 {
-    struct bt_serve_tap *t = srv->taps;
-    while (t && strcmp(t->run, run) != 0)
-        t = t->next;
+    struct bt_serve_tap *t = find(srv, run);
     if (!t || !t->n || t->kept[t->head].seq > from)
         return -1; /* not kept: the store has it */
     int rc = 0;
@@ -192,15 +194,11 @@ static void on_owner(uv_fs_event_t *w, const char *name, int events, int status)
     (void)events;
     struct bt_serve *srv = w->data;
     char run[BT_ID_SIZE];
-    size_t n = name ? strlen(name) : 0;
-    if (status < 0 || srv->stopping || n != BT_ID_SIZE - 1 + 5 ||
-        strcmp(name + BT_ID_SIZE - 1, ".sock") != 0)
+    if (status < 0 || srv->stopping || bt_channel_run_of(name, run) != 0)
         return;
-    memcpy(run, name, BT_ID_SIZE - 1);
-    run[BT_ID_SIZE - 1] = '\0';
     struct bt_store_run r = {0};
-    if (bt_id_valid(run) && bt_store_run_get(srv->store, run, &r) == 0 &&
-        r.state == BT_STORE_RUN_RUNNING && bt_serve_sse_follows(srv, r.conversation))
+    if (bt_store_run_get(srv->store, run, &r) == 0 && r.state == BT_STORE_RUN_RUNNING &&
+        bt_serve_sse_follows(srv, r.conversation))
         bt_serve_tap_want(srv, r.conversation, run);
     bt_store_run_release(&r);
 }

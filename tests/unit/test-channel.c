@@ -341,6 +341,13 @@ static void test_follow_another_owner(void **state)
     assert_false(c.acked);
     assert_int_equal(g.lines, 0);
     bt_channel_conn_close(&c);
+    /* the names in the directory: a run's socket, and nothing else */
+    char run[BT_ID_SIZE];
+    assert_int_equal(bt_channel_run_of(strrchr(at, '/') + 1, run), 0);
+    assert_string_equal(run, other);
+    const char *bad[] = {NULL, "", ".sock", "x.sock", "not-an-id-at-all-here.sock", other};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(bt_channel_run_of(bad[i], run), -EINVAL);
     /* its own run's follower is answered as before */
     assert_int_equal(bt_channel_follow(f->home, o.run, &c, on_line, &g), 0);
     bt_channel_conn_close(&c);
