@@ -43,7 +43,10 @@ struct turn_ctx {
     struct bt_turn *turn;              /* the live turn, between on_loop and on_loop_end */
     int64_t control_last;              /* the last control request delivered (its id) */
     struct bt_channel *channel;        /* the owner's channel (channel.h), or NULL */
-    struct bt_buf unpublished;         /* event lines stored, not yet committed and sent */
+    struct bt_buf pending;             /* event lines not yet committed, then sent to the
+                                          followers and given to the caller (commit) */
+    int committing;                    /* in commit: one that the caller's on_event
+                                          causes waits for it, to keep the order */
     unsigned ticks;                    /* on_tick calls, for the fallback read */
 };
 
@@ -63,6 +66,8 @@ static void store_check(struct turn_ctx *c, int rc)
         return;
     c->store_failed = 1;
     c->store_error = bt_xstrdup(bt_store_errmsg(c->store));
+    /* a batch left open (an append refused) would keep the write lock */
+    bt_store_flush(c->store);
     fprintf(stderr,
             "baton: could not store the run's events: %s; the turn goes on, and its events are "
             "rebuilt from the coder's raw output when it ends\n",
@@ -153,35 +158,59 @@ static char *ctx_end(void *data)
     return json;
 }
 
-/* The events just committed go to the channel's followers: after their
- * rows committed, never before (a follower that reads the store then
- * finds them). */
-static void publish(struct turn_ctx *c)
+/* Give the caller (its on_event) the event lines of buf, in order. */
+static void give_caller(struct turn_ctx *c, const struct bt_buf *buf)
 {
-    if (!c->store_failed)
-        bt_channel_publish(c->channel, c->unpublished.data, c->unpublished.len);
-    bt_buf_reset(&c->unpublished);
+    for (size_t off = 0, n; off < buf->len; off += n) {
+        const char *line = buf->data + off;
+        const char *nl = memchr(line, '\n', buf->len - off);
+        n = nl ? (size_t)(nl - line) + 1 : buf->len - off;
+        struct bt_event ev;
+        struct bt_event_doc *doc = NULL;
+        /* the line is bt_event_to_json's: it reads back whole (event.h) */
+        if (bt_event_parse(line, n, &ev, &doc) == 0)
+            c->t->on_event(c->t->data, &ev, line, n);
+        bt_event_doc_free(doc);
+    }
 }
 
-/* Commit what is stored, then send it to the followers. */
+/* Commit what is stored, then send it to the followers and give it to the
+ * caller: a follower that reads the store then finds it, and the caller
+ * (stdout into a pipe nobody reads, a terminal stopped by Ctrl-S, an
+ * editor slow to read `baton acp`) may block, which it must not do while
+ * the batch holds the store's write lock: every other run writing to the
+ * store would wait, then fail (10 runs at once, one `baton run --json`
+ * whose reader paused, all lost their batches after 5 s). With the store
+ * failed, the lines go to the caller at once, and to no follower (they
+ * read the run rebuilt). */
 static void commit(struct turn_ctx *c)
 {
-    if (c->store_failed)
+    if (c->committing) /* the outer commit goes on with what was added */
         return;
-    store_check(c, bt_store_flush(c->store));
-    publish(c);
+    c->committing = 1;
+    do {
+        if (!c->store_failed)
+            store_check(c, bt_store_flush(c->store));
+        struct bt_buf lines = c->pending; /* on_event may add to pending */
+        c->pending = (struct bt_buf)BT_BUF_INIT;
+        if (!c->store_failed)
+            bt_channel_publish(c->channel, lines.data, lines.len);
+        if (c->t->on_event)
+            give_caller(c, &lines);
+        bt_buf_release(&lines);
+    } while (c->pending.len);
+    c->committing = 0;
 }
 
 static void ctx_event(void *data, const struct bt_event *ev, const char *json, size_t len)
 {
     struct turn_ctx *c = data;
+    if (c->channel || c->t->on_event)
+        bt_buf_add(&c->pending, json, len);
     if (c->store_failed) { /* no hole in the stored events: see store_check */
-        if (c->t->on_event)
-            c->t->on_event(c->t->data, ev, json, len);
+        commit(c);
         return;
     }
-    if (c->channel)
-        bt_buf_add(&c->unpublished, json, len);
     struct bt_store_event se = {.run = c->run,
                                 .seq = ev->seq,
                                 .type = bt_event_type_name(ev->type),
@@ -194,15 +223,13 @@ static void ctx_event(void *data, const struct bt_event *ev, const char *json, s
         store_check(c, bt_store_conversation_set_native(c->store, c->conversation,
                                                         ev->native_session_id,
                                                         ev->native_session_path));
-    /* a request kept for a person is committed before the caller hears of
-     * it: whoever it tells (`baton acp`'s editor) may answer at once, and
+    /* a request kept for a person is committed before anyone hears of it:
+     * whoever it tells (`baton acp`'s editor) may answer at once, and
      * bt_service_decide finds what waits in the store through another
      * connection; uncommitted, the answer was refused as not waiting and
      * the turn waited for the idle limit */
-    if (ev->type == BT_EVENT_APPROVAL_REQUESTED)
+    if (ev->type == BT_EVENT_APPROVAL_REQUESTED || c->store_failed)
         commit(c);
-    if (c->t->on_event)
-        c->t->on_event(c->t->data, ev, json, len);
 }
 
 static void ctx_batch(void *data)
@@ -517,7 +544,7 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
                          .conversation = conv->id,
                          .l = l,
                          .cwd = conv->cwd,
-                         .unpublished = BT_BUF_INIT};
+                         .pending = BT_BUF_INIT};
     snapshot_start(&c);
     struct bt_strv env;
     coder_env(l, out->run, &env);
@@ -570,17 +597,18 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
                                 .error_text = out->message});
         free(c.changes);
         free(c.unknown);
-        bt_buf_release(&c.unpublished);
+        bt_buf_release(&c.pending);
         return rc;
     }
     if (!c.store_failed)
         finish_run(&c, &res);
     if (c.store_failed) /* during the turn, or its last events or end */
         rebuild_run(&c, &o, &res, out);
+    commit(&c); /* the caller's last events (turn.completed), its end recorded */
     free(c.store_error);
     free(c.changes);
     free(c.unknown);
-    bt_buf_release(&c.unpublished);
+    bt_buf_release(&c.pending);
     bt_service_control_strand(s); /* what came too late for the turn */
     bt_perf_mark("run recorded");
     late_probe(s, l, out->run, c.version_named);

@@ -60,8 +60,7 @@ static void answer(struct bt_turn *t, const struct bt_signal_request *rq,
         bt_turn_flush(t);
     /* approval.resolved came from no read of the coder's output, after
      * which the caller commits: it is a point to commit too */
-    if (t->o->on_batch)
-        t->o->on_batch(t->o->data);
+    bt_turn_batch(t);
 }
 
 static int allowed_always(const struct bt_turn *t, const char *kind)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * turn-emit: the turn engine's two ways out, shared by all its files
- * (turn-int.h): an event to the caller (bt_turn_emit) and the runner's
- * lines to the coder (bt_turn_flush), and the idle watchdog's restart.
+ * (turn-int.h): an event to the caller (bt_turn_emit), the point to
+ * commit what was emitted (bt_turn_batch), the runner's lines to the coder
+ * (bt_turn_flush), and the idle watchdog's restart.
  * Below turn.c, turn-end.c, turn-ask.c and turn-steer.c: it calls none of
  * them; a failed write stops the turn through t->broken, which turn.c sets.
  */
@@ -34,8 +35,18 @@ void bt_turn_emit(struct bt_turn *t, struct bt_event *ev)
     track(t, ev);
     bt_buf_reset(&t->json);
     bt_event_to_json(ev, &t->json);
+    t->unbatched = 1;
     if (t->o->on_event)
         t->o->on_event(t->o->data, ev, t->json.data, t->json.len);
+}
+
+void bt_turn_batch(struct bt_turn *t)
+{
+    if (!t->unbatched)
+        return;
+    t->unbatched = 0;
+    if (t->o->on_batch)
+        t->o->on_batch(t->o->data);
 }
 
 /* The coder got on with the turn: the idle watchdog starts over. Once

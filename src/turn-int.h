@@ -49,7 +49,8 @@ struct bt_turn {
     struct bt_buf json; /* encoding scratch */
     struct bt_buf wbuf; /* lines for the coder's stdin */
     int64_t seq;
-    int64_t t0; /* monotonic ms at start */
+    int unbatched; /* events emitted since the last o->on_batch */
+    int64_t t0;    /* monotonic ms at start */
     uv_timer_t idle, deadline, tick, settle;
     struct {
         int set;
@@ -119,6 +120,9 @@ static inline uint64_t bt_turn_grace(const struct bt_turn *t)
 /* turn-emit.c: stamp ev (seq, run, conversation, ts), keep what the result
  * needs, encode it and hand it to o->on_event. */
 void bt_turn_emit(struct bt_turn *t, struct bt_event *ev);
+/* turn-emit.c: a point to commit what was emitted (o->on_batch), if
+ * anything was since the last. */
+void bt_turn_batch(struct bt_turn *t);
 
 /* turn-emit.c: write what the runner put in wbuf to the coder; a failed
  * write stops the turn (BROKEN, through t->broken). */

@@ -255,8 +255,7 @@ static void on_stdout(void *data, const char *buf, size_t n)
         bt_perf_mark("coder's first output");
     t->read_any = 1;
     bt_framer_feed(&t->framer, buf, n);
-    if (t->o->on_batch)
-        t->o->on_batch(t->o->data);
+    bt_turn_batch(t);
     /* the raw copy after the batch's commit and its send to followers:
      * its compression and write are not on the way of a live event */
     bt_runfile_write(t->o->raw_out, buf, n);
@@ -505,8 +504,13 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
         bt_turn_flush(&t);
         if (o->on_loop)
             o->on_loop(o->data, &t);
-        while (!t.done)
+        /* each pass of the loop ends with what it emitted committed (a
+         * timer's warning, a steer taken): an open batch holds the
+         * store's write lock, and no other run may wait on a quiet coder */
+        while (!t.done) {
             uv_run(&t.loop, UV_RUN_ONCE);
+            bt_turn_batch(&t);
+        }
         if (o->on_loop && o->on_loop_end)
             o->on_loop_end(o->data, &t);
     }

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -626,6 +628,63 @@ static void test_untracked_processes_stopped(void **state)
     assert_true(gone);
 }
 
+/* Lines in a buffer. */
+static size_t lines_in(const struct bt_buf *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->len; i++)
+        n += b->data[i] == '\n';
+    return n;
+}
+
+/* A foreground run whose stdout nobody reads (a paused pipe, a terminal
+ * stopped by Ctrl-S) blocks in its write; it must not hold the store's
+ * write lock meanwhile, or every other run writing to the store waits,
+ * and after the busy timeout (5 s) loses its events to a rebuild. Its
+ * stdout is a FIFO the test leaves full while another run streams. */
+static void test_paused_reader_locks_no_one(void **state)
+{
+    struct ctx *c = *state;
+    char *fifo = path_in(c, "paused.out");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK);
+    assert_true(rd >= 0);
+    replay(c, "text");
+    setenv_kv(c, "FAKE_CODER_DELAY_MS=1");
+    setenv_kv(c, "FAKE_CODER_REPEAT=11x1000"); /* some 200 KB of deltas */
+    pid_t paused = baton_bg(c, "paused.out", "run", "--json", "paused", END);
+    int full = 0;
+    for (int64_t t0 = 0; !full && bt_test_poll(&t0);) { /* 64 KiB: the pipe is full */
+        int n = 0;
+        full = ioctl(rd, FIONREAD, &n) == 0 && n >= 65536 - 4096;
+    }
+    if (!full)
+        kill(paused, SIGKILL);
+    assert_true(full);
+    setenv_kv(c, "FAKE_CODER_REPEAT=11x20");
+    struct bt_test_result res;
+    baton(c, &res, NULL, 0, "run", "--json", "streams", END);
+    /* the paused run goes on once read (first: a failed assert would leave
+     * it blocked), with every event */
+    int fl = fcntl(rd, F_GETFL);
+    assert_int_equal(fcntl(rd, F_SETFL, fl & ~O_NONBLOCK), 0);
+    struct bt_buf out = BT_BUF_INIT;
+    char buf[65536];
+    for (ssize_t n; (n = read(rd, buf, sizeof buf)) > 0;)
+        bt_buf_add(&out, buf, (size_t)n);
+    close(rd);
+    assert_int_equal(wait_exit(paused), 0);
+    assert_null(strstr(res.err.data, "could not store")); /* "database is locked" */
+    assert_string_equal(res.err.data, "");
+    assert_int_equal(res.exit_code, 0);
+    assert_true(lines_in(&res.out) > 20);
+    bt_test_result_release(&res);
+    assert_true(lines_in(&out) > 1000);
+    assert_non_null(strstr(out.data, "\"type\":\"turn.completed\",\"seq\""));
+    bt_buf_release(&out);
+    free(fifo);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -638,6 +697,7 @@ int main(void)
         T(test_cancel_survives_owner_crash),
         T(test_detach_refusal_stores_nothing),
         T(test_untracked_processes_stopped),
+        T(test_paused_reader_locks_no_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
