@@ -335,6 +335,9 @@ void bt_turn_end_finish(struct bt_turn *t, struct bt_turn_result *res)
     ev.duration_ms = res->duration_ms;
     ev.exit_code = res->exit_code;
     ev.exit_signal = res->exit_signal;
+    /* on_end may take long (a large working tree read): what came since
+     * the loop is committed before it */
+    bt_turn_batch(t);
     char *changes = !t->replay && t->o->on_end ? t->o->on_end(t->o->data) : NULL;
     ev.changes_json = t->replay ? t->replay->changes_json : changes;
     bt_turn_emit(t, &ev);

@@ -52,6 +52,7 @@ struct bt_turn {
     int unbatched; /* events emitted since the last o->on_batch */
     int64_t t0;    /* monotonic ms at start */
     uv_timer_t idle, deadline, tick, settle;
+    uv_prepare_t batch; /* before the loop waits: bt_turn_batch */
     struct {
         int set;
         enum bt_turn_status status;

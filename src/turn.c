@@ -395,6 +395,15 @@ static int spawn(struct bt_turn *t)
     return rc;
 }
 
+/* Before the loop waits, what was emitted since the last point to commit
+ * is committed (a timer's warning, a steer taken, a request delivered):
+ * an open batch holds the store's write lock, and no other run may wait
+ * on a quiet coder. */
+static void on_prepare(uv_prepare_t *h)
+{
+    bt_turn_batch(h->data);
+}
+
 static void timers_start(struct bt_turn *t)
 {
     uv_timer_init(&t->loop, &t->idle);
@@ -406,8 +415,11 @@ static void timers_start(struct bt_turn *t)
         uv_signal_init(&t->loop, &t->signals[i]);
         t->signals[i].data = t;
     }
+    uv_prepare_init(&t->loop, &t->batch);
+    t->batch.data = t;
     if (t->replay) /* no time passes in a replay, and signals are the caller's */
         return;
+    uv_prepare_start(&t->batch, on_prepare);
     if (t->o->on_tick && t->o->tick_ms)
         uv_timer_start(&t->tick, on_tick, t->o->tick_ms, t->o->tick_ms);
     if (t->o->idle_timeout_ms)
@@ -424,6 +436,7 @@ static void teardown(struct bt_turn *t)
     uv_close((uv_handle_t *)&t->deadline, NULL);
     uv_close((uv_handle_t *)&t->tick, NULL);
     uv_close((uv_handle_t *)&t->settle, NULL);
+    uv_close((uv_handle_t *)&t->batch, NULL);
     for (size_t i = 0; i < BT_TURN_N_STOP_SIGNALS; i++)
         uv_close((uv_handle_t *)&t->signals[i], NULL);
     if (t->proc)
@@ -504,13 +517,9 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
         bt_turn_flush(&t);
         if (o->on_loop)
             o->on_loop(o->data, &t);
-        /* each pass of the loop ends with what it emitted committed (a
-         * timer's warning, a steer taken): an open batch holds the
-         * store's write lock, and no other run may wait on a quiet coder */
-        while (!t.done) {
+        bt_turn_batch(&t); /* turn.started */
+        while (!t.done)
             uv_run(&t.loop, UV_RUN_ONCE);
-            bt_turn_batch(&t);
-        }
         if (o->on_loop && o->on_loop_end)
             o->on_loop_end(o->data, &t);
     }

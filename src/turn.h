@@ -65,11 +65,12 @@ struct bt_turn_options {
     /* Every event, stamped; json is one line ending in '\n' (valid for the
      * call only). */
     void (*on_event)(void *data, const struct bt_event *ev, const char *json, size_t len);
-    /* A point to commit the events emitted since the last call: after each
-     * batch of stdout has been parsed, after an answer to the coder, and
-     * at the end of every pass of the turn's loop that emitted any (so
-     * none waits for the coder's next output). Events emitted after the
-     * loop (turn.completed) get none: the caller commits them. */
+    /* A point to commit the events emitted since the last call (none if
+     * there are none): after each batch of stdout has been parsed, after
+     * an answer to the coder, before the turn's loop starts and each time
+     * before it waits (none waits for the coder's next output), and
+     * before on_end. turn.completed, emitted after on_end, gets none: the
+     * caller commits it. */
     void (*on_batch)(void *data);
     /* The coder process started (pid = process group id). */
     void (*on_spawn)(void *data, int pid);
