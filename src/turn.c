@@ -518,8 +518,10 @@ int bt_turn_run(const struct bt_turn_options *o, struct bt_turn_result *res)
         if (o->on_loop)
             o->on_loop(o->data, &t);
         bt_turn_batch(&t); /* turn.started */
-        while (!t.done)
+        while (!t.done) {
             uv_run(&t.loop, UV_RUN_ONCE);
+            bt_turn_batch(&t); /* what the pass's last timers emitted */
+        }
         if (o->on_loop && o->on_loop_end)
             o->on_loop_end(o->data, &t);
     }

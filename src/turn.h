@@ -67,9 +67,9 @@ struct bt_turn_options {
     void (*on_event)(void *data, const struct bt_event *ev, const char *json, size_t len);
     /* A point to commit the events emitted since the last call (none if
      * there are none): after each batch of stdout has been parsed, after
-     * an answer to the coder, before the turn's loop starts and each time
-     * before it waits (none waits for the coder's next output), and
-     * before on_end. turn.completed, emitted after on_end, gets none: the
+     * an answer to the coder, before the turn's loop starts, each time
+     * before it waits (none waits for the coder's next output) and after
+     * each pass, and before on_end. turn.completed, emitted after on_end, gets none: the
      * caller commits it. */
     void (*on_batch)(void *data);
     /* The coder process started (pid = process group id). */

@@ -5,9 +5,10 @@
  * store's open batch there, and an open batch holds the store's write
  * lock, so no event may wait for the coder without one: not turn.started,
  * not one a timer emitted (a steer claude takes at once, while the coder
- * is quiet), which the next tick, after the loop waited, must find
- * committed; and none is left when on_end runs (it may read a large
- * working tree).
+ * is quiet), which the next tick must find committed (before the loop
+ * waits, or at the end of the pass: a slow machine, valgrind, runs the
+ * tick again at the start of the next pass); and none is left when
+ * on_end runs (it may read a large working tree).
  */
 #include <setjmp.h>
 #include <stdarg.h>
