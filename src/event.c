@@ -150,6 +150,32 @@ static void put_nested(struct bt_buf *b, const struct bt_usage *u)
     bt_buf_addc(b, '}');
 }
 
+/* 1 if JSON text nests at most BT_EVENT_DETAIL_DEPTH_MAX deep: a coder's
+ * extras (a tool's input nested 999 deep, which cJSON still reads) inside
+ * an event line would pass what cJSON reads back (1000 levels), and the
+ * line could not be read: by bt_event_parse for `baton run`'s own output
+ * and `baton acp`, by attach, show and the API. */
+static int readable_depth(const char *json)
+{
+    int depth = 0, in_str = 0;
+    for (const char *p = json; *p; p++) {
+        if (in_str) {
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                in_str = 0;
+        } else if (*p == '"') {
+            in_str = 1;
+        } else if (*p == '{' || *p == '[') {
+            if (++depth > BT_EVENT_DETAIL_DEPTH_MAX)
+                return 0;
+        } else if (*p == '}' || *p == ']') {
+            depth--;
+        }
+    }
+    return 1;
+}
+
 static void put_item(struct bt_buf *b, const struct bt_item *it, int full)
 {
     put_key(b, "item");
@@ -175,7 +201,7 @@ static void put_item(struct bt_buf *b, const struct bt_item *it, int full)
         put_str(b, "name", it->name);
     if (it->phase)
         put_str(b, "phase", it->phase);
-    if (it->detail_json && it->detail_json[0] == '{') {
+    if (it->detail_json && it->detail_json[0] == '{' && readable_depth(it->detail_json)) {
         put_key(b, "detail");
         bt_buf_adds(b, it->detail_json);
     }

@@ -90,7 +90,9 @@ struct bt_item {
     const char *cwd;         /* working dir of a command */
     int64_t exit_code;       /* command exit code, BT_UNKNOWN if none */
     const char *name;        /* tool name, search query, file path(s) */
-    const char *detail_json; /* optional JSON object text with extras */
+    const char *detail_json; /* optional JSON object text with extras; left
+                                out of the JSON when it nests deeper than
+                                BT_EVENT_DETAIL_DEPTH_MAX */
     /* file_change: the changes, normalized, as JSON array text (NULL:
      * the coder says none): [{path, kind (add | update | delete | write),
      * move_to?, diff? (unified hunks), old_text?, new_text?}] with what the
@@ -189,6 +191,10 @@ const char *bt_turn_status_name(enum bt_turn_status s);
  * request. Writes at most n bytes with the NUL to buf; returns buf. */
 #define BT_EVENT_REQUEST_ID_MAX 260 /* bytes of a shown request id, NUL included */
 const char *bt_event_request_id(const char *json_text, char *buf, size_t n);
+
+/* How deep an item's detail may nest to be written: its line (3 levels
+ * more) stays within what cJSON reads back (CJSON_NESTING_LIMIT, 1000). */
+#define BT_EVENT_DETAIL_DEPTH_MAX 512
 
 /* Append ev as one JSON object followed by '\n'. Strings are escaped (invalid
  * UTF-8 becomes U+FFFD, U+2028/2029 escaped). */

@@ -167,9 +167,16 @@ static void give_caller(struct turn_ctx *c, const struct bt_buf *buf)
         n = nl ? (size_t)(nl - line) + 1 : buf->len - off;
         struct bt_event ev;
         struct bt_event_doc *doc = NULL;
-        /* the line is bt_event_to_json's: it reads back whole (event.h) */
-        if (bt_event_parse(line, n, &ev, &doc) == 0)
+        /* the line is bt_event_to_json's: it reads back whole (event.h),
+         * but for memory; the store keeps it whatever happens here */
+        int rc = bt_event_parse(line, n, &ev, &doc);
+        if (rc == 0)
             c->t->on_event(c->t->data, &ev, line, n);
+        else
+            fprintf(stderr,
+                    "baton: an event of run %s could not be read back (%s); `baton show` "
+                    "has it\n",
+                    c->run, bt_strerror(rc));
         bt_event_doc_free(doc);
     }
 }

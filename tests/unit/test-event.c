@@ -205,6 +205,53 @@ static void test_item_detail_and_exit(void **state)
     cJSON_Delete(j);
 }
 
+/* {"q": [[...]]} nested depth levels deep in all, with "[[[" and "}}}"
+ * inside a string (they do not count). Caller frees. */
+static char *nested(int depth)
+{
+    struct bt_buf b = BT_BUF_INIT;
+    bt_buf_adds(&b, "{\"s\":\"[[[}}}\\\"[\",\"q\":");
+    for (int i = 1; i < depth; i++)
+        bt_buf_addc(&b, '[');
+    for (int i = 1; i < depth; i++)
+        bt_buf_addc(&b, ']');
+    bt_buf_addc(&b, '}');
+    return b.data;
+}
+
+/* An item's detail that nests deeper than BT_EVENT_DETAIL_DEPTH_MAX is
+ * left out: a tool's input 999 deep (cJSON reads it) made a line 1002
+ * deep that no reader of events could parse, and `baton run --json`
+ * dropped the event. Up to the bound it is kept, and reads back. */
+static void test_detail_too_deep(void **state)
+{
+    (void)state;
+    for (int depth = BT_EVENT_DETAIL_DEPTH_MAX; depth <= 999;
+         depth += 999 - BT_EVENT_DETAIL_DEPTH_MAX) {
+        struct bt_event ev;
+        bt_event_init(&ev, BT_EVENT_ITEM_STARTED);
+        ev.item.id = "t1";
+        ev.item.kind = BT_ITEM_TOOL_CALL;
+        char *detail = nested(depth);
+        ev.item.detail_json = detail;
+        struct bt_buf line = BT_BUF_INIT;
+        bt_event_to_json(&ev, &line);
+        struct bt_event back;
+        struct bt_event_doc *doc = NULL;
+        assert_int_equal(bt_event_parse(line.data, line.len, &back, &doc), 0);
+        assert_string_equal(back.item.id, "t1");
+        if (depth <= BT_EVENT_DETAIL_DEPTH_MAX) {
+            assert_non_null(back.item.detail_json);
+            assert_non_null(strstr(back.item.detail_json, "[[[}}}"));
+        } else {
+            assert_null(back.item.detail_json);
+        }
+        bt_event_doc_free(doc);
+        bt_buf_release(&line);
+        free(detail);
+    }
+}
+
 /* A question's list goes out as given, with U+2028 and U+2029 escaped as
  * in every other string (cJSON writes them raw), other characters
  * (an em dash shares their first two bytes) untouched; only
@@ -306,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_turn_completed),
         cmocka_unit_test(test_every_type_encodes),
         cmocka_unit_test(test_item_detail_and_exit),
+        cmocka_unit_test(test_detail_too_deep),
         cmocka_unit_test(test_questions),
         cmocka_unit_test(test_request_id_shown),
     };
