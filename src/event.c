@@ -150,8 +150,9 @@ static void put_nested(struct bt_buf *b, const struct bt_usage *u)
     bt_buf_addc(b, '}');
 }
 
-/* 1 if JSON text nests at most BT_EVENT_DETAIL_DEPTH_MAX deep: a coder's
- * extras (a tool's input nested 999 deep, which cJSON still reads) inside
+/* 1 if JSON text nests at most BT_EVENT_DETAIL_DEPTH_MAX deep; every
+ * member holding JSON text is left out past it. A coder's extras (a
+ * tool's input nested 999 deep, which cJSON still reads) inside
  * an event line would pass what cJSON reads back (1000 levels), and the
  * line could not be read: by bt_event_parse for `baton run`'s own output
  * and `baton acp`, by attach, show and the API. */
@@ -205,7 +206,7 @@ static void put_item(struct bt_buf *b, const struct bt_item *it, int full)
         put_key(b, "detail");
         bt_buf_adds(b, it->detail_json);
     }
-    if (it->changes_json && it->changes_json[0] == '[') {
+    if (it->changes_json && it->changes_json[0] == '[' && readable_depth(it->changes_json)) {
         put_key(b, "changes");
         bt_buf_adds(b, it->changes_json);
     }
@@ -265,14 +266,15 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
         if (ev->item.id)
             put_str(b, "item_id", ev->item.id);
         if (ev->type == BT_EVENT_APPROVAL_REQUESTED && ev->questions_json &&
-            ev->questions_json[0] == '[') {
+            ev->questions_json[0] == '[' && readable_depth(ev->questions_json)) {
             put_key(b, "questions");
             put_json_text(b, ev->questions_json);
         }
         if (ev->type == BT_EVENT_APPROVAL_RESOLVED) {
             put_str(b, "decision", ev->decision);
             put_str(b, "by", ev->by);
-            if (ev->answers_json && ev->answers_json[0] == '[') {
+            if (ev->answers_json && ev->answers_json[0] == '[' &&
+                readable_depth(ev->answers_json)) {
                 put_key(b, "answers");
                 put_json_text(b, ev->answers_json);
             }
@@ -310,7 +312,7 @@ static void put_payload(struct bt_buf *b, const struct bt_event *ev)
             bt_buf_addf(b, "%lld", (long long)ev->exit_code);
         put_int(b, "signal", ev->exit_signal);
         bt_buf_addc(b, '}');
-        if (ev->changes_json && ev->changes_json[0] == '{') {
+        if (ev->changes_json && ev->changes_json[0] == '{' && readable_depth(ev->changes_json)) {
             put_key(b, "changes");
             bt_buf_adds(b, ev->changes_json);
         }

@@ -192,8 +192,10 @@ const char *bt_turn_status_name(enum bt_turn_status s);
 #define BT_EVENT_REQUEST_ID_MAX 260 /* bytes of a shown request id, NUL included */
 const char *bt_event_request_id(const char *json_text, char *buf, size_t n);
 
-/* How deep an item's detail may nest to be written: its line (3 levels
- * more) stays within what cJSON reads back (CJSON_NESTING_LIMIT, 1000). */
+/* How deep an item's detail (and every other member holding JSON text:
+ * changes, questions, answers) may nest to be written; deeper, it is left
+ * out. Its line (3 levels more) stays within what cJSON reads back
+ * (CJSON_NESTING_LIMIT, 1000). */
 #define BT_EVENT_DETAIL_DEPTH_MAX 512
 
 /* Append ev as one JSON object followed by '\n'. Strings are escaped (invalid
