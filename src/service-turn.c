@@ -35,6 +35,7 @@ struct turn_ctx {
     char *store_error;                 /* the first failed write's message */
     int version_named;                 /* the coder named its version */
     int rebuilt;                       /* after a failed write: the run was rebuilt at its end */
+    int raw_error;                     /* the raw copy's first failed write (-errno), or 0 */
     const char *cwd;                   /* the turn's directory */
     char tree_start[BT_REPO_OID_SIZE]; /* its git working tree before the turn; "" none */
     char *changes;                     /* what turn.completed said changed, for a rebuild */
@@ -477,7 +478,14 @@ static void rebuild_run(struct turn_ctx *c, const struct bt_turn_options *turn,
                                                  .always = 1,
                                                  .changes_json = c->changes},
                             &rep);
-    if (rc == 0 && rep.rebuilt) {
+    if (rc == 0 && rep.rebuilt && c->raw_error) {
+        /* the raw copy stopped at a failed write (the disk full that failed
+         * the store too): what came after it is in no record */
+        out->message = bt_xasprintf(
+            "the turn ended, but its record in %s is incomplete: the run was rebuilt from its raw "
+            "output, which could not be kept whole either (%s)",
+            bt_store_home(c->store), bt_strerror(c->raw_error));
+    } else if (rc == 0 && rep.rebuilt) {
         c->rebuilt = 1;
         fprintf(stderr,
                 "baton: the run's events were rebuilt from the coder's raw output "
@@ -590,7 +598,7 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
     struct bt_turn_result res;
     rc = bt_turn_run(&o, &res);
     bt_strv_release(&env);
-    bt_runfile_close(o.raw_out);
+    c.raw_error = bt_runfile_close(o.raw_out);
     bt_runfile_close(o.raw_err);
     free(session_path);
     if (rc) {

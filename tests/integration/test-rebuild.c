@@ -243,6 +243,23 @@ static void test_owner_rebuilds(void **state)
     free(text);
 }
 
+/* The store's write fails, then the raw copy's (FAILWRITE_TIMES=2: the
+ * WAL's commit, then the run file's write after it), then both work
+ * again: the owner rebuilds the run from a raw copy that stopped short,
+ * and says its record is incomplete instead of a turn that completed
+ * (it said "rebuilt" and exited 0, the run lacking its last events). */
+static void test_raw_copy_fails_too(void **state)
+{
+    struct ctx *c = *state;
+    arm(c, "2");
+    setenv_kv(c, "FAILWRITE_SUFFIX=baton.db-wal,.out.zst");
+    assert_int_equal(run_failing(c), 1);
+    assert_query(c,
+                 "SELECT count(*) FROM events WHERE type = 'warning' AND data LIKE "
+                 "'%the store could not be written%'",
+                 "1");
+}
+
 /* The write that fails is the last: the coder pauses before its final
  * line, with every event before it stored; the failure hits the commit of
  * the turn's last events or its end (a run finished without its last
@@ -386,8 +403,8 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_owner_rebuilds),     T(test_end_write_fails),   T(test_later_command_rebuilds),
-        T(test_raw_output_missing), T(test_attach_dead_owner),
+        T(test_owner_rebuilds),         T(test_raw_copy_fails_too), T(test_end_write_fails),
+        T(test_later_command_rebuilds), T(test_raw_output_missing), T(test_attach_dead_owner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
  *
  *   FAILWRITE_SUFFIX=<text>   the file: a descriptor whose path (as
  *                             /proc/self/fd shows it) ends in this text
- *                             (default "baton.db-wal")
+ *                             (default "baton.db-wal"; several: split by
+ *                             commas)
  *   FAILWRITE_TRIGGER=<file>  writes fail only while this file exists
  *                             (unset: always)
  *   FAILWRITE_TIMES=<n>       at most n writes fail in this process, then
@@ -44,11 +45,15 @@ static int should_fail(int fd)
     if (n <= 0)
         return 0;
     path[n] = '\0';
-    size_t len = strlen(suffix);
-    if ((size_t)n < len || strcmp(path + n - (ssize_t)len, suffix) != 0)
-        return 0;
-    failed++;
-    return 1;
+    for (const char *s = suffix; *s;) {
+        size_t len = strcspn(s, ",");
+        if (len && (size_t)n >= len && strncmp(path + n - (ssize_t)len, s, len) == 0) {
+            failed++;
+            return 1;
+        }
+        s += len + (s[len] == ',');
+    }
+    return 0;
 }
 
 ssize_t write(int fd, const void *buf, size_t n)
