@@ -69,8 +69,8 @@ struct bt_turn_options {
      * there are none): after each batch of stdout has been parsed, after
      * an answer to the coder, before the turn's loop starts, each time
      * before it waits (none waits for the coder's next output) and after
-     * each pass, and before on_end. turn.completed, emitted after on_end, gets none: the
-     * caller commits it. */
+     * each pass, and before on_end. turn.completed, emitted after on_end,
+     * gets none: the caller commits it. */
     void (*on_batch)(void *data);
     /* The coder process started (pid = process group id). */
     void (*on_spawn)(void *data, int pid);
