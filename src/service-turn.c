@@ -187,8 +187,8 @@ static void give_caller(struct turn_ctx *c, const struct bt_buf *buf)
  * (stdout into a pipe nobody reads, a terminal stopped by Ctrl-S, an
  * editor slow to read `baton acp`) may block, which it must not do while
  * the batch holds the store's write lock: every other run writing to the
- * store would wait, then fail (10 runs at once, one `baton run --json`
- * whose reader paused, all lost their batches after 5 s). With the store
+ * store would wait, then fail (ten `baton run --json` at once, their
+ * stdout read one after the other: all ten lost batches after 5 s). With the store
  * failed, the lines go to the caller at once, and to no follower (they
  * read the run rebuilt). */
 static void commit(struct turn_ctx *c)
