@@ -5,12 +5,13 @@
  *
  *   FAILWRITE_SUFFIX=<text>   the file: a descriptor whose path (as
  *                             /proc/self/fd shows it) ends in this text
- *                             (default "baton.db-wal"; several: split by
- *                             commas)
+ *                             (default "baton.db-wal")
  *   FAILWRITE_TRIGGER=<file>  writes fail only while this file exists
  *                             (unset: always)
  *   FAILWRITE_TIMES=<n>       at most n writes fail in this process, then
  *                             they succeed again (unset: no limit)
+ *   FAILWRITE_ALSO=<text>     a second file whose writes fail while the
+ *                             trigger exists, not counted in the times
  *
  * write, pwrite and pwrite64 are covered: SQLite's unix VFS writes with
  * pwrite64 (or pwrite, or lseek + write, as it was built). Other calls
@@ -27,33 +28,34 @@
 
 static long failed; /* writes failed so far */
 
+static int ends_with(const char *path, size_t n, const char *suffix)
+{
+    size_t len = suffix ? strlen(suffix) : 0;
+    return len && n >= len && strcmp(path + n - len, suffix) == 0;
+}
+
 /* 1 if this write to fd is to fail. */
 static int should_fail(int fd)
 {
     const char *trigger = getenv("FAILWRITE_TRIGGER");
     if (trigger && access(trigger, F_OK) != 0)
         return 0;
-    const char *times = getenv("FAILWRITE_TIMES");
-    if (times && failed >= strtol(times, NULL, 10))
-        return 0;
-    const char *suffix = getenv("FAILWRITE_SUFFIX");
-    if (!suffix || !*suffix)
-        suffix = "baton.db-wal";
     char link[64], path[4096];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t n = readlink(link, path, sizeof path - 1);
     if (n <= 0)
         return 0;
     path[n] = '\0';
-    for (const char *s = suffix; *s;) {
-        size_t len = strcspn(s, ",");
-        if (len && (size_t)n >= len && strncmp(path + n - (ssize_t)len, s, len) == 0) {
-            failed++;
-            return 1;
-        }
-        s += len + (s[len] == ',');
-    }
-    return 0;
+    if (ends_with(path, (size_t)n, getenv("FAILWRITE_ALSO")))
+        return 1;
+    const char *times = getenv("FAILWRITE_TIMES");
+    if (times && failed >= strtol(times, NULL, 10))
+        return 0;
+    const char *suffix = getenv("FAILWRITE_SUFFIX");
+    if (!ends_with(path, (size_t)n, suffix && *suffix ? suffix : "baton.db-wal"))
+        return 0;
+    failed++;
+    return 1;
 }
 
 ssize_t write(int fd, const void *buf, size_t n)
