@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
 #include "serve.h"
 #include "service-conv.h"
@@ -79,9 +81,16 @@ static void scan(struct bt_serve *srv, int force)
  * visible; a read then misses that commit and no later notice comes. So
  * every notice is followed by reads 2, 4 and 8 ms later (a read that
  * finds nothing new costs one PRAGMA data_version). */
+static void on_watch(uv_poll_t *p, int status, int events);
+
 static void on_scan(uv_timer_t *t)
 {
     struct bt_serve *srv = t->data;
+    if (srv->watch_paused) {
+        /* on again before the read: what a commit after it writes wakes us */
+        srv->watch_paused = 0;
+        uv_poll_start(&srv->watch, UV_READABLE, on_watch);
+    }
     scan(srv, 0);
     if (srv->rescans < BT_SERVE_RESCANS && !srv->taps)
         uv_timer_start(&srv->scan, on_scan, 2u << srv->rescans++, 0);
@@ -94,11 +103,23 @@ static void on_scan(uv_timer_t *t)
  * owner has none, a run whose owner was not followed yet), and reading
  * at each of them, before the line came, held the line back and took
  * serve's CPU (serve-bench light: about 15% of it). */
-static void on_watch(uv_fs_event_t *w, const char *name, int events, int status)
+static void on_watch(uv_poll_t *p, int status, int events)
 {
-    (void)name, (void)events, (void)status;
-    struct bt_serve *srv = w->data;
+    (void)status, (void)events;
+    struct bt_serve *srv = p->data;
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    while (read(srv->watch_fd, buf, sizeof buf) > 0)
+        ; /* which file does not matter: the read of the store says what changed */
     if (srv->taps) {
+        /* not polled until that read: each write of a commit to the -wal
+         * file is a notice (four an event), and each woke serve, which on
+         * a busy machine took the committing worker's core in the middle
+         * of its commit, the store's write lock held. The notices wait in
+         * the inotify queue, the same ones merged, while nobody polls.
+         * (Stopping the watch itself is no way: inotify_rm_watch waits for
+         * an RCU grace period, about 1 ms here.) */
+        srv->watch_paused = 1;
+        uv_poll_stop(&srv->watch);
         if (!uv_is_active((uv_handle_t *)&srv->scan))
             uv_timer_start(&srv->scan, on_scan, BT_SERVE_NOTICE_MS, 0);
     } else if (!uv_is_active((uv_handle_t *)&srv->scan) || srv->rescans) {
@@ -208,11 +229,20 @@ static int start_daemon(struct bt_serve *srv, const struct bt_serve_opts *o, cha
     return 0;
 }
 
+/* inotify of its own, not uv_fs_event_t: a watch that can wait unpolled
+ * (on_watch). What libuv's watch of a directory asks for. */
 static void start_watch(struct bt_serve *srv)
 {
-    uv_fs_event_init(&srv->loop, &srv->watch);
-    srv->watch.data = srv;
-    srv->watching = uv_fs_event_start(&srv->watch, on_watch, bt_store_home(srv->store), 0) == 0;
+    const uint32_t mask = IN_ATTRIB | IN_CREATE | IN_MODIFY | IN_DELETE | IN_DELETE_SELF |
+                          IN_MOVE_SELF | IN_MOVED_FROM | IN_MOVED_TO;
+    srv->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    srv->watching = srv->watch_fd >= 0 &&
+                    inotify_add_watch(srv->watch_fd, bt_store_home(srv->store), mask) >= 0 &&
+                    uv_poll_init(&srv->loop, &srv->watch, srv->watch_fd) == 0;
+    if (srv->watching) {
+        srv->watch.data = srv;
+        uv_poll_start(&srv->watch, UV_READABLE, on_watch);
+    }
     bt_serve_tap_watch(srv);
     if (!srv->watching)
         fprintf(stderr, "baton serve: cannot watch %s for changes; streams read it every %d ms\n",
@@ -268,12 +298,16 @@ static void stop(struct bt_serve *srv)
     uv_walk(&srv->loop, close_handle, NULL);
     uv_run(&srv->loop, UV_RUN_DEFAULT);
     uv_loop_close(&srv->loop);
+    if (srv->watch_fd >= 0)
+        close(srv->watch_fd);
 }
 
 enum bt_service_result bt_serve_run(const struct bt_serve_opts *o)
 {
-    struct bt_serve srv = {
-        .ping_ms = o->ping_ms ? o->ping_ms : BT_SERVE_PING_MS, .baton = o->baton, .listen_fd = -1};
+    struct bt_serve srv = {.ping_ms = o->ping_ms ? o->ping_ms : BT_SERVE_PING_MS,
+                           .baton = o->baton,
+                           .listen_fd = -1,
+                           .watch_fd = -1};
     char *why = NULL;
     struct bt_service_outcome opened = {0};
     enum bt_service_result rc = BT_SERVICE_OK;

@@ -82,7 +82,9 @@ struct bt_serve {
     int nconns;                  /* how many */
     int nshut;                   /* of those, shut down and not yet closed by MHD */
     uv_timer_t mhd_timer;        /* the daemon's own timeouts */
-    uv_fs_event_t watch;         /* $BATON_HOME: the store's -wal changes */
+    uv_poll_t watch;             /* $BATON_HOME's inotify: the store's -wal changes */
+    int watch_fd;                /* that inotify, -1 if none */
+    int watch_paused;            /* watch not polled until the scan timer's read */
     uv_fs_event_t owners;        /* $BATON_HOME/channels: run owners that listen */
     uv_timer_t scan;             /* a change was seen: read it on the next turn */
     uv_check_t soon;             /* bt_serve_service_soon: after this turn's callbacks */
