@@ -27,6 +27,11 @@
 #define LINE_WAKE "{\"op\":\"wake\"}\n"
 #define SOCK_SUFFIX ".sock" /* <run>.sock */
 #define LINE_FOLLOW "{\"op\":\"follow\"}\n"
+#define LINE_FOLLOW_ROWIDS "{\"op\":\"follow\",\"rowids\":true}\n"
+/* before an event line whose rowid is not the one after the line before
+ * it, to a follower that asked for rowids; never the start of an event
+ * line (bt_event_to_json begins with "type") */
+#define LINE_ROWID_PREFIX "{\"op\":\"rowid\",\"from\":"
 /* the answer names the run, so that a follower knows whose lines come
  * (a socket path can lead to another run's owner: a link put there) */
 #define LINE_FOLLOWING_FMT "{\"op\":\"following\",\"run\":\"%s\"}\n"
@@ -134,6 +139,7 @@ struct conn {
     struct bt_framer framer; /* requests */
     char buf[REQUEST_MAX];   /* read buffer */
     int follower;            /* asked to follow and answered */
+    int rowids;              /* and to be told the lines' rowids */
     int closing;
     struct conn *next;
 };
@@ -249,6 +255,7 @@ static void on_request(void *data, char *line, size_t len)
         c->ch->on_wake(c->ch->data);
     } else if (op && strcmp(op, "follow") == 0 && !c->follower) {
         c->follower = 1;
+        c->rowids = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "rowids"));
         c->ch->followers++;
         char answer[sizeof LINE_FOLLOWING_FMT + BT_ID_SIZE];
         int n = snprintf(answer, sizeof answer, LINE_FOLLOWING_FMT, c->ch->run);
@@ -393,15 +400,38 @@ int bt_channel_open(uv_loop_t *loop, const char *home, const char *run, void (*o
     return 0;
 }
 
-void bt_channel_publish(struct bt_channel *ch, const char *lines, size_t len)
+/* lines with a rowid line before the first and before each that does not
+ * follow the one before it by one, into out */
+static void with_rowids(const char *lines, size_t len, const int64_t *rowids, struct bt_buf *out)
+{
+    size_t i = 0;
+    for (size_t off = 0, n; off < len; off += n, i++) {
+        const char *nl = memchr(lines + off, '\n', len - off);
+        n = nl ? (size_t)(nl - lines - off) + 1 : len - off;
+        int64_t expected = i && rowids[i - 1] ? rowids[i - 1] + 1 : 0;
+        if (i == 0 || rowids[i] != expected)
+            bt_buf_addf(out, LINE_ROWID_PREFIX "%lld}\n", (long long)rowids[i]);
+        bt_buf_add(out, lines + off, n);
+    }
+}
+
+void bt_channel_publish(struct bt_channel *ch, const char *lines, size_t len, const int64_t *rowids)
 {
     if (!ch || ch->closing || len == 0)
         return;
+    struct bt_buf annotated = BT_BUF_INIT;
     for (struct conn *c = ch->conns, *next; c; c = next) {
         next = c->next; /* conn_send may cut c off */
-        if (c->follower)
+        if (!c->follower)
+            continue;
+        if (c->rowids && rowids && !annotated.len)
+            with_rowids(lines, len, rowids, &annotated);
+        if (c->rowids && rowids)
+            conn_send(c, annotated.data, annotated.len);
+        else
             conn_send(c, lines, len);
     }
+    bt_buf_release(&annotated);
 }
 
 size_t bt_channel_followers(const struct bt_channel *ch)
@@ -471,11 +501,26 @@ int bt_channel_wake(const char *home, const char *run)
     return rc;
 }
 
+/* The line's rowid taken, the next one's counted. */
+static void pass_line(struct bt_channel_conn *c, const char *line, size_t len)
+{
+    c->on_line(c->data, line, len);
+    if (c->rowid)
+        c->rowid++;
+}
+
 static void follower_line(void *data, char *line, size_t len)
 {
     struct bt_channel_conn *c = data;
+    size_t k = sizeof LINE_ROWID_PREFIX - 1;
+    if (c->acked && c->rowids && len > k && memcmp(line, LINE_ROWID_PREFIX, k) == 0) {
+        char *end;
+        long long v = strtoll(line + k, &end, 10);
+        c->rowid = *end == '}' && v > 0 ? v : 0;
+        return;
+    }
     if (c->acked) {
-        c->on_line(c->data, line, len);
+        pass_line(c, line, len);
         return;
     }
     cJSON *o = cJSON_Parse(line);
@@ -492,23 +537,25 @@ static void follower_too_long(void *data, size_t dropped)
     (void)dropped;
     struct bt_channel_conn *c = data;
     if (c->acked)
-        c->on_line(c->data, "", 0);
+        pass_line(c, "", 0);
 }
 
 static const struct bt_framer_ops follower_ops = {follower_line, follower_too_long};
 
-int bt_channel_follow_start(const char *home, const char *run, struct bt_channel_conn *c,
+int bt_channel_follow_start(const char *home, const char *run, unsigned flags,
+                            struct bt_channel_conn *c,
                             void (*on_line)(void *data, const char *line, size_t len), void *data)
 {
     memset(c, 0, sizeof *c);
     c->fd = -1;
+    c->rowids = (flags & BT_CHANNEL_ROWIDS) != 0;
     c->on_line = on_line;
     c->data = data;
     snprintf(c->run, sizeof c->run, "%s", run);
     bt_framer_init(&c->framer, 0, &follower_ops, c);
     int rc = connect_run(home, run, &c->fd);
     if (rc == 0)
-        rc = send_line(c->fd, LINE_FOLLOW);
+        rc = send_line(c->fd, c->rowids ? LINE_FOLLOW_ROWIDS : LINE_FOLLOW);
     if (rc)
         bt_channel_conn_close(c);
     return rc;
@@ -517,7 +564,7 @@ int bt_channel_follow_start(const char *home, const char *run, struct bt_channel
 int bt_channel_follow(const char *home, const char *run, struct bt_channel_conn *c,
                       void (*on_line)(void *data, const char *line, size_t len), void *data)
 {
-    int rc = bt_channel_follow_start(home, run, c, on_line, data);
+    int rc = bt_channel_follow_start(home, run, 0, c, on_line, data);
     /* the answer comes first: lines read with it are events already */
     for (int64_t until = bt_mono_ms() + BT_CHANNEL_ACK_MS; rc == 0 && !c->acked;) {
         int64_t left = until - bt_mono_ms();

@@ -33,6 +33,7 @@
 #define BT_CHANNEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "framer.h"
@@ -63,9 +64,12 @@ int bt_channel_open(uv_loop_t *loop, const char *home, const char *run, void (*o
                     void *data, struct bt_channel **out);
 
 /* Send lines (one or more complete JSON lines, each ending in '\n', of
- * events just committed) to every follower. Never blocks; a follower
- * whose backlog would pass BT_CHANNEL_BACKLOG_MAX is cut off. */
-void bt_channel_publish(struct bt_channel *ch, const char *lines, size_t len);
+ * events just committed) to every follower. rowids, when not NULL, holds
+ * one store rowid per line (0: not known), for the followers that asked
+ * for them (BT_CHANNEL_ROWIDS). Never blocks; a follower whose backlog
+ * would pass BT_CHANNEL_BACKLOG_MAX is cut off. */
+void bt_channel_publish(struct bt_channel *ch, const char *lines, size_t len,
+                        const int64_t *rowids);
 
 /* Followers now connected (for tests and benchmarks). */
 size_t bt_channel_followers(const struct bt_channel *ch);
@@ -90,6 +94,8 @@ struct bt_channel_conn {
     int acked;               /* the owner answered {"op":"following","run":RUN} */
     int refused;             /* it answered anything else: not run's owner */
     char run[BT_ID_SIZE];    /* the run followed */
+    int rowids;              /* asked for rowids (BT_CHANNEL_ROWIDS) */
+    int64_t rowid;           /* while on_line runs: its line's rowid, 0 if not known */
     struct bt_framer framer; /* the owner's lines */
     void (*on_line)(void *data, const char *line, size_t len);
     void *data; /* for on_line */
@@ -109,8 +115,16 @@ int bt_channel_follow(const char *home, const char *run, struct bt_channel_conn 
 
 /* The same without waiting for the answer, for a follower on a loop of
  * its own (baton serve): c->acked becomes 1 when bt_channel_conn_read
- * reads it; only events committed after that are sure to come. */
-int bt_channel_follow_start(const char *home, const char *run, struct bt_channel_conn *c,
+ * reads it; only events committed after that are sure to come. flags:
+ * BT_CHANNEL_ROWIDS asks for each event's store rowid (c->rowid while
+ * on_line runs), for a follower that sends events in commit order across
+ * runs without reading the store (baton serve's /v1/events). On the
+ * wire, the owner sends {"op":"rowid","from":N} before a line whose
+ * rowid is not the one after the line before it; an owner that says
+ * nothing (older) leaves c->rowid 0. */
+#define BT_CHANNEL_ROWIDS 1u
+int bt_channel_follow_start(const char *home, const char *run, unsigned flags,
+                            struct bt_channel_conn *c,
                             void (*on_line)(void *data, const char *line, size_t len), void *data);
 
 /* Read what has arrived, without blocking, handing each line to on_line.

@@ -46,6 +46,8 @@ struct turn_ctx {
     struct bt_channel *channel;        /* the owner's channel (channel.h), or NULL */
     struct bt_buf pending;             /* event lines not yet committed, then sent to the
                                           followers and given to the caller (commit) */
+    struct bt_buf rowids;              /* int64_t per line of pending: its store rowid, 0 if
+                                          not stored (for followers' commit order) */
     int committing;                    /* in commit: one that the caller's on_event
                                           causes waits for it, to keep the order */
     unsigned ticks;                    /* on_tick calls, for the fallback read */
@@ -199,23 +201,32 @@ static void commit(struct turn_ctx *c)
     do {
         if (!c->store_failed)
             store_check(c, bt_store_flush(c->store));
-        struct bt_buf lines = c->pending; /* on_event may add to pending */
-        c->pending = (struct bt_buf)BT_BUF_INIT;
+        struct bt_buf lines = c->pending, rowids = c->rowids; /* on_event may add */
+        c->pending = c->rowids = (struct bt_buf)BT_BUF_INIT;
         if (!c->store_failed)
-            bt_channel_publish(c->channel, lines.data, lines.len);
+            bt_channel_publish(c->channel, lines.data, lines.len, (const int64_t *)rowids.data);
         if (c->t->on_event)
             give_caller(c, &lines);
         bt_buf_release(&lines);
+        bt_buf_release(&rowids);
     } while (c->pending.len);
     c->committing = 0;
+}
+
+/* The line for the followers and the caller once committed, with its rowid. */
+static void pend(struct turn_ctx *c, const char *json, size_t len, int64_t rowid)
+{
+    if (!c->channel && !c->t->on_event)
+        return;
+    bt_buf_add(&c->pending, json, len);
+    bt_buf_add(&c->rowids, &rowid, sizeof rowid);
 }
 
 static void ctx_event(void *data, const struct bt_event *ev, const char *json, size_t len)
 {
     struct turn_ctx *c = data;
-    if (c->channel || c->t->on_event)
-        bt_buf_add(&c->pending, json, len);
     if (c->store_failed) { /* no hole in the stored events: see store_check */
+        pend(c, json, len, 0);
         commit(c);
         return;
     }
@@ -226,6 +237,7 @@ static void ctx_event(void *data, const struct bt_event *ev, const char *json, s
                                 .data = json,
                                 .len = len};
     store_check(c, bt_store_event_append(c->store, &se));
+    pend(c, json, len, bt_store_event_appended(c->store));
     /* the native session is recorded at once, so a crash cannot lose it */
     if (ev->type == BT_EVENT_SESSION_STARTED && ev->native_session_id)
         store_check(c, bt_store_conversation_set_native(c->store, c->conversation,
@@ -559,7 +571,8 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
                          .conversation = conv->id,
                          .l = l,
                          .cwd = conv->cwd,
-                         .pending = BT_BUF_INIT};
+                         .pending = BT_BUF_INIT,
+                         .rowids = BT_BUF_INIT};
     snapshot_start(&c);
     struct bt_strv env;
     coder_env(l, out->run, &env);
@@ -613,6 +626,7 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
         free(c.changes);
         free(c.unknown);
         bt_buf_release(&c.pending);
+        bt_buf_release(&c.rowids);
         return rc;
     }
     if (!c.store_failed)
@@ -624,6 +638,7 @@ int bt_service_turn_run(struct bt_store *s, const struct bt_store_conversation *
     free(c.changes);
     free(c.unknown);
     bt_buf_release(&c.pending);
+    bt_buf_release(&c.rowids);
     bt_service_control_strand(s); /* what came too late for the turn */
     bt_perf_mark("run recorded");
     late_probe(s, l, out->run, c.version_named);

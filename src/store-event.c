@@ -49,6 +49,7 @@ int bt_store_event_append(struct bt_store *s, const struct bt_store_event *ev)
         s->batch = 1;
     }
     int rc = bt_st_insert_event(s, ev);
+    s->appended = rc ? 0 : sqlite3_last_insert_rowid(s->db);
     if (rc && sqlite3_get_autocommit(s->db)) {
         s->batch = 0; /* SQLite rolled the whole batch back */
         bt_buf_adds(&s->err, " (the batch of events was lost)");
@@ -90,4 +91,9 @@ int bt_store_event_each(struct bt_store *s, const char *run, int64_t from_seq, b
         stop = bt_st_db_fail(s, "read events");
     bt_st_give(s, SQL_EVENT_SELECT, q);
     return stop;
+}
+
+int64_t bt_store_event_appended(const struct bt_store *s)
+{
+    return s->appended;
 }

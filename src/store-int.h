@@ -39,6 +39,7 @@ struct bt_store {
     int created_db;        /* bt_st_prepare_home made the db file */
     struct bt_buf err;     /* last error message */
     int batch;             /* 1 while an event batch transaction is open */
+    int64_t appended;      /* rowid of the last event appended, 0 if none */
     int wal_pages;         /* pages in the WAL after this handle's last commit */
     int64_t busy_since_ms; /* when the present wait for a lock began (on_busy) */
     struct bt_st_slot {

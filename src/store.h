@@ -570,6 +570,10 @@ struct bt_store_event {
  * run (the batch stays open with the events before it). */
 int bt_store_event_append(struct bt_store *s, const struct bt_store_event *ev);
 
+/* The rowid the last bt_store_event_append gave its event (the order of
+ * commits, store-follow.h), 0 when it failed or there was none. */
+int64_t bt_store_event_appended(const struct bt_store *s);
+
 /* Commit the pending batch, if any. On failure the batch is rolled back and
  * its events are lost (the message says so). */
 int bt_store_flush(struct bt_store *s);

@@ -56,7 +56,7 @@ static void wait_owner(struct follow *f)
     if (f->run[0] && strcmp(f->conn_run, f->run) != 0) {
         bt_channel_conn_close(&f->conn);
         memcpy(f->conn_run, f->run, BT_ID_SIZE);
-        bt_channel_follow_start(bt_store_home(f->s), f->run, &f->conn, on_line, f);
+        bt_channel_follow_start(bt_store_home(f->s), f->run, 0, &f->conn, on_line, f);
     }
     if (f->conn.fd >= 0 && bt_channel_conn_wait(&f->conn, BT_ACP_FOLLOW_MS) > 0) {
         if (bt_channel_conn_read(&f->conn) != 0)

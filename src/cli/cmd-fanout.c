@@ -264,7 +264,7 @@ static void wait_members(struct fanout *f)
         if (m->ended || !m->run[0])
             continue;
         if (m->conn.fd < 0)
-            bt_channel_follow_start(bt_store_home(f->s), m->run, &m->conn, on_line, m);
+            bt_channel_follow_start(bt_store_home(f->s), m->run, 0, &m->conn, on_line, m);
         if (m->conn.fd >= 0) {
             p[n] = (struct pollfd){.fd = m->conn.fd, .events = POLLIN};
             of[n++] = i;

@@ -156,8 +156,28 @@ static void fill_conversation(struct bt_serve_stream *st)
     }
 }
 
+static int on_kept_event(void *data, const struct bt_store_event *ev)
+{
+    struct bt_serve_stream *st = data;
+    add_frame(st, ev);
+    st->rowid++;
+    return 0;
+}
+
+/* Events in commit order: from the taps while they hold the next rowid
+ * (each of their lines was committed after everything of a lower rowid,
+ * so none is missed), else from the store when it may hold more than
+ * the taps (a run followed by no tap, a line that came without its
+ * rowid, a tap's later line while this one's next came on no tap). */
 static void fill_all(struct bt_serve_stream *st)
 {
+    int rc = 0;
+    while (st->out.len < BT_SERVE_STREAM_CHUNK &&
+           (rc = bt_serve_tap_row(st->srv, st->rowid + 1, on_kept_event, st)) == 0)
+        ;
+    if (rc == 0 || (!st->stale && bt_serve_tap_last_row(st->srv) <= st->rowid))
+        return;
+    st->stale = 0;
     int64_t last = 0;
     if (bt_store_event_last(st->srv->store, &last) != 0) {
         stream_error(st);
@@ -340,6 +360,7 @@ enum MHD_Result bt_serve_sse_all(struct bt_serve_req *r)
     char rid[BT_ID_SIZE];
     int64_t seq;
     st->all = 1;
+    st->stale = 1;
     if (resume && parse_event_id(resume, rid, &seq) != 0) {
         free(st);
         return bt_serve_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request",

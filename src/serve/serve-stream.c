@@ -30,6 +30,15 @@ static int follows(const struct bt_serve_stream *st, const char *conv)
 void bt_serve_sse_wake(struct bt_serve *srv, const char *conv)
 {
     for (struct bt_serve_stream *st = srv->streams; st; st = st->next)
+        if (follows(st, conv)) {
+            st->stale = 1;
+            bt_serve_stream_wake(st);
+        }
+}
+
+void bt_serve_sse_wake_kept(struct bt_serve *srv, const char *conv)
+{
+    for (struct bt_serve_stream *st = srv->streams; st; st = st->next)
         if (follows(st, conv))
             bt_serve_stream_wake(st);
 }

@@ -31,8 +31,9 @@
 
 struct kept {
     int64_t seq;
-    char *type; /* the event's type */
-    char *data; /* the line, without its LF */
+    int64_t rowid; /* in the store, 0 if its owner did not say */
+    char *type;    /* the event's type */
+    char *data;    /* the line, without its LF */
     size_t len;
 };
 
@@ -44,6 +45,7 @@ struct bt_serve_tap {
     char conv[BT_ID_SIZE];
     int closing;
     int heard;                           /* a line came since bt_serve_tap_heard last asked */
+    int unsure;                          /* since the last read: a line not kept with its rowid */
     struct kept kept[BT_SERVE_TAP_KEEP]; /* a ring: seqs first .. first + n - 1 */
     size_t head;                         /* index of the oldest */
     size_t n;
@@ -73,7 +75,10 @@ static void on_line(void *data, const char *line, size_t len)
     const char *type = bt_json_str(o, "type"), *run = bt_json_str(o, "run");
     int64_t seq = bt_json_int(o, "seq");
     t->heard = 1;
+    if (t->conn.rowid == 0)
+        t->unsure = 1;
     if (!type || seq < 1 || !run || strcmp(run, t->run) != 0) {
+        t->unsure = 1;
         cJSON_Delete(o);
         while (t->n)
             drop_oldest(t);
@@ -86,6 +91,7 @@ static void on_line(void *data, const char *line, size_t len)
         drop_oldest(t);
     struct kept *k = &t->kept[(t->head + t->n++) % BT_SERVE_TAP_KEEP];
     k->seq = seq;
+    k->rowid = t->conn.rowid;
     k->type = bt_xstrdup(type);
     k->data = bt_xmalloc(len + 1);
     memcpy(k->data, line, len);
@@ -131,10 +137,16 @@ static void on_readable(uv_poll_t *p, int status, int events)
     (void)events;
     struct bt_serve_tap *t = p->data;
     struct bt_serve *srv = t->srv;
+    int acked = t->conn.acked;
+    t->unsure = 0;
     int rc = status < 0 ? -1 : bt_channel_conn_read(&t->conn);
     if (rc != 0)
         tap_close(t); /* the owner closed it: the run's end is in the store soon */
-    bt_serve_sse_wake(srv, t->conv);
+    /* the answer: what was committed before it is in the store only */
+    if (rc != 0 || !acked || t->unsure)
+        bt_serve_sse_wake(srv, t->conv);
+    else
+        bt_serve_sse_wake_kept(srv, t->conv);
     bt_serve_service_soon(srv);
 }
 
@@ -143,7 +155,8 @@ void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run)
     if (srv->stopping || find(srv, run))
         return;
     struct bt_serve_tap *t = bt_xcalloc(1, sizeof *t);
-    if (bt_channel_follow_start(bt_store_home(srv->store), run, &t->conn, on_line, t) != 0) {
+    if (bt_channel_follow_start(bt_store_home(srv->store), run, BT_CHANNEL_ROWIDS, &t->conn,
+                                on_line, t) != 0) {
         free(t); /* no owner listens (yet, or any more): the store's watch serves */
         return;
     }
@@ -183,6 +196,38 @@ int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,
         rc = cb(data, &ev);
     }
     return rc;
+}
+
+int bt_serve_tap_row(struct bt_serve *srv, int64_t rowid,
+                     int (*cb)(void *data, const struct bt_store_event *ev), void *data)
+{
+    for (struct bt_serve_tap *t = srv->taps; t; t = t->next)
+        for (size_t i = t->n; i-- > 0;) { /* rowids grow with seqs: from the newest */
+            const struct kept *k = &t->kept[(t->head + i) % BT_SERVE_TAP_KEEP];
+            if (k->rowid && k->rowid < rowid)
+                break;
+            if (k->rowid != rowid)
+                continue;
+            struct bt_store_event ev = {
+                .run = t->run, .seq = k->seq, .type = k->type, .data = k->data, .len = k->len};
+            return cb(data, &ev);
+        }
+    return -1;
+}
+
+int64_t bt_serve_tap_last_row(const struct bt_serve *srv)
+{
+    int64_t last = 0;
+    for (const struct bt_serve_tap *t = srv->taps; t; t = t->next)
+        for (size_t i = t->n; i-- > 0;) {
+            int64_t r = t->kept[(t->head + i) % BT_SERVE_TAP_KEEP].rowid;
+            if (r) {
+                if (r > last)
+                    last = r;
+                break;
+            }
+        }
+    return last;
 }
 
 /* A socket came or went in the channel directory: an owner that listens

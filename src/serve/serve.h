@@ -157,6 +157,15 @@ int bt_serve_tap_heard(struct bt_serve *srv, const char *run);
  * all were given (none newer than the last kept: up to date). */
 int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,
                       int (*cb)(void *data, const struct bt_store_event *ev), void *data);
+/* The event of store rowid `rowid` if a tap kept it (its owner said its
+ * rowid, channel.h BT_CHANNEL_ROWIDS), to cb: cb's return, or -1 when no
+ * tap holds it. */
+int bt_serve_tap_row(struct bt_serve *srv, int64_t rowid,
+                     int (*cb)(void *data, const struct bt_store_event *ev), void *data);
+/* The largest rowid any tap kept, 0 if none: a stream in commit order
+ * whose cursor is below it, and whose next rowid no tap holds, reads the
+ * store for what lies between. */
+int64_t bt_serve_tap_last_row(const struct bt_serve *srv);
 
 /* serve.c: run the server until SIGINT/SIGTERM. Prints the page's address
  * with the token on stdout (one line), the token file on stderr. Returns
@@ -348,6 +357,10 @@ enum MHD_Result bt_serve_sse_all(struct bt_serve_req *r);
 /* serve-stream.c: the streams woken from outside their reader. */
 /* Wake the streams of conv (NULL: every stream) to read the store. */
 void bt_serve_sse_wake(struct bt_serve *srv, const char *conv);
+/* The same for lines that came on conv's tap, each kept with its rowid:
+ * a stream of every conversation takes them from the taps without a read
+ * of the store (serve-sse.c fill_all). */
+void bt_serve_sse_wake_kept(struct bt_serve *srv, const char *conv);
 /* 1 if a stream follows conv's events: one of conv, or of every
  * conversation (/v1/events). */
 int bt_serve_sse_follows(const struct bt_serve *srv, const char *conv);

@@ -43,6 +43,7 @@ struct owner {
     int open_rc;
     const char *lines; /* for do_publish */
     size_t len;
+    const int64_t *rowids;
     size_t followers;
 };
 
@@ -90,7 +91,7 @@ static void do_open(struct owner *o)
 
 static void do_publish(struct owner *o)
 {
-    bt_channel_publish(o->ch, o->lines, o->len);
+    bt_channel_publish(o->ch, o->lines, o->len, o->rowids);
 }
 
 static void do_count(struct owner *o)
@@ -172,12 +173,15 @@ static int teardown(void **state)
 struct got {
     struct bt_buf all;
     int lines;
+    struct bt_channel_conn *conn; /* set: each line's rowid is added after it */
 };
 
 static void on_line(void *data, const char *line, size_t len)
 {
     struct got *g = data;
     bt_buf_add(&g->all, line, len);
+    if (g->conn)
+        bt_buf_addf(&g->all, "@%lld", (long long)g->conn->rowid);
     bt_buf_add(&g->all, "|", 1);
     g->lines++;
 }
@@ -282,7 +286,7 @@ static void test_follow(void **state)
     assert_int_equal(o.open_rc, 0);
     publish(&o, "{\"seq\":1}\n"); /* nobody follows yet: nobody gets it */
     struct bt_channel_conn a, b;
-    struct got ga = {BT_BUF_INIT, 0}, gb = {BT_BUF_INIT, 0};
+    struct got ga = {BT_BUF_INIT, 0, NULL}, gb = {BT_BUF_INIT, 0, NULL};
     assert_int_equal(bt_channel_follow(f->home, o.run, &a, on_line, &ga), 0);
     assert_int_equal(bt_channel_follow(f->home, o.run, &b, on_line, &gb), 0);
     loop_call(&o, do_count);
@@ -311,6 +315,48 @@ static void test_follow(void **state)
     bt_buf_release(&gb.all);
 }
 
+/* A follower that asks for rowids gets each line's (0 where the owner
+ * knows none, and across a gap), and the same lines as one that does
+ * not, which is told nothing more. */
+static void test_follow_rowids(void **state)
+{
+    struct fixture *f = *state;
+    struct owner o;
+    owner_start(&o, f->home);
+    assert_int_equal(o.open_rc, 0);
+    struct bt_channel_conn a, b;
+    struct got ga = {BT_BUF_INIT, 0, &a}, gb = {BT_BUF_INIT, 0, NULL};
+    assert_int_equal(bt_channel_follow_start(f->home, o.run, BT_CHANNEL_ROWIDS, &a, on_line, &ga),
+                     0);
+    assert_int_equal(bt_channel_follow(f->home, o.run, &b, on_line, &gb), 0);
+    for (int i = 0; i < 500 && (!a.acked || o.followers != 2); i++) {
+        bt_channel_conn_wait(&a, 2);
+        assert_int_equal(bt_channel_conn_read(&a), 0);
+        loop_call(&o, do_count);
+    }
+    assert_true(a.acked);
+    static const int64_t first[] = {7, 8, 12}, second[] = {13, 0, 0, 20};
+    o.rowids = first;
+    publish(&o, "{\"seq\":1}\n{\"seq\":2}\n{\"seq\":3}\n");
+    o.rowids = second;
+    publish(&o, "{\"seq\":4}\n{\"seq\":5}\n{\"seq\":6}\n{\"seq\":7}\n");
+    o.rowids = NULL; /* not known at all */
+    publish(&o, "{\"seq\":8}\n");
+    assert_int_equal(read_until(&a, &ga, 8), 0);
+    assert_int_equal(read_until(&b, &gb, 8), 0);
+    bt_buf_add(&ga.all, "", 1);
+    bt_buf_add(&gb.all, "", 1);
+    assert_string_equal(ga.all.data, "{\"seq\":1}@7|{\"seq\":2}@8|{\"seq\":3}@12|{\"seq\":4}@13|"
+                                     "{\"seq\":5}@0|{\"seq\":6}@0|{\"seq\":7}@20|{\"seq\":8}@21|");
+    assert_string_equal(gb.all.data, "{\"seq\":1}|{\"seq\":2}|{\"seq\":3}|{\"seq\":4}|{\"seq\":5}|"
+                                     "{\"seq\":6}|{\"seq\":7}|{\"seq\":8}|");
+    bt_channel_conn_close(&a);
+    bt_channel_conn_close(&b);
+    owner_stop(&o);
+    bt_buf_release(&ga.all);
+    bt_buf_release(&gb.all);
+}
+
 /* A link at another run's socket path leads to this owner: its answer
  * names its own run, and the follower of the other refuses it (-EPROTO:
  * it reads the store) instead of taking its lines as the other run's. */
@@ -326,11 +372,11 @@ static void test_follow_another_owner(void **state)
     char *at = bt_xasprintf("%s/%s/%s.sock", f->home, BT_CHANNEL_DIR, other);
     assert_int_equal(symlink(to, at), 0);
     struct bt_channel_conn c;
-    struct got g = {BT_BUF_INIT, 0};
+    struct got g = {BT_BUF_INIT, 0, NULL};
     assert_int_equal(bt_channel_follow(f->home, other, &c, on_line, &g), -EPROTO);
     assert_int_equal(c.fd, -1);
     /* the same without waiting: read refuses once the answer is in */
-    assert_int_equal(bt_channel_follow_start(f->home, other, &c, on_line, &g), 0);
+    assert_int_equal(bt_channel_follow_start(f->home, other, 0, &c, on_line, &g), 0);
     publish(&o, "{\"seq\":1}\n");
     int rc = 0;
     for (int i = 0; i < 500 && rc == 0; i++) {
@@ -366,7 +412,7 @@ static void test_slow_follower_cut_off(void **state)
     struct owner o;
     owner_start(&o, f->home);
     struct bt_channel_conn slow;
-    struct got g = {BT_BUF_INIT, 0};
+    struct got g = {BT_BUF_INIT, 0, NULL};
     assert_int_equal(bt_channel_follow(f->home, o.run, &slow, on_line, &g), 0);
     size_t size = (size_t)64 * 1024;
     char *line = bt_xmalloc(size + 1);
@@ -403,7 +449,7 @@ static void test_followers_backlog_total(void **state)
     struct bt_channel_conn slow[N];
     struct got g[N];
     for (int i = 0; i < N; i++) {
-        g[i] = (struct got){BT_BUF_INIT, 0};
+        g[i] = (struct got){BT_BUF_INIT, 0, NULL};
         assert_int_equal(bt_channel_follow(f->home, o.run, &slow[i], on_line, &g[i]), 0);
     }
     size_t size = (size_t)64 * 1024;
@@ -446,7 +492,7 @@ static void test_connections_bounded(void **state)
         assert_int_equal(connect(fds[i], (struct sockaddr *)&sa, sizeof sa), 0);
     }
     static struct bt_channel_conn fol[MAX + 1];
-    struct got g = {BT_BUF_INIT, 0};
+    struct got g = {BT_BUF_INIT, 0, NULL};
     assert_int_equal(bt_channel_follow(f->home, o.run, &fol[0], on_line, &g), 0);
     char c;
     assert_int_equal(recv(fds[0], &c, 1, 0), 0); /* the oldest holder made room */
@@ -541,7 +587,7 @@ static void test_long_home(void **state)
     assert_true(strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path));
     assert_true(S_ISSOCK(mode_of(sock)));
     struct bt_channel_conn c;
-    struct got g = {BT_BUF_INIT, 0};
+    struct got g = {BT_BUF_INIT, 0, NULL};
     assert_int_equal(bt_channel_follow(home, o.run, &c, on_line, &g), 0);
     publish(&o, "{\"seq\":1}\n");
     assert_int_equal(read_until(&c, &g, 1), 0);
@@ -562,6 +608,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_wake_and_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_follow_rowids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_follow_another_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overlong_request_cut_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_follower_cut_off, setup, teardown),
