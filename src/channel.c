@@ -408,7 +408,7 @@ static void with_rowids(const char *lines, size_t len, const int64_t *rowids, st
     for (size_t off = 0, n; off < len; off += n, i++) {
         const char *nl = memchr(lines + off, '\n', len - off);
         n = nl ? (size_t)(nl - lines - off) + 1 : len - off;
-        int64_t expected = i && rowids[i - 1] ? rowids[i - 1] + 1 : 0;
+        int64_t expected = i && rowids[i - 1] && rowids[i - 1] < INT64_MAX ? rowids[i - 1] + 1 : 0;
         if (i == 0 || rowids[i] != expected)
             bt_buf_addf(out, LINE_ROWID_PREFIX "%lld}\n", (long long)rowids[i]);
         bt_buf_add(out, lines + off, n);
@@ -506,7 +506,7 @@ static void pass_line(struct bt_channel_conn *c, const char *line, size_t len)
 {
     c->on_line(c->data, line, len);
     if (c->rowid)
-        c->rowid++;
+        c->rowid = c->rowid < INT64_MAX ? c->rowid + 1 : 0;
 }
 
 static void follower_line(void *data, char *line, size_t len)
@@ -516,7 +516,7 @@ static void follower_line(void *data, char *line, size_t len)
     if (c->acked && c->rowids && len > k && memcmp(line, LINE_ROWID_PREFIX, k) == 0) {
         char *end;
         long long v = strtoll(line + k, &end, 10);
-        c->rowid = *end == '}' && v > 0 ? v : 0;
+        c->rowid = *end == '}' && v > 0 && v < INT64_MAX ? v : 0; /* else not known */
         return;
     }
     if (c->acked) {

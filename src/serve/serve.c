@@ -5,7 +5,7 @@
  * is called when it is readable or MHD's own timeout is due, so nothing of
  * the server runs on another thread but the operations that may block
  * (rm, handoff: serve-task.c), each on a store handle of its own. Store changes are seen through
- * inotify on $BATON_HOME (libuv's fs event): a commit writes the store's
+ * inotify on $BATON_HOME (a descriptor of serve's own, on_watch): a commit writes the store's
  * -wal file, the change is read on the loop's next turn (one read however
  * many notices came), and only the streams of conversations that got
  * events are woken. A read every BT_SERVE_CHECK_MS covers a file system

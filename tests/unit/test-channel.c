@@ -357,6 +357,54 @@ static void test_follow_rowids(void **state)
     bt_buf_release(&gb.all);
 }
 
+/* What an owner says of rowids is read strictly: a rowid line that is not
+ * one (no number, a negative one, one past int64_t) makes the rowids not
+ * known, the last int64_t is counted past without overflow, and the
+ * follower reads on. The owner here is a plain socket at the run's path,
+ * so that it can say what baton's owner never would. */
+static void test_rowids_bad_lines(void **state)
+{
+    struct fixture *f = *state;
+    char run[BT_ID_SIZE], dir[512];
+    assert_int_equal(bt_id_new(run), 0);
+    snprintf(dir, sizeof dir, "%s/" BT_CHANNEL_DIR, f->home);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int m = snprintf(sa.sun_path, sizeof sa.sun_path, "%s/%s.sock", dir, run);
+    assert_true(m > 0 && (size_t)m < sizeof sa.sun_path);
+    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(lfd, 4), 0);
+    struct bt_channel_conn c;
+    struct got g = {BT_BUF_INIT, 0, &c};
+    assert_int_equal(bt_channel_follow_start(f->home, run, BT_CHANNEL_ROWIDS, &c, on_line, &g), 0);
+    int fd = accept(lfd, NULL, NULL);
+    assert_true(fd >= 0);
+    char req[128] = "";
+    assert_true(read(fd, req, sizeof req - 1) > 0);
+    assert_non_null(strstr(req, "\"rowids\":true"));
+    char out[1024];
+    int n = snprintf(out, sizeof out,
+                     "{\"op\":\"following\",\"run\":\"%s\"}\n"
+                     "{\"op\":\"rowid\",\"from\":5}\n{\"seq\":1}\n"
+                     "{\"op\":\"rowid\",\"from\":99999999999999999999}\n{\"seq\":2}\n"
+                     "{\"op\":\"rowid\",\"from\":-5}\n{\"seq\":3}\n"
+                     "{\"op\":\"rowid\",\"from\":12x}\n{\"seq\":4}\n"
+                     "{\"op\":\"rowid\",\"from\":9223372036854775806}\n"
+                     "{\"seq\":5}\n{\"seq\":6}\n{\"seq\":7}\n",
+                     run);
+    assert_int_equal(write(fd, out, (size_t)n), n);
+    assert_int_equal(read_until(&c, &g, 7), 0);
+    bt_buf_add(&g.all, "", 1);
+    assert_string_equal(g.all.data, "{\"seq\":1}@5|{\"seq\":2}@0|{\"seq\":3}@0|{\"seq\":4}@0|"
+                                    "{\"seq\":5}@9223372036854775806|"
+                                    "{\"seq\":6}@9223372036854775807|{\"seq\":7}@0|");
+    bt_channel_conn_close(&c);
+    close(fd);
+    close(lfd);
+    bt_buf_release(&g.all);
+}
+
 /* A link at another run's socket path leads to this owner: its answer
  * names its own run, and the follower of the other refuses it (-EPROTO:
  * it reads the store) instead of taking its lines as the other run's. */
@@ -609,6 +657,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wake_and_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_follow_rowids, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rowids_bad_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_follow_another_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_overlong_request_cut_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_follower_cut_off, setup, teardown),
