@@ -583,6 +583,15 @@ int bt_channel_follow(const char *home, const char *run, struct bt_channel_conn 
     return rc;
 }
 
+int bt_channel_conn_peer_pid(const struct bt_channel_conn *c)
+{
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (c->fd < 0 || getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+        return -1;
+    return cred.pid > 0 ? (int)cred.pid : -1;
+}
+
 int bt_channel_conn_read(struct bt_channel_conn *c)
 {
     char buf[65536];

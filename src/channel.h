@@ -127,6 +127,12 @@ int bt_channel_follow_start(const char *home, const char *run, unsigned flags,
                             struct bt_channel_conn *c,
                             void (*on_line)(void *data, const char *line, size_t len), void *data);
 
+/* The pid of the process that listens at the other end of c (it made the
+ * socket: SO_PEERCRED), or -1 when it cannot be told. A follower that
+ * trusts what only the run's owner may say (its rowids) checks it
+ * against the run's owner_pid. */
+int bt_channel_conn_peer_pid(const struct bt_channel_conn *c);
+
 /* Read what has arrived, without blocking, handing each line to on_line.
  * 0 while the connection is open; -EPIPE when the owner closed it (its
  * turn's loop ended, or it cut this follower off), -EPROTO when the

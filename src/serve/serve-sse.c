@@ -58,6 +58,7 @@ static int on_any_event(void *data, const struct bt_store_event *ev, const char 
     struct bt_serve_stream *st = data;
     add_frame(st, ev);
     st->rowid = rowid;
+    st->read++;
     return st->out.len >= BT_SERVE_STREAM_CHUNK;
 }
 
@@ -156,6 +157,8 @@ static void fill_conversation(struct bt_serve_stream *st)
     }
 }
 
+#define BT_SERVE_STREAM_ROWS 256 /* events of one read of the store */
+
 static int on_kept_event(void *data, const struct bt_store_event *ev)
 {
     struct bt_serve_stream *st = data;
@@ -177,7 +180,6 @@ static void fill_all(struct bt_serve_stream *st)
         ;
     if (rc == 0 || (!st->stale && bt_serve_tap_last_row(st->srv) <= st->rowid))
         return;
-    st->stale = 0;
     int64_t last = 0;
     if (bt_store_event_last(st->srv->store, &last) != 0) {
         stream_error(st);
@@ -185,8 +187,14 @@ static void fill_all(struct bt_serve_stream *st)
     }
     if (st->rowid > last)
         st->rowid = last; /* the newest events were deleted */
-    if (bt_store_event_after(st->srv->store, st->rowid, 256, on_any_event, st) < 0)
+    st->read = 0;
+    rc = bt_store_event_after(st->srv->store, st->rowid, BT_SERVE_STREAM_ROWS, on_any_event, st);
+    if (rc < 0)
         stream_error(st);
+    /* up to date with the store only when the read ran out of events, not
+     * when a chunk or the row limit stopped it: nothing else would wake
+     * the stream for the rest (a catch-up after every run ended) */
+    st->stale = rc != 0 || st->read == BT_SERVE_STREAM_ROWS;
 }
 
 static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)

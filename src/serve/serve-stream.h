@@ -24,6 +24,7 @@ struct bt_serve_stream {
     int64_t next_seq;      /* the next seq of run to send */
     int64_t rowid;         /* all: events up to this rowid were sent */
     int stale;             /* all: the store may hold more than the taps say */
+    unsigned read;         /* all: events the present read of the store gave */
     int follow;            /* go on with the conversation's later runs */
     int run_done;          /* run's last event was sent */
     int ended;             /* nothing more: end once out is sent */

@@ -46,6 +46,7 @@ struct bt_serve_tap {
     int closing;
     int heard;                           /* a line came since bt_serve_tap_heard last asked */
     int unsure;                          /* since the last read: a line not kept with its rowid */
+    int trusted;                         /* what listens is the run's owner: its lines are kept */
     struct kept kept[BT_SERVE_TAP_KEEP]; /* a ring: seqs first .. first + n - 1 */
     size_t head;                         /* index of the oldest */
     size_t n;
@@ -71,6 +72,10 @@ static void drop_oldest(struct bt_serve_tap *t)
 static void on_line(void *data, const char *line, size_t len)
 {
     struct bt_serve_tap *t = data;
+    if (!t->trusted) { /* a wake, no more: the streams read the store */
+        t->unsure = 1;
+        return;
+    }
     cJSON *o = len <= BT_SERVE_TAP_BYTES ? cJSON_ParseWithLength(line, len) : NULL;
     const char *type = bt_json_str(o, "type"), *run = bt_json_str(o, "run");
     int64_t seq = bt_json_int(o, "seq");
@@ -150,6 +155,21 @@ static void on_readable(uv_poll_t *p, int status, int events)
     bt_serve_service_soon(srv);
 }
 
+/* 1 if pid is run's owner. Anything can listen at a run's socket path
+ * (a socket put there by hand, another run's owner through a link, which
+ * the answer's run already tells), and what it says is kept for the
+ * streams only when it is the owner's: a line with the rowid of another
+ * run's next event would be sent on /v1/events in its place, and one
+ * never stored on the run's own stream. Anything else only wakes the
+ * streams, which read the store. */
+static int owned_by(struct bt_serve *srv, const char *run, int pid)
+{
+    struct bt_store_run r = {0};
+    int yes = pid > 0 && bt_store_run_get(srv->store, run, &r) == 0 && r.owner_pid == pid;
+    bt_store_run_release(&r);
+    return yes;
+}
+
 void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run)
 {
     if (srv->stopping || find(srv, run))
@@ -161,6 +181,7 @@ void bt_serve_tap_want(struct bt_serve *srv, const char *conv, const char *run)
         return;
     }
     t->srv = srv;
+    t->trusted = owned_by(srv, run, bt_channel_conn_peer_pid(&t->conn));
     memcpy(t->run, run, BT_ID_SIZE);
     memcpy(t->conv, conv, BT_ID_SIZE);
     uv_poll_init(&srv->loop, &t->poll, t->conn.fd);
@@ -198,21 +219,42 @@ int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,
     return rc;
 }
 
+/* The line that tap t kept with rowid, or NULL. */
+static const struct kept *kept_row(const struct bt_serve_tap *t, int64_t rowid)
+{
+    for (size_t i = t->n; i-- > 0;) { /* rowids grow with seqs: from the newest */
+        const struct kept *k = &t->kept[(t->head + i) % BT_SERVE_TAP_KEEP];
+        if (k->rowid && k->rowid < rowid)
+            break;
+        if (k->rowid == rowid)
+            return k;
+    }
+    return NULL;
+}
+
+/* Two taps that claim one rowid cannot both be right (what answers at a
+ * run's socket path is trusted as its owner: the directory is the user's
+ * own, 0700, as the store is), so neither is taken: the store says. */
 int bt_serve_tap_row(struct bt_serve *srv, int64_t rowid,
                      int (*cb)(void *data, const struct bt_store_event *ev), void *data)
 {
-    for (struct bt_serve_tap *t = srv->taps; t; t = t->next)
-        for (size_t i = t->n; i-- > 0;) { /* rowids grow with seqs: from the newest */
-            const struct kept *k = &t->kept[(t->head + i) % BT_SERVE_TAP_KEEP];
-            if (k->rowid && k->rowid < rowid)
-                break;
-            if (k->rowid != rowid)
-                continue;
-            struct bt_store_event ev = {
-                .run = t->run, .seq = k->seq, .type = k->type, .data = k->data, .len = k->len};
-            return cb(data, &ev);
-        }
-    return -1;
+    const struct bt_serve_tap *from = NULL;
+    const struct kept *found = NULL;
+    for (const struct bt_serve_tap *t = srv->taps; t; t = t->next) {
+        const struct kept *k = kept_row(t, rowid);
+        if (k && found)
+            return -1;
+        if (k)
+            from = t, found = k;
+    }
+    if (!found)
+        return -1;
+    struct bt_store_event ev = {.run = from->run,
+                                .seq = found->seq,
+                                .type = found->type,
+                                .data = found->data,
+                                .len = found->len};
+    return cb(data, &ev);
 }
 
 int64_t bt_serve_tap_last_row(const struct bt_serve *srv)

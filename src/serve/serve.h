@@ -159,7 +159,7 @@ int bt_serve_tap_each(struct bt_serve *srv, const char *run, int64_t from,
                       int (*cb)(void *data, const struct bt_store_event *ev), void *data);
 /* The event of store rowid `rowid` if a tap kept it (its owner said its
  * rowid, channel.h BT_CHANNEL_ROWIDS), to cb: cb's return, or -1 when no
- * tap holds it. */
+ * tap holds it, or two do (one is wrong: the store says which). */
 int bt_serve_tap_row(struct bt_serve *srv, int64_t rowid,
                      int (*cb)(void *data, const struct bt_store_event *ev), void *data);
 /* The largest rowid any tap kept, 0 if none: a stream in commit order

@@ -10,7 +10,9 @@ by one: the first is `retry: 1000`; an event is `id: RUN:SEQ` and one
 several at once, one that disconnects mid-turn and comes back with
 Last-Event-ID, one that joins after the end; `from` and `run`;
 `follow=1` across turns and onto a retry; pings with a short --ping; /v1/events with two
-conversations, and resumed; the data is byte for byte what
+conversations, and resumed (also from further back than one read of the
+store, once no run is left to wake it); lines forged at a run's socket
+path never reach a stream; the data is byte for byte what
 `baton attach --json` prints for the same run; and serve killed with
 SIGKILL mid-turn and started again: the run goes on in its worker and
 the resumed stream loses nothing.
@@ -20,6 +22,7 @@ import os
 import signal
 import socket
 import sqlite3
+import tempfile
 import threading
 import time
 
@@ -404,6 +407,45 @@ class LongLine(ServeCase, Checks):
         s.expect_end()
 
 
+class LongCatchUp(ServeCase, Checks):
+    """A /v1/events stream resumed further back than one read of the
+    store gives (256 events or 64 KiB) once every run has ended: no
+    channel is left to wake it, and it still gets every event after the
+    one named, to the end (it stopped after the first read)."""
+
+    home_name = "sse-catch-up"
+    DELTAS = 300
+
+    @classmethod
+    def setUpClass(cls):
+        lines = servetest.FIXTURE.read_text().splitlines()
+        delta = next(ln for ln in lines if '"item/agentMessage/delta"' in ln)
+        out = []
+        for ln in lines:
+            out.extend([delta] * cls.DELTAS if ln == delta else
+                       [] if '"item/agentMessage/delta"' in ln else [ln])
+        fd, cls.replay = tempfile.mkstemp(prefix="bt-catch-up-", suffix=".jsonl")
+        with os.fdopen(fd, "w") as f:
+            f.write("\n".join(out) + "\n")
+        cls.home_env = {"FAKE_CODER_REPLAY": cls.replay}
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        os.unlink(cls.replay)
+
+    def test_resume_past_one_read(self):
+        conv, run = self.create("a long answer")
+        self.idle(conv)
+        s = self.open("/v1/events", [("Last-Event-ID", f"{run}:1")])
+        seq = 2
+        while self.event(s, run, seq, timeout=10)[0]["type"] != "turn.completed":
+            seq += 1
+        self.assertGreater(seq, self.DELTAS)
+        s.expect_quiet(0.3)
+
+
 class ForeignOwner(ServeCase, Checks):
     """What answers at a run's socket path is not its owner (a link to
     another run's socket, or a process that answers and then says
@@ -444,6 +486,59 @@ class ForeignOwner(ServeCase, Checks):
         self.home.gate.release()
         self.own_events(s, run_a, HELD_EVENTS + 1, HELD_EVENTS + 2)  # the coder hangs
         self.cancel(conv_a)
+        self.cancel(conv_b)
+
+    def test_forged_rowids(self):
+        """What answers at run X's path says it is X's owner, then sends
+        lines of X with the rowids that run B's next events will take:
+        /v1/events takes rowids only from the run's owner (its pid), so
+        B's events all come and no forged one does."""
+        self.home.gate.hold()
+        conv_x, run_x = self.create("its socket taken over")
+        self.wait_socket(run_x)
+        self.held(conv_x, run_x)
+        os.unlink(self.socket_path(run_x))
+        s = self.open("/v1/events")
+        conv_b, run_b = self.create("the other")
+        got = []
+
+        def read_until(pred, what):
+            deadline = time.monotonic() + 20
+            while not pred():
+                self.assertLess(time.monotonic(), deadline, f"{what}; got {got}")
+                ev, _ = self.event(s, timeout=max(0.1, deadline - time.monotonic()))
+                got.append((ev["run"], ev["seq"]))
+        read_until(lambda: (run_b, HELD_EVENTS) in got, "b's held events")
+        forger = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.addCleanup(forger.close)
+        # listening before it is at the path: serve follows x there at once
+        forger.bind(self.socket_path(run_x) + ".new")
+        forger.listen(8)
+        os.rename(self.socket_path(run_x) + ".new", self.socket_path(run_x))
+        forger.settimeout(20)
+        c, _ = forger.accept()
+        self.addCleanup(c.close)
+        c.recv(4096)
+        db = sqlite3.connect(os.path.join(self.home.home, "baton.db"))
+        last = db.execute("SELECT max(rowid) FROM events").fetchone()[0]
+        db.close()
+        lines = [{"op": "following", "run": run_x}]
+        for k in range(1, 4):
+            lines.append({"op": "rowid", "from": last + k})
+            lines.append({"type": "item.delta", "run": run_x, "conversation": conv_x,
+                          "seq": 100 + k, "ts": "2026-12-07T00:00:00.000Z",
+                          "item_id": "forged", "text": "FORGED"})
+        c.sendall(b"".join(json.dumps(x, separators=(",", ":")).encode() + b"\n"
+                           for x in lines))
+        time.sleep(0.3)  # serve has read them
+        self.home.gate.release()
+        after = HELD_EVENTS + 2  # the coder hangs after two more
+        read_until(lambda: (run_b, after) in got and (run_x, after) in got,
+                   "the events after the gate")
+        self.assertEqual([q for r, q in got if r == run_b], list(range(1, after + 1)))
+        self.assertEqual([q for r, q in got if r == run_x], [HELD_EVENTS + 1, after])
+        s.expect_quiet(0.3)
+        self.cancel(conv_x)
         self.cancel(conv_b)
 
     def test_silent_answer(self):
