@@ -22,7 +22,6 @@ import os
 import signal
 import socket
 import sqlite3
-import tempfile
 import threading
 import time
 
@@ -358,23 +357,31 @@ class KilledServe(ServeCase, Checks):
         s.expect_end(10)
 
 
-def long_line_fixture():
-    """The fixture with the delta before the fake's pause made longer than
-    what a tap keeps (BT_SERVE_TAP_BYTES, 4 MiB): a file in the scratch
-    root, made once."""
-    path = os.path.join(servetest.TMP_ROOT, f"sse-long-line-{os.getpid()}.jsonl")
-    with open(servetest.FIXTURE) as f:
-        lines = f.readlines()
-    m = json.loads(lines[servetest.PAUSE_AFTER - 1])
-    assert m["method"] == "item/agentMessage/delta", m
-    m["params"]["delta"] = "x" * (5 << 20)
-    lines[servetest.PAUSE_AFTER - 1] = json.dumps(m) + "\n"
-    with open(path, "w") as f:
-        f.writelines(lines)
-    return path
+class ReplayCase(ServeCase, Checks):
+    """A case whose fake coder replays the fixture as edit() makes it: a
+    file in the scratch root, made once for the class."""
+
+    @staticmethod
+    def edit(lines):
+        return lines
+
+    @classmethod
+    def setUpClass(cls):
+        with open(servetest.FIXTURE) as f:
+            lines = cls.edit([ln.rstrip("\n") for ln in f])
+        cls.replay = os.path.join(servetest.TMP_ROOT, f"sse-{cls.home_name}-{os.getpid()}.jsonl")
+        with open(cls.replay, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        cls.home_env = {"FAKE_CODER_REPLAY": cls.replay}
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        os.unlink(cls.replay)
 
 
-class LongLine(ServeCase, Checks):
+class LongLine(ReplayCase):
     """An event too long for a run's tap to keep, the last before the
     coder waits: a follower gets it from the store at once, not when the
     coder writes again (the tap forgets what it kept, so the stream's
@@ -382,16 +389,15 @@ class LongLine(ServeCase, Checks):
 
     home_name = "long-line"
 
-    @classmethod
-    def setUpClass(cls):
-        cls.fixture = long_line_fixture()
-        cls.home_env = {"FAKE_CODER_REPLAY": cls.fixture}
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        os.unlink(cls.fixture)
+    @staticmethod
+    def edit(lines):
+        """The delta before the fake's pause made longer than what a tap
+        keeps (BT_SERVE_TAP_BYTES, 4 MiB)."""
+        m = json.loads(lines[servetest.PAUSE_AFTER - 1])
+        assert m["method"] == "item/agentMessage/delta", m
+        m["params"]["delta"] = "x" * (5 << 20)
+        lines[servetest.PAUSE_AFTER - 1] = json.dumps(m)
+        return lines
 
     def test_long_event_while_the_coder_waits(self):
         self.home.gate.hold()
@@ -407,7 +413,7 @@ class LongLine(ServeCase, Checks):
         s.expect_end()
 
 
-class LongCatchUp(ServeCase, Checks):
+class LongCatchUp(ReplayCase):
     """A /v1/events stream resumed further back than one read of the
     store gives (256 events or 64 KiB) once every run has ended: no
     channel is left to wake it, and it still gets every event after the
@@ -416,24 +422,15 @@ class LongCatchUp(ServeCase, Checks):
     home_name = "sse-catch-up"
     DELTAS = 300
 
-    @classmethod
-    def setUpClass(cls):
-        lines = servetest.FIXTURE.read_text().splitlines()
+    @staticmethod
+    def edit(lines):
+        """The answer as DELTAS deltas."""
         delta = next(ln for ln in lines if '"item/agentMessage/delta"' in ln)
         out = []
         for ln in lines:
-            out.extend([delta] * cls.DELTAS if ln == delta else
+            out.extend([delta] * LongCatchUp.DELTAS if ln == delta else
                        [] if '"item/agentMessage/delta"' in ln else [ln])
-        fd, cls.replay = tempfile.mkstemp(prefix="bt-catch-up-", suffix=".jsonl")
-        with os.fdopen(fd, "w") as f:
-            f.write("\n".join(out) + "\n")
-        cls.home_env = {"FAKE_CODER_REPLAY": cls.replay}
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        os.unlink(cls.replay)
+        return out
 
     def test_resume_past_one_read(self):
         conv, run = self.create("a long answer")
