@@ -232,9 +232,9 @@ static const struct kept *kept_row(const struct bt_serve_tap *t, int64_t rowid)
     return NULL;
 }
 
-/* Two taps that claim one rowid cannot both be right (what answers at a
- * run's socket path is trusted as its owner: the directory is the user's
- * own, 0700, as the store is), so neither is taken: the store says. */
+/* Two taps that claim one rowid cannot both be right (only owners' lines
+ * are kept, but a rowid can be given again once the newest events were
+ * deleted), so neither is taken: the store says. */
 int bt_serve_tap_row(struct bt_serve *srv, int64_t rowid,
                      int (*cb)(void *data, const struct bt_store_event *ev), void *data)
 {
