@@ -401,21 +401,27 @@ int bt_channel_open(uv_loop_t *loop, const char *home, const char *run, void (*o
 }
 
 /* lines with a rowid line before the first and before each that does not
- * follow the one before it by one, into out */
-static void with_rowids(const char *lines, size_t len, const int64_t *rowids, struct bt_buf *out)
+ * follow the one before it by one, into out; a line past the n rowids
+ * has none (0) */
+static void with_rowids(const char *lines, size_t len, const int64_t *rowids, size_t n,
+                        struct bt_buf *out)
 {
+    int64_t prev = 0;
     size_t i = 0;
-    for (size_t off = 0, n; off < len; off += n, i++) {
+    for (size_t off = 0, k; off < len; off += k, i++) {
         const char *nl = memchr(lines + off, '\n', len - off);
-        n = nl ? (size_t)(nl - lines - off) + 1 : len - off;
-        int64_t expected = i && rowids[i - 1] && rowids[i - 1] < INT64_MAX ? rowids[i - 1] + 1 : 0;
-        if (i == 0 || rowids[i] != expected)
-            bt_buf_addf(out, LINE_ROWID_PREFIX "%lld}\n", (long long)rowids[i]);
-        bt_buf_add(out, lines + off, n);
+        k = nl ? (size_t)(nl - lines - off) + 1 : len - off;
+        int64_t rowid = i < n ? rowids[i] : 0;
+        int64_t expected = prev && prev < INT64_MAX ? prev + 1 : 0;
+        if (i == 0 || rowid != expected)
+            bt_buf_addf(out, LINE_ROWID_PREFIX "%lld}\n", (long long)rowid);
+        bt_buf_add(out, lines + off, k);
+        prev = rowid;
     }
 }
 
-void bt_channel_publish(struct bt_channel *ch, const char *lines, size_t len, const int64_t *rowids)
+void bt_channel_publish(struct bt_channel *ch, const char *lines, size_t len, const int64_t *rowids,
+                        size_t nrowids)
 {
     if (!ch || ch->closing || len == 0)
         return;
@@ -424,12 +430,13 @@ void bt_channel_publish(struct bt_channel *ch, const char *lines, size_t len, co
         next = c->next; /* conn_send may cut c off */
         if (!c->follower)
             continue;
-        if (c->rowids && rowids && !annotated.len)
-            with_rowids(lines, len, rowids, &annotated);
-        if (c->rowids && rowids)
-            conn_send(c, annotated.data, annotated.len);
-        else
+        if (!c->rowids || !rowids) {
             conn_send(c, lines, len);
+            continue;
+        }
+        if (!annotated.len)
+            with_rowids(lines, len, rowids, nrowids, &annotated);
+        conn_send(c, annotated.data, annotated.len);
     }
     bt_buf_release(&annotated);
 }

@@ -64,12 +64,14 @@ int bt_channel_open(uv_loop_t *loop, const char *home, const char *run, void (*o
                     void *data, struct bt_channel **out);
 
 /* Send lines (one or more complete JSON lines, each ending in '\n', of
- * events just committed) to every follower. rowids, when not NULL, holds
- * one store rowid per line (0: not known), for the followers that asked
- * for them (BT_CHANNEL_ROWIDS). Never blocks; a follower whose backlog
- * would pass BT_CHANNEL_BACKLOG_MAX is cut off. */
-void bt_channel_publish(struct bt_channel *ch, const char *lines, size_t len,
-                        const int64_t *rowids);
+ * events just committed) to every follower. rowids holds the store rowid
+ * of each of the first nrowids lines (0: not known; a line past them has
+ * none), for the followers that asked for them (BT_CHANNEL_ROWIDS); NULL
+ * sends them the lines alone.
+ * Never blocks; a follower whose backlog would pass
+ * BT_CHANNEL_BACKLOG_MAX is cut off. */
+void bt_channel_publish(struct bt_channel *ch, const char *lines, size_t len, const int64_t *rowids,
+                        size_t nrowids);
 
 /* Followers now connected (for tests and benchmarks). */
 size_t bt_channel_followers(const struct bt_channel *ch);

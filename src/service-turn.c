@@ -184,17 +184,6 @@ static void give_caller(struct turn_ctx *c, const struct bt_buf *buf)
     }
 }
 
-/* rowids as an array when it has one per line of lines (bt_channel_publish
- * reads one a line), else NULL: the followers read the store. */
-static const int64_t *one_each(const struct bt_buf *lines, const struct bt_buf *rowids)
-{
-    size_t n = 0;
-    for (const char *p = lines->data, *end = p + lines->len;
-         p < end && (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
-        n++;
-    return n * sizeof(int64_t) == rowids->len ? (const int64_t *)rowids->data : NULL;
-}
-
 /* Commit what is stored, then send it to the followers and give it to the
  * caller: a follower that reads the store then finds it, and the caller
  * (stdout into a pipe nobody reads, a terminal stopped by Ctrl-S, an
@@ -215,7 +204,8 @@ static void commit(struct turn_ctx *c)
         struct bt_buf lines = c->pending, rowids = c->rowids; /* on_event may add */
         c->pending = c->rowids = (struct bt_buf)BT_BUF_INIT;
         if (!c->store_failed)
-            bt_channel_publish(c->channel, lines.data, lines.len, one_each(&lines, &rowids));
+            bt_channel_publish(c->channel, lines.data, lines.len, (const int64_t *)rowids.data,
+                               rowids.len / sizeof(int64_t));
         if (c->t->on_event)
             give_caller(c, &lines);
         bt_buf_release(&lines);

@@ -44,6 +44,7 @@ struct owner {
     const char *lines; /* for do_publish */
     size_t len;
     const int64_t *rowids;
+    size_t nrowids;
     size_t followers;
 };
 
@@ -91,7 +92,7 @@ static void do_open(struct owner *o)
 
 static void do_publish(struct owner *o)
 {
-    bt_channel_publish(o->ch, o->lines, o->len, o->rowids);
+    bt_channel_publish(o->ch, o->lines, o->len, o->rowids, o->nrowids);
 }
 
 static void do_count(struct owner *o)
@@ -337,10 +338,13 @@ static void test_follow_rowids(void **state)
     assert_true(a.acked);
     static const int64_t first[] = {7, 8, 12}, second[] = {13, 0, 0, 20};
     o.rowids = first;
+    o.nrowids = 3;
     publish(&o, "{\"seq\":1}\n{\"seq\":2}\n{\"seq\":3}\n");
     o.rowids = second;
+    o.nrowids = 4;
     publish(&o, "{\"seq\":4}\n{\"seq\":5}\n{\"seq\":6}\n{\"seq\":7}\n");
     o.rowids = NULL; /* not known at all */
+    o.nrowids = 0;
     publish(&o, "{\"seq\":8}\n");
     assert_int_equal(read_until(&a, &ga, 8), 0);
     assert_int_equal(read_until(&b, &gb, 8), 0);
